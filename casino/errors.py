@@ -1,0 +1,114 @@
+"""One error format for every API refusal: the rule id as a machine code and the French message."""
+
+import re
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.fields import get_error_detail
+from rest_framework.response import Response
+from rest_framework.views import set_rollback
+
+from casino.rules import ARTICLES, DomainError
+
+RULE_CODE = re.compile(r"^R\d{1,2}$")
+CONSTRAINT_RULE = re.compile(r"\b(r\d{1,2})_[a-z0-9_]+")
+
+MESSAGES = {
+    "not_authenticated": "Authentification requise.",
+    "authentication_failed": "Identifiants invalides.",
+    "permission_denied": "Votre rôle ne permet pas cette action.",
+    "not_found": "Objet introuvable.",
+    "method_not_allowed": "Méthode non autorisée : rien n'est jamais modifié ni supprimé (R23).",
+    "throttled": "Trop de requêtes, réessayez plus tard.",
+}
+
+
+def _first_rule(details):
+    if isinstance(details, dict):
+        if RULE_CODE.match(str(details.get("code", ""))):
+            return details["code"], details.get("message", "")
+        values = details.values()
+    elif isinstance(details, list):
+        values = details
+    else:
+        return None
+    for value in values:
+        found = _first_rule(value)
+        if found:
+            return found
+    return None
+
+
+def _first_message(details):
+    if isinstance(details, dict):
+        if "message" in details and isinstance(details["message"], str):
+            return details["message"]
+        values = details.values()
+    elif isinstance(details, list):
+        values = details
+    else:
+        return str(details)
+    for value in values:
+        found = _first_message(value)
+        if found:
+            return found
+    return ""
+
+
+def error_body(code, message, errors=None):
+    body = {"code": code, "message": message}
+    if code in ARTICLES:
+        body["rule"] = code
+    if errors:
+        body["errors"] = errors
+    return body
+
+
+def api_exception_handler(exc, context):
+    if isinstance(exc, DomainError):
+        set_rollback()
+        return Response(error_body(exc.rule, exc.message, exc.details or None), status=exc.status_code)
+    if isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(get_error_detail(exc))
+    if isinstance(exc, IntegrityError):
+        # The model layer refuses first; this is the database's last word if a race slipped past it.
+        set_rollback()
+        match = CONSTRAINT_RULE.search(str(exc))
+        code = match.group(1).upper() if match else "integrity"
+        message = (
+            f"Refusé par la base de données : la règle {code} ({ARTICLES[code]}) n'est pas respectée."
+            if code in ARTICLES
+            else "Refusé par la base de données : l'enregistrement contredit une contrainte."
+        )
+        return Response(error_body(code, message), status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    if not isinstance(exc, exceptions.APIException):
+        return None
+
+    set_rollback()
+    headers = {}
+    if getattr(exc, "auth_header", None):
+        headers["WWW-Authenticate"] = exc.auth_header
+    if getattr(exc, "wait", None):
+        headers["Retry-After"] = str(int(exc.wait))
+
+    if isinstance(exc, exceptions.ValidationError):
+        errors = exc.get_full_details()
+        if isinstance(errors, list):
+            errors = {"non_field_errors": errors}
+        rule = _first_rule(errors)
+        code, message = rule if rule else ("invalid", _first_message(errors) or "Données invalides.")
+        return Response(error_body(code, message, errors), status=exc.status_code, headers=headers)
+
+    code = exc.default_code
+    detail = exc.detail if isinstance(exc.detail, str) else ""
+    message = MESSAGES.get(code) or str(detail) or "Erreur."
+    if code == "permission_denied" and detail and str(detail) != str(exceptions.PermissionDenied.default_detail):
+        message = str(detail)
+    return Response(error_body(code, message), status=exc.status_code, headers=headers)

@@ -1,0 +1,124 @@
+import datetime
+from decimal import Decimal
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from casino.models import Casino, Employee, Membership, Role
+from tables.games import Game
+from tables.models import Apparatus, Table, Tableau
+from tables.services import register_tableau
+
+PASSWORD = "demo"
+
+STAFF = [
+    ("directeur", "Hélène", "Marchand", Role.DIRECTOR),
+    ("codir1", "Paul", "Lefèvre", Role.CODIR),
+    ("codir2", "Sophie", "Garnier", Role.CODIR),
+    ("codir3", "Marc", "Rousseau", Role.CODIR),
+    ("chef1", "Julien", "Morel", Role.CHEF),
+    ("chef2", "Claire", "Fournier", Role.CHEF),
+    ("croupier1", "Lucas", "Bernard", Role.CROUPIER),
+    ("croupier2", "Emma", "Petit", Role.CROUPIER),
+    ("croupier3", "Hugo", "Durand", Role.CROUPIER),
+    ("croupier4", "Léa", "Leroy", Role.CROUPIER),
+    ("croupier5", "Nathan", "Moreau", Role.CROUPIER),
+    ("croupier6", "Chloé", "Simon", Role.CROUPIER),
+    ("caissier1", "Thomas", "Laurent", Role.CAISSIER),
+    ("caissier2", "Camille", "Michel", Role.CAISSIER),
+    ("controleur", "Inès", "Lambert", Role.CONTROLEUR),
+    ("admin", "Karim", "Bonnet", Role.ADMIN),
+]
+
+
+class Command(BaseCommand):
+    help = "Create the demo casinos, registry and staff (idempotent; refused when DEBUG is off)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--force", action="store_true", help="Seed even with DEBUG off (tests only).")
+
+    def handle(self, *args, force=False, **options):
+        if not settings.DEBUG and not force:
+            raise CommandError("seed_demo est réservé au mode démonstration (DEBUG activé) : refusé en production.")
+        with transaction.atomic():
+            demo = self.casino(
+                "Casino de démonstration",
+                "Arrêté du 12 mars 2021 (NOR INTA2100001A)",
+                datetime.date(2021, 3, 12),
+                Decimal("2.00"),
+                Decimal("1.00"),
+            )
+            other = self.casino(
+                "Casino du Lac",
+                "Arrêté du 4 juillet 2019 (NOR INTA1900002A)",
+                datetime.date(2019, 7, 4),
+                Decimal("1.00"),
+                Decimal("1.00"),
+            )
+            for index, (username, first, last, role) in enumerate(STAFF, start=1):
+                self.employee(username, first, last, role, demo, index)
+            self.employee("directeur2", "Bruno", "Girard", Role.DIRECTOR, other, 99)
+
+            boule = self.apparatus(demo, Game.BOULE, "Boule principale")
+            self.table(boule, "Table A", [1])
+            self.table(boule, "Table B", [2, 3])
+            self.table(boule, "Table C", [4], faces=False, note="Table adossée au mur : le chef se tient en bout")
+            vingt_trois = self.apparatus(demo, Game.VINGT_TROIS, "Vingt-trois")
+            self.table(vingt_trois, "Table D", [5])
+            self.table(vingt_trois, "Table E", [6])
+
+            lake = self.apparatus(other, Game.BOULE, "Boule du Lac")
+            self.table(lake, "Table 1", [1])
+        self.stdout.write(self.style.SUCCESS("Démonstration prête : identifiants de STAFF, mot de passe « demo »."))
+
+    def casino(self, name, reference, date, min_boule, min_23):
+        casino, _ = Casino.objects.get_or_create(
+            name=name,
+            defaults={
+                "arrete_reference": reference,
+                "arrete_date": date,
+                "min_stake_boule": min_boule,
+                "min_stake_vingt_trois": min_23,
+            },
+        )
+        return casino
+
+    def employee(self, username, first, last, role, casino, index):
+        User = get_user_model()
+        user = User.objects.filter(username=username).first()
+        if user is None:
+            # The demo password is short on purpose; it bypasses the validators that real accounts meet.
+            user = User.objects.create_user(username=username, password=PASSWORD, first_name=first, last_name=last)
+        employee = Employee.objects.filter(user=user).first()
+        if employee is None:
+            employee = Employee(user=user, role=role)
+            if role not in (Role.CONTROLEUR, Role.ADMIN):
+                employee.approval_number = f"AGR-{casino.pk:02d}-{index:04d}"
+                employee.approval_date = datetime.date(2020, 1, 15)
+            employee.save()
+            if role == Role.ADMIN:
+                user.is_staff = True
+                user.save(update_fields=["is_staff"])
+        Membership.objects.get_or_create(employee=employee, casino=casino)
+        return employee
+
+    def apparatus(self, casino, game, name):
+        apparatus = Apparatus.objects.filter(casino=casino, name=name).first()
+        if apparatus is None:
+            apparatus = Apparatus(casino=casino, game=game, name=name)
+            apparatus.full_clean()
+            apparatus.save()
+        return apparatus
+
+    def table(self, apparatus, name, numbers, faces=True, note=""):
+        table = Table.objects.filter(apparatus=apparatus, name=name).first()
+        if table is None:
+            table = Table(apparatus=apparatus, name=name, chef_faces_launcher=faces, placement_note=note)
+            table.full_clean()
+            table.save()
+        for number in numbers:
+            if not Tableau.objects.filter(casino=apparatus.casino, number=number).exists():
+                register_tableau(table, number)
+        return table

@@ -1,0 +1,308 @@
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+from simple_history.models import HistoricalRecords
+
+from casino.rules import rule_error
+
+DEFAULT_DENOMINATIONS = ["1.00", "2.00", "5.00", "10.00", "20.00", "25.00", "50.00", "100.00", "500.00", "1000.00"]
+
+
+def default_denominations():
+    return list(DEFAULT_DENOMINATIONS)
+
+
+def money(**kwargs):
+    return models.DecimalField(max_digits=14, decimal_places=2, **kwargs)
+
+
+class CasinoQuerySet(models.QuerySet):
+    def for_user(self, user):
+        """Casinos the user belongs to (a regulator: those it is scoped to)."""
+        if not user.is_authenticated:
+            return self.none()
+        return self.filter(memberships__employee__user=user, memberships__active=True).distinct()
+
+
+class Casino(models.Model):
+    """An establishment and its arrêté d'autorisation, with the settings that are policy, not law."""
+
+    name = models.CharField("nom", max_length=120, unique=True)
+    arrete_reference = models.CharField("référence de l'arrêté d'autorisation", max_length=120)
+    arrete_date = models.DateField("date de l'arrêté d'autorisation")
+    min_stake_boule = money(
+        verbose_name="minimum autorisé à la boule",
+        validators=[MinValueValidator(Decimal("0.01"))],
+        help_text="Minimum des mises fixé par l'arrêté d'autorisation pour la boule (art. 47).",
+    )
+    min_stake_vingt_trois = money(
+        verbose_name="minimum autorisé au vingt-trois",
+        validators=[MinValueValidator(Decimal("0.01"))],
+        help_text="Minimum des mises fixé par l'arrêté d'autorisation pour le vingt-trois (art. 47).",
+    )
+    chip_denominations = models.JSONField(
+        "valeurs des jetons et plaques",
+        default=default_denominations,
+        help_text="Valeurs faciales en euros, comptées par coupure à chaque encaisse (art. 44).",
+    )
+    gaming_day_start = models.TimeField(
+        "début de la journée de jeu",
+        default="10:00",
+        help_text="Heure à laquelle commence une journée de jeu ; elle se termine le lendemain à la même heure.",
+    )
+    short_interruption_minutes = models.PositiveIntegerField(
+        "durée maximale d'une interruption momentanée (minutes)",
+        default=30,
+        validators=[MinValueValidator(1)],
+        help_text="Au-delà, une alerte est levée (R18, art. 49).",
+    )
+    advance_multiple_boule = models.PositiveIntegerField(
+        "avance à la boule (multiple du minimum autorisé)",
+        default=4000,
+        validators=[MinValueValidator(1)],
+        help_text="Avance initiale et complémentaire = ce multiple × le minimum autorisé (R15).",
+    )
+    advance_multiple_vingt_trois = models.PositiveIntegerField(
+        "avance au vingt-trois (multiple du minimum autorisé)",
+        default=10000,
+        validators=[MinValueValidator(1)],
+        help_text="Avance initiale et complémentaire = ce multiple × le minimum autorisé (R15).",
+    )
+    rotation_period_minutes = models.PositiveIntegerField(
+        "période de roulement des lanceurs (minutes)",
+        default=20,
+        validators=[MinValueValidator(1)],
+        help_text="Durée d'un tour de lancement dans l'ordre de roulement (R4, art. 46).",
+    )
+    launch_share_threshold = models.PositiveIntegerField(
+        "part de lancement maximale d'un employé (%)",
+        default=50,
+        validators=[MinValueValidator(1)],
+        help_text="Au-delà, le rapport de conformité signale une spécialisation (R4, art. 46).",
+    )
+    consecutive_seances_max = models.PositiveIntegerField(
+        "séances consécutives de lancement au plus",
+        default=3,
+        validators=[MinValueValidator(1)],
+        help_text="Au-delà, le rapport de conformité signale une spécialisation (R4, art. 46).",
+    )
+    approval_warning_days = models.PositiveIntegerField(
+        "préavis d'expiration des agréments (jours)",
+        default=30,
+        help_text="Une alerte est levée quand un agrément expire dans ce délai.",
+    )
+
+    objects = CasinoQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "établissement"
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(min_stake_boule__gt=0) & models.Q(min_stake_vingt_trois__gt=0),
+                name="r10_authorised_minimum_positive",
+            ),
+        ]
+
+    def __str__(self):
+        return self.name
+
+    def get_absolute_url(self):
+        return reverse("casino-detail", args=[self.pk])
+
+    def clean(self):
+        denominations = self.chip_denominations
+        if not isinstance(denominations, list) or not denominations:
+            raise ValidationError({"chip_denominations": "Indiquez au moins une valeur de jeton."})
+        parsed = []
+        for value in denominations:
+            try:
+                amount = Decimal(str(value))
+            except ArithmeticError:
+                amount = None
+            if amount is None or not amount.is_finite() or amount <= 0 or amount != amount.quantize(Decimal("0.01")):
+                raise ValidationError({"chip_denominations": f"Valeur de jeton invalide : {value!r}."})
+            parsed.append(amount)
+        if len(set(parsed)) != len(parsed):
+            raise ValidationError({"chip_denominations": "Chaque valeur de jeton ne doit figurer qu'une fois."})
+        self.chip_denominations = [f"{amount:.2f}" for amount in sorted(parsed)]
+
+    def authorised_minimum(self, game):
+        return self.min_stake_boule if game == "boule" else self.min_stake_vingt_trois
+
+    def advance_amount(self, game):
+        """The advance of every cash box of a game (R15): the casino's multiple of the authorised minimum."""
+        multiple = self.advance_multiple_boule if game == "boule" else self.advance_multiple_vingt_trois
+        return self.authorised_minimum(game) * multiple
+
+
+class Role(models.TextChoices):
+    DIRECTOR = "directeur", "Directeur responsable"
+    CODIR = "codir", "Membre du comité de direction"
+    CHEF = "chef", "Chef de partie"
+    CROUPIER = "croupier", "Croupier"
+    CAISSIER = "caissier", "Caissier"
+    CONTROLEUR = "controleur", "Contrôleur (police des jeux)"
+    ADMIN = "administrateur", "Administrateur"
+
+
+# Roles that act at the tables or sign: they need a valid ministerial approval.
+APPROVED_ROLES = {Role.DIRECTOR, Role.CODIR, Role.CHEF, Role.CROUPIER, Role.CAISSIER}
+
+
+class EmployeeQuerySet(models.QuerySet):
+    def for_user(self, user):
+        return self.filter(memberships__casino__in=Casino.objects.for_user(user), memberships__active=True).distinct()
+
+    def with_valid_approval(self, on=None):
+        on = on or timezone.localdate()
+        return (
+            self.exclude(approval_number="")
+            .filter(approval_date__lte=on)
+            .filter(models.Q(approval_end__isnull=True) | models.Q(approval_end__gte=on))
+            .exclude(
+                models.Q(suspended_from__isnull=False, suspended_from__lte=on)
+                & (models.Q(suspended_until__isnull=True) | models.Q(suspended_until__gte=on))
+            )
+        )
+
+
+class Employee(models.Model):
+    """A person of the casino staff, with role and ministerial approval (agrément)."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="employee")
+    role = models.CharField("rôle", max_length=20, choices=Role.choices)
+    approval_number = models.CharField(
+        "numéro d'agrément", max_length=40, blank=True, help_text="Agrément du ministère de l'Intérieur."
+    )
+    approval_date = models.DateField("date d'agrément", null=True, blank=True)
+    approval_end = models.DateField("fin d'agrément", null=True, blank=True)
+    suspended_from = models.DateField("suspendu à partir du", null=True, blank=True)
+    suspended_until = models.DateField("suspendu jusqu'au", null=True, blank=True)
+    casinos = models.ManyToManyField(Casino, through="Membership", related_name="employees")
+
+    objects = EmployeeQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "employé"
+        ordering = ["user__last_name", "user__first_name", "user__username"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(approval_end__isnull=True)
+                | models.Q(approval_date__isnull=True)
+                | models.Q(approval_end__gte=models.F("approval_date")),
+                name="approval_end_after_start",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(suspended_until__isnull=True)
+                | models.Q(suspended_from__isnull=True)
+                | models.Q(suspended_until__gte=models.F("suspended_from")),
+                name="suspension_end_after_start",
+            ),
+        ]
+        permissions = [
+            ("sign", "Peut signer avances, comptages et registre"),
+            ("view_audit", "Peut consulter tout historique (contrôle)"),
+        ]
+
+    def __str__(self):
+        return self.user.get_full_name() or self.user.username
+
+    def get_absolute_url(self):
+        return reverse("employee-detail", args=[self.pk])
+
+    @property
+    def name(self):
+        return str(self)
+
+    def clean(self):
+        if self.role in APPROVED_ROLES and not (self.approval_number and self.approval_date):
+            raise ValidationError(
+                {"approval_number": "Tout employé des jeux doit être titulaire d'un agrément (numéro et date)."}
+            )
+        if self.approval_end and self.approval_date and self.approval_end < self.approval_date:
+            raise ValidationError({"approval_end": "La fin d'agrément précède sa date."})
+        if self.suspended_until and self.suspended_from and self.suspended_until < self.suspended_from:
+            raise ValidationError({"suspended_until": "La fin de suspension précède son début."})
+
+    def approval_valid_on(self, day=None):
+        day = day or timezone.localdate()
+        if not (self.approval_number and self.approval_date) or self.approval_date > day:
+            return False
+        if self.approval_end and self.approval_end < day:
+            return False
+        if self.suspended_from and self.suspended_from <= day and (
+            self.suspended_until is None or self.suspended_until >= day
+        ):
+            return False
+        return True
+
+    @property
+    def approval_valid(self):
+        return self.approval_valid_on()
+
+    def save(self, *args, **kwargs):
+        super().save(*args, **kwargs)
+        from casino.roles import sync_groups
+
+        sync_groups(self)
+
+
+class Membership(models.Model):
+    """An employee's membership of a casino; a regulator's memberships are its scope."""
+
+    employee = models.ForeignKey(Employee, on_delete=models.PROTECT, related_name="memberships")
+    casino = models.ForeignKey(Casino, on_delete=models.PROTECT, related_name="memberships")
+    active = models.BooleanField("actif", default=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "appartenance"
+        constraints = [models.UniqueConstraint(fields=["employee", "casino"], name="one_membership_per_casino")]
+
+    def __str__(self):
+        return f"{self.employee} — {self.casino}"
+
+
+class AlertQuerySet(models.QuerySet):
+    def open(self):
+        return self.filter(acknowledged_at__isnull=True)
+
+
+class Alert(models.Model):
+    """Something the floor must see until an authorised person acknowledges it."""
+
+    casino = models.ForeignKey(Casino, on_delete=models.PROTECT, related_name="alerts")
+    rule = models.CharField("règle", max_length=5, blank=True)
+    kind = models.CharField("type", max_length=40)
+    key = models.CharField(
+        "clé", max_length=200, help_text="Identifie la situation, pour ne pas lever deux fois la même alerte ouverte."
+    )
+    message = models.TextField("message")
+    raised_at = models.DateTimeField("levée le", default=timezone.now)
+    acknowledged_at = models.DateTimeField("acquittée le", null=True, blank=True)
+    acknowledged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+
+    objects = AlertQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "alerte"
+        ordering = ["-raised_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["casino", "key"], condition=models.Q(acknowledged_at__isnull=True), name="one_open_alert_per_key"
+            ),
+        ]
+
+    def __str__(self):
+        return self.message

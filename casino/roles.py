@@ -1,0 +1,62 @@
+"""Every role of DOMAIN.md as a Django group, with the model permissions it holds."""
+
+from django.contrib.auth.models import Group, Permission
+
+from casino.models import Role
+
+REGISTRY = ["tables.apparatus", "tables.table", "tables.tableau", "tables.cashbox"]
+STAFF = ["casino.employee", "casino.membership"]
+VIEW_ALL = [f"{model}:view" for model in [*REGISTRY, *STAFF, "casino.casino", "casino.alert"]]
+
+ROLE_PERMISSIONS = {
+    Role.DIRECTOR: [
+        *VIEW_ALL,
+        *[f"{model}:add" for model in REGISTRY],
+        *[f"{model}:change" for model in REGISTRY],
+        "casino.casino:change",
+        "casino.alert:change",
+        "casino.sign",
+    ],
+    Role.CODIR: [*VIEW_ALL, "casino.alert:change", "casino.sign"],
+    Role.CHEF: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino", "casino.alert"]], "casino.alert:change"],
+    Role.CROUPIER: [f"{model}:view" for model in [*REGISTRY, "casino.casino"]],
+    Role.CAISSIER: [f"{model}:view" for model in [*REGISTRY, "casino.casino"]],
+    Role.CONTROLEUR: [*VIEW_ALL, "casino.view_audit"],
+    Role.ADMIN: [
+        *VIEW_ALL,
+        *[f"{model}:add" for model in [*REGISTRY, *STAFF]],
+        *[f"{model}:change" for model in [*REGISTRY, *STAFF, "casino.casino"]],
+    ],
+}
+
+
+def _permission(spec):
+    """'app.model:action' is a model permission, 'app.codename' a named one."""
+    if ":" in spec:
+        model_path, action = spec.split(":")
+        app_label, model = model_path.split(".")
+        codename = f"{action}_{model}"
+    else:
+        app_label, codename = spec.split(".")
+    return Permission.objects.get(content_type__app_label=app_label, codename=codename)
+
+
+def ensure_groups(**kwargs):
+    """Create or refresh the role groups; run after every migrate."""
+    for role, specs in ROLE_PERMISSIONS.items():
+        group, _ = Group.objects.get_or_create(name=role.label)
+        group.permissions.set([_permission(spec) for spec in specs])
+
+
+def sync_groups(employee):
+    """Put the employee's user in the group of its role, and in no other role group."""
+    role_groups = Group.objects.filter(name__in=[role.label for role in Role])
+    employee.user.groups.remove(*role_groups.exclude(name=Role(employee.role).label))
+    group, _ = Group.objects.get_or_create(name=Role(employee.role).label)
+    employee.user.groups.add(group)
+
+
+def role_of(user):
+    """The user's role, or None for a user without an employee profile."""
+    employee = getattr(user, "employee", None) if user.is_authenticated else None
+    return Role(employee.role) if employee else None

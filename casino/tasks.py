@@ -1,0 +1,43 @@
+from celery import shared_task
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from casino.models import APPROVED_ROLES, Alert, Casino, Employee
+
+
+@shared_task
+def check_approvals(today=None):
+    """Raise an alert for each employee of a casino whose approval is missing, expired, suspended or about to end.
+
+    Returns the number of alerts raised.
+    """
+    day = timezone.datetime.fromisoformat(today).date() if today else timezone.localdate()
+    raised = 0
+    for casino in Casino.objects.all():
+        horizon = day + timezone.timedelta(days=casino.approval_warning_days)
+        staff = Employee.objects.filter(
+            memberships__casino=casino, memberships__active=True, role__in=list(APPROVED_ROLES), user__is_active=True
+        ).select_related("user")
+        for employee in staff:
+            if not employee.approval_valid_on(day):
+                key, message = (
+                    f"approval-invalid:{employee.pk}",
+                    f"{employee} n'a pas d'agrément valide : il ne peut ni compter, ni signer, ni être affecté aux jeux.",
+                )
+            elif employee.approval_end and employee.approval_end <= horizon:
+                key, message = (
+                    f"approval-ending:{employee.pk}:{employee.approval_end.isoformat()}",
+                    f"L'agrément de {employee} expire le {employee.approval_end:%d/%m/%Y}.",
+                )
+            else:
+                continue
+            if Alert.objects.open().filter(casino=casino, key=key).exists():
+                continue
+            try:
+                # Two workers may race on the same alert; the partial unique constraint keeps one.
+                with transaction.atomic():
+                    Alert.objects.create(casino=casino, kind="approval", key=key, message=message)
+                raised += 1
+            except IntegrityError:
+                pass
+    return raised

@@ -1,0 +1,147 @@
+from django.contrib import messages
+from django.contrib.auth.mixins import LoginRequiredMixin, PermissionRequiredMixin
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views import View
+from django.views.generic import DetailView, ListView
+
+from casino.history import history_rows
+from casino.models import Alert, Casino, Employee, Role
+from casino.roles import role_of
+
+
+class RoleRequiredMixin(LoginRequiredMixin, PermissionRequiredMixin):
+    """Log in first, then the role's permission; a missing permission answers 403, never a redirect."""
+
+    def handle_no_permission(self):
+        if self.request.user.is_authenticated:
+            self.raise_exception = True
+        return super().handle_no_permission()
+
+
+class ScopedListView(RoleRequiredMixin, ListView):
+    def get_queryset(self):
+        return self.model.objects.for_user(self.request.user)
+
+
+class ScopedDetailView(RoleRequiredMixin, DetailView):
+    """An object outside the user's casinos answers 404, as if it did not exist."""
+
+    def get_queryset(self):
+        return self.model.objects.for_user(self.request.user)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["history"] = history_rows(self.object)
+        return context
+
+
+class ScopedFormView(RoleRequiredMixin, View):
+    """Create or edit one record through its ModelForm; the model's clean() holds the rules."""
+
+    model = None
+    form_class = None
+    template_name = "registry/form.html"
+    title = ""
+
+    def get_object(self):
+        if "pk" not in self.kwargs:
+            return None
+        return get_object_or_404(self.model.objects.for_user(self.request.user), pk=self.kwargs["pk"])
+
+    def get_form(self, data=None):
+        return self.form_class(data=data, instance=self.object, user=self.request.user, initial=self.get_initial())
+
+    def get_initial(self):
+        return {key: value for key, value in self.request.GET.items()}
+
+    def get(self, request, *args, **kwargs):
+        self.object = self.get_object()
+        return self.render(self.get_form())
+
+    def post(self, request, *args, **kwargs):
+        self.object = self.get_object()
+        form = self.get_form(request.POST)
+        if form.is_valid():
+            try:
+                with transaction.atomic():
+                    saved = form.save()
+            except ValidationError as exc:
+                form.add_error(None, exc)
+            else:
+                messages.success(request, "Enregistré.")
+                return HttpResponseRedirect(saved.get_absolute_url())
+        return self.render(form, status=400)
+
+    def render(self, form, status=200):
+        context = {"form": form, "object": self.object, "title": self.get_title()}
+        return render(self.request, self.template_name, context, status=status)
+
+    def get_title(self):
+        return self.title
+
+
+def home(request):
+    if not request.user.is_authenticated:
+        return redirect("login")
+    role = role_of(request.user)
+    casinos = list(Casino.objects.for_user(request.user))
+    alerts = []
+    if request.user.has_perm("casino.view_alert"):
+        alerts = Alert.objects.open().filter(casino__in=casinos).select_related("casino")[:50]
+    approvals = []
+    if role in (Role.DIRECTOR, Role.ADMIN, Role.CONTROLEUR, Role.CODIR):
+        today = timezone.localdate()
+        approvals = [
+            employee
+            for employee in Employee.objects.for_user(request.user).select_related("user")
+            if employee.role != Role.CONTROLEUR and employee.role != Role.ADMIN and not employee.approval_valid_on(today)
+        ]
+    context = {"role": role, "casinos": casinos, "alerts": alerts, "invalid_approvals": approvals}
+    return render(request, "casino/home.html", context)
+
+
+class AcknowledgeAlertView(RoleRequiredMixin, View):
+    permission_required = "casino.change_alert"
+
+    def post(self, request, pk):
+        with transaction.atomic():
+            # Two people acknowledging at once: the first one is kept.
+            alert = get_object_or_404(
+                Alert.objects.select_for_update().filter(casino__in=Casino.objects.for_user(request.user)), pk=pk
+            )
+            if alert.acknowledged_at is None:
+                alert.acknowledged_at = timezone.now()
+                alert.acknowledged_by = request.user
+                alert.save()
+                messages.success(request, "Alerte acquittée.")
+        return redirect("home")
+
+
+class EmployeeListView(ScopedListView):
+    model = Employee
+    permission_required = "casino.view_employee"
+    template_name = "casino/employee_list.html"
+
+    def get_queryset(self):
+        return (
+            Employee.objects.for_user(self.request.user)
+            .select_related("user")
+            .prefetch_related("memberships__casino")
+            .order_by("role", "user__username")
+        )
+
+
+class EmployeeDetailView(ScopedDetailView):
+    model = Employee
+    permission_required = "casino.view_employee"
+    template_name = "casino/employee_detail.html"
+
+
+class CasinoDetailView(ScopedDetailView):
+    model = Casino
+    permission_required = "casino.view_casino"
+    template_name = "casino/casino_detail.html"

@@ -1,0 +1,142 @@
+"""The shared personas: the director, a CoDir member, a chef de partie, two croupiers, a caissier, a regulator,
+an administrator, and the director of another casino who must see nothing of the first."""
+
+import datetime
+from decimal import Decimal
+
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+
+from casino.models import Casino, Employee, Membership, Role
+from tables.games import Game
+from tables.models import Apparatus, Table
+from tables.services import register_tableau
+
+PASSWORD = "correct-horse-battery-staple"
+
+
+def make_employee(username, role, casino, approved=True):
+    user = get_user_model().objects.create_user(username=username, password=PASSWORD, first_name=username.title())
+    employee = Employee(user=user, role=role)
+    if approved:
+        employee.approval_number = f"AGR-{username}"
+        employee.approval_date = datetime.date(2020, 1, 1)
+    employee.save()
+    Membership.objects.create(employee=employee, casino=casino)
+    return employee
+
+
+@pytest.fixture
+def casino(db):
+    return Casino.objects.create(
+        name="Casino Test",
+        arrete_reference="Arrêté test",
+        arrete_date=datetime.date(2020, 1, 1),
+        min_stake_boule=Decimal("2.00"),
+        min_stake_vingt_trois=Decimal("1.00"),
+    )
+
+
+@pytest.fixture
+def other_casino(db):
+    return Casino.objects.create(
+        name="Autre Casino",
+        arrete_reference="Arrêté autre",
+        arrete_date=datetime.date(2020, 1, 1),
+        min_stake_boule=Decimal("1.00"),
+        min_stake_vingt_trois=Decimal("1.00"),
+    )
+
+
+@pytest.fixture
+def director(casino):
+    return make_employee("directeur", Role.DIRECTOR, casino).user
+
+
+@pytest.fixture
+def codir(casino):
+    return make_employee("codir", Role.CODIR, casino).user
+
+
+@pytest.fixture
+def chef(casino):
+    return make_employee("chef", Role.CHEF, casino).user
+
+
+@pytest.fixture
+def croupier(casino):
+    return make_employee("croupier1", Role.CROUPIER, casino).user
+
+
+@pytest.fixture
+def croupier2(casino):
+    return make_employee("croupier2", Role.CROUPIER, casino).user
+
+
+@pytest.fixture
+def caissier(casino):
+    return make_employee("caissier", Role.CAISSIER, casino).user
+
+
+@pytest.fixture
+def regulator(casino):
+    return make_employee("controleur", Role.CONTROLEUR, casino, approved=False).user
+
+
+@pytest.fixture
+def administrator(casino):
+    return make_employee("admin", Role.ADMIN, casino, approved=False).user
+
+
+@pytest.fixture
+def outsider(other_casino):
+    """The director of another casino: sees nothing of the first."""
+    return make_employee("directeur2", Role.DIRECTOR, other_casino).user
+
+
+@pytest.fixture
+def boule(casino):
+    return Apparatus.objects.create(casino=casino, game=Game.BOULE, name="Boule")
+
+
+@pytest.fixture
+def vingt_trois(casino):
+    return Apparatus.objects.create(casino=casino, game=Game.VINGT_TROIS, name="Vingt-trois")
+
+
+@pytest.fixture
+def boule_table(boule):
+    return Table.objects.create(apparatus=boule, name="Table A")
+
+
+@pytest.fixture
+def vingt_trois_table(vingt_trois):
+    return Table.objects.create(apparatus=vingt_trois, name="Table D")
+
+
+@pytest.fixture
+def boule_tableau(boule_table):
+    return register_tableau(boule_table, 1)
+
+
+@pytest.fixture
+def vingt_trois_tableau(vingt_trois_table):
+    return register_tableau(vingt_trois_table, 5)
+
+
+@pytest.fixture
+def api():
+    """An API client; `api.force_authenticate(user)` to act as a persona."""
+    return APIClient()
+
+
+@pytest.fixture
+def as_user(client):
+    """Log the web client in as a persona: `as_user(director).get(url)`."""
+
+    def login(user):
+        client.force_login(user)
+        return client
+
+    return login
