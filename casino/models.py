@@ -1,3 +1,4 @@
+import datetime
 from decimal import Decimal
 
 from django.conf import settings
@@ -52,7 +53,7 @@ class Casino(models.Model):
     )
     gaming_day_start = models.TimeField(
         "début de la journée de jeu",
-        default="10:00",
+        default=datetime.time(10, 0),
         help_text="Heure à laquelle commence une journée de jeu ; elle se termine le lendemain à la même heure.",
     )
     short_interruption_minutes = models.PositiveIntegerField(
@@ -238,8 +239,10 @@ class Employee(models.Model):
             return False
         if self.approval_end and self.approval_end < day:
             return False
-        if self.suspended_from and self.suspended_from <= day and (
-            self.suspended_until is None or self.suspended_until >= day
+        if (
+            self.suspended_from
+            and self.suspended_from <= day
+            and (self.suspended_until is None or self.suspended_until >= day)
         ):
             return False
         return True
@@ -300,7 +303,9 @@ class Alert(models.Model):
         ordering = ["-raised_at"]
         constraints = [
             models.UniqueConstraint(
-                fields=["casino", "key"], condition=models.Q(acknowledged_at__isnull=True), name="one_open_alert_per_key"
+                fields=["casino", "key"],
+                condition=models.Q(acknowledged_at__isnull=True),
+                name="one_open_alert_per_key",
             ),
         ]
 

@@ -6,7 +6,10 @@ from casino.models import Role
 
 REGISTRY = ["tables.apparatus", "tables.table", "tables.tableau", "tables.cashbox"]
 STAFF = ["casino.employee", "casino.membership"]
-VIEW_ALL = [f"{model}:view" for model in [*REGISTRY, *STAFF, "casino.casino", "casino.alert"]]
+SEANCES = ["seances.gamingday", "seances.seance", "seances.opening"]
+FLOOR_VIEW = [f"{model}:view" for model in SEANCES]
+DIRECTING = ["seances.seance:add", "seances.seance:change", "seances.open_tableau"]
+VIEW_ALL = [f"{model}:view" for model in [*REGISTRY, *STAFF, *SEANCES, "casino.casino", "casino.alert"]]
 
 ROLE_PERMISSIONS = {
     Role.DIRECTOR: [
@@ -16,11 +19,16 @@ ROLE_PERMISSIONS = {
         "casino.casino:change",
         "casino.alert:change",
         "casino.sign",
+        *DIRECTING,
     ],
-    Role.CODIR: [*VIEW_ALL, "casino.alert:change", "casino.sign"],
-    Role.CHEF: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino", "casino.alert"]], "casino.alert:change"],
-    Role.CROUPIER: [f"{model}:view" for model in [*REGISTRY, "casino.casino"]],
-    Role.CAISSIER: [f"{model}:view" for model in [*REGISTRY, "casino.casino"]],
+    Role.CODIR: [*VIEW_ALL, "casino.alert:change", "casino.sign", *DIRECTING],
+    Role.CHEF: [
+        *[f"{model}:view" for model in [*REGISTRY, "casino.casino", "casino.alert"]],
+        *FLOOR_VIEW,
+        "casino.alert:change",
+    ],
+    Role.CROUPIER: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino"]], *FLOOR_VIEW],
+    Role.CAISSIER: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino"]], *FLOOR_VIEW],
     Role.CONTROLEUR: [*VIEW_ALL, "casino.view_audit"],
     Role.ADMIN: [
         *VIEW_ALL,

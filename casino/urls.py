@@ -7,7 +7,9 @@ from rest_framework.routers import DefaultRouter
 
 from casino import api as casino_api
 from casino import views
+from sessions import api as sessions_api
 from tables import api as tables_api
+from tables import game_api, game_views
 
 router = DefaultRouter()
 router.register("casinos", casino_api.CasinoViewSet, basename="casino")
@@ -16,18 +18,27 @@ router.register("apparatus", tables_api.ApparatusViewSet, basename="apparatus")
 router.register("tables", tables_api.TableViewSet, basename="table")
 router.register("tableaux", tables_api.TableauViewSet, basename="tableau")
 router.register("cashboxes", tables_api.CashboxViewSet, basename="cashbox")
+router.register("seances", sessions_api.SeanceViewSet, basename="seance")
+router.register("openings", sessions_api.OpeningViewSet, basename="opening")
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("connexion/", auth_views.LoginView.as_view(), name="login"),
     path("deconnexion/", auth_views.LogoutView.as_view(), name="logout"),
     path("registre/", include("tables.urls")),
+    path("seances/", include("sessions.urls")),
     path("personnel/", views.EmployeeListView.as_view(), name="employee-list"),
     path("personnel/<int:pk>/", views.EmployeeDetailView.as_view(), name="employee-detail"),
     path("etablissements/<int:pk>/", views.CasinoDetailView.as_view(), name="casino-detail"),
     path("alertes/<int:pk>/acquitter/", views.AcknowledgeAlertView.as_view(), name="alert-acknowledge"),
+    path("jeux/", game_views.games_page, name="games"),
+    path("jeux/regler/", game_views.settle_page, name="games-settle"),
     path("api/v1/auth/token/", obtain_auth_token, name="api-token"),
-    path("api/v1/", include(router.urls)),
+    path("api/v1/games/<str:game>/settle/", game_api.SettleView.as_view(), name="api-settle"),
+    path("api/v1/apparatus/<int:pk>/check-stakes/", sessions_api.CheckStakesView.as_view(), name="api-check-stakes"),
+    # Namespaced: the router's names ("apparatus-detail", …) would otherwise shadow the pages' names, and
+    # get_absolute_url() and every {% url %} of the pages would lead to the API.
+    path("api/v1/", include((router.urls, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("admin/", admin.site.urls),

@@ -98,7 +98,9 @@ def home(request):
         approvals = [
             employee
             for employee in Employee.objects.for_user(request.user).select_related("user")
-            if employee.role != Role.CONTROLEUR and employee.role != Role.ADMIN and not employee.approval_valid_on(today)
+            if employee.role != Role.CONTROLEUR
+            and employee.role != Role.ADMIN
+            and not employee.approval_valid_on(today)
         ]
     context = {"role": role, "casinos": casinos, "alerts": alerts, "invalid_approvals": approvals}
     return render(request, "casino/home.html", context)

@@ -1,0 +1,220 @@
+import datetime
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+from simple_history.models import HistoricalRecords
+
+from casino.models import Casino, Role, money
+from casino.rules import InvalidTransition, rule_error
+from tables.games import check_maximums, euros
+from tables.models import Tableau
+
+
+class GamingDayQuerySet(models.QuerySet):
+    def for_user(self, user):
+        return self.filter(casino__in=Casino.objects.for_user(user))
+
+
+class GamingDay(models.Model):
+    """A gaming day of a casino: it starts at the casino's hour and crosses midnight."""
+
+    casino = models.ForeignKey(Casino, on_delete=models.PROTECT, related_name="gaming_days")
+    date = models.DateField("journée de jeu")
+
+    objects = GamingDayQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "journée de jeu"
+        verbose_name_plural = "journées de jeu"
+        ordering = ["-date"]
+        constraints = [models.UniqueConstraint(fields=["casino", "date"], name="one_gaming_day_per_date")]
+
+    def __str__(self):
+        return f"Journée du {self.date:%d/%m/%Y}"
+
+    @property
+    def starts_at(self):
+        start = datetime.datetime.combine(self.date, self.casino.gaming_day_start)
+        return timezone.make_aware(start, timezone.get_default_timezone())
+
+    @property
+    def ends_at(self):
+        return self.starts_at + datetime.timedelta(days=1)
+
+    @staticmethod
+    def date_at(casino, moment=None):
+        """The date of the gaming day a moment belongs to: before the day's start hour, it is still yesterday's."""
+        local = timezone.localtime(moment or timezone.now())
+        if local.time() < casino.gaming_day_start:
+            return local.date() - datetime.timedelta(days=1)
+        return local.date()
+
+    @classmethod
+    def current(cls, casino, moment=None):
+        day, _ = cls.objects.get_or_create(casino=casino, date=cls.date_at(casino, moment))
+        return day
+
+
+class SeanceQuerySet(models.QuerySet):
+    def for_user(self, user):
+        return self.filter(gaming_day__casino__in=Casino.objects.for_user(user))
+
+
+class Seance(models.Model):
+    """An afternoon or evening séance within a gaming day: planned → open → closed."""
+
+    class Kind(models.TextChoices):
+        AFTERNOON = "apres_midi", "Séance de l'après-midi"
+        EVENING = "soiree", "Séance de la soirée"
+
+    class State(models.TextChoices):
+        PLANNED = "planned", "Prévue"
+        OPEN = "open", "Ouverte"
+        CLOSED = "closed", "Close"
+
+    TRANSITIONS = {State.PLANNED: {State.OPEN}, State.OPEN: {State.CLOSED}, State.CLOSED: set()}
+
+    gaming_day = models.ForeignKey(GamingDay, on_delete=models.PROTECT, related_name="seances")
+    kind = models.CharField("séance", max_length=20, choices=Kind.choices)
+    planned_start = models.DateTimeField("début prévu")
+    planned_end = models.DateTimeField("fin prévue")
+    actual_start = models.DateTimeField("début effectif", null=True, blank=True)
+    actual_end = models.DateTimeField("fin effective", null=True, blank=True)
+    state = models.CharField("état", max_length=10, choices=State.choices, default=State.PLANNED)
+    opened_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    closed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+
+    objects = SeanceQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "séance"
+        ordering = ["gaming_day", "planned_start"]
+        constraints = [
+            models.UniqueConstraint(fields=["gaming_day", "kind"], name="one_seance_of_each_kind_per_day"),
+            models.CheckConstraint(
+                condition=models.Q(planned_end__gt=models.F("planned_start")), name="seance_ends_after_start"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(state="planned", actual_start__isnull=True, actual_end__isnull=True)
+                | models.Q(state="open", actual_start__isnull=False, actual_end__isnull=True)
+                | models.Q(state="closed", actual_start__isnull=False, actual_end__isnull=False),
+                name="seance_times_follow_state",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.get_kind_display()} du {self.gaming_day.date:%d/%m/%Y}"
+
+    def get_absolute_url(self):
+        return reverse("seance-detail", args=[self.pk])
+
+    @property
+    def casino(self):
+        return self.gaming_day.casino
+
+    def clean(self):
+        if self.planned_start and self.planned_end and self.planned_end <= self.planned_start:
+            raise ValidationError({"planned_end": "La fin prévue doit suivre le début prévu."})
+        if self.gaming_day_id and self.planned_start:
+            day = self.gaming_day
+            if not (day.starts_at <= self.planned_start < day.ends_at):
+                raise ValidationError({"planned_start": "La séance doit commencer pendant sa journée de jeu."})
+
+    def set_state(self, new_state, user, moment=None):
+        """Move along planned → open → closed; any other move is an InvalidTransition (HTTP 409)."""
+        if new_state not in self.TRANSITIONS[self.state]:
+            raise InvalidTransition(
+                "transition",
+                f"La séance est {self.get_state_display().lower()} : impossible de passer à « "
+                f"{self.State(new_state).label.lower()} ».",
+            )
+        moment = moment or timezone.now()
+        if new_state == self.State.OPEN:
+            self.actual_start, self.opened_by = moment, user
+        else:
+            self.actual_end, self.closed_by = moment, user
+        self.state = new_state
+
+
+class OpeningQuerySet(models.QuerySet):
+    def for_user(self, user):
+        return self.filter(tableau__casino__in=Casino.objects.for_user(user))
+
+
+class Opening(models.Model):
+    """The opening of a tableau for a gaming day, with the limits the director fixes (R10–R12)."""
+
+    tableau = models.ForeignKey(Tableau, on_delete=models.PROTECT, related_name="openings")
+    gaming_day = models.ForeignKey(GamingDay, on_delete=models.PROTECT, related_name="openings")
+    seance = models.ForeignKey(
+        Seance, on_delete=models.PROTECT, null=True, blank=True, related_name="openings", verbose_name="séance"
+    )
+    minimum = money(
+        verbose_name="minimum des mises",
+        help_text="Jamais inférieur au minimum de l'arrêté d'autorisation ; inchangé jusqu'au lendemain (R10, art. 47).",
+    )
+    max_plein = money(
+        verbose_name="maximum sur un numéro plein",
+        help_text="Boule : 40 à 100 fois le minimum ; vingt-trois : 20 à 50 fois (R12, art. 47).",
+    )
+    max_chances = money(
+        verbose_name="maximum sur une chance simple",
+        help_text="Boule : 200 à 500 fois le minimum ; vingt-trois : 100 à 250 fois (R12, art. 47).",
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name="décidé par"
+    )
+    decided_role = models.CharField("en qualité de", max_length=20, choices=Role.choices)
+    decided_at = models.DateTimeField("décidé le", default=timezone.now)
+
+    objects = OpeningQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "ouverture de tableau"
+        verbose_name_plural = "ouvertures de tableaux"
+        ordering = ["-gaming_day__date", "tableau__number"]
+        constraints = [
+            # R10/R11: one set of limits per tableau and gaming day, unchanged until the next day.
+            models.UniqueConstraint(fields=["tableau", "gaming_day"], name="r10_r11_one_opening_per_tableau_per_day"),
+            models.CheckConstraint(
+                condition=models.Q(minimum__gt=0, max_plein__gt=0, max_chances__gt=0),
+                name="r12_limits_positive",
+            ),
+        ]
+        permissions = [("open_tableau", "Peut ouvrir un tableau et fixer ses limites")]
+
+    def __str__(self):
+        return f"Ouverture du tableau n° {self.tableau.number} — {self.gaming_day}"
+
+    def get_absolute_url(self):
+        return reverse("opening-detail", args=[self.pk])
+
+    def clean(self):
+        if not (self.tableau_id and self.gaming_day_id):
+            return
+        if self.tableau.casino_id != self.gaming_day.casino_id:
+            raise ValidationError({"gaming_day": "La journée de jeu doit être celle de l'établissement du tableau."})
+        if self.minimum is None or self.max_plein is None or self.max_chances is None:
+            return
+        authorised = self.tableau.casino.authorised_minimum(self.tableau.game)
+        if self.minimum < authorised:
+            raise rule_error(
+                "R10",
+                f"Le minimum ne peut être inférieur à {euros(authorised)}, fixé par l'arrêté d'autorisation",
+                "minimum",
+            )
+        errors = {}
+        for field, rule, message in check_maximums(self.tableau.game, self.minimum, self.max_plein, self.max_chances):
+            errors.setdefault(field, []).append(ValidationError(message, code=rule))
+        if errors:
+            raise ValidationError(errors)

@@ -1,12 +1,27 @@
 from rest_framework import serializers
 
 from casino.models import Casino
+from casino.rules import cite
 from casino.serializers import CleanedModelSerializer
+from tables.games import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tables.services import register_cashbox, register_tableau
 
 
+class GameField(serializers.ChoiceField):
+    """A game other than boule or vingt-trois is a third apparatus: refused as R1, like the model does."""
+
+    def to_internal_value(self, data):
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            raise serializers.ValidationError(
+                cite("R1", "Seuls la boule et le vingt-trois sont autorisés"), code="R1"
+            ) from exc
+
+
 class ApparatusSerializer(CleanedModelSerializer):
+    game = GameField(choices=Game.choices)
     numbers = serializers.IntegerField(required=False, min_value=0)
     cases = serializers.IntegerField(required=False, min_value=0)
 

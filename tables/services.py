@@ -20,8 +20,7 @@ def check_cashbox_kinds(game, kinds):
                 "cashboxes": ValidationError(
                     cite(
                         "R3",
-                        "Un tableau de vingt-trois est muni d'exactement une caisse encastrée, amovible, "
-                        "fermant à clé",
+                        "Un tableau de vingt-trois est muni d'exactement une caisse encastrée, amovible, fermant à clé",
                     ),
                     code="R3",
                 )

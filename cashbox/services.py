@@ -1,0 +1,532 @@
+"""The cash of every tableau: advances, counts, interruptions, corrections and the control register (R14–R23).
+
+One function per workflow, called alike by the web pages, the API and the management commands. Each runs in
+one transaction and locks the row that serialises it, so that a refusal writes nothing and two tablets cannot
+double an entry.
+"""
+
+from decimal import Decimal, InvalidOperation
+
+from django.contrib.auth import authenticate, get_user_model
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from casino.models import Role
+from casino.roles import role_of
+from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite
+from casino.words import amount_in_words
+from cashbox.models import (
+    Advance,
+    ControlRegister,
+    ControlRegisterLine,
+    Correction,
+    Count,
+    Interruption,
+    Signature,
+)
+from sessions.models import GamingDay, Opening, Seance
+from tables.games import Game, euros
+from tables.models import Cashbox, Tableau
+
+DIRECTING = {Role.DIRECTOR, Role.CODIR}
+KEY_HOLDERS = {Role.DIRECTOR, Role.CODIR, Role.CHEF}
+
+
+def invalid(field, rule, message):
+    """A 400 refusal on one field, with the rule id as its code."""
+    text = cite(rule, message) if rule else message
+    return ValidationError({field: ValidationError(text, code=rule or "invalid")})
+
+
+# Chips --------------------------------------------------------------------------------------------------------
+
+
+def parse_chips(casino, chips, field="chips"):
+    """Normalise a count by denomination: the casino's denominations, whole non-negative quantities.
+
+    Returns (chips as {"10.00": 3, …}, total amount). Money only enters the table (R14): no negative quantity.
+    """
+    if not isinstance(chips, dict) or not chips:
+        raise invalid(field, None, "Indiquez le nombre de jetons par valeur (ex. {\"10.00\": 5}).")
+    allowed = {Decimal(value) for value in casino.chip_denominations}
+    normalised, total = {}, Decimal("0.00")
+    for value, quantity in chips.items():
+        try:
+            denomination = Decimal(str(value))
+        except InvalidOperation:
+            denomination = None
+        if denomination not in allowed:
+            raise invalid(field, None, f"Valeur de jeton inconnue de l'établissement : {value}.")
+        if isinstance(quantity, bool) or not isinstance(quantity, int):
+            if isinstance(quantity, str) and quantity.strip().isdigit():
+                quantity = int(quantity)
+            else:
+                raise invalid(field, None, f"Le nombre de jetons de {value} € doit être un entier.")
+        if quantity < 0:
+            raise invalid(field, "R14", "Aucune somme ne peut être distraite de la table : quantité négative refusée")
+        if quantity:
+            key = f"{denomination:.2f}"
+            normalised[key] = normalised.get(key, 0) + quantity
+            total += denomination * quantity
+    return dict(sorted(normalised.items(), key=lambda item: Decimal(item[0]))), total
+
+
+# Signatures ---------------------------------------------------------------------------------------------------
+
+
+def sign(casino, username, password, purpose, statement, roles, rule, not_by=()):
+    """Record a signature: the signer re-enters their password now; only the roles the rule names may sign.
+
+    `not_by` lists users who already signed where two different people are required.
+    """
+    user = authenticate(username=username or "", password=password or "")
+    if user is None:
+        raise invalid("password", rule, "Signature refusée : identifiant ou mot de passe du signataire incorrect")
+    role = role_of(user)
+    if role not in roles:
+        names = ", ".join(sorted(Role(r).label.lower() for r in roles))
+        raise RoleForbidden(rule, f"Seul peut signer : {names} (signataire : {role.label if role else 'aucun rôle'})")
+    if not user.employee.memberships.filter(casino=casino, active=True).exists():
+        raise RoleForbidden(rule, "Le signataire n'appartient pas à cet établissement")
+    if not user.employee.approval_valid:
+        raise RoleForbidden(rule, "Le signataire n'a pas d'agrément valide ce jour")
+    if user in not_by:
+        raise RoleForbidden(rule, "Deux signatures de personnes différentes sont requises : ce signataire a déjà signé")
+    return Signature.objects.create(signer=user, role=role, casino=casino, purpose=purpose, statement=statement)
+
+
+def staff_member(casino, username, roles, field, rule, what):
+    """A user of the casino with one of the roles and a valid approval, named in the request."""
+    User = get_user_model()
+    user = User.objects.filter(username=username or "", employee__memberships__casino=casino).first()
+    if user is None:
+        raise invalid(field, None, f"{what} : employé inconnu dans l'établissement ({username}).")
+    if role_of(user) not in roles:
+        names = ", ".join(sorted(Role(r).label.lower() for r in roles))
+        raise invalid(field, rule, f"{what} doit être : {names}")
+    if not user.employee.approval_valid:
+        raise invalid(field, rule, f"{what} ({username}) n'a pas d'agrément valide ce jour")
+    return user
+
+
+# Where a cash box stands in its séance -------------------------------------------------------------------------
+
+
+def main_cashbox(tableau):
+    """The cash box that holds the advance and the takings: the built-in one, or the boule's open box."""
+    kind = Cashbox.Kind.BUILT_IN if tableau.game == Game.VINGT_TROIS else Cashbox.Kind.MOBILE_OPEN
+    return tableau.cashboxes.filter(kind=kind).order_by("pk").first()
+
+
+def require_open_seance(seance):
+    if seance.state != Seance.State.OPEN:
+        raise InvalidTransition(
+            "R14", f"La séance est {seance.get_state_display().lower()} : aucune opération de caisse n'y est possible"
+        )
+
+
+def lock_cashbox(cashbox):
+    # Every money entry of a cash box locks it first: two tablets cannot both enter the initial advance,
+    # or a top-up beside a final count.
+    return Cashbox.objects.select_for_update().select_related("tableau__casino").get(pk=cashbox.pk)
+
+
+def effective_amount(entry):
+    """The amount of an advance or a count after its corrections in red ink (R23), the latest one prevailing."""
+    correction = entry.corrections.order_by("-recorded_at", "-pk").first()
+    return correction.amount if correction else entry.amount
+
+
+def advances_of(cashbox, seance):
+    return list(Advance.objects.filter(cashbox=cashbox, seance=seance).prefetch_related("corrections"))
+
+
+def final_count_of(cashbox, seance):
+    return Count.objects.filter(cashbox=cashbox, seance=seance, kind=Count.Kind.FINAL).first()
+
+
+# Advances (R14, R15) ------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, password, brought_by=None):
+    """Enter an advance at once, counted by the croupier and signed by the director or a CoDir member (R15)."""
+    if kind not in Advance.Kind.values:
+        raise DomainError(
+            "R14",
+            "Pendant la partie, aucune somme ne peut être distraite de la table : seules des avances y entrent",
+        )
+    cashbox = lock_cashbox(cashbox)
+    seance = Seance.objects.select_for_update().get(pk=seance.pk)
+    tableau, casino = cashbox.tableau, cashbox.tableau.casino
+    if seance.gaming_day.casino_id != casino.pk:
+        raise invalid("seance", None, "La séance n'est pas celle de l'établissement de la caisse.")
+    require_open_seance(seance)
+    if cashbox.kind == Cashbox.Kind.INTERRUPTION_BOX:
+        raise invalid("cashbox", "R3", "La boîte spéciale d'interruption ne reçoit pas d'avance")
+    if not Opening.objects.filter(tableau=tableau, gaming_day=seance.gaming_day).exists():
+        raise DomainError("R10", f"Le tableau n° {tableau.number} n'est pas ouvert : fixez d'abord ses limites")
+    advances = advances_of(cashbox, seance)
+    if final_count_of(cashbox, seance):
+        raise InvalidTransition("R20", "L'encaisse finale est comptée : plus aucune avance pour cette séance")
+    if kind == Advance.Kind.INITIAL and any(a.kind == Advance.Kind.INITIAL for a in advances):
+        raise InvalidTransition("R15", "L'avance initiale de cette caisse est déjà inscrite pour la séance")
+    if kind == Advance.Kind.TOP_UP and not any(a.kind == Advance.Kind.INITIAL for a in advances):
+        raise InvalidTransition("R15", "Une avance complémentaire suit l'avance initiale, inscrite d'abord")
+    if Interruption.objects.ongoing().filter(tableau=tableau).exists():
+        raise InvalidTransition("R17", "Le tableau est interrompu : reprenez la partie avant toute avance")
+    chips, amount = parse_chips(casino, chips)
+    expected = casino.advance_amount(tableau.game)
+    if amount != expected:
+        what = "L'avance complémentaire est égale à l'avance initiale" if kind == Advance.Kind.TOP_UP else (
+            "L'avance est la même pour toutes les caisses du jeu ce jour"
+        )
+        raise invalid("chips", "R15", f"{what} : {euros(expected)} attendus, {euros(amount)} comptés")
+    counter = staff_member(casino, counted_by, {Role.CROUPIER}, "counted_by", "R15", "Celui qui compte l'avance")
+    carrier = None
+    if brought_by:
+        carrier = staff_member(casino, brought_by, {Role.CAISSIER}, "brought_by", "R15", "Celui qui apporte l'avance")
+    label = Advance.Kind(kind).label
+    statement = (
+        f"{label} de {euros(amount)} — caisse n° {tableau.number} — {seance} — "
+        f"comptée par {counter.username} — {chips}"
+    )
+    signature = sign(casino, signer, password, Signature.Purpose.ADVANCE, statement, DIRECTING, "R15")
+    return Advance.objects.create(
+        cashbox=cashbox,
+        seance=seance,
+        kind=kind,
+        chips=chips,
+        amount=amount,
+        counted_by=counter,
+        brought_by=carrier,
+        signature=signature,
+        recorded_by=user,
+    )
+
+
+# Counts (R17, R20) --------------------------------------------------------------------------------------------
+
+
+def _count_people(casino, tableau, counted_by, witnesses):
+    counter = staff_member(casino, counted_by, {Role.CROUPIER}, "counted_by", "R20", "Celui qui compte l'encaisse")
+    present = [counter]
+    for username in witnesses or []:
+        present.append(staff_member(casino, username, set(Role) - {Role.CONTROLEUR, Role.ADMIN}, "witnesses", "R20",
+                                    "Chaque personne présente"))
+    return counter, present
+
+
+@transaction.atomic
+def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, caissier, signer, password):
+    """Count the encaisse at the end of the séance, certified « exact » and signed (R16, R19, R20).
+
+    The result = final encaisse − (initial advance + top-ups); the cash box is then empty until the next séance.
+    """
+    cashbox = lock_cashbox(cashbox)
+    seance = Seance.objects.select_for_update().get(pk=seance.pk)
+    tableau, casino = cashbox.tableau, cashbox.tableau.casino
+    require_open_seance(seance)
+    advances = advances_of(cashbox, seance)
+    if not any(a.kind == Advance.Kind.INITIAL for a in advances):
+        raise InvalidTransition("R20", "Cette caisse n'a pas reçu d'avance initiale pendant la séance")
+    if final_count_of(cashbox, seance):
+        raise InvalidTransition("R20", "L'encaisse finale de cette caisse est déjà comptée et certifiée")
+    if Interruption.objects.ongoing().filter(tableau=tableau).exists():
+        raise InvalidTransition("R18", "Le tableau est interrompu, l'encaisse sous clé : reprenez d'abord la partie")
+    chips, amount = parse_chips(casino, chips) if chips else ({}, Decimal("0.00"))
+    counter, present = _count_people(casino, tableau, counted_by, witnesses)
+    cashier = staff_member(casino, caissier, {Role.CAISSIER}, "caissier", "R20", "Le caissier présent")
+    advances_total = sum((effective_amount(a) for a in advances), Decimal("0.00"))
+    result = amount - advances_total
+    statement = (
+        f"Encaisse finale certifiée exacte : {euros(amount)} — caisse n° {tableau.number} — {seance} — "
+        f"avances {euros(advances_total)} — résultat {euros(result)} — {chips}"
+    )
+    signature = sign(casino, signer, password, Signature.Purpose.FINAL_COUNT, statement, DIRECTING, "R20")
+    count = Count.objects.create(
+        cashbox=cashbox,
+        seance=seance,
+        kind=Count.Kind.FINAL,
+        chips=chips,
+        amount=amount,
+        advances_total=advances_total,
+        result=result,
+        counted_by=counter,
+        caissier=cashier,
+        signature=signature,
+        recorded_by=user,
+    )
+    count.witnesses.set({*present, cashier, signature.signer})
+    return count
+
+
+# Interruptions (R17, R18, R19) --------------------------------------------------------------------------------
+
+
+def _require_playing(tableau, seance):
+    cashbox = main_cashbox(tableau)
+    if cashbox is None or not Advance.objects.filter(cashbox=cashbox, seance=seance, kind="initial").exists():
+        raise InvalidTransition("R17", f"Le tableau n° {tableau.number} n'est pas en jeu pendant cette séance")
+    if final_count_of(cashbox, seance):
+        raise InvalidTransition("R20", f"Le tableau n° {tableau.number} est déjà compté pour la séance")
+    return cashbox
+
+
+@transaction.atomic
+def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=()):
+    """Interrupt play: the encaisse is counted and entered in the carnet at once (R17)."""
+    require_floor_role(user, "R17", "interrompre la partie")
+    tableau = Tableau.objects.select_for_update().select_related("casino").get(pk=tableau.pk)
+    seance = Seance.objects.get(pk=seance.pk)
+    require_open_seance(seance)
+    cashbox = _require_playing(tableau, seance)
+    if Interruption.objects.ongoing().filter(tableau=tableau).exists():
+        raise InvalidTransition("R17", f"Le tableau n° {tableau.number} est déjà interrompu")
+    chips, amount = parse_chips(tableau.casino, chips)
+    counter, present = _count_people(tableau.casino, tableau, counted_by, witnesses)
+    advances_total = sum((effective_amount(a) for a in advances_of(cashbox, seance)), Decimal("0.00"))
+    count = Count.objects.create(
+        cashbox=cashbox,
+        seance=seance,
+        kind=Count.Kind.INTERRUPTION,
+        chips=chips,
+        amount=amount,
+        advances_total=advances_total,
+        counted_by=counter,
+        recorded_by=user,
+    )
+    count.witnesses.set(present)
+    return Interruption.objects.create(
+        tableau=tableau, seance=seance, kind=Interruption.Kind.FULL, logged_by=user, count=count
+    )
+
+
+@transaction.atomic
+def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at_table, staff_at_post):
+    """Lock the whole encaisse in the box R3 prescribes instead of counting it (R18).
+
+    The key holder (directeur responsable, CoDir member or chef de partie) attests each of the three
+    conditions with their password; a missing one is refused.
+    """
+    require_floor_role(user, "R18", "interrompre la partie")
+    tableau = Tableau.objects.select_for_update().select_related("casino").get(pk=tableau.pk)
+    seance = Seance.objects.get(pk=seance.pk)
+    require_open_seance(seance)
+    _require_playing(tableau, seance)
+    if Interruption.objects.ongoing().filter(tableau=tableau).exists():
+        raise InvalidTransition("R17", f"Le tableau n° {tableau.number} est déjà interrompu")
+    conditions = [
+        ("short", short, "l'interruption doit être de courte durée (par exemple pendant un entracte)"),
+        ("boxes_at_table", boxes_at_table, "les boîtes ou caisses doivent demeurer à la table"),
+        ("staff_at_post", staff_at_post, "l'appareil n'est pas recouvert et les employés restent à leur poste"),
+    ]
+    errors = {
+        field: ValidationError(cite("R18", f"Condition non attestée : {text}"), code="R18")
+        for field, attested, text in conditions
+        if attested is not True
+    }
+    if errors:
+        raise ValidationError(errors)
+    box_kind = Cashbox.Kind.INTERRUPTION_BOX if tableau.game == Game.BOULE else Cashbox.Kind.BUILT_IN
+    box = tableau.cashboxes.filter(kind=box_kind).first()
+    if box is None:
+        raise InvalidTransition(
+            "R18", f"Le tableau n° {tableau.number} n'a pas de boîte spéciale fermant à clé : comptez l'encaisse"
+        )
+    statement = (
+        f"Interruption momentanée du tableau n° {tableau.number} — {seance} — encaisse sous clé dans : "
+        f"{box.get_kind_display()} — j'atteste : courte durée, boîtes à la table, appareil non recouvert et "
+        "employés à leur poste — je garde l'unique clé"
+    )
+    attestation = sign(tableau.casino, key_holder, password, Signature.Purpose.SHORT_INTERRUPTION, statement,
+                       KEY_HOLDERS, "R18")
+    return Interruption.objects.create(
+        tableau=tableau,
+        seance=seance,
+        kind=Interruption.Kind.SHORT,
+        logged_by=user,
+        locked_box=box,
+        key_holder=attestation.signer,
+        attests_short=True,
+        attests_boxes_at_table=True,
+        attests_staff_at_post=True,
+        attestation=attestation,
+    )
+
+
+@transaction.atomic
+def resume(user, interruption, lids_off=None, unlocked_by=None, password=None):
+    """Resume play; a locked box is opened by its key holder; at boule the lids come off (R18, R19)."""
+    require_floor_role(user, "R17", "reprendre la partie")
+    # Lock the interruption: two taps on « reprise » must not resume it twice.
+    interruption = Interruption.objects.select_for_update().select_related("tableau").get(pk=interruption.pk)
+    if not interruption.ongoing:
+        raise InvalidTransition("R17", "Cette interruption est déjà terminée")
+    if interruption.tableau.game == Game.BOULE and lids_off is not True:
+        raise invalid("lids_off", "R19", "À la boule, les couvercles ne peuvent être maintenus sur les boîtes "
+                      "pendant la partie : attestez qu'ils sont retirés")
+    opener = user
+    if interruption.kind == Interruption.Kind.SHORT:
+        holder = authenticate(username=unlocked_by or "", password=password or "")
+        if holder is None:
+            raise invalid("password", "R18", "Identifiant ou mot de passe du détenteur de la clé incorrect")
+        if holder.pk != interruption.key_holder_id:
+            raise RoleForbidden("R18", "Seul le détenteur de l'unique clé rouvre la boîte à la reprise")
+        opener = holder
+    interruption.resumed_at = timezone.now()
+    interruption.resumed_by = opener
+    interruption.lids_off = lids_off if interruption.tableau.game == Game.BOULE else None
+    interruption.save()
+    return interruption
+
+
+def require_floor_role(user, rule, action):
+    role = role_of(user)
+    if role not in KEY_HOLDERS:
+        raise RoleForbidden(rule, f"Seul le chef de partie ou la direction peut {action}")
+    return role
+
+
+# End of séance (R16, R19, R20) ---------------------------------------------------------------------------------
+
+
+def closing_blockers(seance):
+    """What still prevents the séance from closing: [(rule, message)], empty when it can close."""
+    blockers = []
+    played = (
+        Advance.objects.filter(seance=seance, kind=Advance.Kind.INITIAL)
+        .select_related("cashbox__tableau")
+        .order_by("cashbox__tableau__number")
+    )
+    counted = set(Count.objects.filter(seance=seance, kind=Count.Kind.FINAL).values_list("cashbox_id", flat=True))
+    for advance in played:
+        if advance.cashbox_id not in counted:
+            blockers.append(
+                ("R20", cite("R20", f"La caisse n° {advance.cashbox.tableau.number} n'a pas d'encaisse finale "
+                                    "comptée et certifiée exacte"))
+            )
+    for interruption in Interruption.objects.ongoing().filter(seance=seance).select_related("tableau"):
+        rule = "R18" if interruption.kind == Interruption.Kind.SHORT else "R17"
+        what = "a sa boîte encore fermée à clé" if rule == "R18" else "est encore interrompu"
+        blockers.append((rule, cite(rule, f"Le tableau n° {interruption.tableau.number} {what}")))
+    return blockers
+
+
+# Corrections (R23) -------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def correct(user, original, chips, reason, approval_words, signer, password):
+    """Correct an advance or a count by a new entry in red ink, approved in words by the director (R23)."""
+    require_floor_role(user, "R23", "inscrire une correction")
+    model = type(original)
+    original = model.objects.select_for_update().select_related("cashbox__tableau__casino", "seance__gaming_day").get(
+        pk=original.pk
+    )
+    casino = original.cashbox.tableau.casino
+    register = ControlRegister.objects.filter(gaming_day=original.seance.gaming_day).first()
+    if register is not None:
+        raise InvalidTransition("R22", "Le registre de contrôle de la journée est établi : la correction n'est plus possible")
+    if not (reason or "").strip():
+        raise invalid("reason", "R23", "Indiquez le motif de la correction")
+    chips, amount = parse_chips(casino, chips)
+    previous = effective_amount(original)
+    if amount == previous and chips == (original.corrections.order_by("-pk").first() or original).chips:
+        raise invalid("chips", "R23", "La correction ne change rien à l'inscription")
+    words = amount_in_words(amount)
+    if words.lower() not in " ".join((approval_words or "").lower().split()):
+        raise invalid("approval_words", "R23", f"Le directeur approuve en écrivant le montant corrigé en toutes "
+                      f"lettres : « {words} »")
+    statement = (
+        f"Correction à l'encre rouge : {original} — {euros(previous)} → {euros(amount)} — motif : {reason} — "
+        f"approuvé : {approval_words}"
+    )
+    approval = sign(casino, signer, password, Signature.Purpose.CORRECTION, statement, {Role.DIRECTOR}, "R23")
+    return Correction.objects.create(
+        casino=casino,
+        advance=original if model is Advance else None,
+        count=original if model is Count else None,
+        chips=chips,
+        amount=amount,
+        previous_amount=previous,
+        reason=reason.strip(),
+        approval_words=approval_words.strip(),
+        approval=approval,
+        recorded_by=user,
+    )
+
+
+# Control register (R21, R22) ---------------------------------------------------------------------------------
+
+
+def effective_result(count):
+    advances = advances_of(count.cashbox, count.seance)
+    return effective_amount(count) - sum((effective_amount(a) for a in advances), Decimal("0.00"))
+
+
+@transaction.atomic
+def draw_up_register(user, gaming_day):
+    """Carry every certified final count of the day into its control register, totalled and in words (R22)."""
+    require_floor_role(user, "R22", "établir le registre de contrôle")
+    if role_of(user) not in DIRECTING:
+        raise RoleForbidden("R22", "Seule la direction établit le registre de contrôle")
+    # Lock the day: two directors drawing up the register at once would otherwise write it twice.
+    gaming_day = GamingDay.objects.select_for_update().get(pk=gaming_day.pk)
+    existing = ControlRegister.objects.filter(gaming_day=gaming_day).first()
+    if existing:
+        return existing, False
+    seances = list(gaming_day.seances.all())
+    if not seances:
+        raise InvalidTransition("R22", "Aucune séance pour cette journée de jeu")
+    open_ones = [s for s in seances if s.state != Seance.State.CLOSED]
+    if open_ones:
+        raise InvalidTransition(
+            "R22", "Toutes les séances de la journée doivent être closes : " + ", ".join(str(s) for s in open_ones)
+        )
+    counts = list(
+        Count.objects.filter(seance__gaming_day=gaming_day, kind=Count.Kind.FINAL)
+        .select_related("cashbox__tableau", "seance")
+        .prefetch_related("corrections")
+    )
+    lines = [(count, effective_result(count)) for count in counts]
+    total = sum((result for _, result in lines), Decimal("0.00"))
+    register = ControlRegister.objects.create(
+        gaming_day=gaming_day, total=total, total_in_words=amount_in_words(total), drawn_up_by=user
+    )
+    for count, result in lines:
+        ControlRegisterLine.objects.create(
+            register=register, seance=count.seance, cashbox=count.cashbox, count=count, result=result
+        )
+    return register, True
+
+
+@transaction.atomic
+def sign_register(register, signer, password):
+    """Sign the register: the directeur responsable and another CoDir member, two different people (R22)."""
+    # Lock the register: two simultaneous signatures must not both take the first place.
+    register = ControlRegister.objects.select_for_update().select_related("gaming_day__casino").get(pk=register.pk)
+    if register.signed:
+        raise InvalidTransition("R22", "Le registre de contrôle porte déjà ses deux signatures")
+    first = register.first_signature
+    statement = (
+        f"{register} — arrêté à la somme de {register.total_in_words} ({euros(register.total)}) — "
+        f"{register.lines.count()} ligne(s)"
+    )
+    signature = sign(
+        register.gaming_day.casino,
+        signer,
+        password,
+        Signature.Purpose.REGISTER,
+        statement,
+        DIRECTING,
+        "R22",
+        not_by=[first.signer] if first else [],
+    )
+    if first is None:
+        register.first_signature = signature
+    else:
+        register.second_signature = signature
+    register.save()
+    return register
