@@ -12,10 +12,6 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from casino.models import Role
-from casino.roles import role_of
-from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite
-from casino.words import amount_in_words
 from cashbox.models import (
     Advance,
     ControlRegister,
@@ -25,6 +21,10 @@ from cashbox.models import (
     Interruption,
     Signature,
 )
+from casino.models import Role
+from casino.roles import role_of
+from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite
+from casino.words import amount_in_words
 from sessions.models import GamingDay, Opening, Seance
 from tables.games import Game, euros
 from tables.models import Cashbox, Tableau
@@ -48,7 +48,7 @@ def parse_chips(casino, chips, field="chips"):
     Returns (chips as {"10.00": 3, …}, total amount). Money only enters the table (R14): no negative quantity.
     """
     if not isinstance(chips, dict) or not chips:
-        raise invalid(field, None, "Indiquez le nombre de jetons par valeur (ex. {\"10.00\": 5}).")
+        raise invalid(field, None, 'Indiquez le nombre de jetons par valeur (ex. {"10.00": 5}).')
     allowed = {Decimal(value) for value in casino.chip_denominations}
     normalised, total = {}, Decimal("0.00")
     for value, quantity in chips.items():
@@ -179,8 +179,10 @@ def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, passw
     chips, amount = parse_chips(casino, chips)
     expected = casino.advance_amount(tableau.game)
     if amount != expected:
-        what = "L'avance complémentaire est égale à l'avance initiale" if kind == Advance.Kind.TOP_UP else (
-            "L'avance est la même pour toutes les caisses du jeu ce jour"
+        what = (
+            "L'avance complémentaire est égale à l'avance initiale"
+            if kind == Advance.Kind.TOP_UP
+            else ("L'avance est la même pour toutes les caisses du jeu ce jour")
         )
         raise invalid("chips", "R15", f"{what} : {euros(expected)} attendus, {euros(amount)} comptés")
     counter = staff_member(casino, counted_by, {Role.CROUPIER}, "counted_by", "R15", "Celui qui compte l'avance")
@@ -189,8 +191,7 @@ def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, passw
         carrier = staff_member(casino, brought_by, {Role.CAISSIER}, "brought_by", "R15", "Celui qui apporte l'avance")
     label = Advance.Kind(kind).label
     statement = (
-        f"{label} de {euros(amount)} — caisse n° {tableau.number} — {seance} — "
-        f"comptée par {counter.username} — {chips}"
+        f"{label} de {euros(amount)} — caisse n° {tableau.number} — {seance} — comptée par {counter.username} — {chips}"
     )
     signature = sign(casino, signer, password, Signature.Purpose.ADVANCE, statement, DIRECTING, "R15")
     return Advance.objects.create(
@@ -213,8 +214,16 @@ def _count_people(casino, tableau, counted_by, witnesses):
     counter = staff_member(casino, counted_by, {Role.CROUPIER}, "counted_by", "R20", "Celui qui compte l'encaisse")
     present = [counter]
     for username in witnesses or []:
-        present.append(staff_member(casino, username, set(Role) - {Role.CONTROLEUR, Role.ADMIN}, "witnesses", "R20",
-                                    "Chaque personne présente"))
+        present.append(
+            staff_member(
+                casino,
+                username,
+                set(Role) - {Role.CONTROLEUR, Role.ADMIN},
+                "witnesses",
+                "R20",
+                "Chaque personne présente",
+            )
+        )
     return counter, present
 
 
@@ -340,8 +349,9 @@ def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at
         f"{box.get_kind_display()} — j'atteste : courte durée, boîtes à la table, appareil non recouvert et "
         "employés à leur poste — je garde l'unique clé"
     )
-    attestation = sign(tableau.casino, key_holder, password, Signature.Purpose.SHORT_INTERRUPTION, statement,
-                       KEY_HOLDERS, "R18")
+    attestation = sign(
+        tableau.casino, key_holder, password, Signature.Purpose.SHORT_INTERRUPTION, statement, KEY_HOLDERS, "R18"
+    )
     return Interruption.objects.create(
         tableau=tableau,
         seance=seance,
@@ -365,8 +375,12 @@ def resume(user, interruption, lids_off=None, unlocked_by=None, password=None):
     if not interruption.ongoing:
         raise InvalidTransition("R17", "Cette interruption est déjà terminée")
     if interruption.tableau.game == Game.BOULE and lids_off is not True:
-        raise invalid("lids_off", "R19", "À la boule, les couvercles ne peuvent être maintenus sur les boîtes "
-                      "pendant la partie : attestez qu'ils sont retirés")
+        raise invalid(
+            "lids_off",
+            "R19",
+            "À la boule, les couvercles ne peuvent être maintenus sur les boîtes "
+            "pendant la partie : attestez qu'ils sont retirés",
+        )
     opener = user
     if interruption.kind == Interruption.Kind.SHORT:
         holder = authenticate(username=unlocked_by or "", password=password or "")
@@ -404,8 +418,14 @@ def closing_blockers(seance):
     for advance in played:
         if advance.cashbox_id not in counted:
             blockers.append(
-                ("R20", cite("R20", f"La caisse n° {advance.cashbox.tableau.number} n'a pas d'encaisse finale "
-                                    "comptée et certifiée exacte"))
+                (
+                    "R20",
+                    cite(
+                        "R20",
+                        f"La caisse n° {advance.cashbox.tableau.number} n'a pas d'encaisse finale "
+                        "comptée et certifiée exacte",
+                    ),
+                )
             )
     for interruption in Interruption.objects.ongoing().filter(seance=seance).select_related("tableau"):
         rule = "R18" if interruption.kind == Interruption.Kind.SHORT else "R17"
@@ -422,13 +442,17 @@ def correct(user, original, chips, reason, approval_words, signer, password):
     """Correct an advance or a count by a new entry in red ink, approved in words by the director (R23)."""
     require_floor_role(user, "R23", "inscrire une correction")
     model = type(original)
-    original = model.objects.select_for_update().select_related("cashbox__tableau__casino", "seance__gaming_day").get(
-        pk=original.pk
+    original = (
+        model.objects.select_for_update()
+        .select_related("cashbox__tableau__casino", "seance__gaming_day")
+        .get(pk=original.pk)
     )
     casino = original.cashbox.tableau.casino
     register = ControlRegister.objects.filter(gaming_day=original.seance.gaming_day).first()
     if register is not None:
-        raise InvalidTransition("R22", "Le registre de contrôle de la journée est établi : la correction n'est plus possible")
+        raise InvalidTransition(
+            "R22", "Le registre de contrôle de la journée est établi : la correction n'est plus possible"
+        )
     if not (reason or "").strip():
         raise invalid("reason", "R23", "Indiquez le motif de la correction")
     chips, amount = parse_chips(casino, chips)
@@ -437,8 +461,11 @@ def correct(user, original, chips, reason, approval_words, signer, password):
         raise invalid("chips", "R23", "La correction ne change rien à l'inscription")
     words = amount_in_words(amount)
     if words.lower() not in " ".join((approval_words or "").lower().split()):
-        raise invalid("approval_words", "R23", f"Le directeur approuve en écrivant le montant corrigé en toutes "
-                      f"lettres : « {words} »")
+        raise invalid(
+            "approval_words",
+            "R23",
+            f"Le directeur approuve en écrivant le montant corrigé en toutes lettres : « {words} »",
+        )
     statement = (
         f"Correction à l'encre rouge : {original} — {euros(previous)} → {euros(amount)} — motif : {reason} — "
         f"approuvé : {approval_words}"

@@ -9,8 +9,6 @@ from django.urls import reverse
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
-from casino.rules import rule_error
-
 DEFAULT_DENOMINATIONS = ["1.00", "2.00", "5.00", "10.00", "20.00", "25.00", "50.00", "100.00", "500.00", "1000.00"]
 
 

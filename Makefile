@@ -1,0 +1,57 @@
+# Self-documenting targets, django-oscar style: a target followed by "## text" is listed by `make help`.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.requirements-stamp
+PORT ?= 8000
+
+.DEFAULT_GOAL := help
+.PHONY: help venv run test lint format check worker beat clean
+
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*?## .*$$' $(MAKEFILE_LIST) | sort \
+		| awk 'BEGIN {FS = ":.*?## "}; {printf "\033[36m%-10s\033[0m %s\n", $$1, $$2}'
+
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required (set PYTHON=python3.11).")'
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall only when a requirements file changes.
+$(STAMP): requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	@touch $@
+
+venv: $(STAMP) ## Create .venv and install requirements-dev.txt (only when they changed)
+
+run: export DEBUG = 1
+run: $(STAMP) ## Migrate, seed the demo and serve on 127.0.0.1:$PORT (default 8000), DEBUG on
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py seed_demo
+	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+
+test: $(STAMP) ## Run the test suite (SQLite; PostgreSQL, Celery and browser tests skip with a reason)
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: $(STAMP) ## Check formatting and lint with ruff
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+format: $(STAMP) ## Format the code and sort imports with ruff
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix --select I .
+
+check: export DEBUG = 1
+check: $(STAMP) ## Django system checks and no missing migrations
+	$(BIN)/python manage.py check
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+worker: $(STAMP) ## Start a Celery worker (needs CELERY_BROKER_URL)
+	$(BIN)/celery -A casino worker --loglevel=INFO
+
+beat: $(STAMP) ## Start Celery beat, which schedules the nightly approval check (needs CELERY_BROKER_URL)
+	$(BIN)/celery -A casino beat --loglevel=INFO
+
+clean: ## Remove caches and collected static files (keeps .venv and db.sqlite3)
+	rm -rf .pytest_cache .ruff_cache .hypothesis staticfiles
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +

@@ -1,0 +1,221 @@
+from rest_framework import serializers
+
+from cashbox.models import Advance, ControlRegister, ControlRegisterLine, Correction, Count, Interruption, Signature
+from sessions.models import Seance
+from tables.models import Cashbox, Tableau
+
+
+class SignatureSerializer(serializers.ModelSerializer):
+    signer = serializers.CharField(source="signer.username")
+
+    class Meta:
+        model = Signature
+        fields = ["id", "signer", "role", "purpose", "statement", "digest", "signed_at"]
+
+
+class SignerFields(serializers.Serializer):
+    """The signer re-enters their password at the moment of signing, even on someone else's tablet."""
+
+    signer = serializers.CharField(help_text="Identifiant du signataire.")
+    password = serializers.CharField(write_only=True, style={"input_type": "password"})
+
+
+def scoped(queryset_factory, **kwargs):
+    class Scoped(serializers.PrimaryKeyRelatedField):
+        def get_queryset(self):
+            return queryset_factory(self.context["request"].user)
+
+    return Scoped(**kwargs)
+
+
+class AdvanceSerializer(serializers.ModelSerializer):
+    number = serializers.IntegerField(source="cashbox.tableau.number", read_only=True)
+    counted_by = serializers.CharField(source="counted_by.username")
+    brought_by = serializers.CharField(source="brought_by.username", default=None)
+    signature = SignatureSerializer()
+    corrections = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+
+    class Meta:
+        model = Advance
+        fields = [
+            "id",
+            "cashbox",
+            "number",
+            "seance",
+            "kind",
+            "chips",
+            "amount",
+            "counted_by",
+            "brought_by",
+            "signature",
+            "recorded_at",
+            "corrections",
+        ]
+
+
+class AdvanceCreateSerializer(SignerFields):
+    cashbox = scoped(Cashbox.objects.for_user)
+    seance = scoped(Seance.objects.for_user)
+    kind = serializers.CharField(help_text="initial ou top_up ; aucun retrait n'existe (R14).")
+    chips = serializers.DictField(help_text='Nombre de jetons par valeur, ex. {"100.00": 80}.')
+    counted_by = serializers.CharField(help_text="Le croupier qui compte (R15).")
+    brought_by = serializers.CharField(required=False, allow_blank=True, help_text="Le caissier qui apporte.")
+
+
+class CountSerializer(serializers.ModelSerializer):
+    number = serializers.IntegerField(source="cashbox.tableau.number", read_only=True)
+    counted_by = serializers.CharField(source="counted_by.username")
+    caissier = serializers.CharField(source="caissier.username", default=None)
+    witnesses = serializers.SlugRelatedField(many=True, slug_field="username", read_only=True)
+    signature = SignatureSerializer(allow_null=True)
+    corrections = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+
+    class Meta:
+        model = Count
+        fields = [
+            "id",
+            "cashbox",
+            "number",
+            "seance",
+            "kind",
+            "chips",
+            "amount",
+            "advances_total",
+            "result",
+            "counted_by",
+            "witnesses",
+            "caissier",
+            "signature",
+            "recorded_at",
+            "corrections",
+        ]
+
+
+class FinalCountCreateSerializer(SignerFields):
+    cashbox = scoped(Cashbox.objects.for_user)
+    seance = scoped(Seance.objects.for_user)
+    chips = serializers.DictField(allow_empty=True)
+    counted_by = serializers.CharField()
+    witnesses = serializers.ListField(child=serializers.CharField(), required=False)
+    caissier = serializers.CharField(help_text="Le caissier présent (R20).")
+
+
+class InterruptionSerializer(serializers.ModelSerializer):
+    number = serializers.IntegerField(source="tableau.number", read_only=True)
+    logged_by = serializers.CharField(source="logged_by.username")
+    key_holder = serializers.CharField(source="key_holder.username", default=None)
+    resumed_by = serializers.CharField(source="resumed_by.username", default=None)
+    count = CountSerializer(allow_null=True)
+
+    class Meta:
+        model = Interruption
+        fields = [
+            "id",
+            "tableau",
+            "number",
+            "seance",
+            "kind",
+            "started_at",
+            "logged_by",
+            "locked_box",
+            "key_holder",
+            "attests_short",
+            "attests_boxes_at_table",
+            "attests_staff_at_post",
+            "count",
+            "resumed_at",
+            "resumed_by",
+            "lids_off",
+        ]
+
+
+class InterruptionCreateSerializer(serializers.Serializer):
+    tableau = scoped(Tableau.objects.for_user)
+    seance = scoped(Seance.objects.for_user)
+    kind = serializers.ChoiceField(choices=Interruption.Kind.choices)
+    chips = serializers.DictField(required=False, help_text="Interruption avec comptage (R17).")
+    counted_by = serializers.CharField(required=False)
+    witnesses = serializers.ListField(child=serializers.CharField(), required=False)
+    key_holder = serializers.CharField(required=False, help_text="Interruption momentanée : détenteur de la clé.")
+    password = serializers.CharField(required=False, write_only=True, style={"input_type": "password"})
+    short = serializers.BooleanField(required=False, default=False)
+    boxes_at_table = serializers.BooleanField(required=False, default=False)
+    staff_at_post = serializers.BooleanField(required=False, default=False)
+
+
+class ResumeSerializer(serializers.Serializer):
+    lids_off = serializers.BooleanField(required=False, allow_null=True, default=None)
+    unlocked_by = serializers.CharField(required=False, help_text="Le détenteur de la clé rouvre la boîte.")
+    password = serializers.CharField(required=False, write_only=True, style={"input_type": "password"})
+
+
+class CorrectionSerializer(serializers.ModelSerializer):
+    approval = SignatureSerializer()
+
+    class Meta:
+        model = Correction
+        fields = [
+            "id",
+            "advance",
+            "count",
+            "chips",
+            "amount",
+            "previous_amount",
+            "reason",
+            "approval_words",
+            "approval",
+            "recorded_at",
+        ]
+
+
+class CorrectionCreateSerializer(SignerFields):
+    advance = scoped(Advance.objects.for_user, required=False, allow_null=True)
+    count = scoped(Count.objects.for_user, required=False, allow_null=True)
+    chips = serializers.DictField()
+    reason = serializers.CharField()
+    approval_words = serializers.CharField(help_text="Le montant corrigé en toutes lettres, de la main du directeur.")
+
+    def validate(self, attrs):
+        if bool(attrs.get("advance")) == bool(attrs.get("count")):
+            raise serializers.ValidationError(
+                {"advance": ["Une correction porte sur une seule inscription : une avance ou un comptage."]}
+            )
+        return attrs
+
+
+class RegisterLineSerializer(serializers.ModelSerializer):
+    number = serializers.IntegerField(source="cashbox.tableau.number")
+    seance_kind = serializers.CharField(source="seance.kind")
+
+    class Meta:
+        model = ControlRegisterLine
+        fields = ["seance", "seance_kind", "cashbox", "number", "count", "result"]
+
+
+class ControlRegisterSerializer(serializers.ModelSerializer):
+    casino = serializers.IntegerField(source="gaming_day.casino_id")
+    gaming_day = serializers.DateField(source="gaming_day.date")
+    lines = RegisterLineSerializer(many=True)
+    first_signature = SignatureSerializer(allow_null=True)
+    second_signature = SignatureSerializer(allow_null=True)
+    signed = serializers.BooleanField()
+
+    class Meta:
+        model = ControlRegister
+        fields = [
+            "id",
+            "casino",
+            "gaming_day",
+            "lines",
+            "total",
+            "total_in_words",
+            "drawn_up_at",
+            "first_signature",
+            "second_signature",
+            "signed",
+        ]
+
+
+class RegisterCreateSerializer(serializers.Serializer):
+    casino = serializers.IntegerField()
+    gaming_day = serializers.DateField()
