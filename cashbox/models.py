@@ -370,17 +370,3 @@ class ControlRegisterLine(models.Model):
                 fields=["register", "seance", "cashbox"], name="r22_one_line_per_seance_and_cashbox"
             )
         ]
-
-
-class IdempotentRequest(models.Model):
-    """A POST already answered: a retry with the same Idempotency-Key gets the first answer and writes nothing."""
-
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    key = models.CharField(max_length=200)
-    path = models.CharField(max_length=300)
-    status = models.PositiveSmallIntegerField()
-    body = models.JSONField(null=True)
-    created_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["user", "key"], name="one_answer_per_idempotency_key")]

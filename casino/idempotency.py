@@ -8,7 +8,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
-from cashbox.models import IdempotentRequest
+from casino.models import IdempotentRequest
 from casino.rules import DomainError
 
 

@@ -7,9 +7,20 @@ from casino.models import Role
 REGISTRY = ["tables.apparatus", "tables.table", "tables.tableau", "tables.cashbox"]
 STAFF = ["casino.employee", "casino.membership"]
 SEANCES = ["seances.gamingday", "seances.seance", "seances.opening"]
-FLOOR_VIEW = [f"{model}:view" for model in SEANCES]
+CASH = [
+    "cashbox.advance",
+    "cashbox.count",
+    "cashbox.interruption",
+    "cashbox.correction",
+    "cashbox.controlregister",
+    "cashbox.signature",
+]
+FLOOR_VIEW = [f"{model}:view" for model in [*SEANCES, *CASH]]
+# Who enters money records; the signer of each is checked separately, with their password (R15, R20).
+CASH_ENTRY = ["cashbox.advance:add", "cashbox.count:add"]
+FLOOR_CONTROL = ["cashbox.interruption:add", "cashbox.interruption:change", "cashbox.correction:add"]
 DIRECTING = ["seances.seance:add", "seances.seance:change", "seances.open_tableau"]
-VIEW_ALL = [f"{model}:view" for model in [*REGISTRY, *STAFF, *SEANCES, "casino.casino", "casino.alert"]]
+VIEW_ALL = [f"{model}:view" for model in [*REGISTRY, *STAFF, *SEANCES, *CASH, "casino.casino", "casino.alert"]]
 
 ROLE_PERMISSIONS = {
     Role.DIRECTOR: [
@@ -20,15 +31,30 @@ ROLE_PERMISSIONS = {
         "casino.alert:change",
         "casino.sign",
         *DIRECTING,
+        *CASH_ENTRY,
+        *FLOOR_CONTROL,
+        "cashbox.controlregister:add",
+        "cashbox.sign_register",
     ],
-    Role.CODIR: [*VIEW_ALL, "casino.alert:change", "casino.sign", *DIRECTING],
+    Role.CODIR: [
+        *VIEW_ALL,
+        "casino.alert:change",
+        "casino.sign",
+        *DIRECTING,
+        *CASH_ENTRY,
+        *FLOOR_CONTROL,
+        "cashbox.controlregister:add",
+        "cashbox.sign_register",
+    ],
     Role.CHEF: [
         *[f"{model}:view" for model in [*REGISTRY, "casino.casino", "casino.alert"]],
         *FLOOR_VIEW,
+        *CASH_ENTRY,
+        *FLOOR_CONTROL,
         "casino.alert:change",
     ],
-    Role.CROUPIER: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino"]], *FLOOR_VIEW],
-    Role.CAISSIER: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino"]], *FLOOR_VIEW],
+    Role.CROUPIER: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino"]], *FLOOR_VIEW, *CASH_ENTRY],
+    Role.CAISSIER: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino"]], *FLOOR_VIEW, *CASH_ENTRY],
     Role.CONTROLEUR: [*VIEW_ALL, "casino.view_audit"],
     Role.ADMIN: [
         *VIEW_ALL,

@@ -5,7 +5,7 @@ from django.db import transaction
 from rest_framework import serializers
 from rest_framework.fields import get_error_detail
 
-from casino.models import Casino, Employee, Membership, Role
+from casino.models import Alert, Casino, Employee, Membership, Role
 
 
 class CleanedModelSerializer(serializers.ModelSerializer):
@@ -179,3 +179,12 @@ class EmployeeSerializer(CleanedModelSerializer):
         data = super().to_representation(instance)
         data["casinos"] = [m.casino_id for m in instance.memberships.all() if m.active]
         return data
+
+
+class AlertSerializer(serializers.ModelSerializer):
+    acknowledged_by = serializers.CharField(source="acknowledged_by.username", default=None, read_only=True)
+
+    class Meta:
+        model = Alert
+        fields = ["id", "casino", "rule", "kind", "message", "raised_at", "acknowledged_at", "acknowledged_by"]
+        read_only_fields = fields

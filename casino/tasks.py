@@ -1,8 +1,8 @@
 from celery import shared_task
-from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from casino.models import APPROVED_ROLES, Alert, Casino, Employee
+from casino.models import APPROVED_ROLES, Casino, Employee
+from casino.services import raise_alert
 
 
 @shared_task
@@ -31,13 +31,6 @@ def check_approvals(today=None):
                 )
             else:
                 continue
-            if Alert.objects.open().filter(casino=casino, key=key).exists():
-                continue
-            try:
-                # Two workers may race on the same alert; the partial unique constraint keeps one.
-                with transaction.atomic():
-                    Alert.objects.create(casino=casino, kind="approval", key=key, message=message)
+            if raise_alert(casino, "approval", key, message):
                 raised += 1
-            except IntegrityError:
-                pass
     return raised

@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
+from cashbox import api as cashbox_api
 from casino import api as casino_api
 from casino import views
 from sessions import api as sessions_api
@@ -20,6 +21,13 @@ router.register("tableaux", tables_api.TableauViewSet, basename="tableau")
 router.register("cashboxes", tables_api.CashboxViewSet, basename="cashbox")
 router.register("seances", sessions_api.SeanceViewSet, basename="seance")
 router.register("openings", sessions_api.OpeningViewSet, basename="opening")
+router.register("advances", cashbox_api.AdvanceViewSet, basename="advance")
+router.register("counts", cashbox_api.CountViewSet, basename="count")
+router.register("interruptions", cashbox_api.InterruptionViewSet, basename="interruption")
+router.register("corrections", cashbox_api.CorrectionViewSet, basename="correction")
+router.register("carnets", cashbox_api.CarnetViewSet, basename="carnet")
+router.register("control-registers", cashbox_api.ControlRegisterViewSet, basename="control-register")
+router.register("alerts", cashbox_api.AlertViewSet, basename="alert")
 
 urlpatterns = [
     path("", views.home, name="home"),

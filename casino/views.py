@@ -5,12 +5,14 @@ from django.db import transaction
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import View
 from django.views.generic import DetailView, ListView
 
 from casino.history import history_rows
 from casino.models import Alert, Casino, Employee, Role
 from casino.roles import role_of
+from casino.services import acknowledge_alert
 
 
 class RoleRequiredMixin(LoginRequiredMixin, PermissionRequiredMixin):
@@ -110,17 +112,13 @@ class AcknowledgeAlertView(RoleRequiredMixin, View):
     permission_required = "casino.change_alert"
 
     def post(self, request, pk):
-        with transaction.atomic():
-            # Two people acknowledging at once: the first one is kept.
-            alert = get_object_or_404(
-                Alert.objects.select_for_update().filter(casino__in=Casino.objects.for_user(request.user)), pk=pk
-            )
-            if alert.acknowledged_at is None:
-                alert.acknowledged_at = timezone.now()
-                alert.acknowledged_by = request.user
-                alert.save()
-                messages.success(request, "Alerte acquittée.")
-        return redirect("home")
+        alert = get_object_or_404(Alert.objects.filter(casino__in=Casino.objects.for_user(request.user)), pk=pk)
+        acknowledge_alert(request.user, alert)
+        messages.success(request, "Alerte acquittée.")
+        target = request.POST.get("next", "")
+        if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+            target = "home"
+        return redirect(target)
 
 
 class EmployeeListView(ScopedListView):

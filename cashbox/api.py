@@ -1,0 +1,288 @@
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.decorators import action
+from rest_framework.exceptions import MethodNotAllowed
+from rest_framework.response import Response
+
+from cashbox import services
+from cashbox.carnets import carnet_of, current_season
+from cashbox.models import Advance, ControlRegister, Correction, Count, Interruption
+from cashbox.serializers import (
+    AdvanceCreateSerializer,
+    AdvanceSerializer,
+    ControlRegisterSerializer,
+    CorrectionCreateSerializer,
+    CorrectionSerializer,
+    CountSerializer,
+    FinalCountCreateSerializer,
+    InterruptionCreateSerializer,
+    InterruptionSerializer,
+    RegisterCreateSerializer,
+    ResumeSerializer,
+    SignerFields,
+)
+from casino.api import RecordViewSet
+from casino.idempotency import idempotent
+from casino.models import Alert, Casino
+from casino.serializers import AlertSerializer
+from sessions.models import GamingDay
+from tables.models import Cashbox
+
+
+class CashViewSet(RecordViewSet):
+    """Money records are read and appended, never changed (R23): no PUT, PATCH or DELETE."""
+
+    http_method_names = ["get", "post", "head", "options"]
+    create_serializer_class = None
+
+    def get_serializer_class(self):
+        if self.action == "create" and self.create_serializer_class:
+            return self.create_serializer_class
+        return super().get_serializer_class()
+
+    def validated(self, request, serializer_class=None):
+        serializer = (serializer_class or self.get_serializer_class())(
+            data=request.data, context=self.get_serializer_context()
+        )
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+    def created(self, obj):
+        return Response(self.serializer_class(obj, context=self.get_serializer_context()).data, status=201)
+
+
+class AdvanceViewSet(CashViewSet):
+    """Initial advances and top-ups, counted by denomination and signed at once (R14, R15)."""
+
+    queryset = Advance.objects.all()
+    serializer_class = AdvanceSerializer
+    create_serializer_class = AdvanceCreateSerializer
+
+    def get_queryset(self):
+        return (
+            super()
+            .get_queryset()
+            .select_related("cashbox__tableau", "counted_by", "brought_by", "signature__signer")
+            .prefetch_related("corrections")
+        )
+
+    @extend_schema(request=AdvanceCreateSerializer, responses=AdvanceSerializer)
+    @idempotent
+    def create(self, request, *args, **kwargs):
+        data = self.validated(request)
+        advance = services.record_advance(
+            request.user,
+            data["cashbox"],
+            data["seance"],
+            data["kind"],
+            data["chips"],
+            data["counted_by"],
+            data["signer"],
+            data["password"],
+            data.get("brought_by") or None,
+        )
+        return self.created(advance)
+
+
+class CountViewSet(CashViewSet):
+    """Counts of the encaisse: final ones are posted here (R20); interruption counts come with their interruption."""
+
+    queryset = Count.objects.all()
+    serializer_class = CountSerializer
+    create_serializer_class = FinalCountCreateSerializer
+
+    def get_queryset(self):
+        return (
+            super()
+            .get_queryset()
+            .select_related("cashbox__tableau", "counted_by", "caissier", "signature__signer")
+            .prefetch_related("witnesses", "corrections")
+        )
+
+    @extend_schema(request=FinalCountCreateSerializer, responses=CountSerializer)
+    @idempotent
+    def create(self, request, *args, **kwargs):
+        data = self.validated(request)
+        count = services.record_final_count(
+            request.user,
+            data["cashbox"],
+            data["seance"],
+            data["chips"],
+            data["counted_by"],
+            data.get("witnesses", []),
+            data["caissier"],
+            data["signer"],
+            data["password"],
+        )
+        return self.created(count)
+
+
+class InterruptionViewSet(CashViewSet):
+    """Interruptions logged by the chef de partie: with a count (R17) or short, under key (R18); and resumption."""
+
+    queryset = Interruption.objects.all()
+    serializer_class = InterruptionSerializer
+    create_serializer_class = InterruptionCreateSerializer
+    action_permissions = {"resume": ["cashbox.change_interruption"]}
+
+    def get_queryset(self):
+        return (
+            Interruption.objects.for_user(self.request.user)
+            .select_related("tableau", "logged_by", "key_holder", "resumed_by", "count__counted_by")
+            .prefetch_related("count__witnesses", "count__corrections")
+        )
+
+    @extend_schema(request=InterruptionCreateSerializer, responses=InterruptionSerializer)
+    @idempotent
+    def create(self, request, *args, **kwargs):
+        data = self.validated(request)
+        if data["kind"] == Interruption.Kind.FULL:
+            interruption = services.interrupt_with_count(
+                request.user,
+                data["tableau"],
+                data["seance"],
+                data.get("chips"),
+                data.get("counted_by"),
+                data.get("witnesses", []),
+            )
+        else:
+            interruption = services.interrupt_short(
+                request.user,
+                data["tableau"],
+                data["seance"],
+                data.get("key_holder"),
+                data.get("password"),
+                data["short"],
+                data["boxes_at_table"],
+                data["staff_at_post"],
+            )
+        return self.created(interruption)
+
+    @extend_schema(request=ResumeSerializer, responses=InterruptionSerializer)
+    @action(detail=True, methods=["post"])
+    @idempotent
+    def resume(self, request, pk=None):
+        data = self.validated(request, ResumeSerializer)
+        interruption = services.resume(
+            request.user, self.get_object(), data.get("lids_off"), data.get("unlocked_by"), data.get("password")
+        )
+        return Response(InterruptionSerializer(interruption).data)
+
+
+class CorrectionViewSet(CashViewSet):
+    """Corrections in red ink: new entries referencing the original, approved in words by the director (R23)."""
+
+    queryset = Correction.objects.all()
+    serializer_class = CorrectionSerializer
+    create_serializer_class = CorrectionCreateSerializer
+
+    def get_queryset(self):
+        return super().get_queryset().select_related("approval__signer")
+
+    @extend_schema(request=CorrectionCreateSerializer, responses=CorrectionSerializer)
+    @idempotent
+    def create(self, request, *args, **kwargs):
+        data = self.validated(request)
+        correction = services.correct(
+            request.user,
+            data.get("advance") or data.get("count"),
+            data["chips"],
+            data["reason"],
+            data["approval_words"],
+            data["signer"],
+            data["password"],
+        )
+        return self.created(correction)
+
+
+class ControlRegisterViewSet(CashViewSet):
+    """The registre de contrôle of each gaming day (R22): drawn up from the carnets, signed twice."""
+
+    queryset = ControlRegister.objects.all()
+    serializer_class = ControlRegisterSerializer
+    create_serializer_class = RegisterCreateSerializer
+    action_permissions = {"sign": ["cashbox.sign_register"]}
+
+    def get_queryset(self):
+        return (
+            super()
+            .get_queryset()
+            .select_related("gaming_day", "first_signature__signer", "second_signature__signer")
+            .prefetch_related("lines__cashbox__tableau", "lines__seance")
+        )
+
+    @extend_schema(request=RegisterCreateSerializer, responses=ControlRegisterSerializer)
+    @idempotent
+    def create(self, request, *args, **kwargs):
+        data = self.validated(request)
+        casino = get_object_or_404(Casino.objects.for_user(request.user), pk=data["casino"])
+        day = get_object_or_404(GamingDay, casino=casino, date=data["gaming_day"])
+        register, created = services.draw_up_register(request.user, day)
+        return Response(self.serializer_class(register).data, status=201 if created else 200)
+
+    @extend_schema(request=SignerFields, responses=ControlRegisterSerializer)
+    @action(detail=True, methods=["post"])
+    @idempotent
+    def sign(self, request, pk=None):
+        data = self.validated(request, SignerFields)
+        register = services.sign_register(self.get_object(), data["signer"], data["password"])
+        return Response(self.serializer_class(register).data)
+
+
+class CarnetViewSet(RecordViewSet):
+    """The carnet d'avances (modèle 10) of each cash box, per season (R21)."""
+
+    queryset = Cashbox.objects.all()
+    http_method_names = ["get", "head", "options"]
+    action_permissions = {
+        "list": ["tables.view_cashbox", "cashbox.view_advance"],
+        "retrieve": ["tables.view_cashbox", "cashbox.view_advance"],
+    }
+
+    def get_queryset(self):
+        return super().get_queryset().exclude(kind=Cashbox.Kind.INTERRUPTION_BOX).select_related("tableau")
+
+    @extend_schema(responses={200: dict})
+    def list(self, request, *args, **kwargs):
+        return Response(
+            [
+                {"cashbox": box.pk, "number": box.tableau.number, "kind": box.kind, "season": current_season()}
+                for box in self.get_queryset().order_by("tableau__casino_id", "tableau__number")
+            ]
+        )
+
+    @extend_schema(
+        parameters=[OpenApiParameter("season", int, description="Saison (année où elle commence, 1er novembre).")],
+        responses={200: dict},
+    )
+    def retrieve(self, request, *args, **kwargs):
+        season = request.query_params.get("season")
+        season = int(season) if season and season.isdigit() else current_season()
+        return Response(carnet_of(self.get_object(), season, as_json=True))
+
+
+class AlertViewSet(RecordViewSet):
+    """Alerts stay listed until an authorised person acknowledges them; who and when are kept."""
+
+    queryset = Alert.objects.all()
+    serializer_class = AlertSerializer
+    http_method_names = ["get", "post", "head", "options"]
+    action_permissions = {"acknowledge": ["casino.change_alert"], "create": ["casino.add_alert"]}
+
+    def get_queryset(self):
+        queryset = Alert.objects.filter(casino__in=Casino.objects.for_user(self.request.user)).select_related(
+            "acknowledged_by"
+        )
+        if self.request.query_params.get("open") in ("1", "true"):
+            queryset = queryset.open()
+        return queryset
+
+    def create(self, request, *args, **kwargs):
+        raise MethodNotAllowed("POST")
+
+    @extend_schema(request=None, responses=AlertSerializer)
+    @action(detail=True, methods=["post"])
+    def acknowledge(self, request, pk=None):
+        from casino.services import acknowledge_alert
+
+        return Response(AlertSerializer(acknowledge_alert(request.user, self.get_object())).data)

@@ -1,0 +1,83 @@
+"""A day at the tables, driven through the API: shared by the cash tests."""
+
+from decimal import Decimal
+
+import pytest
+
+from sessions.models import GamingDay, Seance
+from sessions.services import change_seance_state, open_tableau, plan_seances
+from tests.conftest import PASSWORD
+
+
+def chips_for(amount, denomination="100.00"):
+    """A count of `amount` euros in chips of one denomination."""
+    quantity = Decimal(amount) / Decimal(denomination)
+    assert quantity == int(quantity)
+    return {denomination: int(quantity)}
+
+
+@pytest.fixture
+def open_day(director, casino, boule_tableau, vingt_trois_tableau):
+    """Today's afternoon séance open, both tableaux opened with their limits."""
+    day = GamingDay.date_at(casino)
+    afternoon, _evening = plan_seances(director, casino, day)
+    change_seance_state(director, afternoon, Seance.State.OPEN)
+    open_tableau(director, boule_tableau, day, "2.00", "200.00", "1000.00")
+    open_tableau(director, vingt_trois_tableau, day, "1.00", "50.00", "250.00")
+    afternoon.refresh_from_db()
+    return afternoon
+
+
+def main_box(tableau):
+    from cashbox.services import main_cashbox
+
+    return main_cashbox(tableau)
+
+
+def post_advance(api, user, tableau, seance, kind="initial", chips=None, signer="directeur", headers=None, **extra):
+    api.force_authenticate(user)
+    amount = tableau.casino.advance_amount(tableau.game)
+    body = {
+        "cashbox": main_box(tableau).pk,
+        "seance": seance.pk,
+        "kind": kind,
+        "chips": chips if chips is not None else chips_for(amount),
+        "counted_by": "croupier1",
+        "brought_by": "caissier",
+        "signer": signer,
+        "password": PASSWORD,
+        **extra,
+    }
+    return api.post("/api/v1/advances/", body, format="json", **(headers or {}))
+
+
+def post_final_count(api, user, tableau, seance, amount, signer="directeur", **extra):
+    api.force_authenticate(user)
+    body = {
+        "cashbox": main_box(tableau).pk,
+        "seance": seance.pk,
+        "chips": chips_for(amount) if Decimal(amount) else {},
+        "counted_by": "croupier1",
+        "witnesses": ["croupier2"],
+        "caissier": "caissier",
+        "signer": signer,
+        "password": PASSWORD,
+        **extra,
+    }
+    return api.post("/api/v1/counts/", body, format="json")
+
+
+def post_short_interruption(api, user, tableau, seance, key_holder="chef", **conditions):
+    api.force_authenticate(user)
+    body = {
+        "tableau": tableau.pk,
+        "seance": seance.pk,
+        "kind": "short",
+        "key_holder": key_holder,
+        "password": PASSWORD,
+        "short": True,
+        "boxes_at_table": True,
+        "staff_at_post": True,
+        **conditions,
+    }
+    return api.post("/api/v1/interruptions/", body, format="json")
