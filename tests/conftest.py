@@ -140,3 +140,7 @@ def as_user(client):
         return client
 
     return login
+
+
+# Cash fixtures live with their helpers; imported here so that every test module sees them.
+from tests.cash_helpers import open_day  # noqa: E402, F401

@@ -5,10 +5,9 @@ from decimal import Decimal
 import pytest
 
 from cashbox.models import Advance, ControlRegister, Count, Interruption, Signature
-from tests.cash_helpers import (  # noqa: F401 (fixture)
+from tests.cash_helpers import (
     chips_for,
     main_box,
-    open_day,
     post_advance,
     post_final_count,
     post_short_interruption,
