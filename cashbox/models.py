@@ -344,7 +344,7 @@ class ControlRegister(models.Model):
         return f"Registre de contrôle du {self.gaming_day.date:%d/%m/%Y}"
 
     def get_absolute_url(self):
-        return reverse("register-detail", args=[self.pk])
+        return reverse("register-day", args=[self.gaming_day.date]) + f"?casino={self.gaming_day.casino_id}"
 
     @property
     def signed(self):

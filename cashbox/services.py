@@ -42,13 +42,13 @@ def invalid(field, rule, message):
 # Chips --------------------------------------------------------------------------------------------------------
 
 
-def parse_chips(casino, chips, field="chips"):
+def parse_chips(casino, chips, field="chips", rule=None):
     """Normalise a count by denomination: the casino's denominations, whole non-negative quantities.
 
     Returns (chips as {"10.00": 3, …}, total amount). Money only enters the table (R14): no negative quantity.
     """
     if not isinstance(chips, dict) or not chips:
-        raise invalid(field, None, 'Indiquez le nombre de jetons par valeur (ex. {"10.00": 5}).')
+        raise invalid(field, rule, 'Indiquez le nombre de jetons par valeur (ex. {"10.00": 5})')
     allowed = {Decimal(value) for value in casino.chip_denominations}
     normalised, total = {}, Decimal("0.00")
     for value, quantity in chips.items():
@@ -57,12 +57,12 @@ def parse_chips(casino, chips, field="chips"):
         except InvalidOperation:
             denomination = None
         if denomination not in allowed:
-            raise invalid(field, None, f"Valeur de jeton inconnue de l'établissement : {value}.")
+            raise invalid(field, rule, f"Valeur de jeton inconnue de l'établissement : {value}")
         if isinstance(quantity, bool) or not isinstance(quantity, int):
             if isinstance(quantity, str) and quantity.strip().isdigit():
                 quantity = int(quantity)
             else:
-                raise invalid(field, None, f"Le nombre de jetons de {value} € doit être un entier.")
+                raise invalid(field, rule, f"Le nombre de jetons de {value} € doit être un entier")
         if quantity < 0:
             raise invalid(field, "R14", "Aucune somme ne peut être distraite de la table : quantité négative refusée")
         if quantity:
@@ -101,7 +101,7 @@ def staff_member(casino, username, roles, field, rule, what):
     User = get_user_model()
     user = User.objects.filter(username=username or "", employee__memberships__casino=casino).first()
     if user is None:
-        raise invalid(field, None, f"{what} : employé inconnu dans l'établissement ({username}).")
+        raise invalid(field, rule, f"{what} : employé inconnu dans l'établissement ({username})")
     if role_of(user) not in roles:
         names = ", ".join(sorted(Role(r).label.lower() for r in roles))
         raise invalid(field, rule, f"{what} doit être : {names}")
@@ -176,7 +176,7 @@ def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, passw
         raise InvalidTransition("R15", "Une avance complémentaire suit l'avance initiale, inscrite d'abord")
     if Interruption.objects.ongoing().filter(tableau=tableau).exists():
         raise InvalidTransition("R17", "Le tableau est interrompu : reprenez la partie avant toute avance")
-    chips, amount = parse_chips(casino, chips)
+    chips, amount = parse_chips(casino, chips, rule="R15")
     expected = casino.advance_amount(tableau.game)
     if amount != expected:
         what = (
@@ -244,7 +244,7 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
         raise InvalidTransition("R20", "L'encaisse finale de cette caisse est déjà comptée et certifiée")
     if Interruption.objects.ongoing().filter(tableau=tableau).exists():
         raise InvalidTransition("R18", "Le tableau est interrompu, l'encaisse sous clé : reprenez d'abord la partie")
-    chips, amount = parse_chips(casino, chips) if chips else ({}, Decimal("0.00"))
+    chips, amount = parse_chips(casino, chips, rule="R20") if chips else ({}, Decimal("0.00"))
     counter, present = _count_people(casino, tableau, counted_by, witnesses)
     cashier = staff_member(casino, caissier, {Role.CAISSIER}, "caissier", "R20", "Le caissier présent")
     advances_total = sum((effective_amount(a) for a in advances), Decimal("0.00"))
@@ -293,7 +293,7 @@ def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=())
     cashbox = _require_playing(tableau, seance)
     if Interruption.objects.ongoing().filter(tableau=tableau).exists():
         raise InvalidTransition("R17", f"Le tableau n° {tableau.number} est déjà interrompu")
-    chips, amount = parse_chips(tableau.casino, chips)
+    chips, amount = parse_chips(tableau.casino, chips, rule="R17")
     counter, present = _count_people(tableau.casino, tableau, counted_by, witnesses)
     advances_total = sum((effective_amount(a) for a in advances_of(cashbox, seance)), Decimal("0.00"))
     count = Count.objects.create(
@@ -437,6 +437,14 @@ def closing_blockers(seance):
 # Corrections (R23) -------------------------------------------------------------------------------------------
 
 
+def words_match(words, approval_words):
+    """The approval is the whole amount in words, optionally after a label (« Approuvé : … »): a mere substring
+    would let « vingt et un euros » approve one euro, or « sept mille cent euros » approve a hundred."""
+    text = " ".join((approval_words or "").lower().replace("’", "'").split())
+    text = text.rsplit(":", 1)[-1].strip(" «»\"'.")
+    return text == words.lower()
+
+
 @transaction.atomic
 def correct(user, original, chips, reason, approval_words, signer, password):
     """Correct an advance or a count by a new entry in red ink, approved in words by the director (R23)."""
@@ -455,12 +463,12 @@ def correct(user, original, chips, reason, approval_words, signer, password):
         )
     if not (reason or "").strip():
         raise invalid("reason", "R23", "Indiquez le motif de la correction")
-    chips, amount = parse_chips(casino, chips)
+    chips, amount = parse_chips(casino, chips, rule="R23")
     previous = effective_amount(original)
     if amount == previous and chips == (original.corrections.order_by("-pk").first() or original).chips:
         raise invalid("chips", "R23", "La correction ne change rien à l'inscription")
     words = amount_in_words(amount)
-    if words.lower() not in " ".join((approval_words or "").lower().split()):
+    if not words_match(words, approval_words):
         raise invalid(
             "approval_words",
             "R23",

@@ -159,10 +159,10 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BEAT_SCHEDULE = {
-    "check-approvals-nightly": {
-        "task": "casino.tasks.check_approvals",
-        "schedule": 24 * 60 * 60,
-    },
+    "check-approvals-nightly": {"task": "casino.tasks.check_approvals", "schedule": 24 * 60 * 60},
+    # A short interruption past its limit must reach the floor within a minute (R18).
+    "check-short-interruptions": {"task": "cashbox.tasks.check_short_interruptions", "schedule": 60},
+    "check-control-registers": {"task": "cashbox.tasks.check_control_registers", "schedule": 5 * 60},
 }
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY") else None

@@ -35,6 +35,7 @@ urlpatterns = [
     path("deconnexion/", auth_views.LogoutView.as_view(), name="logout"),
     path("registre/", include("tables.urls")),
     path("seances/", include("sessions.urls")),
+    path("caisse/", include("cashbox.urls")),
     path("personnel/", views.EmployeeListView.as_view(), name="employee-list"),
     path("personnel/<int:pk>/", views.EmployeeDetailView.as_view(), name="employee-detail"),
     path("etablissements/<int:pk>/", views.CasinoDetailView.as_view(), name="casino-detail"),

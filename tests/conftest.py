@@ -144,3 +144,9 @@ def as_user(client):
 
 # Cash fixtures live with their helpers; imported here so that every test module sees them.
 from tests.cash_helpers import open_day  # noqa: E402, F401
+
+
+@pytest.fixture
+def cash_staff(director, codir, chef, croupier, croupier2, caissier):
+    """Everyone a cash operation names: the counters, the caissier and the two signers."""
+    return {"director": director, "codir": codir, "chef": chef, "croupier": croupier, "caissier": caissier}

@@ -1,0 +1,180 @@
+from decimal import Decimal
+
+from django import forms
+
+from casino.models import Employee, Role
+
+
+def people(casino, roles):
+    """Choices of usernames of the casino's staff with these roles and a valid approval today."""
+    staff = (
+        Employee.objects.filter(memberships__casino=casino, memberships__active=True, role__in=list(roles))
+        .with_valid_approval()
+        .select_related("user")
+        .order_by("role", "user__last_name", "user__username")
+    )
+    return [(e.user.username, f"{e} — {e.get_role_display()}") for e in staff]
+
+
+def chip_key(denomination):
+    return "chips_" + denomination.replace(".", "_")
+
+
+class CashForm(forms.Form):
+    """Base of the cash forms: the casino's chip denominations and its staff as choices."""
+
+    with_chips = True
+    chips_required = True
+
+    def __init__(self, *args, casino, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.casino = casino
+        if self.with_chips:
+            for denomination in casino.chip_denominations:
+                self.fields[chip_key(denomination)] = forms.IntegerField(
+                    label=f"{Decimal(denomination):.2f} €".replace(".", ","),
+                    min_value=0,
+                    required=False,
+                    widget=forms.NumberInput(attrs={"inputmode": "numeric", "class": "chip", "min": "0"}),
+                )
+
+    def chip_fields(self):
+        return [self[chip_key(d)] for d in self.casino.chip_denominations]
+
+    def other_fields(self):
+        chip_names = {chip_key(d) for d in self.casino.chip_denominations} if self.with_chips else set()
+        return [field for field in self if field.name not in chip_names]
+
+    def chips(self):
+        return {
+            denomination: self.cleaned_data.get(chip_key(denomination)) or 0
+            for denomination in self.casino.chip_denominations
+            if self.cleaned_data.get(chip_key(denomination))
+        }
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.with_chips and self.chips_required and not self.chips():
+            raise forms.ValidationError("Indiquez le nombre de jetons par valeur.")
+        return cleaned
+
+
+def signer_fields(form, roles, label="signataire"):
+    form.fields["signer"] = forms.ChoiceField(label=label, choices=people(form.casino, roles))
+    form.fields["password"] = forms.CharField(
+        label="mot de passe du signataire",
+        widget=forms.PasswordInput(attrs={"autocomplete": "off"}),
+        help_text="Le signataire saisit lui-même son mot de passe : la signature est un acte explicite.",
+    )
+
+
+class AdvanceForm(CashForm):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["counted_by"] = forms.ChoiceField(
+            label="compté par (croupier)", choices=people(self.casino, {Role.CROUPIER})
+        )
+        self.fields["brought_by"] = forms.ChoiceField(
+            label="apporté de la caisse centrale par",
+            choices=[("", "—"), *people(self.casino, {Role.CAISSIER})],
+            required=False,
+        )
+        signer_fields(self, {Role.DIRECTOR, Role.CODIR}, "signé par (directeur ou membre du comité de direction)")
+
+
+class FinalCountForm(CashForm):
+    chips_required = False
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["counted_by"] = forms.ChoiceField(
+            label="compté par (croupier)", choices=people(self.casino, {Role.CROUPIER})
+        )
+        self.fields["witnesses"] = forms.MultipleChoiceField(
+            label="employés de la table présents",
+            choices=people(self.casino, {Role.CROUPIER, Role.CHEF}),
+            required=False,
+            widget=forms.CheckboxSelectMultiple,
+        )
+        self.fields["caissier"] = forms.ChoiceField(
+            label="caissier présent", choices=people(self.casino, {Role.CAISSIER})
+        )
+        signer_fields(self, {Role.DIRECTOR, Role.CODIR}, "certifié « exact » par")
+
+
+class FullInterruptionForm(CashForm):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["counted_by"] = forms.ChoiceField(
+            label="compté par (croupier)", choices=people(self.casino, {Role.CROUPIER})
+        )
+        self.fields["witnesses"] = forms.MultipleChoiceField(
+            label="présents",
+            choices=people(self.casino, {Role.CROUPIER, Role.CHEF, Role.DIRECTOR, Role.CODIR}),
+            required=False,
+            widget=forms.CheckboxSelectMultiple,
+        )
+
+
+class ShortInterruptionForm(CashForm):
+    with_chips = False
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["key_holder"] = forms.ChoiceField(
+            label="détenteur de l'unique clé",
+            choices=people(self.casino, {Role.DIRECTOR, Role.CODIR, Role.CHEF}),
+        )
+        self.fields["password"] = forms.CharField(
+            label="mot de passe du détenteur de la clé", widget=forms.PasswordInput(attrs={"autocomplete": "off"})
+        )
+        self.fields["short"] = forms.BooleanField(
+            label="J'atteste : interruption de courte durée (par exemple un entracte)", required=False
+        )
+        self.fields["boxes_at_table"] = forms.BooleanField(
+            label="J'atteste : les boîtes ou caisses demeurent à la table", required=False
+        )
+        self.fields["staff_at_post"] = forms.BooleanField(
+            label="J'atteste : l'appareil n'est pas recouvert, les employés restent à leur poste", required=False
+        )
+
+
+class ResumeForm(CashForm):
+    with_chips = False
+
+    def __init__(self, *args, interruption, **kwargs):
+        super().__init__(*args, **kwargs)
+        if interruption.tableau.game == "boule":
+            self.fields["lids_off"] = forms.BooleanField(
+                label="J'atteste : les couvercles sont retirés des boîtes (art. 49)", required=False
+            )
+        if interruption.kind == "short":
+            self.fields["unlocked_by"] = forms.ChoiceField(
+                label="rouvert par le détenteur de la clé",
+                choices=people(self.casino, {Role.DIRECTOR, Role.CODIR, Role.CHEF}),
+                initial=interruption.key_holder.username if interruption.key_holder else None,
+            )
+            self.fields["password"] = forms.CharField(
+                label="mot de passe du détenteur de la clé", widget=forms.PasswordInput(attrs={"autocomplete": "off"})
+            )
+
+
+class CorrectionForm(CashForm):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["reason"] = forms.CharField(
+            label="motif de la correction", widget=forms.Textarea(attrs={"rows": 2})
+        )
+        self.fields["approval_words"] = forms.CharField(
+            label="approbation du directeur, montant corrigé en toutes lettres",
+            widget=forms.Textarea(attrs={"rows": 2}),
+        )
+        signer_fields(self, {Role.DIRECTOR}, "approuvé par le directeur responsable")
+
+
+class SignForm(CashForm):
+    with_chips = False
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        signer_fields(self, {Role.DIRECTOR, Role.CODIR})

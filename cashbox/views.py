@@ -1,0 +1,447 @@
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views import View
+
+from cashbox import services
+from cashbox.carnets import carnet_of, current_season
+from cashbox.forms import (
+    AdvanceForm,
+    CorrectionForm,
+    FinalCountForm,
+    FullInterruptionForm,
+    ResumeForm,
+    ShortInterruptionForm,
+    SignForm,
+)
+from cashbox.models import Advance, ControlRegister, Count, Interruption, season_of
+from casino.models import Alert
+from casino.rules import DomainError
+from casino.views import RoleRequiredMixin
+from sessions.models import GamingDay, Opening, Seance
+from sessions.views import chosen_casino, chosen_date
+from tables.models import Cashbox, Tableau
+
+
+class TableauState:
+    TO_OPEN = "a_ouvrir", "À ouvrir"
+    WAITING = "attente", "Limites fixées, en attente d'avance"
+    PLAYING = "en_jeu", "En jeu"
+    LOCKED = "sous_cle", "Interrompu, encaisse sous clé"
+    INTERRUPTED = "interrompu", "Interrompu, encaisse comptée"
+    COUNTED = "compte", "Compté et certifié"
+
+
+def floor_rows(casino, date, seance):
+    """Every tableau with its live state in the séance; seven queries whatever the number of tableaux."""
+    tableaux = list(
+        Tableau.objects.filter(casino=casino, in_service=True)
+        .select_related("table__apparatus")
+        .order_by("table__apparatus__game", "number")
+    )
+    opened = set(
+        Opening.objects.filter(gaming_day__casino=casino, gaming_day__date=date).values_list("tableau_id", flat=True)
+    )
+    advances, finals = {}, set()
+    if seance is not None:
+        for tableau_id, kind in Advance.objects.filter(seance=seance).values_list("cashbox__tableau_id", "kind"):
+            advances.setdefault(tableau_id, []).append(kind)
+        finals = set(
+            Count.objects.filter(seance=seance, kind=Count.Kind.FINAL).values_list("cashbox__tableau_id", flat=True)
+        )
+    ongoing = {
+        i.tableau_id: i
+        for i in Interruption.objects.ongoing().filter(tableau__casino=casino).select_related("key_holder")
+    }
+    rows = []
+    for tableau in tableaux:
+        interruption = ongoing.get(tableau.pk)
+        if tableau.pk not in opened:
+            state = TableauState.TO_OPEN
+        elif tableau.pk in finals:
+            state = TableauState.COUNTED
+        elif interruption is not None:
+            state = TableauState.LOCKED if interruption.kind == Interruption.Kind.SHORT else TableauState.INTERRUPTED
+        elif "initial" in advances.get(tableau.pk, []):
+            state = TableauState.PLAYING
+        else:
+            state = TableauState.WAITING
+        rows.append(
+            {
+                "tableau": tableau,
+                "state": state[0],
+                "state_label": state[1],
+                "interruption": interruption,
+                "top_ups": advances.get(tableau.pk, []).count("top_up"),
+            }
+        )
+    return rows
+
+
+class FloorView(RoleRequiredMixin, View):
+    """The floor at a glance, on a 10-inch tablet: every tableau's state, open alerts, what blocks the close."""
+
+    permission_required = "cashbox.view_interruption"
+
+    def get(self, request):
+        casino = chosen_casino(request)
+        date = chosen_date(request, casino)
+        seances = list(
+            Seance.objects.filter(gaming_day__casino=casino, gaming_day__date=date).order_by("planned_start")
+        )
+        seance = next((s for s in seances if s.state == Seance.State.OPEN), None)
+        blockers = services.closing_blockers(seance) if seance else []
+        context = {
+            "casino": casino,
+            "date": date,
+            "seances": seances,
+            "seance": seance,
+            "rows": floor_rows(casino, date, seance),
+            "blockers": blockers,
+            "alerts": Alert.objects.open().filter(casino=casino).select_related("casino")[:50],
+            "now": timezone.now(),
+        }
+        return render(request, "cashbox/floor.html", context)
+
+
+class ServiceFormView(RoleRequiredMixin, View):
+    """A form whose valid data goes to one service function; its refusals come back on the form, nothing written."""
+
+    form_class = None
+    template_name = "cashbox/form.html"
+    title = ""
+
+    def get_casino(self):
+        raise NotImplementedError
+
+    def form_kwargs(self):
+        return {"casino": self.casino}
+
+    def get(self, request, **kwargs):
+        self.setup_objects(**kwargs)
+        return self.render(self.form_class(**self.form_kwargs()))
+
+    def post(self, request, **kwargs):
+        self.setup_objects(**kwargs)
+        form = self.form_class(request.POST, **self.form_kwargs())
+        status = 400
+        if form.is_valid():
+            try:
+                with transaction.atomic():
+                    self.perform(form)
+            except ValidationError as exc:
+                for field, errors in exc.message_dict.items():
+                    form.add_error(field if field in form.fields else None, errors)
+            except DomainError as exc:
+                form.add_error(None, exc.message)
+                status = exc.status_code
+            else:
+                messages.success(request, self.success_message)
+                return redirect(self.success_url())
+        return self.render(form, status)
+
+    def render(self, form, status=200):
+        context = {"form": form, "title": self.get_title(), "back": self.success_url(), **self.extra_context()}
+        return render(self.request, self.template_name, context, status=status)
+
+    def extra_context(self):
+        return {}
+
+    def get_title(self):
+        return self.title
+
+
+def open_seance_of(casino):
+    seance = (
+        Seance.objects.filter(gaming_day__casino=casino, state=Seance.State.OPEN).select_related("gaming_day").first()
+    )
+    if seance is None:
+        raise Http404("Aucune séance ouverte.")
+    return seance
+
+
+class TableauActionView(ServiceFormView):
+    """An action at one tableau during the open séance."""
+
+    def setup_objects(self, pk):
+        self.tableau = get_object_or_404(
+            Tableau.objects.for_user(self.request.user).select_related("casino", "table__apparatus"), pk=pk
+        )
+        self.casino = self.tableau.casino
+        self.seance = open_seance_of(self.casino)
+
+    def success_url(self):
+        return f"{reverse('floor')}?casino={self.casino.pk}"
+
+    def extra_context(self):
+        expected = self.casino.advance_amount(self.tableau.game)
+        return {"tableau": self.tableau, "seance": self.seance, "expected_advance": expected}
+
+
+class AdvanceView(TableauActionView):
+    permission_required = "cashbox.add_advance"
+    form_class = AdvanceForm
+    success_message = "Avance inscrite et signée."
+
+    def kind(self):
+        return "top_up" if self.request.GET.get("kind") == "top_up" else "initial"
+
+    def get_title(self):
+        label = "Avance complémentaire" if self.kind() == "top_up" else "Avance initiale"
+        return f"{label} — tableau n° {self.tableau.number}"
+
+    def perform(self, form):
+        data = form.cleaned_data
+        services.record_advance(
+            self.request.user,
+            services.main_cashbox(self.tableau),
+            self.seance,
+            self.kind(),
+            form.chips(),
+            data["counted_by"],
+            data["signer"],
+            data["password"],
+            data.get("brought_by") or None,
+        )
+
+
+class FinalCountView(TableauActionView):
+    permission_required = "cashbox.add_count"
+    form_class = FinalCountForm
+    success_message = "Encaisse finale comptée et certifiée exacte."
+
+    def get_title(self):
+        return f"Comptage de fin de séance — tableau n° {self.tableau.number}"
+
+    def perform(self, form):
+        data = form.cleaned_data
+        services.record_final_count(
+            self.request.user,
+            services.main_cashbox(self.tableau),
+            self.seance,
+            form.chips(),
+            data["counted_by"],
+            data.get("witnesses", []),
+            data["caissier"],
+            data["signer"],
+            data["password"],
+        )
+
+
+class ShortInterruptionView(TableauActionView):
+    permission_required = "cashbox.add_interruption"
+    form_class = ShortInterruptionForm
+    success_message = "Interruption momentanée : encaisse sous clé."
+    template_name = "cashbox/interruption_form.html"
+
+    def form_kwargs(self):
+        # On the chef's own tablet the chef usually keeps the key.
+        return {**super().form_kwargs(), "initial": {"key_holder": self.request.user.username}}
+
+    def get_title(self):
+        return f"Interruption momentanée — tableau n° {self.tableau.number}"
+
+    def perform(self, form):
+        data = form.cleaned_data
+        services.interrupt_short(
+            self.request.user,
+            self.tableau,
+            self.seance,
+            data["key_holder"],
+            data["password"],
+            data["short"],
+            data["boxes_at_table"],
+            data["staff_at_post"],
+        )
+
+
+class FullInterruptionView(TableauActionView):
+    permission_required = "cashbox.add_interruption"
+    form_class = FullInterruptionForm
+    success_message = "Interruption : encaisse comptée et inscrite au carnet."
+
+    def get_title(self):
+        return f"Interruption avec comptage — tableau n° {self.tableau.number}"
+
+    def perform(self, form):
+        data = form.cleaned_data
+        services.interrupt_with_count(
+            self.request.user, self.tableau, self.seance, form.chips(), data["counted_by"], data.get("witnesses", [])
+        )
+
+
+class ResumeView(ServiceFormView):
+    permission_required = "cashbox.change_interruption"
+    form_class = ResumeForm
+    success_message = "Reprise de la partie."
+    template_name = "cashbox/interruption_form.html"
+
+    def setup_objects(self, pk):
+        self.interruption = get_object_or_404(
+            Interruption.objects.for_user(self.request.user).select_related("tableau__casino", "key_holder"), pk=pk
+        )
+        self.casino = self.interruption.tableau.casino
+
+    def form_kwargs(self):
+        return {"casino": self.casino, "interruption": self.interruption}
+
+    def get_title(self):
+        return f"Reprise — tableau n° {self.interruption.tableau.number}"
+
+    def success_url(self):
+        return f"{reverse('floor')}?casino={self.casino.pk}"
+
+    def extra_context(self):
+        return {"interruption": self.interruption, "tableau": self.interruption.tableau}
+
+    def perform(self, form):
+        data = form.cleaned_data
+        services.resume(
+            self.request.user,
+            self.interruption,
+            data.get("lids_off"),
+            data.get("unlocked_by"),
+            data.get("password"),
+        )
+
+
+class CorrectionView(ServiceFormView):
+    permission_required = "cashbox.add_correction"
+    form_class = CorrectionForm
+    success_message = "Correction inscrite à l'encre rouge."
+
+    def setup_objects(self, kind, pk):
+        model = {"avance": Advance, "comptage": Count}.get(kind)
+        if model is None:
+            raise Http404
+        self.original = get_object_or_404(
+            model.objects.for_user(self.request.user).select_related("cashbox__tableau__casino"), pk=pk
+        )
+        self.casino = self.original.cashbox.tableau.casino
+
+    def get_title(self):
+        return f"Correction : {self.original}"
+
+    def success_url(self):
+        season = season_of(self.original.seance.gaming_day.date)
+        return reverse("carnet", args=[self.original.cashbox_id]) + f"?saison={season}"
+
+    def extra_context(self):
+        return {"original": self.original, "effective": services.effective_amount(self.original)}
+
+    def perform(self, form):
+        data = form.cleaned_data
+        services.correct(
+            self.request.user,
+            self.original,
+            form.chips(),
+            data["reason"],
+            data["approval_words"],
+            data["signer"],
+            data["password"],
+        )
+
+
+class CarnetView(RoleRequiredMixin, View):
+    """The carnet d'avances (modèle 10) of a cash box for a season, printable."""
+
+    permission_required = "cashbox.view_advance"
+
+    def get(self, request, pk):
+        cashbox = get_object_or_404(
+            Cashbox.objects.for_user(request.user).select_related("tableau__casino", "tableau__table"), pk=pk
+        )
+        season = request.GET.get("saison", "")
+        season = int(season) if season.isdigit() else current_season()
+        context = {
+            "cashbox": cashbox,
+            "carnet": carnet_of(cashbox, season),
+            "season": season,
+            "previous": season - 1,
+            "next": season + 1,
+        }
+        return render(request, "cashbox/carnet.html", context)
+
+
+class RegisterListView(RoleRequiredMixin, View):
+    permission_required = "cashbox.view_controlregister"
+
+    def get(self, request):
+        casino = chosen_casino(request)
+        days = (
+            GamingDay.objects.filter(casino=casino, seances__isnull=False)
+            .distinct()
+            .select_related("control_register__first_signature__signer", "control_register__second_signature__signer")
+            .order_by("-date")[:62]
+        )
+        registers = {}
+        for day in days:
+            registers[day] = getattr(day, "control_register", None)
+        return render(request, "cashbox/register_list.html", {"casino": casino, "registers": registers})
+
+
+class RegisterView(RoleRequiredMixin, View):
+    """The control register (modèle 12) of one gaming day: draw it up, sign it twice, print it."""
+
+    permission_required = "cashbox.view_controlregister"
+
+    def get_day(self, request, date):
+        casino = chosen_casino(request)
+        return get_object_or_404(GamingDay.objects.select_related("casino"), casino=casino, date=date)
+
+    def context(self, day, form=None):
+        register = (
+            ControlRegister.objects.filter(gaming_day=day)
+            .select_related("first_signature__signer", "second_signature__signer")
+            .prefetch_related("lines__cashbox__tableau", "lines__seance", "lines__count__corrections")
+            .first()
+        )
+        return {
+            "day": day,
+            "casino": day.casino,
+            "register": register,
+            "seances": list(day.seances.all()),
+            "form": form or SignForm(casino=day.casino),
+        }
+
+    def get(self, request, date):
+        day = self.get_day(request, date)
+        return render(request, "cashbox/register.html", self.context(day))
+
+    def post(self, request, date):
+        day = self.get_day(request, date)
+        form = SignForm(request.POST, casino=day.casino) if request.POST.get("action") == "sign" else None
+        status = 200
+        try:
+            with transaction.atomic():
+                if request.POST.get("action") == "draw_up":
+                    if not request.user.has_perm("cashbox.add_controlregister"):
+                        raise DomainError("R22", "Votre rôle ne permet pas d'établir le registre de contrôle")
+                    services.draw_up_register(request.user, day)
+                    messages.success(request, "Registre de contrôle établi.")
+                elif form is not None and form.is_valid():
+                    if not request.user.has_perm("cashbox.sign_register"):
+                        raise DomainError("R22", "Votre rôle ne permet pas de présenter le registre à la signature")
+                    register = get_object_or_404(ControlRegister, gaming_day=day)
+                    services.sign_register(register, form.cleaned_data["signer"], form.cleaned_data["password"])
+                    messages.success(request, "Signature apposée.")
+                    form = None
+                else:
+                    status = 400
+        except ValidationError as exc:
+            if form is None:
+                messages.error(request, " ".join(exc.messages))
+            else:
+                for field, errors in exc.message_dict.items():
+                    form.add_error(field if field in form.fields else None, errors)
+            status = 400
+        except DomainError as exc:
+            messages.error(request, exc.message)
+            status = exc.status_code
+        if status == 200 and form is None:
+            return redirect(request.get_full_path())
+        return render(request, "cashbox/register.html", self.context(day, form), status=status)

@@ -1,0 +1,16 @@
+// The total of a count by denomination, as the croupier calls it out.
+(function () {
+  var inputs = document.querySelectorAll("input.chip");
+  var out = document.querySelector(".chips-total");
+  if (!inputs.length || !out) return;
+  function update() {
+    var cents = 0;
+    inputs.forEach(function (input) {
+      var label = input.closest("label").textContent.replace(/[^0-9,]/g, "").replace(",", ".");
+      cents += Math.round(parseFloat(label) * 100) * (parseInt(input.value, 10) || 0);
+    });
+    out.textContent = "Total : " + (cents / 100).toFixed(2).replace(".", ",") + " €";
+  }
+  inputs.forEach(function (input) { input.addEventListener("input", update); });
+  update();
+})();
