@@ -8,7 +8,22 @@ class CasinoConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
+        from simple_history.signals import post_create_historical_record
+
+        from casino.journal import on_historical_record
         from casino.roles import ensure_groups
 
-        # Sent once per app: the last app's signal comes after every app's permissions exist.
-        post_migrate.connect(ensure_groups, sender=self.apps.get_app_config("cashbox"), dispatch_uid="ensure_groups")
+        # Sent once per app: the last app's signal comes after every app's tables and permissions exist.
+        last = self.apps.get_app_config("cashbox")
+        post_migrate.connect(ensure_groups, sender=last, dispatch_uid="ensure_groups")
+        post_migrate.connect(install_append_only, sender=last, dispatch_uid="append_only")
+        # Every history row of a regulated record is journaled in the same transaction (R23).
+        post_create_historical_record.connect(on_historical_record, dispatch_uid="journal")
+
+
+def install_append_only(using="default", **kwargs):
+    from django.db import connections
+
+    from casino.append_only import install
+
+    install(connections[using])

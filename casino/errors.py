@@ -68,6 +68,13 @@ def error_body(code, message, errors=None):
 
 
 def api_exception_handler(exc, context):
+    response = _handle(exc, context)
+    if response is not None and isinstance(response.data, dict):
+        response.journal_refusal = {"rule": response.data.get("code", ""), "message": response.data.get("message", "")}
+    return response
+
+
+def _handle(exc, context):
     if isinstance(exc, DomainError):
         set_rollback()
         return Response(error_body(exc.rule, exc.message, exc.details or None), status=exc.status_code)

@@ -323,3 +323,33 @@ class IdempotentRequest(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "key"], name="one_answer_per_idempotency_key")]
+
+
+class JournalEntry(models.Model):
+    """One link of a casino's hash chain; `document` is the canonical JSON that the hash covers (R23)."""
+
+    casino = models.ForeignKey(Casino, on_delete=models.PROTECT, related_name="journal")
+    sequence = models.PositiveBigIntegerField("numéro d'ordre")
+    recorded_at = models.DateTimeField("horodatage (UTC)")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, related_name="+")
+    actor_role = models.CharField("rôle", max_length=20, blank=True)
+    action = models.CharField("action", max_length=80)
+    object_type = models.CharField("objet", max_length=80, blank=True)
+    object_id = models.CharField("identifiant", max_length=40, blank=True)
+    document = models.TextField("document canonique")
+    previous_hash = models.CharField("empreinte précédente", max_length=64)
+    hash = models.CharField("empreinte SHA-256", max_length=64)
+
+    class Meta:
+        verbose_name = "entrée du journal"
+        verbose_name_plural = "journal"
+        ordering = ["casino", "sequence"]
+        constraints = [
+            models.UniqueConstraint(fields=["casino", "sequence"], name="r23_journal_sequence_unique"),
+            models.UniqueConstraint(fields=["casino", "previous_hash"], name="r23_journal_chain_unique"),
+            models.CheckConstraint(condition=models.Q(sequence__gte=1), name="r23_journal_sequence_positive"),
+        ]
+        indexes = [models.Index(fields=["casino", "recorded_at"]), models.Index(fields=["casino", "action"])]
+
+    def __str__(self):
+        return f"n° {self.sequence} — {self.action}"

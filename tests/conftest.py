@@ -150,3 +150,21 @@ from tests.cash_helpers import open_day  # noqa: E402, F401
 def cash_staff(director, codir, chef, croupier, croupier2, caissier):
     """Everyone a cash operation names: the counters, the caissier and the two signers."""
     return {"director": director, "codir": codir, "chef": chef, "croupier": croupier, "caissier": caissier}
+
+
+@pytest.fixture(autouse=True)
+def _append_only_guard(request):
+    """The append-only triggers stay on in every test; a transactional test's flush may empty the tables after it."""
+    from django.db import connection
+
+    from casino.append_only import set_purge
+
+    transactional = "transactional_db" in request.fixturenames or "live_server" in request.fixturenames
+    marker = request.node.get_closest_marker("django_db")
+    transactional = transactional or bool(marker and marker.kwargs.get("transaction"))
+    uses_db = transactional or marker is not None or "db" in request.fixturenames
+    if uses_db:
+        set_purge(connection, False)
+    yield
+    if transactional:
+        set_purge(connection, True)

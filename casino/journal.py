@@ -1,0 +1,208 @@
+"""The journal: an append-only, hash-chained record of every regulated action and every refusal (R23).
+
+Each entry is one canonical JSON document (sorted keys, no spaces, UTF-8) holding the casino, the sequence number,
+the UTC time, the actor and role, the action, the object and its payload. Its hash is
+SHA-256(previous hash, a line feed, the canonical document), so that a flipped byte, a deleted, inserted or swapped
+entry breaks the chain at the exact sequence number where it happens. The canonical form is frozen by a test vector
+(tests/test_journal.py): changing it would make every exported journal unverifiable.
+"""
+
+import datetime
+import hashlib
+import json
+import uuid
+from decimal import Decimal
+
+from django.db import models, transaction
+
+GENESIS = "0" * 64
+
+
+def _default(value):
+    if isinstance(value, Decimal):
+        return f"{value:.2f}" if value == value.quantize(Decimal("0.01")) else str(value)
+    if isinstance(value, datetime.datetime):
+        return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"not canonical: {type(value).__name__}")
+
+
+def canonical(document):
+    """The canonical bytes of a document: sorted keys, no insignificant space, UTF-8, Decimals as strings."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default).encode()
+
+
+def chain_hash(previous_hash, canonical_bytes):
+    return hashlib.sha256(previous_hash.encode("ascii") + b"\n" + canonical_bytes).hexdigest()
+
+
+def append(casino_id, action, *, actor=None, role="", object_type="", object_id="", payload=None, at=None):
+    """Append one entry to the casino's chain, in the caller's transaction; returns it."""
+    from django.utils import timezone
+
+    from casino.models import Casino, JournalEntry
+
+    with transaction.atomic():
+        # Lock the casino row: it serialises the chain, so that two concurrent actions never take the same
+        # sequence number nor chain onto the same previous entry.
+        Casino.objects.select_for_update().filter(pk=casino_id).values_list("pk", flat=True).first()
+        head = (
+            JournalEntry.objects.filter(casino_id=casino_id)
+            .order_by("-sequence")
+            .values_list("sequence", "hash")
+            .first()
+        )
+        sequence, previous = (head[0] + 1, head[1]) if head else (1, GENESIS)
+        at = at or timezone.now()
+        document = {
+            "casino": casino_id,
+            "sequence": sequence,
+            "at": at,
+            "actor": actor.username if actor is not None else "",
+            "role": role,
+            "action": action,
+            "object_type": object_type,
+            "object_id": str(object_id),
+            "payload": payload or {},
+        }
+        body = canonical(document)
+        return JournalEntry.objects.create(
+            casino_id=casino_id,
+            sequence=sequence,
+            recorded_at=at,
+            actor=actor,
+            actor_role=role,
+            action=action,
+            object_type=object_type,
+            object_id=str(object_id),
+            document=body.decode(),
+            previous_hash=previous,
+            hash=chain_hash(previous, body),
+        )
+
+
+# What each history-tracked record contributes to the journal ---------------------------------------------------
+
+CASINO_PATHS = (
+    "casino_id",
+    "tableau.casino_id",
+    "cashbox.tableau.casino_id",
+    "apparatus.casino_id",
+    "gaming_day.casino_id",
+    "seance.gaming_day.casino_id",
+    "register.gaming_day.casino_id",
+    "roster.seance.gaming_day.casino_id",
+)
+
+
+def casinos_of(instance):
+    """The casinos whose journal records a change of this object (an employee's: each of their casinos)."""
+    from casino.models import Casino, Employee, Membership
+
+    if isinstance(instance, Casino):
+        return [instance.pk]
+    if isinstance(instance, Employee):
+        return list(Membership.objects.filter(employee=instance).values_list("casino_id", flat=True))
+    for path in CASINO_PATHS:
+        value = instance
+        try:
+            for attribute in path.split("."):
+                value = getattr(value, attribute)
+        except AttributeError:
+            continue
+        if value is not None:
+            return [value]
+    return []
+
+
+def record_payload(instance):
+    """The concrete field values of a record, as stored (foreign keys by id)."""
+    payload = {}
+    for field in instance._meta.concrete_fields:
+        value = getattr(instance, field.attname)
+        if isinstance(field, models.JSONField):
+            payload[field.attname] = value
+        elif (
+            isinstance(value, (str, int, float, bool, Decimal, datetime.date, datetime.time, uuid.UUID))
+            or value is None
+        ):
+            payload[field.attname] = value
+        else:
+            payload[field.attname] = str(value)
+    return payload
+
+
+ACTIONS = {"+": "create", "~": "change", "-": "delete"}
+
+
+def on_historical_record(sender, instance, history_instance, history_user=None, **kwargs):
+    """Every history row of a regulated record gets its journal entry, in the same transaction."""
+    from casino.roles import role_of
+
+    label = instance._meta.label_lower
+    action = f"{label}.{ACTIONS.get(history_instance.history_type, 'change')}"
+    role = role_of(history_user) if history_user is not None else None
+    payload = record_payload(instance)
+    if history_instance.history_change_reason:
+        payload["_reason"] = history_instance.history_change_reason
+    for casino_id in casinos_of(instance):
+        append(
+            casino_id,
+            action,
+            actor=history_user,
+            role=role.value if role else "",
+            object_type=label,
+            object_id=instance.pk,
+            payload=payload,
+            at=history_instance.history_date,
+        )
+
+
+def record_refusal(request, casino_ids, rule, message, status):
+    """Journal a refused attempt with its rule id, after the refused request's own transaction rolled back."""
+    from casino.roles import role_of
+
+    user = request.user if request.user.is_authenticated else None
+    role = role_of(user) if user else None
+    for casino_id in casino_ids:
+        append(
+            casino_id,
+            "refusal",
+            actor=user,
+            role=role.value if role else "",
+            object_type="",
+            object_id="",
+            payload={
+                "rule": rule,
+                "message": message,
+                "status": status,
+                "method": request.method,
+                "path": request.path,
+            },
+        )
+
+
+def verify_chain(entries):
+    """Check a chain of (sequence, previous_hash, hash, document bytes) in order.
+
+    Returns a list of problems [(sequence, what)], empty when the chain is intact.
+    """
+    problems = []
+    expected_sequence, previous = 1, GENESIS
+    for sequence, previous_hash, digest, document in entries:
+        if sequence != expected_sequence:
+            what = "entrée manquante" if sequence > expected_sequence else "entrée en double ou déplacée"
+            problems.append((expected_sequence, f"{what} : numéro {sequence} trouvé, {expected_sequence} attendu"))
+        if previous_hash != previous:
+            problems.append((sequence, "le chaînage est rompu : l'empreinte précédente ne correspond pas"))
+        if chain_hash(previous_hash, document if isinstance(document, bytes) else document.encode()) != digest:
+            problems.append((sequence, "l'entrée a été modifiée : son empreinte ne correspond plus à son contenu"))
+        if problems:
+            return problems
+        expected_sequence, previous = sequence + 1, digest
+    return problems

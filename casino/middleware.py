@@ -1,0 +1,43 @@
+import logging
+
+from casino.journal import record_refusal
+
+logger = logging.getLogger(__name__)
+
+UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
+REFUSALS = {400, 403, 405, 409}
+
+
+def mark_refusal(response, rule, message):
+    """Tell the journal which rule refused this request (pages; the API's error handler does it for itself)."""
+    response.journal_refusal = {"rule": rule, "message": message}
+    return response
+
+
+class RefusalJournalMiddleware:
+    """Journal every refused write attempt with its rule id, after the request's transaction rolled back (R23)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if request.method in UNSAFE and response.status_code in REFUSALS and request.user.is_authenticated:
+            refusal = getattr(response, "journal_refusal", None) or self.from_api(response)
+            try:
+                from casino.models import Casino
+
+                casinos = list(Casino.objects.for_user(request.user).values_list("pk", flat=True))
+                record_refusal(
+                    request, casinos, refusal.get("rule", ""), refusal.get("message", ""), response.status_code
+                )
+            except Exception:  # the refusal itself must reach the user even if journaling fails
+                logger.exception("could not journal a refusal")
+        return response
+
+    @staticmethod
+    def from_api(response):
+        data = getattr(response, "data", None)
+        if isinstance(data, dict):
+            return {"rule": str(data.get("code", "")), "message": str(data.get("message", ""))}
+        return {"rule": "", "message": ""}
