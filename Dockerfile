@@ -15,7 +15,8 @@ COPY . .
 # collectstatic needs settings but no secret of the deployment: a throwaway key serves the build only.
 RUN SECRET_KEY=collectstatic-build-only python manage.py collectstatic --noinput \
     && useradd --system --uid 10001 --no-create-home casino \
-    && chown -R casino /app/staticfiles
+    && mkdir -p /app/exports \
+    && chown -R casino /app/staticfiles /app/exports
 
 USER casino
 EXPOSE 8000

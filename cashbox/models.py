@@ -26,6 +26,7 @@ class Signature(models.Model):
         SHORT_INTERRUPTION = "short_interruption", "Attestation d'interruption momentanée"
         CORRECTION = "correction", "Approbation de correction"
         REGISTER = "register", "Registre de contrôle"
+        ROSTER = "roster", "Publication de l'ordre de roulement"
 
     signer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="signatures")
     role = models.CharField("en qualité de", max_length=20, choices=Role.choices)

@@ -242,8 +242,13 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
         raise InvalidTransition("R20", "Cette caisse n'a pas reçu d'avance initiale pendant la séance")
     if final_count_of(cashbox, seance):
         raise InvalidTransition("R20", "L'encaisse finale de cette caisse est déjà comptée et certifiée")
-    if Interruption.objects.ongoing().filter(tableau=tableau).exists():
-        raise InvalidTransition("R18", "Le tableau est interrompu, l'encaisse sous clé : reprenez d'abord la partie")
+    ongoing = Interruption.objects.ongoing().filter(tableau=tableau).first()
+    if ongoing is not None:
+        if ongoing.kind == Interruption.Kind.SHORT:
+            raise InvalidTransition(
+                "R18", "Le tableau est interrompu, l'encaisse sous clé : reprenez d'abord la partie"
+            )
+        raise InvalidTransition("R17", "Le tableau est interrompu : reprenez d'abord la partie")
     chips, amount = parse_chips(casino, chips, rule="R20") if chips else ({}, Decimal("0.00"))
     counter, present = _count_people(casino, tableau, counted_by, witnesses)
     cashier = staff_member(casino, caissier, {Role.CAISSIER}, "caissier", "R20", "Le caissier présent")
@@ -288,7 +293,8 @@ def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=())
     """Interrupt play: the encaisse is counted and entered in the carnet at once (R17)."""
     require_floor_role(user, "R17", "interrompre la partie")
     tableau = Tableau.objects.select_for_update().select_related("casino").get(pk=tableau.pk)
-    seance = Seance.objects.get(pk=seance.pk)
+    # Lock the séance too: a close must not slip in while the interruption is being logged.
+    seance = Seance.objects.select_for_update().get(pk=seance.pk)
     require_open_seance(seance)
     cashbox = _require_playing(tableau, seance)
     if Interruption.objects.ongoing().filter(tableau=tableau).exists():
@@ -321,7 +327,8 @@ def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at
     """
     require_floor_role(user, "R18", "interrompre la partie")
     tableau = Tableau.objects.select_for_update().select_related("casino").get(pk=tableau.pk)
-    seance = Seance.objects.get(pk=seance.pk)
+    # Lock the séance too: a close must not slip in while the interruption is being logged.
+    seance = Seance.objects.select_for_update().get(pk=seance.pk)
     require_open_seance(seance)
     _require_playing(tableau, seance)
     if Interruption.objects.ongoing().filter(tableau=tableau).exists():

@@ -41,7 +41,9 @@ def chain_hash(previous_hash, canonical_bytes):
     return hashlib.sha256(previous_hash.encode("ascii") + b"\n" + canonical_bytes).hexdigest()
 
 
-def append(casino_id, action, *, actor=None, role="", object_type="", object_id="", payload=None, at=None):
+def append(
+    casino_id, action, *, actor=None, role="", object_type="", object_id="", payload=None, at=None, tableau_number=None
+):
     """Append one entry to the casino's chain, in the caller's transaction; returns it."""
     from django.utils import timezone
 
@@ -68,6 +70,7 @@ def append(casino_id, action, *, actor=None, role="", object_type="", object_id=
             "action": action,
             "object_type": object_type,
             "object_id": str(object_id),
+            "tableau": tableau_number,
             "payload": payload or {},
         }
         body = canonical(document)
@@ -80,6 +83,7 @@ def append(casino_id, action, *, actor=None, role="", object_type="", object_id=
             action=action,
             object_type=object_type,
             object_id=str(object_id),
+            tableau_number=tableau_number,
             document=body.decode(),
             previous_hash=previous,
             hash=chain_hash(previous, body),
@@ -120,6 +124,32 @@ def casinos_of(instance):
     return []
 
 
+TABLEAU_PATHS = (
+    "tableau.number",
+    "cashbox.tableau.number",
+    "count.cashbox.tableau.number",
+    "advance.cashbox.tableau.number",
+)
+
+
+def tableau_of(instance):
+    """The order number of the tableau a record belongs to, for the regulator's filter; None if none."""
+    from tables.models import Tableau
+
+    if isinstance(instance, Tableau):
+        return instance.number
+    for path in TABLEAU_PATHS:
+        value = instance
+        try:
+            for attribute in path.split("."):
+                value = getattr(value, attribute)
+        except AttributeError:
+            continue
+        if value is not None:
+            return value
+    return None
+
+
 def record_payload(instance):
     """The concrete field values of a record, as stored (foreign keys by id)."""
     payload = {}
@@ -150,6 +180,7 @@ def on_historical_record(sender, instance, history_instance, history_user=None, 
     payload = record_payload(instance)
     if history_instance.history_change_reason:
         payload["_reason"] = history_instance.history_change_reason
+    tableau_number = tableau_of(instance)
     for casino_id in casinos_of(instance):
         append(
             casino_id,
@@ -160,6 +191,7 @@ def on_historical_record(sender, instance, history_instance, history_user=None, 
             object_id=instance.pk,
             payload=payload,
             at=history_instance.history_date,
+            tableau_number=tableau_number,
         )
 
 

@@ -336,6 +336,7 @@ class JournalEntry(models.Model):
     action = models.CharField("action", max_length=80)
     object_type = models.CharField("objet", max_length=80, blank=True)
     object_id = models.CharField("identifiant", max_length=40, blank=True)
+    tableau_number = models.PositiveIntegerField("tableau n°", null=True, blank=True)
     document = models.TextField("document canonique")
     previous_hash = models.CharField("empreinte précédente", max_length=64)
     hash = models.CharField("empreinte SHA-256", max_length=64)
@@ -349,7 +350,84 @@ class JournalEntry(models.Model):
             models.UniqueConstraint(fields=["casino", "previous_hash"], name="r23_journal_chain_unique"),
             models.CheckConstraint(condition=models.Q(sequence__gte=1), name="r23_journal_sequence_positive"),
         ]
-        indexes = [models.Index(fields=["casino", "recorded_at"]), models.Index(fields=["casino", "action"])]
+        indexes = [
+            models.Index(fields=["casino", "recorded_at"]),
+            models.Index(fields=["casino", "action"]),
+            models.Index(fields=["casino", "tableau_number"]),
+        ]
 
     def __str__(self):
         return f"n° {self.sequence} — {self.action}"
+
+
+# Signed exports for the regulator (R23) ------------------------------------------------------------------------
+
+
+class CasinoKey(models.Model):
+    """The casino's Ed25519 key pair that signs its exports; the public key is published on the casino page.
+
+    The private key is generated on first need and kept here for the demonstration only: production keeps it in an
+    HSM or a KMS that signs without ever releasing it (out of scope here), and this table then holds the public key.
+    """
+
+    casino = models.OneToOneField(Casino, on_delete=models.PROTECT, related_name="signing_key")
+    private_key_pem = models.TextField("clé privée (PEM)")
+    public_key_pem = models.TextField("clé publique (PEM)")
+    created_at = models.DateTimeField("créée le", default=timezone.now)
+
+    class Meta:
+        verbose_name = "clé de signature"
+        verbose_name_plural = "clés de signature"
+
+    def __str__(self):
+        return f"Clé de signature — {self.casino}"
+
+
+class ExportQuerySet(models.QuerySet):
+    def for_user(self, user):
+        return self.filter(casino__in=Casino.objects.for_user(user))
+
+
+class Export(models.Model):
+    """An export of a casino's records for a date range, built as a signed BagIt package (R23)."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "En attente"
+        RUNNING = "running", "En cours"
+        DONE = "done", "Prêt"
+        FAILED = "failed", "Échec"
+
+    casino = models.ForeignKey(Casino, on_delete=models.PROTECT, related_name="exports")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    date_from = models.DateField("du")
+    date_to = models.DateField("au")
+    state = models.CharField("état", max_length=10, choices=State.choices, default=State.PENDING)
+    progress = models.PositiveSmallIntegerField("avancement (%)", default=0)
+    file_path = models.CharField("fichier", max_length=500, blank=True)
+    sha256 = models.CharField("empreinte SHA-256 du fichier", max_length=64, blank=True)
+    row_counts = models.JSONField("lignes par fichier", default=dict, blank=True)
+    error = models.TextField("erreur", blank=True)
+    created_at = models.DateTimeField("demandé le", default=timezone.now)
+    finished_at = models.DateTimeField("terminé le", null=True, blank=True)
+
+    objects = ExportQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = "export"
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(date_to__gte=models.F("date_from")), name="export_period_ordered"
+            ),
+            models.CheckConstraint(condition=models.Q(progress__lte=100), name="export_progress_at_most_100"),
+        ]
+
+    def __str__(self):
+        return f"Export {self.casino} du {self.date_from:%d/%m/%Y} au {self.date_to:%d/%m/%Y}"
+
+    def get_absolute_url(self):
+        return reverse("export-detail", args=[self.pk])
+
+    @property
+    def in_progress(self):
+        return self.state in (self.State.PENDING, self.State.RUNNING)

@@ -7,6 +7,10 @@ from casino.models import Role
 REGISTRY = ["tables.apparatus", "tables.table", "tables.tableau", "tables.cashbox"]
 STAFF = ["casino.employee", "casino.membership"]
 SEANCES = ["seances.gamingday", "seances.seance", "seances.opening"]
+# The rotation order (R4, R5): everyone of the floor and the regulator reads it.
+ROSTERS = ["seances.roster", "seances.rostermember", "seances.rosterchange"]
+# The management sets and publishes the order; the chef de partie records the changes during play.
+ROSTERING = ["seances.roster:add", "seances.roster:change", "seances.rosterchange:add"]
 CASH = [
     "cashbox.advance",
     "cashbox.count",
@@ -15,12 +19,13 @@ CASH = [
     "cashbox.controlregister",
     "cashbox.signature",
 ]
-FLOOR_VIEW = [f"{model}:view" for model in [*SEANCES, *CASH]]
+FLOOR_VIEW = [f"{model}:view" for model in [*SEANCES, *ROSTERS, *CASH]]
 # Who enters money records; the signer of each is checked separately, with their password (R15, R20).
 CASH_ENTRY = ["cashbox.advance:add", "cashbox.count:add"]
 FLOOR_CONTROL = ["cashbox.interruption:add", "cashbox.interruption:change", "cashbox.correction:add"]
 DIRECTING = ["seances.seance:add", "seances.seance:change", "seances.open_tableau"]
-VIEW_ALL = [f"{model}:view" for model in [*REGISTRY, *STAFF, *SEANCES, *CASH, "casino.casino", "casino.alert"]]
+AUDIT = ["casino.casino", "casino.alert", "casino.journalentry"]
+VIEW_ALL = [f"{model}:view" for model in [*REGISTRY, *STAFF, *SEANCES, *ROSTERS, *CASH, *AUDIT]]
 
 ROLE_PERMISSIONS = {
     Role.DIRECTOR: [
@@ -35,6 +40,7 @@ ROLE_PERMISSIONS = {
         *FLOOR_CONTROL,
         "cashbox.controlregister:add",
         "cashbox.sign_register",
+        *ROSTERING,
     ],
     Role.CODIR: [
         *VIEW_ALL,
@@ -45,6 +51,7 @@ ROLE_PERMISSIONS = {
         *FLOOR_CONTROL,
         "cashbox.controlregister:add",
         "cashbox.sign_register",
+        *ROSTERING,
     ],
     Role.CHEF: [
         *[f"{model}:view" for model in [*REGISTRY, "casino.casino", "casino.alert"]],
@@ -52,6 +59,7 @@ ROLE_PERMISSIONS = {
         *CASH_ENTRY,
         *FLOOR_CONTROL,
         "casino.alert:change",
+        "seances.rosterchange:add",
     ],
     Role.CROUPIER: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino"]], *FLOOR_VIEW, *CASH_ENTRY],
     Role.CAISSIER: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino"]], *FLOOR_VIEW, *CASH_ENTRY],

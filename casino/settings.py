@@ -118,6 +118,9 @@ USE_I18N = True
 USE_TZ = True
 LOCALE_PATHS = [BASE_DIR / "locale"]
 
+# Signed exports for the regulator (R23): built by a Celery task, served to the requester only.
+EXPORT_ROOT = Path(os.environ.get("EXPORT_ROOT", BASE_DIR / "exports"))
+
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
@@ -164,7 +167,10 @@ CELERY_BEAT_SCHEDULE = {
     # A short interruption past its limit must reach the floor within a minute (R18).
     "check-short-interruptions": {"task": "cashbox.tasks.check_short_interruptions", "schedule": 60},
     "check-control-registers": {"task": "cashbox.tasks.check_control_registers", "schedule": 5 * 60},
+    "verify-journal-nightly": {"task": "casino.tasks.verify_journal", "schedule": 24 * 60 * 60},
 }
+# History is read, never reverted: a revert would rewrite what is recorded (R23).
+SIMPLE_HISTORY_REVERT_DISABLED = True
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY") else None
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", not (DEBUG or TESTING))

@@ -34,3 +34,38 @@ def check_approvals(today=None):
             if raise_alert(casino, "approval", key, message):
                 raised += 1
     return raised
+
+
+@shared_task
+def verify_journal():
+    """Verify every casino's live chain; raise an alert at the first bad entry. Returns {casino id: problems}."""
+    from casino.journal import verify_chain
+    from casino.models import JournalEntry
+
+    found = {}
+    for casino in Casino.objects.all():
+        rows = (
+            JournalEntry.objects.filter(casino=casino)
+            .order_by("sequence")
+            .values_list("sequence", "previous_hash", "hash", "document")
+        )
+        problems = verify_chain(rows.iterator(chunk_size=5000))
+        if problems:
+            sequence, what = problems[0]
+            found[casino.pk] = problems
+            raise_alert(
+                casino,
+                "journal",
+                f"journal-broken:{sequence}",
+                f"Le journal est altéré à l'entrée n° {sequence} : {what} (R23).",
+                "R23",
+            )
+    return found
+
+
+@shared_task
+def build_export(export_id):
+    """Build the signed BagIt package of a regulator's export (R23); returns the archive's name, or None."""
+    from casino.exports import build
+
+    return build(export_id)

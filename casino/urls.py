@@ -7,8 +7,9 @@ from rest_framework.routers import DefaultRouter
 
 from cashbox import api as cashbox_api
 from casino import api as casino_api
-from casino import views
+from casino import export_views, journal_views, views
 from sessions import api as sessions_api
+from sessions import roster_api
 from tables import api as tables_api
 from tables import game_api, game_views
 
@@ -21,6 +22,7 @@ router.register("tableaux", tables_api.TableauViewSet, basename="tableau")
 router.register("cashboxes", tables_api.CashboxViewSet, basename="cashbox")
 router.register("seances", sessions_api.SeanceViewSet, basename="seance")
 router.register("openings", sessions_api.OpeningViewSet, basename="opening")
+router.register("rosters", roster_api.RosterViewSet, basename="roster")
 router.register("advances", cashbox_api.AdvanceViewSet, basename="advance")
 router.register("counts", cashbox_api.CountViewSet, basename="count")
 router.register("interruptions", cashbox_api.InterruptionViewSet, basename="interruption")
@@ -35,11 +37,18 @@ urlpatterns = [
     path("deconnexion/", auth_views.LogoutView.as_view(), name="logout"),
     path("registre/", include("tables.urls")),
     path("seances/", include("sessions.urls")),
+    path("roulement/", include("sessions.roster_urls")),
     path("caisse/", include("cashbox.urls")),
     path("personnel/", views.EmployeeListView.as_view(), name="employee-list"),
     path("personnel/<int:pk>/", views.EmployeeDetailView.as_view(), name="employee-detail"),
     path("etablissements/<int:pk>/", views.CasinoDetailView.as_view(), name="casino-detail"),
     path("alertes/<int:pk>/acquitter/", views.AcknowledgeAlertView.as_view(), name="alert-acknowledge"),
+    path("journal/", journal_views.JournalView.as_view(), name="journal"),
+    path("journal/verification/", journal_views.ChainCheckView.as_view(), name="journal-check"),
+    path("exports/", export_views.ExportListView.as_view(), name="export-list"),
+    path("exports/<int:pk>/", export_views.ExportDetailView.as_view(), name="export-detail"),
+    path("exports/<int:pk>/telecharger/", export_views.ExportDownloadView.as_view(), name="export-download"),
+    path("exports/cles/<int:pk>.pem", export_views.PublicKeyView.as_view(), name="export-public-key"),
     path("jeux/", game_views.games_page, name="games"),
     path("jeux/regler/", game_views.settle_page, name="games-settle"),
     path("api/v1/auth/token/", obtain_auth_token, name="api-token"),

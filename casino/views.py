@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import View
+from django.views.decorators.http import require_GET
 from django.views.generic import DetailView, ListView
 
 from casino.history import history_rows
@@ -86,6 +87,7 @@ class ScopedFormView(RoleRequiredMixin, View):
         return self.title
 
 
+@require_GET
 def home(request):
     if not request.user.is_authenticated:
         return redirect("login")

@@ -218,3 +218,161 @@ class Opening(models.Model):
             errors.setdefault(field, []).append(ValidationError(message, code=rule))
         if errors:
             raise ValidationError(errors)
+
+
+# Rotation order of the launchers (R4, R5, art. 46) ------------------------------------------------------------
+
+
+class RosterQuerySet(models.QuerySet):
+    def for_user(self, user):
+        return self.filter(seance__gaming_day__casino__in=Casino.objects.for_user(user))
+
+    def published(self):
+        return self.filter(state=Roster.State.PUBLISHED)
+
+
+class Roster(models.Model):
+    """The rotation order of the launchers of one apparatus for one séance, set by the management (R4)."""
+
+    class State(models.TextChoices):
+        DRAFT = "draft", "Brouillon"
+        PUBLISHED = "published", "Publié"
+
+    seance = models.ForeignKey(Seance, on_delete=models.PROTECT, related_name="rosters", verbose_name="séance")
+    apparatus = models.ForeignKey(
+        "tables.Apparatus", on_delete=models.PROTECT, related_name="rosters", verbose_name="appareil"
+    )
+    chef = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="+",
+        verbose_name="chef de partie",
+        help_text="Le chef de partie n'est jamais lanceur ; il se tient en face du lanceur (R4, R5, art. 46).",
+    )
+    period_minutes = models.PositiveIntegerField(
+        "période de roulement (minutes)",
+        help_text="Copiée du réglage de l'établissement à la création : un réglage ultérieur ne change pas le passé.",
+    )
+    state = models.CharField("état", max_length=10, choices=State.choices, default=State.DRAFT)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name="établi par"
+    )
+    created_at = models.DateTimeField("établi le", default=timezone.now)
+    published_at = models.DateTimeField("publié le", null=True, blank=True)
+    signature = models.OneToOneField(
+        "cashbox.Signature",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="roster",
+        verbose_name="signature de publication",
+    )
+
+    objects = RosterQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "ordre de roulement"
+        verbose_name_plural = "ordres de roulement"
+        ordering = ["-seance__planned_start", "apparatus__name"]
+        constraints = [
+            models.UniqueConstraint(fields=["seance", "apparatus"], name="r4_one_roster_per_seance_and_apparatus"),
+            models.CheckConstraint(condition=models.Q(period_minutes__gte=1), name="r4_rotation_period_positive"),
+            # R4: a published order carries the management's signature; a draft carries none.
+            models.CheckConstraint(
+                condition=models.Q(state="draft", signature__isnull=True, published_at__isnull=True)
+                | models.Q(state="published", signature__isnull=False, published_at__isnull=False),
+                name="r4_published_roster_is_signed",
+            ),
+        ]
+
+    def __str__(self):
+        return f"Ordre de roulement — {self.apparatus.name}, {self.seance}"
+
+    def get_absolute_url(self):
+        return reverse("roster-detail", args=[self.pk])
+
+    @property
+    def casino(self):
+        return self.seance.gaming_day.casino
+
+    @property
+    def period(self):
+        return datetime.timedelta(minutes=self.period_minutes)
+
+    @property
+    def starts_at(self):
+        return self.seance.actual_start or self.seance.planned_start
+
+    @property
+    def ends_at(self):
+        return self.seance.actual_end or self.seance.planned_end
+
+
+class RosterMember(models.Model):
+    """A launcher of the roster at their place in the order; the draft's order may change until publication."""
+
+    roster = models.ForeignKey(Roster, on_delete=models.PROTECT, related_name="members")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="roster_places", verbose_name="lanceur"
+    )
+    position = models.PositiveSmallIntegerField("rang")
+
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "lanceur de l'ordre de roulement"
+        verbose_name_plural = "lanceurs de l'ordre de roulement"
+        ordering = ["roster", "position"]
+        constraints = [models.UniqueConstraint(fields=["roster", "user"], name="r4_launcher_listed_once")]
+
+    def __str__(self):
+        return f"{self.position}. {self.user.get_full_name() or self.user.username}"
+
+
+class RosterChange(models.Model):
+    """A change of the order during the séance, from its moment only: the past stays as it was (R4, R23)."""
+
+    class Kind(models.TextChoices):
+        ABSENCE = "absence", "Absence"
+        LATE_ARRIVAL = "late_arrival", "Arrivée tardive"
+        RETURN = "return", "Retour"
+        RELIEF = "relief", "Relève"
+
+    roster = models.ForeignKey(Roster, on_delete=models.PROTECT, related_name="changes")
+    at = models.DateTimeField("à partir de", default=timezone.now)
+    kind = models.CharField("changement", max_length=20, choices=Kind.choices)
+    member = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name="lanceur"
+    )
+    replacement = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name="remplaçant",
+    )
+    reason = models.CharField("motif", max_length=300)
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name="enregistré par"
+    )
+    recorded_at = models.DateTimeField("enregistré le", default=timezone.now)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "changement de l'ordre de roulement"
+        verbose_name_plural = "changements de l'ordre de roulement"
+        ordering = ["roster", "at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(models.Q(kind="relief") & models.Q(replacement__isnull=False))
+                | (~models.Q(kind="relief") & models.Q(replacement__isnull=True)),
+                name="r4_replacement_only_for_a_relief",
+            ),
+            models.CheckConstraint(condition=~models.Q(reason=""), name="r4_change_has_a_reason"),
+        ]
+
+    def __str__(self):
+        return f"{self.get_kind_display()} — {self.member} ({self.at:%H:%M})"

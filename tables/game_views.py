@@ -5,6 +5,7 @@ from decimal import Decimal
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
+from django.views.decorators.http import require_GET
 
 from tables import games
 
@@ -69,6 +70,7 @@ def game_context(game):
     }
 
 
+@require_GET
 @login_required
 def games_page(request):
     return render(request, "games/games.html", {"games": [game_context(game) for game in games.Game]})

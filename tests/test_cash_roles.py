@@ -4,11 +4,11 @@ the director of another casino sees nothing of ours and cannot reach it."""
 import pytest
 
 from cashbox.models import Advance, ControlRegister, Correction, Count, Interruption, Signature
+from cashbox.services import draw_up_register
 from casino.models import Alert
 from sessions.models import Seance
 from sessions.services import change_seance_state
-from cashbox.services import draw_up_register
-from tests.cash_helpers import chips_for, main_box, post_advance, post_final_count, post_short_interruption
+from tests.cash_helpers import chips_for, post_advance, post_final_count, post_short_interruption
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db

@@ -1,0 +1,288 @@
+"""Benchmark of the journal export and of its offline verification (R23), on PostgreSQL.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/casino_bench DEBUG=1 .venv/bin/python bench/journal_export.py \
+        --entries 500000
+
+The database named in DATABASE_URL is dropped and re-created (its name must contain "bench"), migrated, and filled
+with a chain of N journal entries built in Python and loaded with COPY FROM STDIN, plus a chain of --small entries
+to show that memory does not grow with size. Each measurement runs in a child process of its own, so that its peak
+RSS (ru_maxrss) is its own:
+
+  (a) the journal export as the real export does it (casino.exports.journal_range + write_journal: COPY through
+      Django's connection, hashed while written), with its peak memory;
+  (b) a raw `COPY (SELECT …) TO STDOUT` of the same rows, for reference;
+  (c) the chain verification of the exported file by tools/verify_export.py's verify_journal (entries per second).
+
+Targets: export ≤ 3 × raw COPY time; memory flat (< 300 MB, and not growing with size); verification ≥ 200,000
+entries/s.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(BASE_DIR))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
+
+
+def maxrss_mb():
+    """This process's peak RSS in MB: VmHWM, since ru_maxrss survives execve and would count the parent's size."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kilobytes on Linux
+
+
+def recreate_database(url):
+    import psycopg
+
+    parsed = urlparse(url)
+    name = parsed.path.lstrip("/")
+    if parsed.scheme not in ("postgres", "postgresql") or "bench" not in name:
+        sys.exit("DATABASE_URL must name a PostgreSQL database whose name contains 'bench' (it is dropped).")
+    admin = parsed._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        connection.execute(f'CREATE DATABASE "{name}"')
+
+
+def fill(entries, label):
+    """A casino with a chain of `entries` journal entries, built in Python and loaded with COPY FROM STDIN."""
+    from django.db import connection
+
+    from casino.journal import GENESIS, canonical, chain_hash
+    from casino.models import Casino, JournalEntry
+
+    casino = Casino.objects.create(
+        name=f"Banc d'essai {label}",
+        arrete_reference="Arrêté banc",
+        arrete_date=datetime.date(2020, 1, 1),
+        min_stake_boule="2.00",
+        min_stake_vingt_trois="1.00",
+    )
+    start = datetime.datetime(2025, 1, 1, 10, tzinfo=datetime.UTC)
+    # Creating the casino journaled its own creation: the bench chain continues from there.
+    head = JournalEntry.objects.filter(casino=casino).order_by("-sequence").values_list("sequence", "hash").first()
+    offset, previous = head if head else (0, GENESIS)
+    columns = (
+        "casino_id, sequence, recorded_at, actor_role, action, object_type, object_id, document, previous_hash, hash"
+    )
+    with connection.cursor() as cursor, cursor.connection.cursor() as pg:
+        with pg.copy(f"COPY casino_journalentry ({columns}) FROM STDIN") as copy:
+            for sequence in range(offset + 1, offset + entries + 1):
+                at = start + datetime.timedelta(seconds=sequence)
+                object_id = str(sequence // 3 + 1)
+                document = {
+                    "casino": casino.pk,
+                    "sequence": sequence,
+                    "at": at,
+                    "actor": "",
+                    "role": "croupier",
+                    "action": "cashbox.advance.create",
+                    "object_type": "cashbox.advance",
+                    "object_id": object_id,
+                    "payload": {
+                        "id": sequence,
+                        "amount": "8000.00",
+                        "chips": {"100.00": 80},
+                        "kind": "initial",
+                        "cashbox_id": sequence % 7 + 1,
+                        "seance_id": sequence // 40 + 1,
+                        "recorded_at": at,
+                    },
+                }
+                body = canonical(document)
+                digest = chain_hash(previous, body)
+                copy.write_row(
+                    (
+                        casino.pk,
+                        sequence,
+                        at,
+                        "croupier",
+                        "cashbox.advance.create",
+                        "cashbox.advance",
+                        object_id,
+                        body.decode(),
+                        previous,
+                        digest,
+                    )
+                )
+                previous = digest
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE casino_journalentry")
+    return casino.pk
+
+
+# Children: one measurement each, peak memory measured in its own process ---------------------------------------
+
+
+def child_export(casino_id, path):
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    from casino.exports import journal_range, write_journal
+    from casino.models import Casino
+
+    connection.ensure_connection()
+    baseline = maxrss_mb()
+    began = time.perf_counter()
+    casino = Casino.objects.get(pk=casino_id)
+    first, last = journal_range(
+        casino, datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC), datetime.datetime(2100, 1, 1, tzinfo=datetime.UTC)
+    )
+    _sha, size, rows = write_journal(path, casino_id, first.sequence, last.sequence)
+    seconds = time.perf_counter() - began
+    return {"seconds": seconds, "bytes": size, "rows": rows, "baseline_mb": baseline, "peak_mb": maxrss_mb()}
+
+
+def child_raw(casino_id, path):
+    import psycopg
+
+    with psycopg.connect(os.environ["DATABASE_URL"]) as connection:
+        baseline = maxrss_mb()
+        began = time.perf_counter()
+        size = 0
+        query = (
+            "COPY (SELECT sequence, recorded_at, actor_id, actor_role, action, object_type, object_id, previous_hash, "
+            f"hash, document FROM casino_journalentry WHERE casino_id = {int(casino_id)} ORDER BY sequence) "
+            "TO STDOUT WITH (FORMAT csv, HEADER)"
+        )
+        with open(path, "wb") as file, connection.cursor() as cursor, cursor.copy(query) as copy:
+            for chunk in copy:
+                file.write(chunk)
+                size += len(chunk)
+        seconds = time.perf_counter() - began
+    return {"seconds": seconds, "bytes": size, "baseline_mb": baseline, "peak_mb": maxrss_mb()}
+
+
+def child_verify(path):
+    sys.path.insert(0, str(BASE_DIR / "tools"))
+    import verify_export
+
+    baseline = maxrss_mb()
+    began = time.perf_counter()
+    with open(path, "rb", buffering=1024 * 1024) as stream:
+        problems, summary = verify_export.verify_journal(stream)
+    seconds = time.perf_counter() - began
+    return {
+        "seconds": seconds,
+        "rows": summary["count"],
+        "problems": len(problems),
+        "per_second": summary["count"] / seconds,
+        "baseline_mb": baseline,
+        "peak_mb": maxrss_mb(),
+    }
+
+
+def run_child(*args):
+    result = subprocess.run(
+        [sys.executable, __file__, "--child", *map(str, args)], capture_output=True, text=True, check=False
+    )
+    if result.returncode:
+        sys.exit(f"child {args} failed:\n{result.stderr}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def measure(casino_id, entries, folder):
+    exported, raw = os.path.join(folder, f"journal-{entries}.csv"), os.path.join(folder, f"raw-{entries}.csv")
+    run_child("raw", casino_id, raw)  # warms PostgreSQL's cache for both
+    runs = {"export": [], "raw": []}
+    for _ in range(2):
+        runs["raw"].append(run_child("raw", casino_id, raw))
+        runs["export"].append(run_child("export", casino_id, exported))
+    verify = min((run_child("verify", exported) for _ in range(2)), key=lambda r: r["seconds"])
+    best = {kind: min(results, key=lambda r: r["seconds"]) for kind, results in runs.items()}
+    for path in (raw,):
+        os.remove(path)
+    os.remove(exported)
+    return {"entries": entries, **best, "verify": verify}
+
+
+def report(results):
+    print()
+    print(
+        f"{'entries':>10} {'export s':>9} {'raw COPY s':>10} {'ratio':>6} {'export MB':>10} {'peak RSS':>9} "
+        f"{'verify s':>9} {'entries/s':>10} {'verify MB':>10}"
+    )
+    for r in results:
+        export, raw, verify = r["export"], r["raw"], r["verify"]
+        print(
+            f"{r['entries']:>10,} {export['seconds']:>9.2f} {raw['seconds']:>10.2f} "
+            f"{export['seconds'] / raw['seconds']:>6.2f} {export['bytes'] / 2**20:>10.1f} "
+            f"{export['peak_mb']:>8.0f}M {verify['seconds']:>9.2f} {verify['per_second']:>10,.0f} "
+            f"{verify['peak_mb'] - verify['baseline_mb']:>9.1f}M"
+        )
+    big, small = results[-1], results[0]
+    ratio = big["export"]["seconds"] / big["raw"]["seconds"]
+    growth = big["export"]["peak_mb"] - small["export"]["peak_mb"]
+    print()
+    print("Peak RSS of the export child (after Django setup → after the export):")
+    for r in results:
+        print(f"  {r['entries']:>10,} entries: {r['export']['baseline_mb']:.0f} MB → {r['export']['peak_mb']:.0f} MB")
+    print()
+    checks = [
+        (f"export ≤ 3 × raw COPY ({ratio:.2f} ×)", ratio <= 3),
+        (f"export peak RSS < 300 MB ({big['export']['peak_mb']:.0f} MB)", big["export"]["peak_mb"] < 300),
+        (
+            f"memory flat: {big['entries']:,} vs {small['entries']:,} entries differ by {growth:+.1f} MB (< 20 MB)",
+            abs(growth) < 20,
+        ),
+        (
+            f"verification ≥ 200,000 entries/s ({big['verify']['per_second']:,.0f}/s)",
+            big["verify"]["per_second"] >= 200_000,
+        ),
+        (f"verified chain intact ({big['verify']['problems']} problems)", big["verify"]["problems"] == 0),
+    ]
+    for label, ok in checks:
+        print(f"  [{'OK' if ok else 'ÉCHEC'}] {label}")
+    return all(ok for _label, ok in checks)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--entries", type=int, default=500_000)
+    parser.add_argument("--small", type=int, default=50_000, help="a smaller chain, to show memory does not grow")
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.child:
+        kind, *rest = args.child
+        result = {"export": child_export, "raw": child_raw, "verify": child_verify}[kind](*rest)
+        print(json.dumps(result))
+        return 0
+
+    url = os.environ.get("DATABASE_URL", "")
+    recreate_database(url)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="journal-bench-") as folder:
+        for entries in sorted({args.small, args.entries}):
+            began = time.perf_counter()
+            casino_id = fill(entries, entries)
+            print(f"filled {entries:,} entries in {time.perf_counter() - began:.1f} s (COPY FROM STDIN)")
+            results.append(measure(casino_id, entries, folder))
+    return 0 if report(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

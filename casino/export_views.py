@@ -1,0 +1,134 @@
+"""The regulator's exports: request one for a casino and a period, follow it, download the signed package (R23)."""
+
+from django import forms
+from django.contrib import messages
+from django.http import FileResponse, Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views import View
+
+from casino.exports import export_file, fingerprint, public_key_base64, request_export
+from casino.models import Casino, CasinoKey, Export, Role
+from casino.roles import role_of
+from casino.views import RoleRequiredMixin
+
+# Bound the work one request may queue; a longer period is several exports.
+MAX_PERIOD_DAYS = 400
+
+
+class ExportForm(forms.Form):
+    casino = forms.ModelChoiceField(label="Établissement", queryset=Casino.objects.none(), empty_label=None)
+    date_from = forms.DateField(label="Du", widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"))
+    date_to = forms.DateField(label="Au", widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"))
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["casino"].queryset = Casino.objects.for_user(user)
+
+    def clean(self):
+        data = super().clean()
+        start, end = data.get("date_from"), data.get("date_to")
+        if start and end:
+            if end < start:
+                self.add_error("date_to", "La fin de la période précède son début.")
+            elif (end - start).days >= MAX_PERIOD_DAYS:
+                self.add_error("date_to", f"Une période de {MAX_PERIOD_DAYS} jours au plus par export.")
+        return data
+
+
+class ExportAccessMixin(RoleRequiredMixin):
+    """The regulator (casino.view_audit) requests exports; the director may follow and download them too."""
+
+    def has_permission(self):
+        user = self.request.user
+        return user.has_perm("casino.view_audit") or role_of(user) == Role.DIRECTOR
+
+
+def key_rows(casinos):
+    """The published public key of each casino that already has one."""
+    keys = CasinoKey.objects.filter(casino__in=casinos).select_related("casino").order_by("casino__name")
+    return [
+        {
+            "casino": key.casino,
+            "pem": key.public_key_pem,
+            "base64": public_key_base64(key),
+            "fingerprint": fingerprint(key),
+        }
+        for key in keys
+    ]
+
+
+class ExportListView(ExportAccessMixin, View):
+    template_name = "casino/export_list.html"
+
+    def get(self, request):
+        today = timezone.localdate()
+        form = ExportForm(user=request.user, initial={"date_from": today.replace(day=1), "date_to": today})
+        return self.render(form)
+
+    def post(self, request):
+        if not request.user.has_perm("casino.view_audit"):
+            return HttpResponse("Seul le contrôle peut demander un export.", status=403)
+        form = ExportForm(request.POST, user=request.user)
+        if not form.is_valid():
+            return self.render(form, status=400)
+        data = form.cleaned_data
+        export = request_export(request.user, data["casino"], data["date_from"], data["date_to"])
+        messages.success(request, "Export demandé : il est préparé en arrière-plan.")
+        return redirect(export)
+
+    def render(self, form, status=200):
+        casinos = Casino.objects.for_user(self.request.user)
+        exports = Export.objects.for_user(self.request.user).select_related("casino", "requested_by")[:50]
+        context = {
+            "form": form,
+            "exports": exports,
+            "keys": key_rows(casinos),
+            "can_request": self.request.user.has_perm("casino.view_audit"),
+        }
+        return render(self.request, self.template_name, context, status=status)
+
+
+class ExportDetailView(ExportAccessMixin, View):
+    def get(self, request, pk):
+        export = get_object_or_404(
+            Export.objects.for_user(request.user).select_related("casino", "requested_by"), pk=pk
+        )
+        key = CasinoKey.objects.filter(casino=export.casino).first()
+        context = {
+            "export": export,
+            "available": export_file(export) is not None,
+            "key": key,
+            "key_base64": public_key_base64(key) if key else "",
+            "fingerprint": fingerprint(key) if key else "",
+            "row_counts": sorted(export.row_counts.items()),
+        }
+        response = render(request, "casino/export_detail.html", context)
+        if export.in_progress:
+            # The page follows the progress without JavaScript.
+            response["Refresh"] = "2"
+        return response
+
+
+class ExportDownloadView(ExportAccessMixin, View):
+    """Streams the archive; an export of a casino outside the user's answers 404, as if it did not exist."""
+
+    def get(self, request, pk):
+        export = get_object_or_404(Export.objects.for_user(request.user), pk=pk)
+        path = export_file(export)
+        if path is None:
+            raise Http404("Cet export n'est pas (ou plus) disponible.")
+        response = FileResponse(open(path, "rb"), as_attachment=True, content_type="application/zip")  # noqa: SIM115
+        response["X-Content-SHA256"] = export.sha256
+        return response
+
+
+class PublicKeyView(ExportAccessMixin, View):
+    """The casino's public key as a PEM file, to pass to tools/verify_export.py --public-key (404 before the first
+    export: a GET never creates the key)."""
+
+    def get(self, request, pk):
+        key = get_object_or_404(CasinoKey.objects.filter(casino__in=Casino.objects.for_user(request.user)), casino=pk)
+        response = HttpResponse(key.public_key_pem, content_type="application/x-pem-file")
+        response["Content-Disposition"] = f'attachment; filename="casino-{key.casino_id}-ed25519.pem"'
+        return response

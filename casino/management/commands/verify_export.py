@@ -1,0 +1,29 @@
+"""manage.py verify_export FILE: the offline verifier (tools/verify_export.py), from the project's command line."""
+
+import importlib.util
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+
+def load_verifier():
+    # Loaded by path: the verifier is a stand-alone script that shares no code with Django, on purpose.
+    path = settings.BASE_DIR / "tools" / "verify_export.py"
+    spec = importlib.util.spec_from_file_location("verify_export_tool", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Command(BaseCommand):
+    help = "Vérifie un export signé (signature, manifestes, chaîne du journal) ; code de sortie 1 s'il est altéré."
+
+    def add_arguments(self, parser):
+        parser.add_argument("export", help="l'archive .zip ou .tar.gz de l'export")
+        parser.add_argument("--public-key", help="la clé publique Ed25519 de l'établissement (PEM)")
+
+    def handle(self, *args, **options):
+        verifier = load_verifier()
+        argv = [options["export"]] + (["--public-key", options["public_key"]] if options["public_key"] else [])
+        if verifier.main(argv, write=self.stdout.write):
+            raise CommandError("export non conforme", returncode=1)

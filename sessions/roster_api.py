@@ -1,0 +1,261 @@
+"""API of the rotation order (R4, R5): build, reorder, publish, change during play, compliance report."""
+
+import datetime
+
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from casino.api import RecordViewSet
+from casino.models import Casino
+from sessions import roster_services as services
+from sessions.models import GamingDay, Roster, RosterChange, Seance
+from tables.models import Apparatus
+
+
+def person(user):
+    return {"username": user.username, "name": user.get_full_name() or user.username} if user else None
+
+
+class RosterSerializer(serializers.ModelSerializer):
+    casino = serializers.IntegerField(source="seance.gaming_day.casino_id", read_only=True)
+    gaming_day = serializers.DateField(source="seance.gaming_day.date", read_only=True)
+    apparatus_name = serializers.CharField(source="apparatus.name", read_only=True)
+    game = serializers.CharField(source="apparatus.game", read_only=True)
+    chef = serializers.SerializerMethodField()
+    created_by = serializers.CharField(source="created_by.username", read_only=True)
+    published_by = serializers.CharField(source="signature.signer.username", read_only=True, default=None)
+    members = serializers.SerializerMethodField(help_text="L'ordre publié (ou proposé), rang par rang (R4).")
+    changes = serializers.SerializerMethodField(help_text="Changements en cours de séance, à partir de leur moment.")
+    now = serializers.SerializerMethodField(help_text="Qui lance maintenant, qui ensuite, l'ordre en vigueur.")
+    placement = serializers.SerializerMethodField(
+        help_text="Pour chaque table : le chef de partie fait face au lanceur, ou la raison (R5)."
+    )
+
+    class Meta:
+        model = Roster
+        fields = [
+            "id",
+            "casino",
+            "gaming_day",
+            "seance",
+            "apparatus",
+            "apparatus_name",
+            "game",
+            "chef",
+            "state",
+            "period_minutes",
+            "members",
+            "changes",
+            "now",
+            "placement",
+            "created_by",
+            "created_at",
+            "published_at",
+            "published_by",
+            "signature",
+        ]
+        read_only_fields = fields
+
+    def get_chef(self, roster):
+        return person(roster.chef)
+
+    def get_members(self, roster):
+        members = sorted(roster.members.all(), key=lambda m: m.position)
+        return [{"position": m.position, **person(m.user)} for m in members]
+
+    def get_changes(self, roster):
+        return [
+            {
+                "id": c.id,
+                "at": c.at,
+                "kind": c.kind,
+                "member": c.member.username,
+                "replacement": c.replacement.username if c.replacement else None,
+                "reason": c.reason,
+                "recorded_by": c.recorded_by.username,
+            }
+            for c in roster.changes.all()
+        ]
+
+    def get_now(self, roster):
+        status_ = services.roster_status(roster)
+        return {
+            "launcher": person(status_["now"]),
+            "until": status_["now_until"],
+            "next": person(status_["next"]),
+            "next_at": status_["next_at"],
+            "order": [u.username for u in status_["order"]],
+        }
+
+    def get_placement(self, roster):
+        return [
+            {"table": t.name, "chef_faces_launcher": t.chef_faces_launcher, "placement_note": t.placement_note}
+            for t in roster.apparatus.tables.all()
+            if t.in_service
+        ]
+
+
+class RosterCreateSerializer(serializers.Serializer):
+    seance = serializers.IntegerField()
+    apparatus = serializers.IntegerField()
+    chef = serializers.CharField(help_text="Identifiant du chef de partie (jamais lanceur).")
+    members = serializers.ListField(child=serializers.CharField(), help_text="Identifiants des lanceurs (R4).")
+
+
+class ReorderSerializer(serializers.Serializer):
+    order = serializers.ListField(child=serializers.CharField(), help_text="Identifiants des lanceurs, dans l'ordre.")
+
+
+class PublishSerializer(serializers.Serializer):
+    signer = serializers.CharField(help_text="Directeur responsable ou membre du comité de direction.")
+    password = serializers.CharField(style={"input_type": "password"})
+
+
+class ChangeSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=RosterChange.Kind.choices)
+    member = serializers.CharField()
+    replacement = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+    reason = serializers.CharField(allow_blank=True)
+
+
+def parse_date(value, name, default):
+    if not value:
+        return default
+    try:
+        return datetime.date.fromisoformat(value)
+    except ValueError:
+        raise ValidationError({name: ["Date invalide (AAAA-MM-JJ)."]}) from None
+
+
+class RosterViewSet(RecordViewSet):
+    """Rotation orders of the launchers per séance and apparatus (R4, R5); never edited once published."""
+
+    queryset = Roster.objects.all()
+    serializer_class = RosterSerializer
+    http_method_names = ["get", "post", "head", "options"]
+    action_permissions = {
+        "create": ["seances.add_roster"],
+        "reorder": ["seances.change_roster"],
+        "publish": ["seances.change_roster"],
+        "change": ["seances.add_rosterchange"],
+        "report": ["seances.view_roster"],
+    }
+
+    def get_queryset(self):
+        return services.rosters_with_everything(super().get_queryset()).order_by("-seance__planned_start", "pk")
+
+    def respond(self, roster, code=status.HTTP_200_OK):
+        roster = self.get_queryset().get(pk=roster.pk)
+        return Response(RosterSerializer(roster).data, status=code)
+
+    @extend_schema(request=RosterCreateSerializer, responses=RosterSerializer)
+    def create(self, request, *args, **kwargs):
+        """Assign the chef and the launchers; the product proposes the order (draft)."""
+        data = RosterCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        seance = get_object_or_404(Seance.objects.for_user(request.user), pk=data.validated_data["seance"])
+        apparatus = get_object_or_404(Apparatus.objects.for_user(request.user), pk=data.validated_data["apparatus"])
+        roster = services.create_roster(
+            request.user, seance, apparatus, data.validated_data["chef"], data.validated_data["members"]
+        )
+        return self.respond(roster, status.HTTP_201_CREATED)
+
+    @extend_schema(request=ReorderSerializer, responses=RosterSerializer)
+    @action(detail=True, methods=["post"])
+    def reorder(self, request, pk=None):
+        data = ReorderSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        return self.respond(services.reorder_roster(request.user, self.get_object(), data.validated_data["order"]))
+
+    @extend_schema(request=PublishSerializer, responses=RosterSerializer)
+    @action(detail=True, methods=["post"])
+    def publish(self, request, pk=None):
+        data = PublishSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        roster = services.publish_roster(
+            request.user, self.get_object(), data.validated_data["signer"], data.validated_data["password"]
+        )
+        return self.respond(roster)
+
+    @extend_schema(request=ChangeSerializer, responses=RosterSerializer)
+    @action(detail=True, methods=["post"])
+    def change(self, request, pk=None):
+        """Absence, late arrival, return or relief, from now on; the past stays as it was."""
+        data = ChangeSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        roster = self.get_object()
+        services.record_change(
+            request.user,
+            roster,
+            data.validated_data["kind"],
+            data.validated_data["member"],
+            data.validated_data["reason"],
+            data.validated_data.get("replacement") or None,
+        )
+        return self.respond(roster, status.HTTP_201_CREATED)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("from", str, description="Première journée de jeu (AAAA-MM-JJ)."),
+            OpenApiParameter("to", str, description="Dernière journée de jeu (AAAA-MM-JJ)."),
+            OpenApiParameter("apparatus", int, description="Un seul appareil."),
+            OpenApiParameter("casino", int, description="L'établissement (par défaut le premier de l'utilisateur)."),
+        ],
+        responses=None,
+    )
+    @action(detail=False, methods=["get"])
+    def report(self, request):
+        """Compliance of the rotation over a period: shares, never launched, above threshold, consecutive (R4)."""
+        casino_id = request.query_params.get("casino")
+        casinos = Casino.objects.for_user(request.user)
+        try:
+            casino = get_object_or_404(casinos, pk=int(casino_id)) if casino_id else casinos.first()
+        except ValueError:
+            raise ValidationError({"casino": ["Identifiant invalide."]}) from None
+        if casino is None:
+            return Response({"code": "not_found", "message": "Aucun établissement."}, status=404)
+        today = GamingDay.date_at(casino, timezone.now())
+        date_to = parse_date(request.query_params.get("to"), "to", today)
+        date_from = parse_date(request.query_params.get("from"), "from", date_to - datetime.timedelta(days=30))
+        if date_from > date_to:
+            raise ValidationError({"from": ["La période commence après sa fin."]})
+        apparatus = None
+        if request.query_params.get("apparatus"):
+            try:
+                apparatus = get_object_or_404(
+                    Apparatus.objects.filter(casino=casino), pk=int(request.query_params["apparatus"])
+                )
+            except ValueError:
+                raise ValidationError({"apparatus": ["Identifiant invalide."]}) from None
+        report = services.compliance_report(casino, date_from, date_to, apparatus)
+        return Response(report_json(report))
+
+
+def report_json(report):
+    return {
+        "casino": report["casino"].pk,
+        "from": report["from"],
+        "to": report["to"],
+        "apparatus": report["apparatus"].pk if report["apparatus"] else None,
+        "threshold_percent": report["casino"].launch_share_threshold,
+        "consecutive_seances_max": report["casino"].consecutive_seances_max,
+        "sections": [
+            {
+                "title": section["title"],
+                "apparatus": section["apparatus"].pk if section["apparatus"] else None,
+                "seances": section["seances"],
+                "compliant": section["compliant"],
+                "shares": [{key: value for key, value in row.items() if key != "user"} for row in section["rows"]],
+                "never_launched": [u.username for u in section["never_launched"]],
+                "over_threshold": [u.username for u in section["over_threshold"]],
+                "consecutive": [u.username for u in section["consecutive"]],
+                "chefs_listed": [u.username for u in section["chefs_listed"]],
+            }
+            for section in report["sections"]
+        ],
+    }

@@ -1,0 +1,419 @@
+"""Rotation order workflows (R4, R5): build, reorder, publish, change during play, report.
+
+Called alike by the pages and the API. Each runs in one transaction and locks the row that serialises it,
+so that a refusal writes nothing.
+"""
+
+import datetime
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from casino.models import Casino, Employee, Role
+from casino.roles import role_of
+from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite
+from sessions import rotation
+from sessions.models import Roster, RosterChange, RosterMember, Seance
+from sessions.services import require_director
+from tables.models import Apparatus
+
+# Launches of the last days weigh on the proposed order, so that nobody accumulates the role (R4).
+RECENT_DAYS = 7
+CHANGERS = {Role.DIRECTOR, Role.CODIR, Role.CHEF}
+
+
+def invalid(field, rule, message):
+    """A 400 refusal on one field, with the rule id as its code."""
+    return ValidationError({field: ValidationError(cite(rule, message), code=rule)})
+
+
+def _name(user):
+    return user.get_full_name() or user.username
+
+
+def _user(username, field):
+    user = get_user_model().objects.select_related("employee").filter(username=username or "").first()
+    if user is None or not hasattr(user, "employee"):
+        raise invalid(field, "R4", f"Employé inconnu : {username}")
+    return user
+
+
+def _belongs(user, casino):
+    return user.employee.memberships.filter(casino=casino, active=True).exists()
+
+
+def check_launcher(casino, user, day, field="members"):
+    """Only a croupier of the casino with an approval valid that day may launch; a chef de partie never (R4)."""
+    if not _belongs(user, casino):
+        raise invalid(field, "R4", f"{_name(user)} n'appartient pas à l'établissement : il ne peut pas être lanceur")
+    role = role_of(user)
+    if role == Role.CHEF:
+        raise invalid(field, "R4", f"{_name(user)} est chef de partie : un chef de partie n'est jamais lanceur")
+    if role != Role.CROUPIER:
+        raise invalid(
+            field,
+            "R4",
+            f"{_name(user)} ({role.label.lower()}) n'est pas un employé de jeux : il ne peut pas être lanceur",
+        )
+    if not user.employee.approval_valid_on(day):
+        raise invalid(
+            field, "R4", f"{_name(user)} n'a pas d'agrément valide le {day:%d/%m/%Y} : il ne peut pas être lanceur"
+        )
+
+
+def check_chef(casino, user, day):
+    """The chef of the roster is a chef de partie of the casino with a valid approval (R4, R5)."""
+    if not _belongs(user, casino):
+        raise invalid("chef", "R4", f"{_name(user)} n'appartient pas à l'établissement")
+    if role_of(user) != Role.CHEF:
+        raise invalid("chef", "R4", f"{_name(user)} n'est pas chef de partie")
+    if not user.employee.approval_valid_on(day):
+        raise invalid("chef", "R4", f"{_name(user)} n'a pas d'agrément valide le {day:%d/%m/%Y}")
+
+
+def eligible_launchers(casino, day):
+    """Users who may launch at the casino that day: its croupiers with a valid approval."""
+    employees = (
+        Employee.objects.filter(memberships__casino=casino, memberships__active=True, role=Role.CROUPIER)
+        .with_valid_approval(day)
+        .select_related("user")
+        .order_by("user__last_name", "user__first_name", "user__username")
+    )
+    return [employee.user for employee in employees]
+
+
+def eligible_chefs(casino, day):
+    employees = (
+        Employee.objects.filter(memberships__casino=casino, memberships__active=True, role=Role.CHEF)
+        .with_valid_approval(day)
+        .select_related("user")
+        .order_by("user__username")
+    )
+    return [employee.user for employee in employees]
+
+
+# Deriving the timeline -------------------------------------------------------------------------------------------
+
+
+def rosters_with_everything(queryset):
+    """Rosters with what their timelines need, in a constant number of queries."""
+    return queryset.select_related(
+        "seance__gaming_day__casino", "apparatus", "chef", "created_by", "signature__signer"
+    ).prefetch_related(
+        "members__user__employee",
+        "changes__member",
+        "changes__replacement",
+        "changes__recorded_by",
+        "apparatus__tables",
+    )
+
+
+def published_order(roster):
+    """User ids of the roster in their order (uses the prefetched members)."""
+    return [member.user_id for member in sorted(roster.members.all(), key=lambda m: m.position)]
+
+
+def roster_changes(roster):
+    return [
+        rotation.Change(at=c.at, kind=c.kind, member=c.member_id, replacement=c.replacement_id)
+        for c in roster.changes.all()
+    ]
+
+
+def roster_timeline(roster):
+    return rotation.timeline(
+        published_order(roster), roster_changes(roster), roster.starts_at, roster.ends_at, roster.period
+    )
+
+
+def users_of(roster):
+    users = {member.user_id: member.user for member in roster.members.all()}
+    for change in roster.changes.all():
+        users.setdefault(change.member_id, change.member)
+        if change.replacement_id:
+            users.setdefault(change.replacement_id, change.replacement)
+    users.setdefault(roster.chef_id, roster.chef)
+    return users
+
+
+def roster_status(roster, moment=None):
+    """Who launches now and who is next, and the order in force, for the chef's tablet."""
+    moment = moment or timezone.now()
+    users = users_of(roster)
+    turns = roster_timeline(roster)
+    current, following = rotation.now_and_next(turns, moment)
+    order = rotation.effective_order(published_order(roster), roster_changes(roster), moment)
+    return {
+        "now": users.get(current.launcher) if current else None,
+        "now_until": current.end if current else None,
+        "next": users.get(following.launcher) if following else None,
+        "next_at": following.start if following else None,
+        "order": [users[user_id] for user_id in order],
+        "turns": [{"start": t.start, "end": t.end, "launcher": users[t.launcher]} for t in turns],
+    }
+
+
+def recent_launches(casino, apparatus, before, exclude=None):
+    """Seconds of launching per user id on the apparatus in the published rosters of the last days."""
+    rosters = rosters_with_everything(
+        Roster.objects.published().filter(
+            apparatus=apparatus,
+            seance__planned_start__lt=before,
+            seance__planned_start__gte=before - datetime.timedelta(days=RECENT_DAYS),
+        )
+    )
+    if exclude is not None:
+        rosters = rosters.exclude(pk=exclude.pk)
+    totals = {}
+    for roster in rosters:
+        for user_id, seconds in rotation.launch_seconds(roster_timeline(roster)).items():
+            totals[user_id] = totals.get(user_id, 0) + seconds
+    return totals
+
+
+# Workflows -------------------------------------------------------------------------------------------------------
+
+
+def _lock_roster(roster):
+    # Lock the roster: two tablets acting on it at once must not both reorder, publish or change it.
+    return (
+        Roster.objects.select_for_update().select_related("seance__gaming_day__casino", "apparatus").get(pk=roster.pk)
+    )
+
+
+def _require_open_seance(seance, action):
+    if seance.state == Seance.State.CLOSED:
+        raise InvalidTransition("R4", f"La séance est close : impossible de {action}")
+
+
+@transaction.atomic
+def create_roster(user, seance, apparatus, chef_username, member_usernames):
+    """Assign the chef and the launchers of an apparatus for a séance; the product proposes the order (R4)."""
+    require_director(user, "R4", "établir l'ordre de roulement")
+    casino = seance.gaming_day.casino
+    # Lock the séance: two directors building the same roster at once must not both write one.
+    seance = Seance.objects.select_for_update().get(pk=seance.pk)
+    if apparatus.casino_id != casino.pk:
+        raise invalid("apparatus", "R4", "L'appareil n'appartient pas à l'établissement de la séance")
+    _require_open_seance(seance, "établir son ordre de roulement")
+    if Roster.objects.filter(seance=seance, apparatus=apparatus).exists():
+        raise DomainError("R4", f"Un ordre de roulement existe déjà pour {apparatus.name} à cette séance")
+    day = seance.gaming_day.date
+    chef = _user(chef_username, "chef")
+    check_chef(casino, chef, day)
+    usernames = list(member_usernames or [])
+    if len(usernames) < 2:
+        raise invalid("members", "R4", "Désignez au moins deux lanceurs : personne ne peut être spécialisé")
+    if len(set(usernames)) != len(usernames):
+        raise invalid("members", "R4", "Un lanceur ne figure qu'une fois dans l'ordre de roulement")
+    members = []
+    for username in usernames:
+        member = _user(username, "members")
+        check_launcher(casino, member, day)
+        members.append(member)
+    if chef in members:
+        raise invalid("members", "R4", "Un chef de partie n'est jamais lanceur")
+    recent = recent_launches(casino, apparatus, seance.planned_start)
+    order = rotation.propose_order([m.pk for m in members], recent)
+    roster = Roster.objects.create(
+        seance=seance,
+        apparatus=apparatus,
+        chef=chef,
+        period_minutes=casino.rotation_period_minutes,
+        created_by=user,
+    )
+    by_id = {m.pk: m for m in members}
+    for position, user_id in enumerate(order, start=1):
+        RosterMember.objects.create(roster=roster, user=by_id[user_id], position=position)
+    return roster
+
+
+@transaction.atomic
+def reorder_roster(user, roster, usernames):
+    """The director changes the proposed order before publishing; a published order never changes (R23)."""
+    require_director(user, "R4", "modifier l'ordre de roulement")
+    roster = _lock_roster(roster)
+    if roster.state != Roster.State.DRAFT:
+        raise InvalidTransition(
+            "R23",
+            "L'ordre de roulement est publié : il ne peut plus être modifié, enregistrez un changement en cours de séance",
+        )
+    members = {m.user.username: m for m in roster.members.select_related("user")}
+    usernames = list(usernames or [])
+    if sorted(usernames) != sorted(members):
+        raise invalid("order", "R4", "Le nouvel ordre doit reprendre exactement les lanceurs désignés, chacun une fois")
+    for position, username in enumerate(usernames, start=1):
+        member = members[username]
+        if member.position != position:
+            member.position = position
+            member.save(update_fields=["position"])
+    return roster
+
+
+@transaction.atomic
+def publish_roster(user, roster, signer, password):
+    """Publish the order, signed by the director or a CoDir member who re-enters their password (R4)."""
+    from cashbox.models import Signature
+    from cashbox.services import sign
+
+    require_director(user, "R4", "publier l'ordre de roulement")
+    roster = _lock_roster(roster)
+    if roster.state != Roster.State.DRAFT:
+        raise InvalidTransition("R23", "L'ordre de roulement est déjà publié")
+    _require_open_seance(roster.seance, "publier son ordre de roulement")
+    members = list(roster.members.select_related("user").order_by("position"))
+    names = ", ".join(f"{m.position}. {_name(m.user)}" for m in members)
+    statement = (
+        f"Ordre de roulement de {roster.apparatus.name}, {roster.seance} : {names} ; chef de partie "
+        f"{_name(roster.chef)} ; période {roster.period_minutes} min (art. 46)."
+    )
+    roster.signature = sign(
+        roster.casino, signer, password, Signature.Purpose.ROSTER, statement, {Role.DIRECTOR, Role.CODIR}, "R4"
+    )
+    roster.state = Roster.State.PUBLISHED
+    roster.published_at = timezone.now()
+    roster.save(update_fields=["signature", "state", "published_at"])
+    return roster
+
+
+@transaction.atomic
+def record_change(user, roster, kind, member_username, reason, replacement_username=None, moment=None):
+    """An absence, a late arrival, a return or a relief changes the order from now on, never before (R4, R23)."""
+    role = role_of(user)
+    if role not in CHANGERS:
+        label = role.label if role else "aucun rôle"
+        raise RoleForbidden(
+            "R4", f"Seuls le chef de partie et la direction enregistrent un changement (votre rôle : {label})"
+        )
+    if not user.employee.approval_valid:
+        raise RoleForbidden("R4", "Votre agrément n'est pas valide ce jour : vous ne pouvez pas modifier l'ordre")
+    roster = _lock_roster(roster)
+    if roster.state != Roster.State.PUBLISHED:
+        raise InvalidTransition("R4", "L'ordre de roulement n'est pas encore publié : modifiez le brouillon")
+    _require_open_seance(roster.seance, "modifier son ordre de roulement")
+    if kind not in RosterChange.Kind.values:
+        raise invalid("kind", "R4", "Changement inconnu : absence, arrivée tardive, retour ou relève")
+    reason = (reason or "").strip()
+    if not reason:
+        raise invalid("reason", "R4", "Indiquez le motif du changement")
+    moment = moment or timezone.now()
+    last = roster.changes.order_by("-at").values_list("at", flat=True).first()
+    if last and moment < last:
+        raise InvalidTransition("R23", "Un changement ne peut précéder le dernier enregistré : le passé reste tel quel")
+    casino, day = roster.casino, roster.seance.gaming_day.date
+    member = _user(member_username, "member")
+    roster = rosters_with_everything(Roster.objects.filter(pk=roster.pk)).get()
+    in_force = rotation.effective_order(published_order(roster), roster_changes(roster), moment)
+    known = {m.user_id for m in roster.members.all()} | {c.replacement_id for c in roster.changes.all()}
+    replacement = None
+    if kind in (RosterChange.Kind.ABSENCE, RosterChange.Kind.RELIEF):
+        if member.pk not in in_force:
+            raise invalid("member", "R4", f"{_name(member)} n'est pas dans l'ordre en vigueur")
+        if kind == RosterChange.Kind.ABSENCE and len(in_force) < 2:
+            raise invalid("member", "R4", "Il ne resterait aucun lanceur : désignez d'abord une relève")
+    else:
+        if member.pk not in known:
+            raise invalid(
+                "member", "R4", f"{_name(member)} ne figure pas dans l'ordre de roulement : prévoyez une relève"
+            )
+        if member.pk in in_force:
+            raise invalid("member", "R4", f"{_name(member)} est déjà dans l'ordre en vigueur")
+        check_launcher(casino, member, day, "member")
+    if kind == RosterChange.Kind.RELIEF:
+        replacement = _user(replacement_username, "replacement")
+        check_launcher(casino, replacement, day, "replacement")
+        if replacement.pk in in_force:
+            raise invalid("replacement", "R4", f"{_name(replacement)} est déjà dans l'ordre en vigueur")
+    return RosterChange.objects.create(
+        roster=roster,
+        at=moment,
+        kind=kind,
+        member=member,
+        replacement=replacement,
+        reason=reason,
+        recorded_by=user,
+        recorded_at=timezone.now(),
+    )
+
+
+# Compliance report -----------------------------------------------------------------------------------------------
+
+
+def compliance_report(casino, date_from, date_to, apparatus=None):
+    """Launch shares and specialisation flags per apparatus over gaming days date_from..date_to (R4).
+
+    A constant number of queries whatever the number of rosters.
+    """
+    rosters = rosters_with_everything(
+        Roster.objects.published()
+        .filter(seance__gaming_day__casino=casino, seance__gaming_day__date__gte=date_from)
+        .filter(seance__gaming_day__date__lte=date_to)
+        .order_by("seance__planned_start", "pk")
+    )
+    if apparatus is not None:
+        rosters = rosters.filter(apparatus=apparatus)
+    eligible = eligible_launchers(casino, date_to)
+    users = {u.pk: u for u in eligible}
+    by_apparatus = {}
+    for roster in rosters:
+        users.update(users_of(roster))
+        turns = roster_timeline(roster)
+        members = {m.user_id for m in roster.members.all()} | {
+            c.replacement_id for c in roster.changes.all() if c.replacement_id
+        }
+        chefs = {m.user_id for m in roster.members.all() if m.user.employee.role == Role.CHEF}
+        by_apparatus.setdefault(roster.apparatus, []).append(
+            rotation.SeanceLaunches(
+                key=roster.pk, launches=rotation.launch_seconds(turns), eligible=members, chefs_listed=chefs
+            )
+        )
+    apparatus_list = [apparatus] if apparatus is not None else list(Apparatus.objects.filter(casino=casino))
+    sections = []
+    every = []
+    for item in apparatus_list:
+        seances = by_apparatus.get(item, [])
+        every.extend(seances)
+        sections.append(_section(item.name, item, seances, casino, users, casino.consecutive_seances_max))
+    # Casino-wide: every eligible croupier of the casino is expected to launch somewhere (R4). Consecutive
+    # séances are judged per apparatus only: the séances of two apparatus do not follow one another.
+    whole = _section("Tout l'établissement", None, every, casino, users, None, extra=[u.pk for u in eligible])
+    return {"casino": casino, "from": date_from, "to": date_to, "apparatus": apparatus, "sections": [whole, *sections]}
+
+
+def _section(title, apparatus, seances, casino, users, consecutive_max, extra=()):
+    limit = consecutive_max if consecutive_max is not None else len(seances) + 1
+    result = rotation.compliance(seances, casino.launch_share_threshold, limit, extra_eligible=extra)
+    rows = [
+        {
+            "user": users[share.member],
+            "username": users[share.member].username,
+            "name": _name(users[share.member]),
+            "minutes": round(share.seconds / 60),
+            "share": round(share.share, 1),
+            "seances": share.seances,
+            "longest_streak": share.longest_streak,
+            "above_threshold": share.above_threshold,
+            "too_many_consecutive": share.too_many_consecutive,
+            "never_launched": share.member in result.never_launched,
+            "chef_listed": share.member in result.chefs_listed,
+        }
+        for share in result.shares
+    ]
+    return {
+        "title": title,
+        "apparatus": apparatus,
+        "seances": len(seances),
+        "rows": rows,
+        "never_launched": [users[m] for m in result.never_launched],
+        "over_threshold": [users[m] for m in result.over_threshold],
+        "consecutive": [users[m] for m in result.consecutive],
+        "chefs_listed": [users[m] for m in result.chefs_listed],
+        "compliant": result.compliant,
+    }
+
+
+def scoped_casino(user, casino_id=None):
+    casinos = Casino.objects.for_user(user)
+    return casinos.get(pk=casino_id) if casino_id else casinos.first()

@@ -1,0 +1,147 @@
+"""The journal: canonical form, chain, append-only database, tamper detection (R23)."""
+
+import datetime
+from decimal import Decimal
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+
+from cashbox.models import Count
+from casino.journal import GENESIS, canonical, chain_hash, verify_chain
+from casino.models import Alert, JournalEntry
+from tests.cash_helpers import chips_for, post_advance, post_final_count
+
+pytestmark = pytest.mark.django_db
+
+
+def test_r23_the_canonical_form_is_frozen_by_a_test_vector():
+    document = {
+        "casino": 1,
+        "sequence": 1,
+        "at": datetime.datetime(2026, 11, 29, 14, 30, 0, 123456, tzinfo=datetime.UTC),
+        "actor": "directeur",
+        "role": "directeur",
+        "action": "cashbox.advance.create",
+        "object_type": "cashbox.advance",
+        "object_id": "7",
+        "tableau": 3,
+        "payload": {"amount": Decimal("8000.00"), "chips": {"100.00": 80}, "note": "été"},
+    }
+    expected = (
+        '{"action":"cashbox.advance.create","actor":"directeur","at":"2026-11-29T14:30:00.123456Z","casino":1,'
+        '"object_id":"7","object_type":"cashbox.advance","payload":{"amount":"8000.00","chips":{"100.00":80},'
+        '"note":"été"},"role":"directeur","sequence":1,"tableau":3}'
+    )
+    assert canonical(document) == expected.encode()
+    assert chain_hash(GENESIS, canonical(document)) == (
+        "a5816cea9284537481f09c3191da79b8c5942277c3676115f50ad05e293b6471"
+    )
+
+
+def chain(casino):
+    return list(
+        JournalEntry.objects.filter(casino=casino)
+        .order_by("sequence")
+        .values_list("sequence", "previous_hash", "hash", "document")
+    )
+
+
+def test_r23_every_regulated_action_is_journaled_in_a_gapless_chain(api, cash_staff, open_day, boule_tableau, casino):
+    post_advance(api, cash_staff["chef"], boule_tableau, open_day)
+    actions = list(JournalEntry.objects.filter(casino=casino).values_list("action", flat=True))
+    for action in (
+        "tables.tableau.create",
+        "seances.opening.create",
+        "seances.seance.change",
+        "cashbox.signature.create",
+        "cashbox.advance.create",
+    ):
+        assert action in actions, action
+    sequences = list(JournalEntry.objects.filter(casino=casino).order_by("sequence").values_list("sequence", flat=True))
+    assert sequences == list(range(1, len(sequences) + 1))
+    assert verify_chain(chain(casino)) == []
+    advance_entry = JournalEntry.objects.get(casino=casino, action="cashbox.advance.create")
+    assert advance_entry.actor.username == "chef" and advance_entry.tableau_number == 1
+    assert '"amount":"8000.00"' in advance_entry.document
+
+
+def test_r23_a_refused_attempt_is_journaled_with_its_rule(api, cash_staff, open_day, boule_tableau, casino):
+    post_advance(api, cash_staff["chef"], boule_tableau, open_day)
+    refused = post_advance(api, cash_staff["chef"], boule_tableau, open_day, kind="top_up", chips=chips_for("100"))
+    assert refused.status_code == 400
+    entry = JournalEntry.objects.filter(casino=casino, action="refusal").get()
+    assert '"rule":"R15"' in entry.document and entry.actor.username == "chef"
+    assert verify_chain(chain(casino)) == []
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE casino_journalentry SET action = 'x'",
+        "DELETE FROM casino_journalentry",
+        "UPDATE cashbox_count SET amount = 1",
+        "DELETE FROM cashbox_count",
+        "UPDATE cashbox_advance SET amount = 1",
+        "DELETE FROM seances_opening",
+    ],
+)
+def test_r23_the_database_refuses_to_change_or_delete_records(api, cash_staff, open_day, boule_tableau, statement):
+    post_advance(api, cash_staff["chef"], boule_tableau, open_day)
+    post_final_count(api, cash_staff["chef"], boule_tableau, open_day, "9000")
+    assert Count.objects.exists()
+    with pytest.raises(IntegrityError, match="r23_append_only"):
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(statement)
+
+
+def test_r23_postgresql_refuses_truncate(api, cash_staff, open_day, boule_tableau):
+    if connection.vendor != "postgresql":
+        pytest.skip("TRUNCATE exists only on PostgreSQL")
+    with connection.cursor() as cursor:
+        # Django's foreign keys are deferred: settle them, or PostgreSQL refuses TRUNCATE for that reason first.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    with pytest.raises(IntegrityError, match="r23_append_only"):
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("TRUNCATE casino_journalentry CASCADE")
+
+
+def drop_guard(table):
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+            cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
+        else:
+            cursor.execute(f"DROP TRIGGER r23_no_update_{table}")
+
+
+def test_r23_editing_behind_the_databases_back_is_caught_at_the_exact_entry(
+    api, cash_staff, open_day, boule_tableau, casino
+):
+    from casino.tasks import verify_journal
+
+    post_advance(api, cash_staff["chef"], boule_tableau, open_day)
+    target = JournalEntry.objects.get(casino=casino, action="cashbox.advance.create")
+    drop_guard("casino_journalentry")
+    tampered = target.document.replace('"amount":"8000.00"', '"amount":"6000.00"')
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE casino_journalentry SET document = %s WHERE id = %s", [tampered, target.pk])
+    problems = verify_chain(chain(casino))
+    assert problems and problems[0][0] == target.sequence and "modifiée" in problems[0][1]
+    assert verify_journal()[casino.pk][0][0] == target.sequence
+    alert = Alert.objects.get(kind="journal")
+    assert f"n° {target.sequence}" in alert.message
+
+
+def test_r23_a_deleted_entry_is_named_by_its_sequence_number():
+    entries = []
+    previous = GENESIS
+    for sequence in range(1, 6):
+        body = canonical({"sequence": sequence})
+        digest = chain_hash(previous, body)
+        entries.append((sequence, previous, digest, body))
+        previous = digest
+    assert verify_chain(entries) == []
+    deleted = entries[:2] + entries[3:]
+    assert verify_chain(deleted)[0][0] == 3
+    swapped = entries[:1] + [entries[2], entries[1]] + entries[3:]
+    assert verify_chain(swapped)[0][0] == 2
