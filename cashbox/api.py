@@ -1,5 +1,6 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.exceptions import MethodNotAllowed
 from rest_framework.response import Response
@@ -162,9 +163,10 @@ class InterruptionViewSet(CashViewSet):
     @action(detail=True, methods=["post"])
     @idempotent
     def resume(self, request, pk=None):
+        interruption = self.get_object()
         data = self.validated(request, ResumeSerializer)
         interruption = services.resume(
-            request.user, self.get_object(), data.get("lids_off"), data.get("unlocked_by"), data.get("password")
+            request.user, interruption, data.get("lids_off"), data.get("unlocked_by"), data.get("password")
         )
         return Response(InterruptionSerializer(interruption).data)
 
@@ -224,9 +226,17 @@ class ControlRegisterViewSet(CashViewSet):
     @action(detail=True, methods=["post"])
     @idempotent
     def sign(self, request, pk=None):
+        register = self.get_object()
         data = self.validated(request, SignerFields)
-        register = services.sign_register(self.get_object(), data["signer"], data["password"])
+        register = services.sign_register(register, data["signer"], data["password"])
         return Response(self.serializer_class(register).data)
+
+
+class CarnetSummarySerializer(serializers.Serializer):
+    cashbox = serializers.IntegerField()
+    number = serializers.IntegerField()
+    kind = serializers.CharField()
+    season = serializers.IntegerField()
 
 
 class CarnetViewSet(RecordViewSet):
@@ -234,6 +244,8 @@ class CarnetViewSet(RecordViewSet):
 
     queryset = Cashbox.objects.all()
     http_method_names = ["get", "head", "options"]
+    # The list is one line per cash box, never paged.
+    pagination_class = None
     action_permissions = {
         "list": ["tables.view_cashbox", "cashbox.view_advance"],
         "retrieve": ["tables.view_cashbox", "cashbox.view_advance"],
@@ -242,7 +254,7 @@ class CarnetViewSet(RecordViewSet):
     def get_queryset(self):
         return super().get_queryset().exclude(kind=Cashbox.Kind.INTERRUPTION_BOX).select_related("tableau")
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(operation_id="v1_carnets_list", responses=CarnetSummarySerializer(many=True))
     def list(self, request, *args, **kwargs):
         return Response(
             [

@@ -1,3 +1,5 @@
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from cashbox.models import Advance, ControlRegister, ControlRegisterLine, Correction, Count, Interruption, Signature
@@ -21,6 +23,7 @@ class SignerFields(serializers.Serializer):
 
 
 def scoped(queryset_factory, **kwargs):
+    @extend_schema_field(OpenApiTypes.INT)
     class Scoped(serializers.PrimaryKeyRelatedField):
         def get_queryset(self):
             return queryset_factory(self.context["request"].user)
@@ -31,7 +34,7 @@ def scoped(queryset_factory, **kwargs):
 class AdvanceSerializer(serializers.ModelSerializer):
     number = serializers.IntegerField(source="cashbox.tableau.number", read_only=True)
     counted_by = serializers.CharField(source="counted_by.username")
-    brought_by = serializers.CharField(source="brought_by.username", default=None)
+    brought_by = serializers.CharField(source="brought_by.username", default=None, allow_null=True)
     signature = SignatureSerializer()
     corrections = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
 
@@ -65,7 +68,7 @@ class AdvanceCreateSerializer(SignerFields):
 class CountSerializer(serializers.ModelSerializer):
     number = serializers.IntegerField(source="cashbox.tableau.number", read_only=True)
     counted_by = serializers.CharField(source="counted_by.username")
-    caissier = serializers.CharField(source="caissier.username", default=None)
+    caissier = serializers.CharField(source="caissier.username", default=None, allow_null=True)
     witnesses = serializers.SlugRelatedField(many=True, slug_field="username", read_only=True)
     signature = SignatureSerializer(allow_null=True)
     corrections = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
@@ -103,8 +106,8 @@ class FinalCountCreateSerializer(SignerFields):
 class InterruptionSerializer(serializers.ModelSerializer):
     number = serializers.IntegerField(source="tableau.number", read_only=True)
     logged_by = serializers.CharField(source="logged_by.username")
-    key_holder = serializers.CharField(source="key_holder.username", default=None)
-    resumed_by = serializers.CharField(source="resumed_by.username", default=None)
+    key_holder = serializers.CharField(source="key_holder.username", default=None, allow_null=True)
+    resumed_by = serializers.CharField(source="resumed_by.username", default=None, allow_null=True)
     count = CountSerializer(allow_null=True)
 
     class Meta:

@@ -20,7 +20,7 @@ from cashbox.forms import (
 )
 from cashbox.models import Advance, ControlRegister, Count, Interruption, season_of
 from casino.models import Alert
-from casino.rules import DomainError
+from casino.rules import DomainError, RoleForbidden
 from casino.views import RoleRequiredMixin
 from sessions.models import GamingDay, Opening, Seance
 from sessions.views import chosen_casino, chosen_date
@@ -420,12 +420,12 @@ class RegisterView(RoleRequiredMixin, View):
             with transaction.atomic():
                 if request.POST.get("action") == "draw_up":
                     if not request.user.has_perm("cashbox.add_controlregister"):
-                        raise DomainError("R22", "Votre rôle ne permet pas d'établir le registre de contrôle")
+                        raise RoleForbidden("R22", "Votre rôle ne permet pas d'établir le registre de contrôle")
                     services.draw_up_register(request.user, day)
                     messages.success(request, "Registre de contrôle établi.")
                 elif form is not None and form.is_valid():
                     if not request.user.has_perm("cashbox.sign_register"):
-                        raise DomainError("R22", "Votre rôle ne permet pas de présenter le registre à la signature")
+                        raise RoleForbidden("R22", "Votre rôle ne permet pas de présenter le registre à la signature")
                     register = get_object_or_404(ControlRegister, gaming_day=day)
                     services.sign_register(register, form.cleaned_data["signer"], form.cleaned_data["password"])
                     messages.success(request, "Signature apposée.")

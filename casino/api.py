@@ -5,6 +5,7 @@ from rest_framework.response import Response
 
 from casino.history import history_rows
 from casino.models import Casino, Employee
+from casino.schema import AutoSchema
 from casino.serializers import CasinoSerializer, EmployeeSerializer, HistorySerializer
 
 
@@ -18,12 +19,14 @@ class RecordViewSet(
     """List, read, create and change; never delete (R23). Every list is scoped to the user's casinos."""
 
     action_permissions = {}
+    schema = AutoSchema()
 
     def get_queryset(self):
         return self.queryset.for_user(self.request.user)
 
     @extend_schema(responses=HistorySerializer(many=True))
-    @action(detail=True, methods=["get"])
+    # The whole history in one answer, not paged: the schema must not announce a page.
+    @action(detail=True, methods=["get"], pagination_class=None)
     def history(self, request, pk=None):
         """Who changed what, when, before and after."""
         return Response(HistorySerializer(history_rows(self.get_object()), many=True).data)

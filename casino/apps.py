@@ -20,6 +20,16 @@ class CasinoConfig(AppConfig):
         # Every history row of a regulated record is journaled in the same transaction (R23).
         post_create_historical_record.connect(on_historical_record, dispatch_uid="journal")
 
+        from axes.signals import user_locked_out
+        from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
+
+        from casino import security
+
+        user_logged_in.connect(security.on_login, dispatch_uid="security_login")
+        user_login_failed.connect(security.on_login_failed, dispatch_uid="security_login_failed")
+        user_logged_out.connect(security.on_logout, dispatch_uid="security_logout")
+        user_locked_out.connect(security.on_locked_out, dispatch_uid="security_lockout")
+
 
 def install_append_only(using="default", **kwargs):
     from django.db import connections

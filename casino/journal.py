@@ -112,7 +112,13 @@ def casinos_of(instance):
         return [instance.pk]
     if isinstance(instance, Employee):
         return list(Membership.objects.filter(employee=instance).values_list("casino_id", flat=True))
-    for path in CASINO_PATHS:
+    casino_id = first_along(instance, CASINO_PATHS)
+    return [casino_id] if casino_id is not None else []
+
+
+def first_along(instance, paths):
+    """The first non-empty value found by following one of the dotted attribute paths from the instance."""
+    for path in paths:
         value = instance
         try:
             for attribute in path.split("."):
@@ -120,8 +126,8 @@ def casinos_of(instance):
         except AttributeError:
             continue
         if value is not None:
-            return [value]
-    return []
+            return value
+    return None
 
 
 TABLEAU_PATHS = (
@@ -138,16 +144,7 @@ def tableau_of(instance):
 
     if isinstance(instance, Tableau):
         return instance.number
-    for path in TABLEAU_PATHS:
-        value = instance
-        try:
-            for attribute in path.split("."):
-                value = getattr(value, attribute)
-        except AttributeError:
-            continue
-        if value is not None:
-            return value
-    return None
+    return first_along(instance, TABLEAU_PATHS)
 
 
 def record_payload(instance):

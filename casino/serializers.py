@@ -182,7 +182,9 @@ class EmployeeSerializer(CleanedModelSerializer):
 
 
 class AlertSerializer(serializers.ModelSerializer):
-    acknowledged_by = serializers.CharField(source="acknowledged_by.username", default=None, read_only=True)
+    acknowledged_by = serializers.CharField(
+        source="acknowledged_by.username", default=None, allow_null=True, read_only=True
+    )
 
     class Meta:
         model = Alert

@@ -1,5 +1,6 @@
 """Settings, all driven by the environment so that one file serves development, CI and production."""
 
+import datetime
 import os
 import sys
 from pathlib import Path
@@ -48,6 +49,9 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "simple_history",
+    "axes",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
     "casino",
     "tables",
     "sessions.apps.SeancesConfig",
@@ -62,11 +66,19 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django_otp.middleware.OTPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "casino.security.SessionLimitsMiddleware",
+    "casino.security.TwoFactorMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "casino.middleware.RefusalJournalMiddleware",
+    "casino.security.SecurityHeadersMiddleware",
+    # Last, as django-axes asks: it turns a lockout into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
+
+AUTHENTICATION_BACKENDS = ["casino.auth.AxesBackend", "django.contrib.auth.backends.ModelBackend"]
 
 ROOT_URLCONF = "casino.urls"
 WSGI_APPLICATION = "casino.wsgi.application"
@@ -135,7 +147,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["casino.permissions.RolePermission"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "casino.schema.AutoSchema",
+    # Per user on every API view; the token endpoint adds a stricter limit per address.
+    "DEFAULT_THROTTLE_CLASSES": ["casino.throttling.UserBurstThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"anon": "20/minute"},
     "EXCEPTION_HANDLER": "casino.errors.api_exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
@@ -152,6 +167,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "RoleEnum": "casino.models.Role",
+        "CashboxKindEnum": "tables.models.Cashbox.Kind",
+        "InterruptionKindEnum": "cashbox.models.Interruption.Kind",
+    },
 }
 
 # Celery: without a broker, tasks run in-process and their errors propagate to the caller.
@@ -173,14 +193,57 @@ CELERY_BEAT_SCHEDULE = {
 SIMPLE_HISTORY_REVERT_DISABLED = True
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY") else None
-SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", not (DEBUG or TESTING))
+# Production defaults; a developer's http://127.0.0.1 (DEBUG) and the test suite turn them off.
+PRODUCTION = not (DEBUG or TESTING)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", PRODUCTION)
+SECURE_HSTS_SECONDS = 31_536_000 if env_bool("HSTS", PRODUCTION) else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+SECURE_HSTS_PRELOAD = True
+SECURE_REFERRER_POLICY = "same-origin"
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", PRODUCTION)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+if SESSION_COOKIE_SECURE:
+    # __Host- cookies: sent only over HTTPS, to this host, for the whole path; a subdomain cannot plant them.
+    SESSION_COOKIE_NAME = "__Host-sessionid"
+    CSRF_COOKIE_NAME = "__Host-csrftoken"
 SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
 X_FRAME_OPTIONS = "DENY"
+# A shared tablet: 15 minutes without activity end the session, and 12 hours at most after login.
+SESSION_IDLE_SECONDS = int(os.environ.get("SESSION_IDLE_SECONDS", 15 * 60))
+SESSION_MAX_SECONDS = 12 * 60 * 60
+SESSION_COOKIE_AGE = SESSION_MAX_SECONDS
+SESSION_EXPIRE_AT_BROWSER_CLOSE = True
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
+    "connect-src 'self'; form-action 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+
+# Login: five failures lock the username and address pair for 15 minutes (django-axes).
+AXES_FAILURE_LIMIT = 5
+AXES_COOLOFF_MINUTES = 15
+AXES_COOLOFF_TIME = datetime.timedelta(minutes=AXES_COOLOFF_MINUTES)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_LOCKOUT_TEMPLATE = "registration/lockout.html"
+AXES_RESET_ON_SUCCESS = True
+AXES_IPWARE_PROXY_COUNT = 1 if SECURE_PROXY_SSL_HEADER else 0
+AXES_ENABLED = env_bool("AXES_ENABLED", True)
+AXES_VERBOSE = False
+# Successful logins go to the security log (casino.security); axes keeps only the failures it counts.
+AXES_DISABLE_ACCESS_LOG = True
+
+# Second factor (TOTP) for the roles that sign or inspect; off in demo mode (DEBUG) so the demo logins work.
+REQUIRE_2FA = env_bool("REQUIRE_2FA", PRODUCTION)
+TWO_FACTOR_ROLES = {"directeur", "codir", "controleur"}
+OTP_TOTP_ISSUER = "Boule et vingt-trois"
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # One JSON line per login, failure, lockout, 403 and expiry (casino.security.log_event).
+    "loggers": {"casino.security": {"handlers": ["console"], "level": "INFO", "propagate": False}},
 }

@@ -1,13 +1,13 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.authtoken.views import obtain_auth_token
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from cashbox import api as cashbox_api
 from casino import api as casino_api
-from casino import export_views, journal_views, views
+from casino import auth, export_views, journal_views, views
+from casino.permissions import RolePermission
 from sessions import api as sessions_api
 from sessions import roster_api
 from tables import api as tables_api
@@ -33,7 +33,9 @@ router.register("alerts", cashbox_api.AlertViewSet, basename="alert")
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("connexion/", auth_views.LoginView.as_view(), name="login"),
+    path("connexion/", auth.LoginView.as_view(), name="login"),
+    path("connexion/verification/", auth.otp_verify, name="otp-verify"),
+    path("connexion/double-authentification/", auth.otp_setup, name="otp-setup"),
     path("deconnexion/", auth_views.LogoutView.as_view(), name="logout"),
     path("registre/", include("tables.urls")),
     path("seances/", include("sessions.urls")),
@@ -51,13 +53,18 @@ urlpatterns = [
     path("exports/cles/<int:pk>.pem", export_views.PublicKeyView.as_view(), name="export-public-key"),
     path("jeux/", game_views.games_page, name="games"),
     path("jeux/regler/", game_views.settle_page, name="games-settle"),
-    path("api/v1/auth/token/", obtain_auth_token, name="api-token"),
+    path("api/v1/auth/token/", auth.TokenView.as_view(), name="api-token"),
     path("api/v1/games/<str:game>/settle/", game_api.SettleView.as_view(), name="api-settle"),
     path("api/v1/apparatus/<int:pk>/check-stakes/", sessions_api.CheckStakesView.as_view(), name="api-check-stakes"),
     # Namespaced: the router's names ("apparatus-detail", …) would otherwise shadow the pages' names, and
     # get_absolute_url() and every {% url %} of the pages would lead to the API.
     path("api/v1/", include((router.urls, "api"))),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # The API's map is for the casino's staff, not for anyone who reaches the server (ASVS 14.3).
+    path("api/schema/", SpectacularAPIView.as_view(permission_classes=[RolePermission]), name="api-schema"),
+    path(
+        "api/docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="api-schema", permission_classes=[RolePermission]),
+        name="api-docs",
+    ),
     path("admin/", admin.site.urls),
 ]

@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 from casino.api import RecordViewSet
 from casino.models import Casino
 from casino.rules import cite
+from casino.schema import AutoSchema
 from sessions import services
 from sessions.models import GamingDay, Opening, Seance
 from sessions.serializers import OpeningSerializer, PlanSeancesSerializer, SeanceSerializer
@@ -111,16 +112,32 @@ class CheckStakesSerializer(serializers.Serializer):
     stakes = StakeSerializer(many=True, allow_empty=False)
 
 
+class BreachSerializer(serializers.Serializer):
+    rule = serializers.CharField()
+    message = serializers.CharField()
+    stakes = serializers.ListField(child=serializers.IntegerField(), help_text="Les rangs des mises en cause.")
+
+
+class CheckStakesResultSerializer(serializers.Serializer):
+    apparatus = serializers.IntegerField()
+    gaming_day = serializers.DateField()
+    accepted = serializers.BooleanField()
+    breaches = BreachSerializer(many=True)
+
+
 class CheckStakesView(APIView):
     """One player's stakes for one spin, across the tableaux of the apparatus, against the limits in force (R13)."""
 
     queryset = Apparatus.objects.all()
+    schema = AutoSchema()
 
     def get_permissions(self):
         self.action_permissions = {None: ["tables.view_apparatus", "seances.view_opening"]}
         return super().get_permissions()
 
-    @extend_schema(request=CheckStakesSerializer)
+    @extend_schema(
+        operation_id="apparatus_check_stakes", request=CheckStakesSerializer, responses=CheckStakesResultSerializer
+    )
     def post(self, request, pk):
         apparatus = get_object_or_404(Apparatus.objects.for_user(request.user), pk=pk)
         data = CheckStakesSerializer(data=request.data)

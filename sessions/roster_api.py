@@ -4,7 +4,7 @@ import datetime
 
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -21,6 +21,39 @@ def person(user):
     return {"username": user.username, "name": user.get_full_name() or user.username} if user else None
 
 
+class PersonSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    name = serializers.CharField()
+
+
+class MemberSerializer(PersonSerializer):
+    position = serializers.IntegerField()
+
+
+class ChangeOutSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    at = serializers.DateTimeField()
+    kind = serializers.CharField()
+    member = serializers.CharField()
+    replacement = serializers.CharField(allow_null=True)
+    reason = serializers.CharField(allow_blank=True)
+    recorded_by = serializers.CharField()
+
+
+class NowSerializer(serializers.Serializer):
+    launcher = PersonSerializer(allow_null=True)
+    until = serializers.DateTimeField(allow_null=True)
+    next = PersonSerializer(allow_null=True)
+    next_at = serializers.DateTimeField(allow_null=True)
+    order = serializers.ListField(child=serializers.CharField())
+
+
+class PlacementSerializer(serializers.Serializer):
+    table = serializers.CharField()
+    chef_faces_launcher = serializers.BooleanField()
+    placement_note = serializers.CharField(allow_blank=True)
+
+
 class RosterSerializer(serializers.ModelSerializer):
     casino = serializers.IntegerField(source="seance.gaming_day.casino_id", read_only=True)
     gaming_day = serializers.DateField(source="seance.gaming_day.date", read_only=True)
@@ -28,7 +61,9 @@ class RosterSerializer(serializers.ModelSerializer):
     game = serializers.CharField(source="apparatus.game", read_only=True)
     chef = serializers.SerializerMethodField()
     created_by = serializers.CharField(source="created_by.username", read_only=True)
-    published_by = serializers.CharField(source="signature.signer.username", read_only=True, default=None)
+    published_by = serializers.CharField(
+        source="signature.signer.username", read_only=True, default=None, allow_null=True
+    )
     members = serializers.SerializerMethodField(help_text="L'ordre publié (ou proposé), rang par rang (R4).")
     changes = serializers.SerializerMethodField(help_text="Changements en cours de séance, à partir de leur moment.")
     now = serializers.SerializerMethodField(help_text="Qui lance maintenant, qui ensuite, l'ordre en vigueur.")
@@ -61,13 +96,16 @@ class RosterSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
+    @extend_schema_field(PersonSerializer(allow_null=True))
     def get_chef(self, roster):
         return person(roster.chef)
 
+    @extend_schema_field(MemberSerializer(many=True))
     def get_members(self, roster):
         members = sorted(roster.members.all(), key=lambda m: m.position)
         return [{"position": m.position, **person(m.user)} for m in members]
 
+    @extend_schema_field(ChangeOutSerializer(many=True))
     def get_changes(self, roster):
         return [
             {
@@ -82,6 +120,7 @@ class RosterSerializer(serializers.ModelSerializer):
             for c in roster.changes.all()
         ]
 
+    @extend_schema_field(NowSerializer)
     def get_now(self, roster):
         status_ = services.roster_status(roster)
         return {
@@ -92,6 +131,7 @@ class RosterSerializer(serializers.ModelSerializer):
             "order": [u.username for u in status_["order"]],
         }
 
+    @extend_schema_field(PlacementSerializer(many=True))
     def get_placement(self, roster):
         return [
             {"table": t.name, "chef_faces_launcher": t.chef_faces_launcher, "placement_note": t.placement_note}
@@ -168,17 +208,19 @@ class RosterViewSet(RecordViewSet):
     @extend_schema(request=ReorderSerializer, responses=RosterSerializer)
     @action(detail=True, methods=["post"])
     def reorder(self, request, pk=None):
+        roster = self.get_object()
         data = ReorderSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        return self.respond(services.reorder_roster(request.user, self.get_object(), data.validated_data["order"]))
+        return self.respond(services.reorder_roster(request.user, roster, data.validated_data["order"]))
 
     @extend_schema(request=PublishSerializer, responses=RosterSerializer)
     @action(detail=True, methods=["post"])
     def publish(self, request, pk=None):
+        roster = self.get_object()
         data = PublishSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         roster = services.publish_roster(
-            request.user, self.get_object(), data.validated_data["signer"], data.validated_data["password"]
+            request.user, roster, data.validated_data["signer"], data.validated_data["password"]
         )
         return self.respond(roster)
 
@@ -186,9 +228,9 @@ class RosterViewSet(RecordViewSet):
     @action(detail=True, methods=["post"])
     def change(self, request, pk=None):
         """Absence, late arrival, return or relief, from now on; the past stays as it was."""
+        roster = self.get_object()
         data = ChangeSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        roster = self.get_object()
         services.record_change(
             request.user,
             roster,

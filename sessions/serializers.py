@@ -8,8 +8,8 @@ from tables.models import Tableau
 class SeanceSerializer(serializers.ModelSerializer):
     casino = serializers.IntegerField(source="gaming_day.casino_id", read_only=True)
     gaming_day = serializers.DateField(source="gaming_day.date", read_only=True)
-    opened_by = serializers.CharField(source="opened_by.username", read_only=True, default=None)
-    closed_by = serializers.CharField(source="closed_by.username", read_only=True, default=None)
+    opened_by = serializers.CharField(source="opened_by.username", read_only=True, default=None, allow_null=True)
+    closed_by = serializers.CharField(source="closed_by.username", read_only=True, default=None, allow_null=True)
 
     class Meta:
         model = Seance
@@ -65,7 +65,7 @@ class OpeningSerializer(CleanedModelSerializer):
     def scoped_querysets(self):
         return {"tableau": Tableau.objects.for_user}
 
-    def get_advance(self, opening):
+    def get_advance(self, opening) -> str:
         return str(opening.tableau.casino.advance_amount(opening.tableau.game))
 
     def validate(self, attrs):

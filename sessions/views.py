@@ -98,7 +98,9 @@ class SeanceTransitionView(RoleRequiredMixin, View):
     target = None
 
     def post(self, request, pk):
-        seance = get_object_or_404(Seance.objects.for_user(request.user), pk=pk)
+        # The day is read now: after a refusal the request's transaction is marked for rollback, and no query may
+        # run in it any more.
+        seance = get_object_or_404(Seance.objects.for_user(request.user).select_related("gaming_day"), pk=pk)
         try:
             services.change_seance_state(request.user, seance, self.target)
             messages.success(request, f"{seance.get_kind_display()} : {Seance.State(self.target).label.lower()}.")

@@ -26,6 +26,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casino.roles import role_of
+from casino.schema import AutoSchema
 from tables import games
 
 
@@ -127,6 +128,7 @@ def settlement_data(game, landing, settlements):
 
 class SettleView(APIView):
     permission_classes = [HasRole]
+    schema = AutoSchema()
 
     @extend_schema(
         operation_id="games_settle",

@@ -5,7 +5,7 @@ from decimal import Decimal
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods
 
 from tables import games
 
@@ -118,6 +118,7 @@ class BetRowForm(forms.Form):
 BetRowFormSet = forms.formset_factory(BetRowForm, extra=BET_ROWS, max_num=BET_ROWS, absolute_max=BET_ROWS)
 
 
+@require_http_methods(["GET", "POST"])
 @login_required
 def settle_page(request):
     """Same computation as the settle API, for people: nothing is recorded."""

@@ -168,3 +168,11 @@ def _append_only_guard(request):
     yield
     if transactional:
         set_purge(connection, True)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttle_counts():
+    """DRF's throttles count requests per user id in the cache, and ids repeat from one test to the next."""
+    from django.core.cache import cache
+
+    cache.clear()

@@ -71,7 +71,39 @@ class Command(BaseCommand):
 
             lake = self.apparatus(other, Game.BOULE, "Boule du Lac")
             self.table(lake, "Table 1", [1])
+            self.todays_floor(demo)
         self.stdout.write(self.style.SUCCESS("Démonstration prête : identifiants de STAFF, mot de passe « demo »."))
+
+    def todays_floor(self, casino):
+        """Today's afternoon séance open, three tableaux opened and two of them with their initial advance."""
+        from cashbox.services import main_cashbox, record_advance
+        from sessions.models import GamingDay, Seance
+        from sessions.services import change_seance_state, open_tableau, plan_seances
+
+        date = GamingDay.date_at(casino)
+        if Seance.objects.filter(gaming_day__casino=casino, gaming_day__date=date).exists():
+            return
+        director = get_user_model().objects.get(username="directeur")
+        afternoon, _evening = plan_seances(director, casino, date)
+        change_seance_state(director, afternoon, Seance.State.OPEN)
+        limits = {Game.BOULE: ("2.00", "200.00", "1000.00"), Game.VINGT_TROIS: ("1.00", "50.00", "250.00")}
+        for number, advance in ((1, True), (5, True), (2, False)):
+            tableau = Tableau.objects.get(casino=casino, number=number)
+            open_tableau(director, tableau, date, *limits[tableau.game])
+            if advance:
+                amount = casino.advance_amount(tableau.game)
+                chips = {"100.00": int(amount // 100)}
+                record_advance(
+                    director,
+                    main_cashbox(tableau),
+                    afternoon,
+                    "initial",
+                    chips,
+                    "croupier1",
+                    "directeur",
+                    PASSWORD,
+                    brought_by="caissier1",
+                )
 
     def casino(self, name, reference, date, min_boule, min_23):
         casino, _ = Casino.objects.get_or_create(
