@@ -19,6 +19,7 @@ from cashbox.forms import (
     SignForm,
 )
 from cashbox.models import Advance, ControlRegister, Count, Interruption, season_of
+from casino.middleware import mark_refusal, refusal_of
 from casino.models import Alert
 from casino.rules import DomainError, RoleForbidden
 from casino.views import RoleRequiredMixin
@@ -128,21 +129,24 @@ class ServiceFormView(RoleRequiredMixin, View):
     def post(self, request, **kwargs):
         self.setup_objects(**kwargs)
         form = self.form_class(request.POST, **self.form_kwargs())
-        status = 400
+        status, refusal = 400, None
         if form.is_valid():
             try:
                 with transaction.atomic():
                     self.perform(form)
             except ValidationError as exc:
-                for field, errors in exc.message_dict.items():
+                refusal = refusal_of(exc)
+                for field, errors in (exc.error_dict if hasattr(exc, "error_dict") else {None: exc.error_list}).items():
                     form.add_error(field if field in form.fields else None, errors)
             except DomainError as exc:
+                refusal = refusal_of(exc)
                 form.add_error(None, exc.message)
                 status = exc.status_code
             else:
                 messages.success(request, self.success_message)
                 return redirect(self.success_url())
-        return self.render(form, status)
+        response = self.render(form, status)
+        return mark_refusal(response, *refusal) if refusal else response
 
     def render(self, form, status=200):
         context = {"form": form, "title": self.get_title(), "back": self.success_url(), **self.extra_context()}
@@ -436,7 +440,7 @@ class RegisterView(RoleRequiredMixin, View):
             if form is None:
                 messages.error(request, " ".join(exc.messages))
             else:
-                for field, errors in exc.message_dict.items():
+                for field, errors in (exc.error_dict if hasattr(exc, "error_dict") else {None: exc.error_list}).items():
                     form.add_error(field if field in form.fields else None, errors)
             status = 400
         except DomainError as exc:

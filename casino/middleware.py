@@ -41,3 +41,25 @@ class RefusalJournalMiddleware:
         if isinstance(data, dict):
             return {"rule": str(data.get("code", "")), "message": str(data.get("message", ""))}
         return {"rule": "", "message": ""}
+
+
+def refusal_of(exc):
+    """The rule id and message of a refusal (a ValidationError or a DomainError), for the journal."""
+    rule = getattr(exc, "rule", "")
+    if rule:
+        return rule, exc.message
+    errors = [e for group in exc.error_dict.values() for e in group] if hasattr(exc, "error_dict") else []
+    for error in errors or getattr(exc, "error_list", []):
+        if error.code and error.code[:1] == "R" and error.code[1:].isdigit():
+            return error.code, " ".join(error.messages)
+    messages = getattr(exc, "messages", [str(exc)])
+    return "", " ".join(messages)
+
+
+def mark_form_refusal(response, form):
+    """Journal a refused form with the first rule its errors name (the model's clean() codes them)."""
+    for errors in form.errors.as_data().values():
+        for error in errors:
+            if error.code and error.code[:1] == "R" and error.code[1:].isdigit():
+                return mark_refusal(response, error.code, " ".join(error.messages))
+    return response

@@ -9,6 +9,8 @@ from django.urls import reverse
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
+from casino.rules import cite
+
 DEFAULT_DENOMINATIONS = ["1.00", "2.00", "5.00", "10.00", "20.00", "25.00", "50.00", "100.00", "500.00", "1000.00"]
 
 
@@ -95,6 +97,13 @@ class Casino(models.Model):
         default=30,
         help_text="Une alerte est levée quand un agrément expire dans ce délai.",
     )
+    vingt_trois_colours = models.JSONField(
+        "couleurs corrigées des cases du vingt-trois",
+        null=True,
+        blank=True,
+        help_text='Seulement les numéros dont le plateau diffère du modèle, ex. {"12": ["rouge", "noir", "noir"]} '
+        "(rouge, noir ou blanc, une couleur par case) (R7, art. 47).",
+    )
 
     objects = CasinoQuerySet.as_manager()
     history = HistoricalRecords()
@@ -131,9 +140,53 @@ class Casino(models.Model):
         if len(set(parsed)) != len(parsed):
             raise ValidationError({"chip_denominations": "Chaque valeur de jeton ne doit figurer qu'une fois."})
         self.chip_denominations = [f"{amount:.2f}" for amount in sorted(parsed)]
+        self.clean_colours()
+
+    def clean_colours(self):
+        from tables import games
+
+        colours = self.vingt_trois_colours
+        if not colours:
+            self.vingt_trois_colours = None
+            return
+        if not isinstance(colours, dict) or not all(
+            isinstance(v, list) and str(k).isdigit() for k, v in colours.items()
+        ):
+            raise ValidationError({"vingt_trois_colours": 'Format attendu : {"numéro": [couleur de chaque case], …}.'})
+        for number, pockets in colours.items():
+            expected = len(games.DEFAULT_VINGT_TROIS_COLOURS.get(int(number), ()))
+            if len(pockets) != expected:
+                raise ValidationError(
+                    {
+                        "vingt_trois_colours": ValidationError(
+                            cite("R7", f"Le {number} occupe {expected} case(s) du plateau, pas {len(pockets)}"),
+                            code="R7",
+                        )
+                    }
+                )
+        try:
+            games.vingt_trois_layout(self.colour_corrections())
+        except games.GameError as error:
+            raise ValidationError(
+                {"vingt_trois_colours": [ValidationError(r.message, code=r.rule or "invalid") for r in error.refusals]}
+            ) from error
 
     def authorised_minimum(self, game):
         return self.min_stake_boule if game == "boule" else self.min_stake_vingt_trois
+
+    def colour_corrections(self):
+        """The corrected pockets as {(number, index): colour}, from the stored {"number": [colours]}."""
+        corrections = {}
+        for number, colours in (self.vingt_trois_colours or {}).items():
+            for index, colour in enumerate(colours):
+                corrections[(int(number), index)] = colour
+        return corrections
+
+    def layout(self, game):
+        """The layout of a game in this casino: the vingt-trois pockets with the casino's corrections (R7)."""
+        from tables import games
+
+        return games.layout_of(game, self.colour_corrections() if game == games.Game.VINGT_TROIS else None)
 
     def advance_amount(self, game):
         """The advance of every cash box of a game (R15): the casino's multiple of the authorised minimum."""

@@ -44,6 +44,7 @@ urlpatterns = [
     path("personnel/", views.EmployeeListView.as_view(), name="employee-list"),
     path("personnel/<int:pk>/", views.EmployeeDetailView.as_view(), name="employee-detail"),
     path("etablissements/<int:pk>/", views.CasinoDetailView.as_view(), name="casino-detail"),
+    path("etablissements/<int:pk>/modifier/", views.CasinoUpdateView.as_view(), name="casino-update"),
     path("alertes/<int:pk>/acquitter/", views.AcknowledgeAlertView.as_view(), name="alert-acknowledge"),
     path("journal/", journal_views.JournalView.as_view(), name="journal"),
     path("journal/verification/", journal_views.ChainCheckView.as_view(), name="journal-check"),

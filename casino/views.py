@@ -10,7 +10,9 @@ from django.views import View
 from django.views.decorators.http import require_GET
 from django.views.generic import DetailView, ListView
 
+from casino.forms import CasinoForm
 from casino.history import history_rows
+from casino.middleware import mark_form_refusal
 from casino.models import Alert, Casino, Employee, Role
 from casino.roles import role_of
 from casino.services import acknowledge_alert
@@ -77,7 +79,7 @@ class ScopedFormView(RoleRequiredMixin, View):
             else:
                 messages.success(request, "Enregistré.")
                 return HttpResponseRedirect(saved.get_absolute_url())
-        return self.render(form, status=400)
+        return mark_form_refusal(self.render(form, status=400), form)
 
     def render(self, form, status=200):
         context = {"form": form, "object": self.object, "title": self.get_title()}
@@ -141,6 +143,15 @@ class EmployeeDetailView(ScopedDetailView):
     model = Employee
     permission_required = "casino.view_employee"
     template_name = "casino/employee_detail.html"
+
+
+class CasinoUpdateView(ScopedFormView):
+    model = Casino
+    form_class = CasinoForm
+    permission_required = "casino.change_casino"
+
+    def get_title(self):
+        return f"Réglages de {self.object}"
 
 
 class CasinoDetailView(ScopedDetailView):

@@ -7,6 +7,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
+from casino.middleware import mark_form_refusal
 from casino.models import Casino
 from casino.rules import DomainError
 from casino.views import RoleRequiredMixin, ScopedDetailView
@@ -156,11 +157,10 @@ class OpeningCreateView(RoleRequiredMixin, View):
                     data["max_chances"],
                 )
             except ValidationError as exc:
-                transaction.set_rollback(True)
-                for field, errors in exc.message_dict.items():
+                # open_tableau's own atomic block rolled back: nothing was written.
+                for field, errors in (exc.error_dict if hasattr(exc, "error_dict") else {None: exc.error_list}).items():
                     form.add_error(field if field in form.fields else None, errors)
             except DomainError as exc:
-                transaction.set_rollback(True)
                 form.add_error(None, exc.message)
                 status = exc.status_code
             else:
@@ -176,7 +176,7 @@ class OpeningCreateView(RoleRequiredMixin, View):
             existing = Opening.objects.filter(
                 tableau=self.tableau, gaming_day__date=form.cleaned_data["gaming_day"]
             ).first()
-        return self.render(form, existing, status)
+        return mark_form_refusal(self.render(form, existing, status), form)
 
     def render(self, form, existing, status=200):
         context = {"form": form, "tableau": self.tableau, "existing": existing}

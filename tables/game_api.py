@@ -25,6 +25,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casino.models import Casino
 from casino.roles import role_of
 from casino.schema import AutoSchema
 from tables import games
@@ -144,9 +145,16 @@ class SettleView(APIView):
         data.is_valid(raise_exception=True)
         values = data.validated_data
         bets = [games.Bet(item["bet"], item["stake"], item.get("number")) for item in values["bets"]]
+        # The plateau of the caller's casino: its vingt-trois colours may be corrected (R7).
+        casino = Casino.objects.for_user(request.user).first()
         try:
             landing, settlements = games.settle(
-                game, values["outcome"], bets, pocket=values.get("pocket"), colour=values.get("colour")
+                game,
+                values["outcome"],
+                bets,
+                pocket=values.get("pocket"),
+                colour=values.get("colour"),
+                layout=casino.layout(game) if casino else None,
             )
         except games.GameError as error:
             raise ValidationError(refusals_as_errors(error.refusals, len(bets)))

@@ -7,6 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from casino.models import Casino
 from tables import games
 
 POCKET_CHOICES = [("", "—"), (0, "1re case"), (1, "2e case"), (2, "3e case")]
@@ -33,8 +34,7 @@ def payout_rows(game):
     return rows
 
 
-def chance_rows(game):
-    layout = games.DEFAULT_LAYOUTS[game]
+def chance_rows(game, layout):
     if game == games.Game.BOULE:
         return [(kind.label, ", ".join(map(str, sorted(numbers)))) for kind, numbers in games.BOULE_CHANCES.items()]
     rows = []
@@ -44,8 +44,7 @@ def chance_rows(game):
     return rows
 
 
-def game_context(game):
-    layout = games.DEFAULT_LAYOUTS[game]
+def game_context(game, layout):
     numbers = [{"number": n, "pockets": layout.pockets_of(n)} for n in layout.numbers]
     odds = [
         {
@@ -55,7 +54,7 @@ def game_context(game):
             "edge": f"{row.house_edge.numerator}/{row.house_edge.denominator}",
             "edge_percent": percent(row.house_edge),
         }
-        for row in games.odds(game)
+        for row in games.odds(game, layout)
     ]
     return {
         "game": game,
@@ -63,7 +62,8 @@ def game_context(game):
         "apparatus": games.CONFIGURATIONS[game],
         "numbers": numbers,
         "payouts": payout_rows(game),
-        "chances": chance_rows(game),
+        "chances": chance_rows(game, layout),
+        "corrected": layout != games.DEFAULT_LAYOUTS[game],
         "chances_lose_on": games.CHANCES_LOSE_ON[game],
         "rule": games.GAME_RULE[game],
         "odds": odds,
@@ -73,7 +73,17 @@ def game_context(game):
 @require_GET
 @login_required
 def games_page(request):
-    return render(request, "games/games.html", {"games": [game_context(game) for game in games.Game]})
+    casino = casino_of(request)
+    layouts = {game: casino.layout(game) if casino else games.DEFAULT_LAYOUTS[game] for game in games.Game}
+    context = {"games": [game_context(game, layouts[game]) for game in games.Game], "casino": casino}
+    return render(request, "games/games.html", context)
+
+
+def casino_of(request):
+    """The casino whose plateau the pages use: the one asked for among the user's, else their first."""
+    casinos = Casino.objects.for_user(request.user)
+    wanted = request.GET.get("casino", "")
+    return (casinos.filter(pk=wanted).first() if wanted.isdigit() else None) or casinos.first()
 
 
 class SpinForm(forms.Form):
@@ -138,12 +148,15 @@ def settle_page(request):
                     for row in filled
                 ]
                 try:
+                    casino = casino_of(request)
+                    game = form.cleaned_data["game"]
                     landing, settlements = games.settle(
-                        form.cleaned_data["game"],
+                        game,
                         form.cleaned_data["outcome"],
                         bets,
                         pocket=form.cleaned_data["pocket"],
                         colour=form.cleaned_data["colour"] or None,
+                        layout=casino.layout(game) if casino else None,
                     )
                 except games.GameError as error:
                     for refusal in error.refusals:

@@ -44,7 +44,8 @@ FLOOR_CONTROL = DIRECTION | {CHEF}  # interruptions, resumptions, corrections, a
 CASH_ENTRY = FLOOR_CONTROL | {CROUPIER, CAISSIER}  # advances and counts
 REGISTRY_WRITE = frozenset({DIRECTOR, ADMINISTRATOR})
 STAFF_WRITE = frozenset({ADMINISTRATOR})
-READ_ALL = frozenset({DIRECTOR, CODIR, REGULATOR, ADMINISTRATOR})  # staff, journal (VIEW_ALL)
+READ_ALL = frozenset({DIRECTOR, CODIR, REGULATOR, ADMINISTRATOR})
+CASINO_SETTINGS = frozenset({DIRECTOR, ADMINISTRATOR})  # casino.change_casino
 ALERT_READ = READ_ALL | {CHEF}
 EXPORTS = frozenset({DIRECTOR, REGULATOR})
 
@@ -112,6 +113,7 @@ EXPECTATIONS = {
     "employee-list": page(get=READ_ALL),
     "employee-detail": page(get=READ_ALL),
     "casino-detail": page(get=ANY_ROLE),
+    "casino-update": page(get=CASINO_SETTINGS, post=CASINO_SETTINGS),
     "alert-acknowledge": page(post=FLOOR_CONTROL),
     "journal": page(get=READ_ALL),
     "journal-check": page(get=READ_ALL),
@@ -213,6 +215,7 @@ ADMIN_ENTRANCE = {"admin:login", "admin:logout"}
 PK_MODELS = {
     "employee-detail": Employee,
     "casino-detail": Casino,
+    "casino-update": Casino,
     "alert-acknowledge": Alert,
     "export-detail": Export,
     "export-download": Export,

@@ -77,8 +77,12 @@ def worker_queue():
     )
 
     # This process sends through the broker whatever CELERY_BROKER_URL said at import time.
-    saved = {key: celery_app.conf[key] for key in ("broker_url", "result_backend", "task_always_eager")}
-    celery_app.conf.update(broker_url=BROKER_URL, result_backend=BROKER_URL, task_always_eager=False)
+    # Django's settings are read with the CELERY_ namespace, whose keys win over the plain ones: set both.
+    wanted = {"broker_url": BROKER_URL, "result_backend": BROKER_URL, "task_always_eager": False}
+    wanted |= {f"CELERY_{key.upper()}": value for key, value in wanted.items()}
+    saved = {key: celery_app.conf.get(key) for key in wanted}
+    celery_app.conf.update(wanted)
+    assert celery_app.conf.task_always_eager is False, "the test would run the task in-process, not on the worker"
     try:
         yield queue
     finally:
@@ -117,3 +121,26 @@ def test_worker_does_not_raise_the_same_alert_twice(casino, director, worker_que
     second = check_approvals.apply_async(kwargs={"today": TODAY.isoformat()}, queue=worker_queue)
     assert second.get(timeout=60) == 0
     assert Alert.objects.filter(casino=casino, kind="approval").count() == 1
+
+
+def test_worker_builds_a_signed_export_that_verifies_offline(
+    api, cash_staff, regulator, open_day, boule_tableau, casino, worker_queue
+):
+    from casino.exports import request_export
+    from casino.models import Export
+    from casino.tasks import build_export
+    from tests.cash_helpers import post_advance
+    from tools.verify_export import verify
+
+    post_advance(api, cash_staff["chef"], boule_tableau, open_day)
+    day = open_day.gaming_day.date
+    # Requested as the page does; the page's own queuing runs in this process's default queue, so the test sends
+    # the same task to the worker's queue and waits for it.
+    export = request_export(regulator, casino, day, day)
+    result = build_export.apply_async(args=[export.pk], queue=worker_queue)
+    assert result.get(timeout=120)
+    export = Export.objects.get(pk=export.pk)
+    assert export.state == Export.State.DONE and export.sha256
+    from django.conf import settings
+
+    assert verify(str(settings.EXPORT_ROOT / export.file_path)) == []

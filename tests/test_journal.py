@@ -145,3 +145,18 @@ def test_r23_a_deleted_entry_is_named_by_its_sequence_number():
     assert verify_chain(deleted)[0][0] == 3
     swapped = entries[:1] + [entries[2], entries[1]] + entries[3:]
     assert verify_chain(swapped)[0][0] == 2
+
+
+def test_r23_a_refused_form_is_journaled_with_its_rule(as_user, director, boule_tableau, casino):
+    from sessions.models import GamingDay
+
+    url = f"/seances/tableaux/{boule_tableau.pk}/ouvrir/"
+    data = {
+        "gaming_day": GamingDay.date_at(casino).isoformat(),
+        "minimum": "2.00",
+        "max_plein": "201",
+        "max_chances": "400",
+    }
+    assert as_user(director).post(url, data).status_code == 400
+    entry = JournalEntry.objects.get(casino=casino, action="refusal")
+    assert '"rule":"R12"' in entry.document and '"status":400' in entry.document

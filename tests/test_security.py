@@ -31,6 +31,7 @@ def test_production_settings_pass_the_deploy_check_with_no_warning():
         "DATABASE_URL": "sqlite:///:memory:",
     }
     env.pop("CELERY_BROKER_URL", None)
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set by the browser tests for their own process only
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT,
