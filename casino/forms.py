@@ -1,8 +1,11 @@
 import json
 
 from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
 
-from casino.models import Casino
+from casino.models import Casino, Employee
+from casino.services import save_employee
 
 
 class CasinoForm(forms.ModelForm):
@@ -44,3 +47,73 @@ class CasinoForm(forms.ModelForm):
             return json.loads(text)
         except ValueError as error:
             raise forms.ValidationError('JSON invalide : {"12": ["rouge", "noir", "noir"]}.') from error
+
+
+class EmployeeForm(forms.ModelForm):
+    """An employee account: the administrator creates it, sets the role, the approval and the casinos."""
+
+    username = forms.CharField(label="identifiant", max_length=150)
+    first_name = forms.CharField(label="prénom", max_length=150, required=False)
+    last_name = forms.CharField(label="nom", max_length=150, required=False)
+    email = forms.EmailField(label="courriel", required=False)
+    is_active = forms.BooleanField(label="compte actif", required=False, initial=True)
+    password = forms.CharField(
+        label="mot de passe initial",
+        required=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        help_text="12 caractères au moins ; laisser vide pour ne pas le changer.",
+    )
+    casinos = forms.ModelMultipleChoiceField(
+        label="établissements", queryset=Casino.objects.none(), widget=forms.CheckboxSelectMultiple
+    )
+
+    class Meta:
+        model = Employee
+        fields = ["role", "approval_number", "approval_date", "approval_end", "suspended_from", "suspended_until"]
+        widgets = {
+            name: forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d")
+            for name in ["approval_date", "approval_end", "suspended_from", "suspended_until"]
+        }
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.actor = user
+        self.fields["casinos"].queryset = Casino.objects.for_user(user)
+        if self.instance.pk:
+            account = self.instance.user
+            self.fields["username"].disabled = True
+            for name in ("username", "first_name", "last_name", "email", "is_active"):
+                self.initial.setdefault(name, getattr(account, name))
+            self.initial.setdefault("casinos", [m.casino_id for m in self.instance.memberships.all() if m.active])
+
+    def clean_username(self):
+        username = self.cleaned_data["username"]
+        taken = get_user_model().objects.filter(username__iexact=username)
+        if self.instance.pk:
+            taken = taken.exclude(pk=self.instance.user_id)
+        if taken.exists():
+            raise forms.ValidationError("Cet identifiant est déjà pris.")
+        return username
+
+    def clean_password(self):
+        password = self.cleaned_data["password"]
+        if not password and not self.instance.pk:
+            raise forms.ValidationError("Indiquez un mot de passe initial.")
+        if password:
+            validate_password(password)
+        return password
+
+    def save(self, commit=True):
+        data = self.cleaned_data
+        user_data = {name: data[name] for name in ("first_name", "last_name", "email", "is_active")}
+        if not self.instance.pk:
+            user_data["username"] = data["username"]
+        fields = {name: data[name] for name in self._meta.fields}
+        return save_employee(
+            self.actor,
+            self.instance if self.instance.pk else None,
+            user_data,
+            data["password"],
+            data["casinos"],
+            fields,
+        )

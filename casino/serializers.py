@@ -1,11 +1,11 @@
 from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import transaction
 from rest_framework import serializers
 from rest_framework.fields import get_error_detail
 
-from casino.models import Alert, Casino, Employee, Membership, Role
+from casino.models import Alert, Casino, Employee, Role
+from casino.services import save_employee
 
 
 class CleanedModelSerializer(serializers.ModelSerializer):
@@ -133,47 +133,26 @@ class EmployeeSerializer(CleanedModelSerializer):
             raise serializers.ValidationError(get_error_detail(exc)) from exc
         return attrs
 
-    @transaction.atomic
     def create(self, validated_data):
         user_data = validated_data.pop("user")
-        password = validated_data.pop("password")
-        casinos = validated_data.pop("casinos")
-        user = get_user_model().objects.create_user(password=password, **user_data)
-        employee = Employee.objects.create(user=user, **validated_data)
-        for casino in casinos:
-            Membership.objects.create(employee=employee, casino=casino)
-        return employee
+        return save_employee(
+            self.context["request"].user,
+            None,
+            user_data,
+            validated_data.pop("password"),
+            validated_data.pop("casinos"),
+            validated_data,
+        )
 
-    @transaction.atomic
     def update(self, instance, validated_data):
-        user_data = validated_data.pop("user", {})
-        password = validated_data.pop("password", None)
-        casinos = validated_data.pop("casinos", None)
-        user = instance.user
-        for name, value in user_data.items():
-            setattr(user, name, value)
-        if password:
-            user.set_password(password)
-        user.save()
-        for name, value in validated_data.items():
-            setattr(instance, name, value)
-        instance.save()
-        if casinos is not None:
-            self._set_memberships(instance, casinos)
-        return instance
-
-    def _set_memberships(self, employee, casinos):
-        # Memberships outside the requester's casinos are not theirs to touch.
-        visible = set(Casino.objects.for_user(self.context["request"].user).values_list("pk", flat=True))
-        wanted = {casino.pk for casino in casinos}
-        for membership in employee.memberships.filter(casino_id__in=visible):
-            active = membership.casino_id in wanted
-            if membership.active != active:
-                membership.active = active
-                membership.save()
-        existing = set(employee.memberships.values_list("casino_id", flat=True))
-        for casino_id in wanted - existing:
-            Membership.objects.create(employee=employee, casino_id=casino_id)
+        return save_employee(
+            self.context["request"].user,
+            instance,
+            validated_data.pop("user", {}),
+            validated_data.pop("password", None),
+            validated_data.pop("casinos", None),
+            validated_data,
+        )
 
     def to_representation(self, instance):
         data = super().to_representation(instance)

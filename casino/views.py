@@ -10,7 +10,7 @@ from django.views import View
 from django.views.decorators.http import require_GET
 from django.views.generic import DetailView, ListView
 
-from casino.forms import CasinoForm
+from casino.forms import CasinoForm, EmployeeForm
 from casino.history import history_rows
 from casino.middleware import mark_form_refusal
 from casino.models import Alert, Casino, Employee, Role
@@ -143,6 +143,28 @@ class EmployeeDetailView(ScopedDetailView):
     model = Employee
     permission_required = "casino.view_employee"
     template_name = "casino/employee_detail.html"
+
+
+class EmployeeCreateView(ScopedFormView):
+    model = Employee
+    form_class = EmployeeForm
+    permission_required = "casino.add_employee"
+    title = "Nouvel employé"
+
+
+class EmployeeUpdateView(ScopedFormView):
+    model = Employee
+    form_class = EmployeeForm
+    permission_required = "casino.change_employee"
+
+    def get_object(self):
+        return get_object_or_404(
+            Employee.objects.for_user(self.request.user).select_related("user").prefetch_related("memberships"),
+            pk=self.kwargs["pk"],
+        )
+
+    def get_title(self):
+        return f"Modifier {self.object}"
 
 
 class CasinoUpdateView(ScopedFormView):

@@ -112,6 +112,8 @@ EXPECTATIONS = {
     "otp-setup": page(get=ANY_ROLE, post=ANY_ROLE, anonymous="405-first"),
     "employee-list": page(get=READ_ALL),
     "employee-detail": page(get=READ_ALL),
+    "employee-create": page(get=STAFF_WRITE, post=STAFF_WRITE),
+    "employee-update": page(get=STAFF_WRITE, post=STAFF_WRITE),
     "casino-detail": page(get=ANY_ROLE),
     "casino-update": page(get=CASINO_SETTINGS, post=CASINO_SETTINGS),
     "alert-acknowledge": page(post=FLOOR_CONTROL),
@@ -214,6 +216,7 @@ ADMIN_ENTRANCE = {"admin:login", "admin:logout"}
 # <int:pk> of a page → the model whose object fills it (the API's come from the viewset's queryset).
 PK_MODELS = {
     "employee-detail": Employee,
+    "employee-update": Employee,
     "casino-detail": Casino,
     "casino-update": Casino,
     "alert-acknowledge": Alert,
