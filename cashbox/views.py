@@ -91,9 +91,7 @@ class FloorView(RoleRequiredMixin, View):
     def get(self, request):
         casino = chosen_casino(request)
         date = chosen_date(request, casino)
-        seances = list(
-            Seance.objects.filter(gaming_day__casino=casino, gaming_day__date=date).order_by("planned_start")
-        )
+        seances = list(Seance.objects.of_day(casino, date))
         seance = next((s for s in seances if s.state == Seance.State.OPEN), None)
         blockers = services.closing_blockers(seance) if seance else []
         context = {

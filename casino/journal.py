@@ -235,3 +235,16 @@ def verify_chain(entries):
             return problems
         expected_sequence, previous = sequence + 1, digest
     return problems
+
+
+def verify_casino(casino):
+    """Verify a casino's live chain: (number of entries, problems), streaming so that memory stays flat."""
+    from casino.models import JournalEntry
+
+    rows = (
+        JournalEntry.objects.filter(casino=casino)
+        .order_by("sequence")
+        .values_list("sequence", "previous_hash", "hash", "document")
+    )
+    count = rows.count()
+    return count, verify_chain(rows.iterator(chunk_size=5000))

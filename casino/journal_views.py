@@ -4,9 +4,9 @@ from django.core.paginator import Paginator
 from django.shortcuts import render
 from django.views import View
 
-from casino.journal import verify_chain
+from casino.journal import verify_casino
 from casino.models import Casino, JournalEntry
-from casino.views import RoleRequiredMixin
+from casino.views import RoleRequiredMixin, requested_casino
 
 
 def parse_date(value):
@@ -23,8 +23,7 @@ class JournalView(RoleRequiredMixin, View):
 
     def get(self, request):
         casinos = Casino.objects.for_user(request.user)
-        casino_id = request.GET.get("casino", "")
-        casino = casinos.filter(pk=casino_id).first() if casino_id.isdigit() else casinos.first()
+        casino = requested_casino(request)
         entries = JournalEntry.objects.none()
         filters = {
             "from": parse_date(request.GET.get("from")),
@@ -62,16 +61,6 @@ class ChainCheckView(RoleRequiredMixin, View):
     permission_required = "casino.view_journalentry"
 
     def get(self, request):
-        casinos = Casino.objects.for_user(request.user)
-        casino_id = request.GET.get("casino", "")
-        casino = casinos.filter(pk=casino_id).first() if casino_id.isdigit() else casinos.first()
-        problems, count = [], 0
-        if casino is not None:
-            rows = (
-                JournalEntry.objects.filter(casino=casino)
-                .order_by("sequence")
-                .values_list("sequence", "previous_hash", "hash", "document")
-            )
-            count = rows.count()
-            problems = verify_chain(rows.iterator(chunk_size=5000))
+        casino = requested_casino(request)
+        count, problems = verify_casino(casino) if casino is not None else (0, [])
         return render(request, "casino/journal_check.html", {"casino": casino, "problems": problems, "count": count})

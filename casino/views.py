@@ -18,6 +18,13 @@ from casino.roles import role_of
 from casino.services import acknowledge_alert
 
 
+def requested_casino(request):
+    """The casino a page is about: the one asked for (?casino=) among the user's, else their first; None if none."""
+    casinos = Casino.objects.for_user(request.user)
+    wanted = request.GET.get("casino", "")
+    return (casinos.filter(pk=wanted).first() if wanted.isdigit() else None) or casinos.first()
+
+
 class RoleRequiredMixin(LoginRequiredMixin, PermissionRequiredMixin):
     """Log in first, then the role's permission; a missing permission answers 403, never a redirect."""
 

@@ -63,6 +63,10 @@ class SeanceQuerySet(models.QuerySet):
     def for_user(self, user):
         return self.filter(gaming_day__casino__in=Casino.objects.for_user(user))
 
+    def of_day(self, casino, date):
+        """The séances of a casino's gaming day, in their order."""
+        return self.filter(gaming_day__casino=casino, gaming_day__date=date).order_by("planned_start")
+
 
 class Seance(models.Model):
     """An afternoon or evening séance within a gaming day: planned → open → closed."""

@@ -41,9 +41,7 @@ class RosterListView(RoleRequiredMixin, View):
     def get(self, request):
         casino = chosen_casino(request)
         date = chosen_date(request, casino)
-        seances = list(
-            Seance.objects.filter(gaming_day__casino=casino, gaming_day__date=date).order_by("planned_start")
-        )
+        seances = list(Seance.objects.of_day(casino, date))
         rosters = list(
             services.rosters_with_everything(
                 Roster.objects.filter(seance__in=seances).order_by("seance__planned_start", "apparatus__name")

@@ -51,9 +51,7 @@ class DayView(RoleRequiredMixin, View):
         casino = chosen_casino(request)
         date = chosen_date(request, casino)
         # Four queries whatever the number of tableaux.
-        seances = list(
-            Seance.objects.filter(gaming_day__casino=casino, gaming_day__date=date).order_by("planned_start")
-        )
+        seances = list(Seance.objects.of_day(casino, date))
         openings = {
             o.tableau_id: o
             for o in Opening.objects.filter(gaming_day__casino=casino, gaming_day__date=date).select_related(

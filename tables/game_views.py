@@ -7,7 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from casino.models import Casino
+from casino.views import requested_casino
 from tables import games
 
 POCKET_CHOICES = [("", "—"), (0, "1re case"), (1, "2e case"), (2, "3e case")]
@@ -73,17 +73,10 @@ def game_context(game, layout):
 @require_GET
 @login_required
 def games_page(request):
-    casino = casino_of(request)
+    casino = requested_casino(request)
     layouts = {game: casino.layout(game) if casino else games.DEFAULT_LAYOUTS[game] for game in games.Game}
     context = {"games": [game_context(game, layouts[game]) for game in games.Game], "casino": casino}
     return render(request, "games/games.html", context)
-
-
-def casino_of(request):
-    """The casino whose plateau the pages use: the one asked for among the user's, else their first."""
-    casinos = Casino.objects.for_user(request.user)
-    wanted = request.GET.get("casino", "")
-    return (casinos.filter(pk=wanted).first() if wanted.isdigit() else None) or casinos.first()
 
 
 class SpinForm(forms.Form):
@@ -148,7 +141,7 @@ def settle_page(request):
                     for row in filled
                 ]
                 try:
-                    casino = casino_of(request)
+                    casino = requested_casino(request)
                     game = form.cleaned_data["game"]
                     landing, settlements = games.settle(
                         game,

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from casino.journal import verify_chain
-from casino.models import Casino, JournalEntry
+from casino.journal import verify_casino
+from casino.models import Casino
 
 
 class Command(BaseCommand):
@@ -14,17 +14,12 @@ class Command(BaseCommand):
         casinos = Casino.objects.filter(pk=casino) if casino else Casino.objects.all()
         broken = False
         for item in casinos:
-            rows = (
-                JournalEntry.objects.filter(casino=item)
-                .order_by("sequence")
-                .values_list("sequence", "previous_hash", "hash", "document")
-            )
-            problems = verify_chain(rows.iterator(chunk_size=5000))
+            count, problems = verify_casino(item)
             if problems:
                 broken = True
                 for sequence, what in problems:
                     self.stderr.write(f"{item.name} : entrée n° {sequence} : {what}")
             else:
-                self.stdout.write(f"{item.name} : chaîne intacte ({rows.count()} entrées)")
+                self.stdout.write(f"{item.name} : chaîne intacte ({count} entrées)")
         if broken:
             raise CommandError("Journal altéré.")
