@@ -238,13 +238,58 @@ def verify_chain(entries):
 
 
 def verify_casino(casino):
-    """Verify a casino's live chain: (number of entries, problems), streaming so that memory stays flat."""
+    """Verify a casino's live chain: (number of entries, problems), streaming so that memory stays flat.
+
+    Beyond the chain, each entry's filter columns (action, actor, role, object, tableau, time) must say what its
+    hashed document says: an edit of those columns alone, behind the database's back, is named too.
+    """
     from casino.models import JournalEntry
 
     rows = (
         JournalEntry.objects.filter(casino=casino)
         .order_by("sequence")
-        .values_list("sequence", "previous_hash", "hash", "document")
+        .values_list(
+            "sequence",
+            "previous_hash",
+            "hash",
+            "document",
+            "action",
+            "actor__username",
+            "actor_role",
+            "object_type",
+            "object_id",
+            "tableau_number",
+            "recorded_at",
+        )
     )
     count = rows.count()
-    return count, verify_chain(rows.iterator(chunk_size=5000))
+    mismatches = []
+
+    def chain():
+        for row in rows.iterator(chunk_size=5000):
+            if not mismatches:
+                mismatch = column_mismatch(row)
+                if mismatch:
+                    mismatches.append((row[0], mismatch))
+            yield row[:4]
+
+    problems = verify_chain(chain())
+    if problems:
+        return count, problems
+    return count, mismatches
+
+
+COLUMNS = ("action", "actor", "role", "object_type", "object_id", "tableau")
+
+
+def column_mismatch(row):
+    """The first filter column of a journal row that differs from its hashed document, as a French sentence."""
+    document = json.loads(row[3])
+    values = dict(zip(COLUMNS, row[4:10], strict=True))
+    values["actor"] = values["actor"] or ""
+    for name in COLUMNS:
+        if document.get(name) != values[name]:
+            return f"la colonne « {name} » ne correspond plus au document signé ({values[name]!r})"
+    if _default(row[10]) != document.get("at"):
+        return "l'horodatage ne correspond plus au document signé"
+    return None

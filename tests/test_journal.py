@@ -160,3 +160,16 @@ def test_r23_a_refused_form_is_journaled_with_its_rule(as_user, director, boule_
     assert as_user(director).post(url, data).status_code == 400
     entry = JournalEntry.objects.get(casino=casino, action="refusal")
     assert '"rule":"R12"' in entry.document and '"status":400' in entry.document
+
+
+def test_r23_an_edit_of_a_filter_column_alone_is_named_at_its_entry(api, cash_staff, open_day, boule_tableau, casino):
+    from casino.journal import verify_casino
+
+    post_advance(api, cash_staff["chef"], boule_tableau, open_day)
+    assert verify_casino(casino)[1] == []
+    target = JournalEntry.objects.get(casino=casino, action="cashbox.advance.create")
+    drop_guard("casino_journalentry")
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE casino_journalentry SET action = 'cashbox.advance.view' WHERE id = %s", [target.pk])
+    problems = verify_casino(casino)[1]
+    assert problems[0][0] == target.sequence and "action" in problems[0][1]
