@@ -6,7 +6,7 @@ from django.urls import reverse
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
-from casino.models import Casino, Role, money
+from casino.models import Casino, Role, ScopedQuerySet, money
 from sessions.models import GamingDay, Seance
 from tables.models import Cashbox, Tableau
 
@@ -50,11 +50,8 @@ class Signature(models.Model):
         super().save(*args, **kwargs)
 
 
-class CashQuerySet(models.QuerySet):
+class CashQuerySet(ScopedQuerySet):
     casino_path = "cashbox__tableau__casino"
-
-    def for_user(self, user):
-        return self.filter(**{f"{self.casino_path}__in": Casino.objects.for_user(user)})
 
 
 class Advance(models.Model):
@@ -172,9 +169,8 @@ class Count(models.Model):
         return f"{self.get_kind_display()} — caisse n° {self.cashbox.tableau.number}"
 
 
-class InterruptionQuerySet(models.QuerySet):
-    def for_user(self, user):
-        return self.filter(tableau__casino__in=Casino.objects.for_user(user))
+class InterruptionQuerySet(ScopedQuerySet):
+    casino_path = "tableau__casino"
 
     def ongoing(self):
         return self.filter(resumed_at__isnull=True)
@@ -262,9 +258,8 @@ class Interruption(models.Model):
         return (self.resumed_at or now or timezone.now()) - self.started_at
 
 
-class CorrectionQuerySet(models.QuerySet):
-    def for_user(self, user):
-        return self.filter(casino__in=Casino.objects.for_user(user))
+class CorrectionQuerySet(ScopedQuerySet):
+    pass
 
 
 class Correction(models.Model):
@@ -306,9 +301,8 @@ class Correction(models.Model):
         return self.advance or self.count
 
 
-class ControlRegisterQuerySet(models.QuerySet):
-    def for_user(self, user):
-        return self.filter(gaming_day__casino__in=Casino.objects.for_user(user))
+class ControlRegisterQuerySet(ScopedQuerySet):
+    casino_path = "gaming_day__casino"
 
 
 class ControlRegister(models.Model):

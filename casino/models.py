@@ -194,6 +194,15 @@ class Casino(models.Model):
         return self.authorised_minimum(game) * multiple
 
 
+class ScopedQuerySet(models.QuerySet):
+    """Records of the user's casinos only: `casino_path` leads from the record to its casino."""
+
+    casino_path = "casino"
+
+    def for_user(self, user):
+        return self.filter(**{f"{self.casino_path}__in": Casino.objects.for_user(user)})
+
+
 class Role(models.TextChoices):
     DIRECTOR = "directeur", "Directeur responsable"
     CODIR = "codir", "Membre du comité de direction"
@@ -436,9 +445,8 @@ class CasinoKey(models.Model):
         return f"Clé de signature — {self.casino}"
 
 
-class ExportQuerySet(models.QuerySet):
-    def for_user(self, user):
-        return self.filter(casino__in=Casino.objects.for_user(user))
+class ExportQuerySet(ScopedQuerySet):
+    pass
 
 
 class Export(models.Model):

@@ -7,15 +7,14 @@ from django.urls import reverse
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
-from casino.models import Casino, Role, money
+from casino.models import Casino, Role, ScopedQuerySet, money
 from casino.rules import InvalidTransition, rule_error
 from tables.games import check_maximums, euros
 from tables.models import Tableau
 
 
-class GamingDayQuerySet(models.QuerySet):
-    def for_user(self, user):
-        return self.filter(casino__in=Casino.objects.for_user(user))
+class GamingDayQuerySet(ScopedQuerySet):
+    pass
 
 
 class GamingDay(models.Model):
@@ -59,9 +58,8 @@ class GamingDay(models.Model):
         return day
 
 
-class SeanceQuerySet(models.QuerySet):
-    def for_user(self, user):
-        return self.filter(gaming_day__casino__in=Casino.objects.for_user(user))
+class SeanceQuerySet(ScopedQuerySet):
+    casino_path = "gaming_day__casino"
 
     def of_day(self, casino, date):
         """The séances of a casino's gaming day, in their order."""
@@ -149,9 +147,8 @@ class Seance(models.Model):
         self.state = new_state
 
 
-class OpeningQuerySet(models.QuerySet):
-    def for_user(self, user):
-        return self.filter(tableau__casino__in=Casino.objects.for_user(user))
+class OpeningQuerySet(ScopedQuerySet):
+    casino_path = "tableau__casino"
 
 
 class Opening(models.Model):
@@ -227,9 +224,8 @@ class Opening(models.Model):
 # Rotation order of the launchers (R4, R5, art. 46) ------------------------------------------------------------
 
 
-class RosterQuerySet(models.QuerySet):
-    def for_user(self, user):
-        return self.filter(seance__gaming_day__casino__in=Casino.objects.for_user(user))
+class RosterQuerySet(ScopedQuerySet):
+    casino_path = "seance__gaming_day__casino"
 
     def published(self):
         return self.filter(state=Roster.State.PUBLISHED)

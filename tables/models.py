@@ -4,16 +4,9 @@ from django.db import models
 from django.urls import reverse
 from simple_history.models import HistoricalRecords
 
-from casino.models import Casino
+from casino.models import Casino, ScopedQuerySet
 from casino.rules import cite, rule_error
 from tables.games import CONFIGURATIONS, Game
-
-
-class ScopedQuerySet(models.QuerySet):
-    casino_path = "casino"
-
-    def for_user(self, user):
-        return self.filter(**{f"{self.casino_path}__in": Casino.objects.for_user(user)})
 
 
 class ApparatusQuerySet(ScopedQuerySet):
