@@ -23,7 +23,7 @@ from cashbox.models import (
 )
 from casino.models import Role
 from casino.roles import role_of
-from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite
+from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, invalid
 from casino.words import amount_in_words
 from sessions.models import GamingDay, Opening, Seance
 from tables.games import Game, euros
@@ -31,12 +31,6 @@ from tables.models import Cashbox, Tableau
 
 DIRECTING = {Role.DIRECTOR, Role.CODIR}
 KEY_HOLDERS = {Role.DIRECTOR, Role.CODIR, Role.CHEF}
-
-
-def invalid(field, rule, message):
-    """A 400 refusal on one field, with the rule id as its code."""
-    text = cite(rule, message) if rule else message
-    return ValidationError({field: ValidationError(text, code=rule or "invalid")})
 
 
 # Chips --------------------------------------------------------------------------------------------------------

@@ -44,6 +44,13 @@ def rule_error(rule, message, field=None):
     return ValidationError({field: error}) if field else error
 
 
+def invalid(field, rule, message):
+    """A 400 refusal on one field: with a rule, its id as the code and the article cited; else code "invalid"."""
+    if rule:
+        return rule_error(rule, message, field)
+    return ValidationError({field: ValidationError(message, code="invalid")})
+
+
 class DomainError(Exception):
     """A refusal of the domain that is not about invalid data."""
 

@@ -7,13 +7,12 @@ so that a refusal writes nothing.
 import datetime
 
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from casino.models import Casino, Employee, Role
 from casino.roles import role_of
-from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite
+from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
 from sessions import rotation
 from sessions.models import Roster, RosterChange, RosterMember, Seance
 from sessions.services import require_director
@@ -22,11 +21,6 @@ from tables.models import Apparatus
 # Launches of the last days weigh on the proposed order, so that nobody accumulates the role (R4).
 RECENT_DAYS = 7
 CHANGERS = {Role.DIRECTOR, Role.CODIR, Role.CHEF}
-
-
-def invalid(field, rule, message):
-    """A 400 refusal on one field, with the rule id as its code."""
-    return ValidationError({field: ValidationError(cite(rule, message), code=rule)})
 
 
 def _name(user):
