@@ -3,6 +3,7 @@ from decimal import Decimal
 from django import forms
 
 from casino.models import Employee, Role
+from casino.rules import article
 
 
 def people(casino, roles):
@@ -146,7 +147,7 @@ class ResumeForm(CashForm):
         super().__init__(*args, **kwargs)
         if interruption.tableau.game == "boule":
             self.fields["lids_off"] = forms.BooleanField(
-                label="J'atteste : les couvercles sont retirés des boîtes (art. 49)", required=False
+                label=f"J'atteste : les couvercles sont retirés des boîtes (R19, {article('R19')})", required=False
             )
         if interruption.kind == "short":
             self.fields["unlocked_by"] = forms.ChoiceField(

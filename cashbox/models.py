@@ -7,6 +7,7 @@ from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
 from casino.models import Casino, Role, ScopedQuerySet, money
+from casino.rules import article
 from sessions.models import GamingDay, Seance
 from tables.models import Cashbox, Tableau
 
@@ -194,7 +195,7 @@ class Interruption(models.Model):
         null=True,
         blank=True,
         related_name="+",
-        help_text="Boule : la boîte spéciale ; vingt-trois : la caisse encastrée (R18, art. 49).",
+        help_text=f"Boule : la boîte spéciale ; vingt-trois : la caisse encastrée (R18, {article('R18')}).",
     )
     key_holder = models.ForeignKey(
         settings.AUTH_USER_MODEL,

@@ -5,6 +5,7 @@ from django.utils.dateparse import parse_datetime
 
 from cashbox.models import Interruption
 from casino.models import Casino
+from casino.rules import article
 from casino.services import raise_alert
 from sessions.models import GamingDay
 
@@ -26,7 +27,7 @@ def check_short_interruptions(now=None):
             continue
         message = (
             f"Interruption momentanée du tableau n° {interruption.tableau.number} depuis {minutes} minutes "
-            f"(au plus {casino.short_interruption_minutes}) : l'encaisse doit être comptée (art. 49)."
+            f"(au plus {casino.short_interruption_minutes}) : l'encaisse doit être comptée ({article('R17')})."
         )
         if raise_alert(casino, "short_interruption", f"short-interruption:{interruption.pk}", message, "R18"):
             raised += 1
@@ -48,7 +49,7 @@ def check_control_registers(now=None):
         for day in late:
             message = (
                 f"Le registre de contrôle du {day.date:%d/%m/%Y} n'est pas signé alors que la journée suivante a "
-                "commencé (art. 43 de l'arrêté du 14 mai 2007)."
+                f"commencé ({article('R22')})."
             )
             if raise_alert(casino, "register_unsigned", f"register-unsigned:{day.pk}", message, "R22"):
                 raised += 1

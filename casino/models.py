@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
-from casino.rules import cite
+from casino.rules import article, cite
 
 DEFAULT_DENOMINATIONS = ["1.00", "2.00", "5.00", "10.00", "20.00", "25.00", "50.00", "100.00", "500.00", "1000.00"]
 
@@ -39,17 +39,17 @@ class Casino(models.Model):
     min_stake_boule = money(
         verbose_name="minimum autorisé à la boule",
         validators=[MinValueValidator(Decimal("0.01"))],
-        help_text="Minimum des mises fixé par l'arrêté d'autorisation pour la boule (art. 47).",
+        help_text=f"Minimum des mises fixé par l'arrêté d'autorisation pour la boule ({article('R10')}).",
     )
     min_stake_vingt_trois = money(
         verbose_name="minimum autorisé au vingt-trois",
         validators=[MinValueValidator(Decimal("0.01"))],
-        help_text="Minimum des mises fixé par l'arrêté d'autorisation pour le vingt-trois (art. 47).",
+        help_text=f"Minimum des mises fixé par l'arrêté d'autorisation pour le vingt-trois ({article('R10')}).",
     )
     chip_denominations = models.JSONField(
         "valeurs des jetons et plaques",
         default=default_denominations,
-        help_text="Valeurs faciales en euros, comptées par coupure à chaque encaisse (art. 44).",
+        help_text=f"Valeurs faciales en euros, comptées par coupure à chaque encaisse (R20, {article('R20')}).",
     )
     gaming_day_start = models.TimeField(
         "début de la journée de jeu",
@@ -60,7 +60,7 @@ class Casino(models.Model):
         "durée maximale d'une interruption momentanée (minutes)",
         default=30,
         validators=[MinValueValidator(1)],
-        help_text="Au-delà, une alerte est levée (R18, art. 49).",
+        help_text=f"Au-delà, une alerte est levée (R18, {article('R18')}).",
     )
     advance_multiple_boule = models.PositiveIntegerField(
         "avance à la boule (multiple du minimum autorisé)",
@@ -78,19 +78,19 @@ class Casino(models.Model):
         "période de roulement des lanceurs (minutes)",
         default=20,
         validators=[MinValueValidator(1)],
-        help_text="Durée d'un tour de lancement dans l'ordre de roulement (R4, art. 46).",
+        help_text=f"Durée d'un tour de lancement dans l'ordre de roulement (R4, {article('R4')}).",
     )
     launch_share_threshold = models.PositiveIntegerField(
         "part de lancement maximale d'un employé (%)",
         default=50,
         validators=[MinValueValidator(1)],
-        help_text="Au-delà, le rapport de conformité signale une spécialisation (R4, art. 46).",
+        help_text=f"Au-delà, le rapport de conformité signale une spécialisation (R4, {article('R4')}).",
     )
     consecutive_seances_max = models.PositiveIntegerField(
         "séances consécutives de lancement au plus",
         default=3,
         validators=[MinValueValidator(1)],
-        help_text="Au-delà, le rapport de conformité signale une spécialisation (R4, art. 46).",
+        help_text=f"Au-delà, le rapport de conformité signale une spécialisation (R4, {article('R4')}).",
     )
     approval_warning_days = models.PositiveIntegerField(
         "préavis d'expiration des agréments (jours)",
@@ -102,7 +102,7 @@ class Casino(models.Model):
         null=True,
         blank=True,
         help_text='Seulement les numéros dont le plateau diffère du modèle, ex. {"12": ["rouge", "noir", "noir"]} '
-        "(rouge, noir ou blanc, une couleur par case) (R7, art. 47).",
+        f"(rouge, noir ou blanc, une couleur par case) (R7, {article('R7')}).",
     )
 
     objects = CasinoQuerySet.as_manager()

@@ -1,40 +1,43 @@
-"""The rules R1–R23 the product enforces, their articles, and the domain exceptions that carry them.
+"""The rules R1–R29 the product enforces, their articles, and the domain exceptions that carry them.
 
-Articles are cited in the numbering of the regulation text the product was commissioned from
-(arrêté du 23 décembre 1959 as amended in 1997); the 2007 arrêté renumbers them one lower.
+Articles are cited in the arrêté du 14 mai 2007 in force, with the number of the seed text (arrêté du 23 décembre
+1959 as amended in 1997) in brackets where it differs, from the table of ../shared/DOMAIN.md. Every citation of the
+product comes from here (refusals through `cite`, help texts and printed books through `article`).
 """
 
 from django.core.exceptions import ValidationError
 
-ARTICLES = {
-    "R1": "art. 47",
-    "R2": "art. 46",
-    "R3": "art. 48",
-    "R4": "art. 46",
-    "R5": "art. 46",
-    "R6": "art. 47",
-    "R7": "art. 47",
-    "R8": "art. 47",
-    "R9": "art. 47",
-    "R10": "art. 47",
-    "R11": "art. 47",
-    "R12": "art. 47",
-    "R13": "art. 47",
-    "R14": "art. 48",
-    "R15": "art. 49 de l'arrêté du 14 mai 2007",
-    "R16": "art. 49",
-    "R17": "art. 49",
-    "R18": "art. 49",
-    "R19": "art. 49",
-    "R20": "art. 44",
-    "R21": "art. 42 de l'arrêté du 14 mai 2007",
-    "R22": "art. 43 de l'arrêté du 14 mai 2007",
-    "R23": "art. 43 de l'arrêté du 14 mai 2007",
+ARRETE_2007 = "l'arrêté du 14 mai 2007"
+
+# rule -> (article of the 2007 arrêté, article of the 1959 seed or None where the 1959 text has none).
+_SOURCES = {
+    **{rule: ("art. 46", "art. 47") for rule in ["R1", "R6", "R7", "R8", "R9", "R10", "R11", "R12", "R13"]},
+    **{rule: ("art. 45", "art. 46") for rule in ["R2", "R4", "R5"]},
+    **{rule: ("art. 47", "art. 48") for rule in ["R3", "R14"]},
+    "R15": ("arts. 43 et 49", "art. 44"),
+    **{rule: ("art. 48", "art. 49") for rule in ["R16", "R17", "R18", "R19"]},
+    "R20": ("art. 43", "art. 44"),
+    "R21": ("art. 69", "art. 71"),
+    **{rule: ("art. 72", None) for rule in ["R22", "R24"]},
+    **{rule: ("arts. 69 et 80", None) for rule in ["R23", "R28"]},
+    "R25": ("art. 75", None),
+    "R26": ("art. 19", None),
+    "R27": ("art. 92", None),
+    "R29": ("art. 69", None),
 }
 
 
+def article(rule):
+    """The citation of a rule, e.g. "art. 46 de l'arrêté du 14 mai 2007, art. 47 de 1959"."""
+    current, seed = _SOURCES[rule]
+    return f"{current} de {ARRETE_2007}" + (f", {seed} de 1959" if seed else "")
+
+
+ARTICLES = {rule: article(rule) for rule in _SOURCES}
+
+
 def cite(rule, message):
-    """Return the French message ending with the article of its rule, e.g. '… (art. 47).'"""
+    """Return the French message ending with the article of its rule, e.g. '… (art. 46 de l'arrêté …, art. 47 de 1959).'"""
     return f"{message.rstrip('.')} ({ARTICLES[rule]})."
 
 

@@ -1,5 +1,6 @@
 from django import forms
 
+from casino.rules import article
 from tables.games import Game, max_bounds
 
 
@@ -20,14 +21,14 @@ class OpeningForm(forms.Form):
         self.tableau = tableau
         authorised = tableau.casino.authorised_minimum(tableau.game)
         self.fields["minimum"].help_text = (
-            f"Au moins {authorised} €, minimum de l'arrêté d'autorisation (R10, art. 47). "
+            f"Au moins {authorised} €, minimum de l'arrêté d'autorisation (R10, {article('R10')}). "
             "Inchangé jusqu'à la séance du lendemain."
         )
         self.fields["minimum"].widget.attrs.update({"min": str(authorised), "step": "0.01", "data-limits-minimum": ""})
         multiples = max_bounds(Game(tableau.game), 1)
         for field, key in (("max_plein", "plein"), ("max_chances", "chances")):
             low, high = multiples[key]
-            self.fields[field].help_text = f"Entre {low} et {high} fois le minimum (R12, art. 47)."
+            self.fields[field].help_text = f"Entre {low} et {high} fois le minimum (R12, {article('R12')})."
             self.fields[field].widget.attrs.update(
                 {"step": "0.01", "data-limits-low": str(low), "data-limits-high": str(high)}
             )

@@ -8,7 +8,7 @@ from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
 from casino.models import Casino, Role, ScopedQuerySet, money
-from casino.rules import InvalidTransition, rule_error
+from casino.rules import InvalidTransition, article, rule_error
 from tables.games import check_maximums, euros
 from tables.models import Tableau
 
@@ -161,15 +161,15 @@ class Opening(models.Model):
     )
     minimum = money(
         verbose_name="minimum des mises",
-        help_text="Jamais inférieur au minimum de l'arrêté d'autorisation ; inchangé jusqu'au lendemain (R10, art. 47).",
+        help_text=f"Jamais inférieur au minimum de l'arrêté d'autorisation ; inchangé jusqu'au lendemain (R10, {article('R10')}).",
     )
     max_plein = money(
         verbose_name="maximum sur un numéro plein",
-        help_text="Boule : 40 à 100 fois le minimum ; vingt-trois : 20 à 50 fois (R12, art. 47).",
+        help_text=f"Boule : 40 à 100 fois le minimum ; vingt-trois : 20 à 50 fois (R12, {article('R12')}).",
     )
     max_chances = money(
         verbose_name="maximum sur une chance simple",
-        help_text="Boule : 200 à 500 fois le minimum ; vingt-trois : 100 à 250 fois (R12, art. 47).",
+        help_text=f"Boule : 200 à 500 fois le minimum ; vingt-trois : 100 à 250 fois (R12, {article('R12')}).",
     )
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name="décidé par"
@@ -247,7 +247,7 @@ class Roster(models.Model):
         on_delete=models.PROTECT,
         related_name="+",
         verbose_name="chef de partie",
-        help_text="Le chef de partie n'est jamais lanceur ; il se tient en face du lanceur (R4, R5, art. 46).",
+        help_text=f"Le chef de partie n'est jamais lanceur ; il se tient en face du lanceur (R4, R5, {article('R4')}).",
     )
     period_minutes = models.PositiveIntegerField(
         "période de roulement (minutes)",

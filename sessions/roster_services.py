@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from casino.models import Casino, Employee, Role
 from casino.roles import role_of
-from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
+from casino.rules import DomainError, InvalidTransition, RoleForbidden, article, invalid
 from sessions import rotation
 from sessions.models import Roster, RosterChange, RosterMember, Seance
 from sessions.services import require_director
@@ -261,7 +261,7 @@ def publish_roster(user, roster, signer, password):
     names = ", ".join(f"{m.position}. {_name(m.user)}" for m in members)
     statement = (
         f"Ordre de roulement de {roster.apparatus.name}, {roster.seance} : {names} ; chef de partie "
-        f"{_name(roster.chef)} ; période {roster.period_minutes} min (art. 46)."
+        f"{_name(roster.chef)} ; période {roster.period_minutes} min ({article('R4')})."
     )
     roster.signature = sign(
         roster.casino, signer, password, Signature.Purpose.ROSTER, statement, {Role.DIRECTOR, Role.CODIR}, "R4"

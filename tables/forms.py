@@ -1,6 +1,7 @@
 from django import forms
 
 from casino.models import Casino
+from casino.rules import article
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tables.services import register_cashbox, register_tableau
 
@@ -34,8 +35,8 @@ class ApparatusForm(ScopedModelForm):
         super().__init__(*args, **kwargs)
         self.fields["numbers"].required = False
         self.fields["cases"].required = False
-        self.fields["numbers"].help_text = "Laisser vide : 9 à la boule, 14 au vingt-trois (R1, art. 47)."
-        self.fields["cases"].help_text = "Laisser vide : 9 à la boule, 27 au vingt-trois (R1, art. 47)."
+        self.fields["numbers"].help_text = f"Laisser vide : 9 à la boule, 14 au vingt-trois (R1, {article('R1')})."
+        self.fields["cases"].help_text = f"Laisser vide : 9 à la boule, 27 au vingt-trois (R1, {article('R1')})."
 
 
 class TableForm(ScopedModelForm):
@@ -55,7 +56,7 @@ class TableauForm(ScopedModelForm):
         choices=Cashbox.Kind.choices,
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        help_text="Vide : celles que l'art. 48 prescrit pour le jeu (R3).",
+        help_text=f"Vide : celles que prescrit la règle R3 ({article('R3')}).",
     )
 
     class Meta:

@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from django.db import models
 
-from casino.rules import DomainError, cite
+from casino.rules import DomainError, article, cite
 
 
 class Game(models.TextChoices):
@@ -351,7 +351,7 @@ def settle_bet(game, bet, landing):
         times = "une fois" if multiple == 1 else f"{multiple} fois"
         explanation = (
             f"{label} : {sortie}, payé {times} la mise ({euros(payout)}) ; le gagnant conserve sa mise "
-            f"({euros(bet.stake)}) : {euros(returned)} rendus (art. 47)."
+            f"({euros(bet.stake)}) : {euros(returned)} rendus ({article('R8')})."
         )
         return Settlement(bet, True, payout, returned, rule, (rule, "R8"), explanation)
     if bet.bet != BetKind.PLEIN and landing.number == CHANCES_LOSE_ON[game]:

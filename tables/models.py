@@ -5,7 +5,7 @@ from django.urls import reverse
 from simple_history.models import HistoricalRecords
 
 from casino.models import Casino, ScopedQuerySet
-from casino.rules import cite, rule_error
+from casino.rules import article, cite, rule_error
 from tables.games import CONFIGURATIONS, Game
 
 
@@ -33,11 +33,11 @@ class Apparatus(models.Model):
     name = models.CharField("nom", max_length=80)
     numbers = models.PositiveSmallIntegerField(
         "nombre de numéros",
-        help_text="Boule : 9 numéros ; vingt-trois : 14 numéros (R1, art. 47).",
+        help_text=f"Boule : 9 numéros ; vingt-trois : 14 numéros (R1, {article('R1')}).",
     )
     cases = models.PositiveSmallIntegerField(
         "nombre de cases",
-        help_text="Boule : 9 cases ; vingt-trois : plateau de 27 cases (R1, art. 47).",
+        help_text=f"Boule : 9 cases ; vingt-trois : plateau de 27 cases (R1, {article('R1')}).",
     )
     in_service = models.BooleanField("en service", default=True)
 
@@ -106,13 +106,13 @@ class Table(models.Model):
     chef_faces_launcher = models.BooleanField(
         "le chef de partie peut se tenir en face du lanceur",
         default=True,
-        help_text="Toutes les fois que la disposition des tables le permet (R5, art. 46).",
+        help_text=f"Toutes les fois que la disposition des tables le permet (R5, {article('R5')}).",
     )
     placement_note = models.CharField(
         "raison si la disposition ne le permet pas",
         max_length=200,
         blank=True,
-        help_text="Obligatoire quand le chef de partie ne peut pas faire face au lanceur (R5, art. 46).",
+        help_text=f"Obligatoire quand le chef de partie ne peut pas faire face au lanceur (R5, {article('R5')}).",
     )
     in_service = models.BooleanField("en service", default=True)
 
@@ -164,7 +164,7 @@ class Tableau(models.Model):
     number = models.PositiveIntegerField(
         "numéro d'ordre",
         validators=[MinValueValidator(1)],
-        help_text="Unique dans l'établissement ; la caisse et le carnet du tableau le portent (R2, art. 46).",
+        help_text=f"Unique dans l'établissement ; la caisse et le carnet du tableau le portent (R2, {article('R2')}).",
     )
     in_service = models.BooleanField("en service", default=True)
 
@@ -242,7 +242,7 @@ class Cashbox(models.Model):
         max_length=20,
         choices=Kind.choices,
         help_text="Vingt-trois : une seule caisse encastrée ; boule : boîtes mobiles découvertes "
-        "et une boîte spéciale d'interruption (R3, art. 48).",
+        f"et une boîte spéciale d'interruption (R3, {article('R3')}).",
     )
 
     objects = CashboxQuerySet.as_manager()

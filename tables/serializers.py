@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
 from casino.models import Casino
-from casino.rules import cite
+from casino.rules import article, cite
 from casino.serializers import CleanedModelSerializer
 from tables.games import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
@@ -80,7 +80,7 @@ class TableauSerializer(CleanedModelSerializer):
         child=serializers.ChoiceField(choices=Cashbox.Kind.choices),
         write_only=True,
         required=False,
-        help_text="Types des caisses à enregistrer avec le tableau ; par défaut ceux que l'art. 48 prescrit (R3).",
+        help_text=f"Types des caisses à enregistrer avec le tableau ; par défaut ceux que prescrit la règle R3 ({article('R3')}).",
     )
     cashbox_set = CashboxSerializer(source="cashboxes", many=True, read_only=True)
     apparatus = serializers.IntegerField(source="table.apparatus_id", read_only=True)

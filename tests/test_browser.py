@@ -9,6 +9,7 @@ import shutil
 
 import pytest
 
+from casino.rules import ARTICLES
 from tests.conftest import PASSWORD
 
 # Playwright's sync API runs an event loop in this thread, and Django then refuses ORM calls here
@@ -103,4 +104,4 @@ def test_director_creates_a_table_then_is_refused_a_used_order_number(page, dire
 
     error = page.locator(".has-error .error")
     expect(error).to_contain_text(f"Le numéro d'ordre {boule_tableau.number} est déjà attribué")
-    expect(error).to_contain_text("(art. 46)")
+    expect(error).to_contain_text(f"({ARTICLES['R4']})")

@@ -4,6 +4,7 @@ import re
 
 import pytest
 
+from casino.rules import ARTICLES
 from sessions.models import Opening
 from tests.test_browser import browser, log_in, page  # noqa: F401 (fixtures)
 
@@ -32,7 +33,7 @@ def test_r12_director_opens_a_tableau_and_sees_the_ranges_follow_the_minimum(pag
     page.fill("#id_max_plein", "600")
     page.fill("#id_max_chances", "2500")
     page.get_by_role("button", name="Fixer les limites et ouvrir").click()
-    expect(page.locator(".error").first).to_contain_text("art. 47")
+    expect(page.locator(".error").first).to_contain_text(ARTICLES["R12"])
     assert not Opening.objects.exists()
 
     page.fill("#id_max_plein", "500")

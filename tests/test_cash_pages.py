@@ -45,7 +45,7 @@ def test_r15_the_advance_form_refuses_a_wrong_amount_in_french(floor, open_day, 
     data = advance_form(boule_tableau) | {"chips_100_00": "79"}
     response = floor.post(f"/caisse/tableaux/{boule_tableau.pk}/avance/", data)
     assert response.status_code == 400
-    assert "8000,00 € attendus" in response.content.decode() and "art. 49" in response.content.decode()
+    assert "8000,00 € attendus" in response.content.decode() and "arts. 43 et 49" in response.content.decode()
     assert not Advance.objects.exists()
 
 

@@ -1,11 +1,13 @@
 """The casino's settings, and the vingt-trois colours a casino may correct (R7)."""
 
+import html
 import json
 from decimal import Decimal
 
 import pytest
 
 from casino.models import Casino
+from casino.rules import ARTICLES
 
 pytestmark = pytest.mark.django_db
 
@@ -44,7 +46,7 @@ def test_r7_a_correction_that_does_not_fit_the_plateau_is_refused(as_user, direc
     client = as_user(director)
     url = f"/etablissements/{casino.pk}/modifier/"
     wrong_count = client.post(url, settings_form(casino, vingt_trois_colours=json.dumps({"12": ["rouge"]})))
-    assert wrong_count.status_code == 400 and "art. 47" in wrong_count.content.decode()
+    assert wrong_count.status_code == 400 and ARTICLES["R7"] in html.unescape(wrong_count.content.decode())
     unknown = client.post(url, settings_form(casino, vingt_trois_colours=json.dumps({"5": ["vert", "noir"]})))
     assert unknown.status_code == 400
     casino.refresh_from_db()

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import pytest
 
-from casino.rules import DomainError
+from casino.rules import ARTICLES, DomainError
 from tables import games
 from tables.games import Bet, BetKind, Game, GameError, PlayerStake
 
@@ -143,7 +143,9 @@ def test_r6_when_5_comes_out_every_boule_simple_chance_loses():
     bets = [Bet(chance, Decimal("10")) for chance in BOULE_CHANCE_NAMES]
     _, settlements = games.settle("boule", 5, bets)
     assert all(not s.won and s.returned == 0 for s in settlements)
-    assert all("quand le 5 sort, toutes les chances simples perdent (art. 47)" in s.explanation for s in settlements)
+    assert all(
+        f"quand le 5 sort, toutes les chances simples perdent ({ARTICLES['R6']})" in s.explanation for s in settlements
+    )
     _, [plein] = games.settle("boule", 5, [Bet("plein", Decimal("10"), 5)])
     assert plein.won and plein.returned == Decimal("80")
 
@@ -253,7 +255,7 @@ def _refusal(call, *args, **kwargs):
 def test_r1_a_plein_on_10_at_boule_is_refused():
     [refusal] = _refusal(games.settle, "boule", 1, [Bet("plein", Decimal("1"), 10)])
     assert (refusal.field, refusal.rule, refusal.index) == ("number", "R1", 0)
-    assert refusal.message == "La boule n'a que les numéros 1 à 9 (art. 47)."
+    assert refusal.message == f"La boule n'a que les numéros 1 à 9 ({ARTICLES['R1']})."
 
 
 def test_r1_an_outcome_of_15_at_vingt_trois_is_refused():
@@ -336,7 +338,7 @@ def test_r12_boule_max_plein_outside_40_to_100_times_the_minimum_is_refused(max_
     [(field, rule, message)] = games.check_maximums("boule", Decimal("2"), Decimal(max_plein), Decimal("400"))
     assert (field, rule) == ("max_plein", "R12")
     assert message.startswith("Le maximum sur un numéro plein doit être compris entre 40 et 100 fois le minimum")
-    assert message.endswith("(art. 47).")
+    assert message.endswith(f"({ARTICLES['R1']}).")
 
 
 @pytest.mark.parametrize("max_chances", ["399", "1001"])
@@ -397,7 +399,7 @@ def test_r9_a_stake_after_rien_ne_va_plus_is_refused():
         with pytest.raises(DomainError) as error:
             games.check_stake_accepted(late, announced)
         assert error.value.rule == "R9"
-        assert "Rien ne va plus" in error.value.message and error.value.message.endswith("(art. 47).")
+        assert "Rien ne va plus" in error.value.message and error.value.message.endswith(f"({ARTICLES['R1']}).")
 
 
 # R10, R11, R13 -----------------------------------------------------------------------------------------------

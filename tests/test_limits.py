@@ -1,12 +1,14 @@
 """Opening of the tableaux and the limits the director fixes (R10–R13)."""
 
 import datetime
+import html
 from decimal import Decimal
 
 import pytest
 from django.db import IntegrityError
 
 from casino.models import Role
+from casino.rules import ARTICLES
 from sessions.models import GamingDay, Opening
 from sessions.services import open_tableau
 from tests.conftest import make_employee
@@ -47,7 +49,7 @@ def test_r12_max_plein_above_100_times_the_minimum_is_refused(api, director, bou
     assert response.status_code == 400
     body = response.json()
     assert body["code"] == "R12"
-    assert "40 et 100 fois le minimum" in body["message"] and "(art. 47)" in body["message"]
+    assert "40 et 100 fois le minimum" in body["message"] and f"({ARTICLES['R12']})" in body["message"]
     assert Opening.objects.count() == 0
 
 
@@ -75,7 +77,11 @@ def test_r10_minimum_below_the_authorised_minimum_is_refused(api, director, boul
     response = post_opening(api, director, boule_tableau, today(casino), "1.99", "100.00", "500.00")
     assert response.status_code == 400
     body = response.json()
-    assert body["code"] == "R10" and "arrêté d'autorisation" in body["message"] and "(art. 47)" in body["message"]
+    assert (
+        body["code"] == "R10"
+        and "arrêté d'autorisation" in body["message"]
+        and f"({ARTICLES['R12']})" in body["message"]
+    )
     assert not Opening.objects.exists()
 
 
@@ -188,7 +194,9 @@ def test_r12_the_opening_form_explains_the_refusal_in_french(as_user, director, 
     data = {"gaming_day": today(casino).isoformat(), "minimum": "2.00", "max_plein": "201.00", "max_chances": "400"}
     response = client.post(url, data)
     assert response.status_code == 400
-    assert "40 et 100 fois le minimum" in response.content.decode() and "art. 47" in response.content.decode()
+    assert "40 et 100 fois le minimum" in response.content.decode() and ARTICLES["R12"] in html.unescape(
+        response.content.decode()
+    )
     assert not Opening.objects.exists()
 
 

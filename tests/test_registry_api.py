@@ -5,6 +5,7 @@ import pytest
 from django.urls import reverse
 
 from casino.models import Role
+from casino.rules import ARTICLES
 from tables.games import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tests.conftest import PASSWORD, make_employee
@@ -46,7 +47,7 @@ def assert_refused(response, rule, article):
 def test_r1_a_third_apparatus_configuration_is_refused_by_the_api(api_director, casino, data):
     response = api_director.post(APPARATUS, {"casino": casino.pk, "name": "Interdit", **data}, format="json")
 
-    assert_refused(response, "R1", "art. 47")
+    assert_refused(response, "R1", ARTICLES["R1"])
     assert response.json()["rule"] == "R1"
     assert "autorisé" in response.json()["message"]
     assert not Apparatus.objects.exists()
@@ -67,7 +68,7 @@ def test_r1_the_two_legal_apparatus_are_accepted_by_the_api_with_numbers_and_cas
 def test_r1_an_apparatus_cannot_be_patched_into_a_third_configuration(api_director, boule):
     response = api_director.patch(f"{APPARATUS}{boule.pk}/", {"numbers": 12}, format="json")
 
-    assert_refused(response, "R1", "art. 47")
+    assert_refused(response, "R1", ARTICLES["R1"])
     boule.refresh_from_db()
     assert boule.numbers == 9
 
@@ -80,7 +81,7 @@ def test_r2_a_second_tableau_with_an_order_number_already_used_in_the_casino_is_
 ):
     response = api_director.post(TABLEAUX, {"table": vingt_trois_table.pk, "number": 1}, format="json")
 
-    assert_refused(response, "R2", "art. 46")
+    assert_refused(response, "R2", ARTICLES["R2"])
     assert Tableau.objects.count() == 1
     assert Cashbox.objects.count() == 2
 
@@ -124,7 +125,7 @@ def test_r3_a_vingt_trois_tableau_registered_without_exactly_one_built_in_box_is
         TABLEAUX, {"table": vingt_trois_table.pk, "number": 5, "cashboxes": kinds}, format="json"
     )
 
-    assert_refused(response, "R3", "art. 48")
+    assert_refused(response, "R3", ARTICLES["R3"])
     assert not Tableau.objects.exists()
     assert not Cashbox.objects.exists()
 
@@ -136,7 +137,7 @@ def test_r3_a_boule_tableau_registered_with_a_built_in_cash_box_is_refused_by_th
         format="json",
     )
 
-    assert_refused(response, "R3", "art. 48")
+    assert_refused(response, "R3", ARTICLES["R3"])
     assert not Tableau.objects.exists()
     assert not Cashbox.objects.exists()
 
@@ -144,7 +145,7 @@ def test_r3_a_boule_tableau_registered_with_a_built_in_cash_box_is_refused_by_th
 def test_r3_a_built_in_cash_box_added_at_boule_is_refused_by_the_api(api_director, boule_tableau):
     response = api_director.post(CASHBOXES, {"tableau": boule_tableau.pk, "kind": Cashbox.Kind.BUILT_IN}, format="json")
 
-    assert_refused(response, "R3", "art. 48")
+    assert_refused(response, "R3", ARTICLES["R3"])
     assert boule_tableau.cashboxes.count() == 2
 
 
@@ -155,7 +156,7 @@ def test_r3_a_second_built_in_cash_box_on_a_vingt_trois_tableau_is_refused_by_th
         CASHBOXES, {"tableau": vingt_trois_tableau.pk, "kind": Cashbox.Kind.BUILT_IN}, format="json"
     )
 
-    assert_refused(response, "R3", "art. 48")
+    assert_refused(response, "R3", ARTICLES["R3"])
     assert vingt_trois_tableau.cashboxes.count() == 1
 
 
@@ -164,7 +165,7 @@ def test_r3_a_second_interruption_box_at_boule_is_refused_by_the_api(api_directo
         CASHBOXES, {"tableau": boule_tableau.pk, "kind": Cashbox.Kind.INTERRUPTION_BOX}, format="json"
     )
 
-    assert_refused(response, "R3", "art. 48")
+    assert_refused(response, "R3", ARTICLES["R3"])
     assert boule_tableau.cashboxes.filter(kind=Cashbox.Kind.INTERRUPTION_BOX).count() == 1
 
 
@@ -195,7 +196,7 @@ def test_r5_a_table_whose_chef_cannot_face_the_launcher_without_a_reason_is_refu
         TABLES, {"apparatus": boule.pk, "name": "Table murale", "chef_faces_launcher": False}, format="json"
     )
 
-    assert_refused(response, "R5", "art. 46")
+    assert_refused(response, "R5", ARTICLES["R5"])
     assert not Table.objects.exists()
 
 

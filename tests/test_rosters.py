@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from cashbox.models import Signature
 from casino.models import Role
+from casino.rules import ARTICLES
 from sessions import roster_services
 from sessions.models import GamingDay, Roster, RosterChange, RosterMember, Seance
 from sessions.services import change_seance_state, plan_seances
@@ -139,7 +140,7 @@ def test_r4_only_an_approved_croupier_of_the_casino_may_be_a_launcher(
     assert response.status_code == 400, response.json()
     body = response.json()
     assert body["code"] == "R4"
-    assert body["message"].endswith("(art. 46).")
+    assert body["message"].endswith(f"({ARTICLES['R4']}).")
     assert not Roster.objects.exists() and not RosterMember.objects.exists()
 
 
@@ -313,7 +314,7 @@ def test_r4_a_relief_brings_in_an_eligible_replacement_only(api, director, chef,
         format="json",
     )
     assert refused.status_code == 400 and refused.json()["code"] == "R4"
-    assert refused.json()["message"].endswith("(art. 46).")
+    assert refused.json()["message"].endswith(f"({ARTICLES['R4']}).")
     make_employee("croupier4", Role.CROUPIER, casino)
     response = api.post(
         f"/api/v1/rosters/{roster.pk}/change/",
@@ -432,7 +433,7 @@ def test_r4_a_refused_launcher_on_the_page_writes_nothing(as_user, director, ros
         {"seance": roster_setup["seance"].pk, "apparatus": boule.pk, "chef": "chef", "members": ["croupier1", "chef"]},
         follow=True,
     )
-    assert "chef de partie n'est jamais lanceur (art. 46)." in html.unescape(response.content.decode())
+    assert f"chef de partie n'est jamais lanceur ({ARTICLES['R4']})." in html.unescape(response.content.decode())
     assert not Roster.objects.exists()
 
 

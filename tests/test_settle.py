@@ -1,8 +1,12 @@
 """Settling a spin through the API and the « Jeux » pages (R1, R6–R8)."""
 
+import html
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
+
+from casino.rules import ARTICLES
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +32,7 @@ def test_r6_r8_boule_spin_is_settled_with_decimal_strings(api, croupier):
     assert (plein["won"], plein["payout"], plein["returned"]) == (True, "70.00", "80.00")
     assert plein["rule"] == "R6" and plein["rules"] == ["R6", "R8"]
     assert (rouge["won"], rouge["payout"], rouge["returned"]) == (False, "0.00", "0.00")
-    assert "quand le 5 sort, toutes les chances simples perdent (art. 47)" in rouge["explanation"]
+    assert f"quand le 5 sort, toutes les chances simples perdent ({ARTICLES['R6']})" in rouge["explanation"]
     assert (data["total_stake"], data["total_returned"]) == ("20.00", "80.00")
 
 
@@ -64,7 +68,7 @@ def test_r7_rouge_on_a_two_coloured_number_without_pocket_is_refused(api, croupi
     assert response.status_code == 400
     data = response.json()
     assert data["code"] == "R7" and data["rule"] == "R7"
-    assert data["message"].endswith("(art. 47).")
+    assert data["message"].endswith(f"({ARTICLES['R1']}).")
     assert data["errors"]["pocket"][0]["code"] == "R7"
 
 
@@ -74,7 +78,7 @@ def test_r1_a_plein_on_10_at_boule_is_refused_with_the_rule_code(api, croupier):
     assert response.status_code == 400
     data = response.json()
     assert data["code"] == "R1"
-    assert data["message"] == "La boule n'a que les numéros 1 à 9 (art. 47)."
+    assert data["message"] == f"La boule n'a que les numéros 1 à 9 ({ARTICLES['R1']})."
     assert data["errors"]["bets"][1]["number"] == [{"message": data["message"], "code": "R1"}]
 
 
@@ -195,8 +199,10 @@ def test_the_settle_form_refuses_a_plein_on_10_at_boule_in_french(as_user, croup
     data = {"game": "boule", "outcome": "1", "pocket": "", "colour": "", **rows(("plein", "10", "2"))}
     response = as_user(croupier).post(reverse("games-settle"), data)
     assert response.status_code == 400
-    assert "La boule n&#x27;a que les numéros 1 à 9 (art. 47)." in response.content.decode()
-    assert response.context["rows"].forms[0].errors["number"] == ["La boule n'a que les numéros 1 à 9 (art. 47)."]
+    assert f"La boule n'a que les numéros 1 à 9 ({ARTICLES['R1']})." in html.unescape(response.content.decode())
+    assert response.context["rows"].forms[0].errors["number"] == [
+        f"La boule n'a que les numéros 1 à 9 ({ARTICLES['R1']})."
+    ]
 
 
 def test_the_settle_form_asks_for_the_pocket_when_rouge_needs_it(as_user, croupier):
@@ -204,7 +210,7 @@ def test_the_settle_form_asks_for_the_pocket_when_rouge_needs_it(as_user, croupi
     response = as_user(croupier).post(reverse("games-settle"), data)
     assert response.status_code == 400
     [error] = response.context["form"].errors["pocket"]
-    assert "indiquez la case sortie" in error and error.endswith("(art. 47).")
+    assert "indiquez la case sortie" in error and error.endswith(f"({ARTICLES['R1']}).")
 
 
 def test_the_settle_form_needs_at_least_one_bet(as_user, croupier):
