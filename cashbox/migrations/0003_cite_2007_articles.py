@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('cashbox', '0002_signature_purpose_roster'),
-        ('tables', '0002_alter_apparatus_cases_alter_apparatus_numbers_and_more'),
+        ('tables', '0002_cite_2007_articles'),
     ]
 
     operations = [
