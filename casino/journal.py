@@ -216,6 +216,27 @@ def record_refusal(request, casino_ids, rule, message, status):
         )
 
 
+def record_event(casino_ids, action, *, actor=None, object_type="", object_id="", payload=None):
+    """Journal an event that is not a history row (an account event: creation, grant, code, token, lockout…).
+
+    `action` is dotted, e.g. "account.token_issued"; it is appended in the caller's transaction to the chain of
+    each casino given (an account event: every casino of the person concerned).
+    """
+    from casino.roles import role_of
+
+    role = role_of(actor) if actor is not None and actor.is_authenticated else None
+    for casino_id in casino_ids:
+        append(
+            casino_id,
+            action,
+            actor=actor,
+            role=role.value if role else "",
+            object_type=object_type,
+            object_id=object_id,
+            payload=payload or {},
+        )
+
+
 def verify_chain(entries):
     """Check a chain of (sequence, previous_hash, hash, document bytes) in order.
 
