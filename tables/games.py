@@ -17,6 +17,7 @@ from fractions import Fraction
 
 from django.db import models
 
+from casino.formats import euros  # noqa: F401  (re-exported: one way to write amounts)
 from casino.rules import DomainError, article, cite
 
 
@@ -237,10 +238,6 @@ class Settlement:
     rule: str
     rules: tuple
     explanation: str
-
-
-def euros(amount):
-    return f"{amount.quantize(CENT):.2f}".replace(".", ",") + " €"
 
 
 def bet_label(bet):

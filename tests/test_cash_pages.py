@@ -1,10 +1,13 @@
 """The cash pages: the floor dashboard, the tablet forms, the carnet (modèle 10) and the register (modèle 12)."""
 
+from decimal import Decimal
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from cashbox.models import Advance, ControlRegister, Count, Interruption
+from casino.formats import euros
 from tests.cash_helpers import main_box, post_advance, post_final_count
 from tests.conftest import PASSWORD
 
@@ -45,7 +48,10 @@ def test_r15_the_advance_form_refuses_a_wrong_amount_in_french(floor, open_day, 
     data = advance_form(boule_tableau) | {"chips_100_00": "79"}
     response = floor.post(f"/caisse/tableaux/{boule_tableau.pk}/avance/", data)
     assert response.status_code == 400
-    assert "8000,00 € attendus" in response.content.decode() and "arts. 43 et 49" in response.content.decode()
+    assert (
+        f"{euros(Decimal('8000'))} attendus" in response.content.decode()
+        and "arts. 43 et 49" in response.content.decode()
+    )
     assert not Advance.objects.exists()
 
 

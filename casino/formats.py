@@ -1,0 +1,30 @@
+"""Amounts the French way: « 16 000,00 € », digits grouped by a narrow no-break space (U+202F)."""
+
+from decimal import Decimal, InvalidOperation
+
+NARROW_NBSP = "\u202f"
+CENT = Decimal("0.01")
+
+
+def euros_number(amount):
+    """'16 000,00' for Decimal('16000'); the sign stays in front; None or junk gives ''."""
+    if amount is None or amount == "":
+        return ""
+    try:
+        value = Decimal(str(amount)).quantize(CENT)
+    except (InvalidOperation, ValueError):
+        return ""
+    sign = "-" if value < 0 else ""
+    units, cents = f"{abs(value):.2f}".split(".")
+    groups = []
+    while len(units) > 3:
+        groups.insert(0, units[-3:])
+        units = units[:-3]
+    groups.insert(0, units)
+    return f"{sign}{NARROW_NBSP.join(groups)},{cents}"
+
+
+def euros(amount):
+    """'16 000,00 €' (a no-break space before the sign), or '' when there is no amount."""
+    number = euros_number(amount)
+    return f"{number}\u00a0€" if number else ""
