@@ -137,7 +137,7 @@ def test_r22_no_register_while_a_seance_of_the_day_is_open(api, staff, open_day,
     before = rows()
     response = draw_up(api, staff["director"], casino, open_day.gaming_day)
     assert response.status_code == 409 and response.json()["code"] == "R22"
-    assert "(art. " in response.json()["message"]
+    assert "de l'arrêté du 14 mai 2007" in response.json()["message"]
     assert rows() == before
 
 
@@ -228,7 +228,11 @@ def test_r22_the_register_is_signed_by_two_different_people(api, staff, casino, 
     assert first.status_code == 200 and first.json()["signed"] is False
     before = rows()
     same = sign(api, register["id"], "directeur")
-    assert same.status_code == 403 and same.json()["code"] == "R22" and "(art. " in same.json()["message"]
+    assert (
+        same.status_code == 403
+        and same.json()["code"] == "R22"
+        and "de l'arrêté du 14 mai 2007" in same.json()["message"]
+    )
     assert rows() == before
     second = sign(api, register["id"], "codir")
     assert second.status_code == 200 and second.json()["signed"] is True

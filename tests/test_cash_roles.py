@@ -121,7 +121,7 @@ def test_r17_the_service_refuses_an_interruption_logged_by_a_croupier(staff, ope
     before = rows()
     with pytest.raises(RoleForbidden) as refusal:
         interrupt_with_count(staff["croupier"], boule_tableau, open_day, chips_for("8000"), "croupier1")
-    assert refusal.value.rule == "R17" and "(art. " in refusal.value.message
+    assert refusal.value.rule == "R17" and "de l'arrêté du 14 mai 2007" in refusal.value.message
     assert rows() == before
 
 

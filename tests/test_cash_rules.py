@@ -8,6 +8,7 @@ import pytest
 from django.utils import timezone
 
 from cashbox.models import Advance, ControlRegister, Correction, Count, Interruption, Signature
+from casino.rules import ARTICLES
 from sessions.models import Seance
 from sessions.services import change_seance_state, open_tableau
 from tables.models import Cashbox
@@ -28,7 +29,7 @@ def assert_refused(response, status, code, before, field=None):
     body = response.json()
     assert response.status_code == status, body
     assert body["code"] == code, body
-    assert "(art. " in body["message"], body
+    assert f"({ARTICLES[code]})" in body["message"], body
     if field:
         assert field in body["errors"], body
     assert rows() == before, "a refusal wrote something"
@@ -434,7 +435,7 @@ def test_r16_r19_closing_lists_every_missing_item(api, staff, playing, boule_tab
     body = assert_refused(api.post(f"/api/v1/seances/{playing.pk}/close/"), 409, "R17", before)
     rules = sorted(error["rule"] for error in body["errors"])
     assert rules == ["R17", "R18", "R20", "R20"]
-    assert all("(art. " in error["message"] for error in body["errors"])
+    assert all("de l'arrêté du 14 mai 2007" in error["message"] for error in body["errors"])
     playing.refresh_from_db()
     assert playing.state == Seance.State.OPEN
 

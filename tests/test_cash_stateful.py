@@ -122,7 +122,7 @@ class CashDay(RuleBasedStateMachine):
             result = action()
         except REFUSALS as refusal:
             message = refusal.message if isinstance(refusal, DomainError) else str(refusal)
-            assert "(art. " in message or "R" not in getattr(refusal, "rule", "R"), message
+            assert "de l'arrêté du 14 mai 2007" in message or "R" not in getattr(refusal, "rule", "R"), message
             assert rows() == before, f"a refusal wrote something: {refusal}"
             OUTCOMES[f"{sys._getframe(1).f_code.co_name} refused {getattr(refusal, 'rule', 'invalid')}"] += 1
             return None
