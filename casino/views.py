@@ -47,7 +47,7 @@ class ScopedDetailView(RoleRequiredMixin, DetailView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context["history"] = history_rows(self.object)
+        context["history"] = history_rows(self.object, display=True)
         return context
 
 

@@ -179,3 +179,24 @@ def test_the_home_page_lists_open_alerts_for_the_chef(as_user, chef, expired):
     assert "Alertes ouvertes" in page
     assert f"{expired} n&#x27;a pas d&#x27;agrément valide" in page
     assert reverse("alert-acknowledge", args=[Alert.objects.get().pk]) in page
+
+
+# Histories read as French, not as stored values (issue 14).
+
+
+def test_a_seance_history_shows_state_labels_and_the_person_not_raw_values(as_user, director, regulator, open_day):
+    response = as_user(regulator).get(open_day.get_absolute_url())
+
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "Prévue → Ouverte" in page and "planned" not in page
+    assert "— → Directeur<" in page and f"— → {director.pk}<" not in page
+
+
+def test_the_api_history_keeps_the_stored_values_for_machines(api, regulator, open_day):
+    api.force_authenticate(regulator)
+
+    rows = api.get(f"/api/v1/seances/{open_day.pk}/history/").json()
+
+    changes = {change["field"]: change for row in rows for change in row["changes"]}
+    assert changes["état"]["new"] == "open"
