@@ -2,11 +2,18 @@ import datetime
 
 from django.core.paginator import Paginator
 from django.shortcuts import render
+from django.utils import timezone
 from django.views import View
 
 from casino.journal import verify_casino
+from casino.journal_labels import action_label
 from casino.models import Casino, JournalEntry
 from casino.views import RoleRequiredMixin, requested_casino
+
+
+def day_start(date):
+    """The first instant of a calendar day in Europe/Paris: a range on recorded_at keeps the index usable."""
+    return timezone.make_aware(datetime.datetime.combine(date, datetime.time.min))
 
 
 def parse_date(value):
@@ -25,6 +32,7 @@ class JournalView(RoleRequiredMixin, View):
         casinos = Casino.objects.for_user(request.user)
         casino = requested_casino(request)
         entries = JournalEntry.objects.none()
+        actions = []
         filters = {
             "from": parse_date(request.GET.get("from")),
             "to": parse_date(request.GET.get("to")),
@@ -35,17 +43,23 @@ class JournalView(RoleRequiredMixin, View):
         if casino is not None:
             entries = JournalEntry.objects.filter(casino=casino).select_related("actor").order_by("-sequence")
             if filters["from"]:
-                entries = entries.filter(recorded_at__date__gte=filters["from"])
+                entries = entries.filter(recorded_at__gte=day_start(filters["from"]))
             if filters["to"]:
-                entries = entries.filter(recorded_at__date__lte=filters["to"])
+                entries = entries.filter(recorded_at__lt=day_start(filters["to"] + datetime.timedelta(days=1)))
             if filters["tableau"].isdigit():
                 entries = entries.filter(tableau_number=int(filters["tableau"]))
             if filters["actor"]:
                 entries = entries.filter(actor__username__iexact=filters["actor"])
-            if filters["action"]:
+            actions = sorted(JournalEntry.objects.filter(casino=casino).values_list("action", flat=True).distinct())
+            if filters["action"] in actions:
+                entries = entries.filter(action=filters["action"])
+            elif filters["action"]:
                 entries = entries.filter(action__icontains=filters["action"])
         page = Paginator(entries, 100).get_page(request.GET.get("page"))
+        for entry in page:
+            entry.label = action_label(entry.action)
         context = {
+            "actions": sorted(((action, action_label(action)) for action in actions), key=lambda pair: pair[1]),
             "casinos": casinos,
             "casino": casino,
             "page": page,

@@ -33,7 +33,7 @@ def test_r23_the_regulator_reads_history_and_journal_and_can_change_nothing(
     expect(page.get_by_role("link", name="Modifier")).to_have_count(0)
 
     page.get_by_role("link", name="Journal", exact=True).click()
-    page.fill("input[name=action]", "advance")
+    page.select_option("select[name=action]", label="Avance : création")
     page.get_by_role("button", name="Filtrer").click()
     expect(page.locator("#journal tbody")).to_contain_text("cashbox.advance.create")
     expect(page.locator("#journal tbody tr")).to_have_count(1)

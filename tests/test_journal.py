@@ -173,3 +173,41 @@ def test_r23_an_edit_of_a_filter_column_alone_is_named_at_its_entry(api, cash_st
         cursor.execute("UPDATE casino_journalentry SET action = 'cashbox.advance.view' WHERE id = %s", [target.pk])
     problems = verify_casino(casino)[1]
     assert problems[0][0] == target.sequence and "action" in problems[0][1]
+
+
+# The journal as a person reads it (issue 14).
+
+
+def test_the_journal_page_names_actions_in_french_and_filters_by_them(
+    as_user, regulator, cash_staff, api, open_day, boule_tableau
+):
+    from tests.cash_helpers import post_advance
+
+    post_advance(api, cash_staff["chef"], boule_tableau, open_day)
+    client = as_user(regulator)
+
+    page = client.get("/journal/").content.decode()
+    assert "Avance : création" in page and "Horodatage (heure de Paris)" in page
+    assert '<option value="cashbox.advance.create">Avance : création</option>' in page
+
+    filtered = client.get("/journal/?action=cashbox.advance.create")
+    assert [entry.action for entry in filtered.context["page"]] == ["cashbox.advance.create"]
+
+
+def test_the_journal_date_filter_takes_whole_days_in_paris_time(as_user, regulator, casino):
+    import datetime
+
+    from django.utils import timezone
+
+    from casino.journal import append
+
+    # 23:30 in Paris on 1 March is 22:30 UTC the same day; 00:30 in Paris on 2 March is 23:30 UTC on 1 March.
+    paris = timezone.get_default_timezone()
+    late = datetime.datetime(2026, 3, 1, 23, 30, tzinfo=paris)
+    after_midnight = datetime.datetime(2026, 3, 2, 0, 30, tzinfo=paris)
+    append(casino.pk, "refusal", at=late)
+    append(casino.pk, "refusal", at=after_midnight)
+
+    response = as_user(regulator).get("/journal/?from=2026-03-01&to=2026-03-01")
+
+    assert [entry.recorded_at for entry in response.context["page"]] == [late]
