@@ -101,6 +101,9 @@ def home(request):
     if not request.user.is_authenticated:
         return redirect("login")
     role = role_of(request.user)
+    if role in (Role.CHEF, Role.CROUPIER, Role.CAISSIER):
+        # The floor is their home: the tableaux, their state and money, the alerts.
+        return redirect("floor")
     casinos = list(Casino.objects.for_user(request.user))
     alerts = []
     if request.user.has_perm("casino.view_alert"):
@@ -116,6 +119,12 @@ def home(request):
             and not employee.approval_valid_on(today)
         ]
     context = {"role": role, "casinos": casinos, "alerts": alerts, "invalid_approvals": approvals}
+    if role in (Role.DIRECTOR, Role.CODIR) and casinos:
+        from cashbox.views import floor_rows
+        from casino.dashboard import director_dashboard
+
+        casino = requested_casino(request)
+        context.update(casino=casino, dashboard=director_dashboard(casino, floor_rows))
     return render(request, "casino/home.html", context)
 
 

@@ -1,0 +1,133 @@
+"""What the director sees on arriving: today's séances, each tableau's state and money, the day's result so far,
+and the season to date per game. A fixed number of queries whatever the size of the floor."""
+
+import datetime
+from collections import defaultdict
+from decimal import Decimal
+
+from django.db.models import Prefetch
+
+from cashbox.carnets import season_bounds
+from cashbox.models import Advance, ControlRegisterLine, Correction, Count, season_of
+from sessions.models import GamingDay, Seance
+from tables.games import Game
+from tables.models import Cashbox
+
+ZERO = Decimal("0.00")
+MONTHS = ["nov.", "déc.", "janv.", "févr.", "mars", "avr.", "mai", "juin", "juil.", "août", "sept.", "oct."]
+GAMES = [("boule", "Boule"), ("vingt_trois", "Vingt-trois")]
+
+
+def _effective(record):
+    """The amount after its corrections in red ink (R23); corrections are prefetched newest last."""
+    corrections = list(record.corrections.all())
+    return corrections[-1].amount if corrections else record.amount
+
+
+def money_by_tableau(seances):
+    """{tableau id: {"advances": …, "last_count": …, "result": …}} over the day's séances."""
+    corrections = Prefetch("corrections", queryset=Correction.objects.order_by("recorded_at", "pk"))
+    money = defaultdict(lambda: {"advances": ZERO, "last_count": None, "last_count_label": "", "result": None})
+    advances = defaultdict(lambda: ZERO)
+    for advance in Advance.objects.filter(seance__in=seances).select_related("cashbox").prefetch_related(corrections):
+        key = (advance.cashbox.tableau_id, advance.seance_id)
+        advances[key] += _effective(advance)
+        money[advance.cashbox.tableau_id]["advances"] += _effective(advance)
+    counts = (
+        Count.objects.filter(seance__in=seances)
+        .select_related("cashbox")
+        .prefetch_related(corrections)
+        .order_by("recorded_at", "pk")
+    )
+    for count in counts:
+        row = money[count.cashbox.tableau_id]
+        row["last_count"], row["last_count_label"] = _effective(count), count.get_kind_display()
+        if count.kind == Count.Kind.FINAL:
+            result = _effective(count) - advances[(count.cashbox.tableau_id, count.seance_id)]
+            row["result"] = (row["result"] or ZERO) + result
+    return money
+
+
+def season_chart(casino, date, width=560, height=180):
+    """Cumulative results of the season to date per game, month by month, from the control registers (R22)."""
+    season = season_of(date)
+    start, end = season_bounds(season)
+    totals = {game: [ZERO] * 12 for game, _ in GAMES}
+    lines = ControlRegisterLine.objects.filter(
+        register__gaming_day__casino=casino, register__gaming_day__date__range=(start, min(end, date))
+    ).values_list("register__gaming_day__date", "cashbox__tableau__table__apparatus__game", "result")
+    for day, game, result in lines:
+        if game in totals:
+            totals[game][(day.month - 11) % 12] += result
+    months_shown = (date.month - 11) % 12 + 1
+    series = []
+    for game, label in GAMES:
+        running, points = ZERO, []
+        for month in range(months_shown):
+            running += totals[game][month]
+            points.append(running)
+        series.append({"game": game, "label": label, "points": points, "total": running})
+    values = [value for serie in series for value in serie["points"]] + [ZERO]
+    low, high = min(values), max(values)
+    span = (high - low) or Decimal("1")
+    step = Decimal(width - 60) / max(months_shown, 1)
+    bar = step / 3
+
+    def y(value):
+        return round(float(Decimal(height - 30) - (value - low) / span * Decimal(height - 40)), 1)
+
+    bars = []
+    for index, serie in enumerate(series):
+        for month, value in enumerate(serie["points"]):
+            top, bottom = sorted((y(value), y(ZERO)))
+            bars.append(
+                {
+                    "x": round(float(50 + step * month + bar * index + bar / 2), 1),
+                    "y": top,
+                    "height": max(round(bottom - top, 1), 1),
+                    "width": round(float(bar), 1),
+                    "game": serie["game"],
+                    "title": f"{serie['label']}, fin {MONTHS[month]} : {value}",
+                }
+            )
+    return {
+        "season": f"{season}-{season + 1}",
+        "series": series,
+        "bars": bars,
+        "months": [{"label": MONTHS[m], "x": round(float(50 + step * m + step / 2), 1)} for m in range(months_shown)],
+        "zero_y": y(ZERO),
+        "width": width,
+        "height": height,
+    }
+
+
+def director_dashboard(casino, floor_rows):
+    """The director's home for a casino: floor_rows is cashbox.views.floor_rows (state of every tableau)."""
+    date = GamingDay.date_at(casino)
+    seances = list(Seance.objects.of_day(casino, date))
+    open_seance = next((s for s in seances if s.state == Seance.State.OPEN), None)
+    rows = floor_rows(casino, date, open_seance)
+    money = money_by_tableau(seances)
+    # The carnet of a tableau is the book of its main cash box (cashbox.services.main_cashbox), one query for all.
+    main_boxes = {}
+    boxes = Cashbox.objects.filter(tableau__in=[row["tableau"] for row in rows]).select_related(
+        "tableau__table__apparatus"
+    )
+    for box in boxes.order_by("-pk"):
+        wanted = Cashbox.Kind.BUILT_IN if box.tableau.game == Game.VINGT_TROIS else Cashbox.Kind.MOBILE_OPEN
+        if box.kind == wanted:
+            main_boxes[box.tableau_id] = box
+    for row in rows:
+        row["money"] = money.get(row["tableau"].pk)
+        row["carnet_box"] = main_boxes.get(row["tableau"].pk)
+    day_result = sum((m["result"] for m in money.values() if m["result"] is not None), ZERO)
+    return {
+        "date": date,
+        "seances": seances,
+        "seance": open_seance,
+        "rows": rows,
+        "interruptions": [row for row in rows if row["interruption"] is not None],
+        "day_result": day_result,
+        "chart": season_chart(casino, date),
+        "yesterday": date - datetime.timedelta(days=1),
+    }

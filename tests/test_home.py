@@ -1,0 +1,64 @@
+"""Each role's home: the director's day with its money and the season; the floor for the floor staff; the regulator's
+books (issue 14)."""
+
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from casino.formats import euros
+from tests.cash_helpers import post_advance, post_final_count
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_director_home_shows_each_tableau_state_money_and_the_day_result(
+    api, as_user, cash_staff, open_day, boule_tableau, vingt_trois_tableau
+):
+    chef = cash_staff["chef"]
+    assert post_advance(api, chef, vingt_trois_tableau, open_day).status_code == 201
+    assert post_final_count(api, chef, vingt_trois_tableau, open_day, "10500").status_code == 201
+
+    response = as_user(cash_staff["director"]).get("/")
+
+    page = response.content.decode()
+    assert response.status_code == 200
+    dashboard = response.context["dashboard"]
+    assert dashboard["day_result"] == Decimal("500.00")
+    row = next(r for r in dashboard["rows"] if r["tableau"] == vingt_trois_tableau)
+    assert row["money"]["advances"] == Decimal("10000.00") and row["money"]["result"] == Decimal("500.00")
+    assert euros(Decimal("10000")) in page and euros(Decimal("500")) in page
+    assert f'href="/caisse/carnets/{row["carnet_box"].pk}/"' in page
+    assert "<svg" in page and "Saison" in page
+
+
+def test_the_director_home_costs_the_same_queries_with_more_tableaux(as_user, director, casino, open_day, boule_table):
+    from tables.services import register_tableau
+
+    client = as_user(director)
+    with CaptureQueriesContext(connection) as small:
+        client.get("/")
+    for number in range(10, 15):
+        register_tableau(boule_table, number)
+    with CaptureQueriesContext(connection) as large:
+        client.get("/")
+    assert len(large) == len(small)
+
+
+@pytest.mark.parametrize("persona", ["chef", "croupier", "caissier"])
+def test_the_floor_staff_land_on_the_floor(as_user, cash_staff, persona):
+    response = as_user(cash_staff[persona]).get("/")
+    assert response.status_code == 302 and response.url == "/caisse/plancher/"
+
+
+def test_the_regulator_home_leads_to_the_journal_the_registers_and_the_exports(as_user, regulator):
+    page = as_user(regulator).get("/").content.decode()
+    assert 'href="/journal/"' in page and 'href="/caisse/registres/"' in page and 'href="/exports/"' in page
+
+
+def test_the_floor_staff_see_no_api_link_and_the_direction_does(as_user, cash_staff):
+    floor = as_user(cash_staff["croupier"]).get("/caisse/plancher/").content.decode()
+    assert 'href="/api/docs/"' not in floor
+    home = as_user(cash_staff["director"]).get("/").content.decode()
+    assert 'href="/api/docs/"' in home
