@@ -59,6 +59,7 @@ def season_chart(casino, date, width=560, height=180):
     for day, game, result in lines:
         if game in totals:
             totals[game][(day.month - 11) % 12] += result
+    lines = list(lines)
     months_shown = (date.month - 11) % 12 + 1
     series = []
     for game, label in GAMES:
@@ -96,6 +97,7 @@ def season_chart(casino, date, width=560, height=180):
         "bars": bars,
         "months": [{"label": MONTHS[m], "x": round(float(50 + step * m + step / 2), 1)} for m in range(months_shown)],
         "zero_y": y(ZERO),
+        "empty": not lines,
         "width": width,
         "height": height,
     }
