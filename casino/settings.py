@@ -162,6 +162,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "API du registre, des séances et des caisses (arrêté du 14 mai 2007).",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # One tag per resource (advances, counts, seances…): the first path segment after the version.
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
     # Served from the app itself: no CDN needed on the casino's network.
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -1,13 +1,14 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from cashbox import api as cashbox_api
 from casino import api as casino_api
 from casino import auth, export_views, journal_views, views
 from casino.permissions import RolePermission
+from casino.schema_views import CachedSchemaView
 from sessions import api as sessions_api
 from sessions import roster_api
 from tables import api as tables_api
@@ -63,7 +64,7 @@ urlpatterns = [
     # get_absolute_url() and every {% url %} of the pages would lead to the API.
     path("api/v1/", include((router.urls, "api"))),
     # The API's map is for the casino's staff, not for anyone who reaches the server (ASVS 14.3).
-    path("api/schema/", SpectacularAPIView.as_view(permission_classes=[RolePermission]), name="api-schema"),
+    path("api/schema/", CachedSchemaView.as_view(permission_classes=[RolePermission]), name="api-schema"),
     path(
         "api/docs/",
         SpectacularSwaggerSplitView.as_view(url_name="api-schema", permission_classes=[RolePermission]),

@@ -43,3 +43,26 @@ def test_the_schema_documents_the_error_format_on_every_operation(schema_file):
                 assert status in operation["responses"], f"{method.upper()} {path} does not document {status}"
             if method in ("post", "put", "patch"):
                 assert "409" in operation["responses"], f"{method.upper()} {path} does not document 409"
+
+
+def test_each_resource_has_its_own_tag(schema_file):
+    import yaml
+
+    schema = yaml.safe_load(schema_file)
+    tags = {path: operations["get"]["tags"] for path, operations in schema["paths"].items() if "get" in operations}
+    assert tags["/api/v1/advances/"] == ["advances"]
+    assert tags["/api/v1/seances/"] == ["seances"]
+    assert len({tag for value in tags.values() for tag in value}) >= 10
+
+
+@pytest.mark.django_db
+def test_the_schema_is_built_once_and_still_checks_the_reader(api, director):
+    from casino.schema_views import CachedSchemaView
+
+    CachedSchemaView._schemas.clear()
+    assert api.get("/api/schema/").status_code in (401, 403)
+    api.force_authenticate(director)
+    first = api.get("/api/schema/")
+    assert first.status_code == 200 and CachedSchemaView._schemas
+    second = api.get("/api/schema/")
+    assert second.content == first.content
