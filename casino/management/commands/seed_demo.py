@@ -72,7 +72,8 @@ class Command(BaseCommand):
             lake = self.apparatus(other, Game.BOULE, "Boule du Lac")
             self.table(lake, "Table 1", [1])
             self.todays_floor(demo)
-        self.stdout.write(self.style.SUCCESS("Démonstration prête : identifiants de STAFF, mot de passe « demo »."))
+        logins = ", ".join(username for username, *_ in STAFF)
+        self.stdout.write(self.style.SUCCESS(f"Démonstration prête. Identifiants : {logins} ; mot de passe « demo »."))
 
     def todays_floor(self, casino):
         """Today's afternoon séance open, three tableaux opened and two of them with their initial advance."""
