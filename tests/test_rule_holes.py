@@ -1,0 +1,288 @@
+"""The holes mutation testing found (issue 16): each test breaks if its rule check is weakened by one small change.
+
+Each names its rule and asserts the refusal's rule id, not only a status code. They go through the public
+functions and the API, so that they survive a reshaping of the code behind them.
+"""
+
+from decimal import Decimal
+
+import pytest
+
+from cashbox.models import Advance, Correction, Count
+from casino.models import Casino, Membership
+from casino.rules import ARTICLES, RoleForbidden
+from sessions.models import GamingDay, Opening
+from sessions.services import open_tableau
+from tables.games import Bet, BetKind, Game, GameError, settle
+from tables.services import register_tableau
+from tests.cash_helpers import chips_for, main_box, post_advance, post_final_count
+from tests.conftest import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+
+def today(casino):
+    return GamingDay.date_at(casino)
+
+
+# R1: a plein on 0 -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game", [Game.BOULE, Game.VINGT_TROIS])
+def test_r1_a_plein_on_0_is_refused_at_both_games(game):
+    with pytest.raises(GameError) as refused:
+        settle(game, 1, [Bet(BetKind.PLEIN, Decimal("1.00"), 0)])
+    [refusal] = refused.value.refusals
+    assert (refusal.field, refusal.rule) == ("number", "R1")
+    assert refusal.message.endswith(f"({ARTICLES['R1']}).")
+
+
+def test_r1_a_plein_on_0_is_refused_by_the_api_with_the_rule_code(api, croupier):
+    api.force_authenticate(croupier)
+    body = {"outcome": 1, "bets": [{"bet": "plein", "number": 0, "stake": "1.00"}]}
+    response = api.post("/api/v1/games/boule/settle/", body, format="json")
+    assert response.status_code == 400, response.json()
+    assert response.json()["code"] == "R1"
+    assert response.json()["errors"]["bets"][0]["number"][0]["code"] == "R1"
+
+
+def test_r1_the_first_and_last_numbers_of_each_apparatus_are_accepted():
+    for game, last in ((Game.BOULE, 9), (Game.VINGT_TROIS, 14)):
+        for number in (1, last):
+            _landing, [settlement] = settle(game, number, [Bet(BetKind.PLEIN, Decimal("1.00"), number)])
+            assert settlement.won is True
+
+
+# R11 / R13: limits of an apparatus -----------------------------------------------------------------------------
+
+
+def post_opening(api, user, tableau, day, minimum, max_plein, max_chances):
+    api.force_authenticate(user)
+    body = {
+        "tableau": tableau.pk,
+        "gaming_day": day.isoformat(),
+        "minimum": minimum,
+        "max_plein": max_plein,
+        "max_chances": max_chances,
+    }
+    return api.post("/api/v1/openings/", body, format="json")
+
+
+def test_r11_a_second_opening_with_the_same_plein_maximum_but_another_chance_maximum_is_refused(
+    api, director, boule_tableau, casino
+):
+    assert post_opening(api, director, boule_tableau, today(casino), "2.00", "200.00", "1000.00").status_code == 201
+    response = post_opening(api, director, boule_tableau, today(casino), "2.00", "200.00", "800.00")
+    assert response.status_code == 409, response.json()
+    assert response.json()["code"] == "R11"
+    assert Opening.objects.get().max_chances == Decimal("1000.00")
+
+
+def test_r11_a_second_opening_with_the_same_chance_maximum_but_another_plein_maximum_is_refused(
+    api, director, boule_tableau, casino
+):
+    assert post_opening(api, director, boule_tableau, today(casino), "2.00", "200.00", "1000.00").status_code == 201
+    response = post_opening(api, director, boule_tableau, today(casino), "2.00", "150.00", "1000.00")
+    assert response.status_code == 409 and response.json()["code"] == "R11"
+    assert Opening.objects.get().max_plein == Decimal("200.00")
+
+
+@pytest.fixture
+def two_tableaux_two_maximums(director, boule_table, casino):
+    """Two tableaux of one boule: the first with the lower maximums (100 € plein, 500 € chance), the second higher."""
+    strict, loose = register_tableau(boule_table, 1), register_tableau(boule_table, 2)
+    open_tableau(director, strict, today(casino), "2.00", "100.00", "500.00")
+    open_tableau(director, loose, today(casino), "2.00", "200.00", "1000.00")
+    return strict, loose
+
+
+def check_stakes(api, user, apparatus, stakes):
+    api.force_authenticate(user)
+    return api.post(f"/api/v1/apparatus/{apparatus.pk}/check-stakes/", {"stakes": stakes}, format="json")
+
+
+@pytest.mark.parametrize(
+    "bet, number, maximum", [("plein", 5, "100,00 €"), ("rouge", None, "500,00 €")], ids=["plein", "chance"]
+)
+def test_r13_the_strictest_of_two_different_maximums_of_one_apparatus_applies(
+    api, chef, boule, two_tableaux_two_maximums, bet, number, maximum
+):
+    strict, loose = two_tableaux_two_maximums
+    # 60 + 60 = 120 € on a plein (or 300 + 300 = 600 € on rouge): under the loose maximum, over the strict one.
+    each = "60.00" if bet == "plein" else "300.00"
+    stakes = [
+        {"tableau": strict.pk, "bet": bet, "number": number, "stake": each},
+        {"tableau": loose.pk, "bet": bet, "number": number, "stake": each},
+    ]
+    body = check_stakes(api, chef, boule, stakes).json()
+    assert body["accepted"] is False, body
+    [breach] = body["breaches"]
+    assert breach["rule"] == "R11" and breach["stakes"] == [0, 1]
+    assert f"le maximum est {maximum}" in breach["message"] and ARTICLES["R13"] in breach["message"]
+
+
+def test_r13_the_maximum_of_the_tableau_played_alone_applies(api, chef, boule, two_tableaux_two_maximums):
+    _strict, loose = two_tableaux_two_maximums
+    stakes = [{"tableau": loose.pk, "bet": "plein", "number": 5, "stake": "150.00"}]
+    assert check_stakes(api, chef, boule, stakes).json()["accepted"] is True
+
+
+# R14: a chip quantity of exactly -1 -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def playing(api, cash_staff, open_day, boule_tableau):
+    assert post_advance(api, cash_staff["chef"], boule_tableau, open_day).status_code == 201
+    return open_day
+
+
+@pytest.mark.parametrize("kind", ["initial", "top_up"])
+def test_r14_a_chip_quantity_of_exactly_minus_one_is_refused(api, cash_staff, open_day, boule_tableau, kind):
+    if kind == "top_up":
+        assert post_advance(api, cash_staff["chef"], boule_tableau, open_day).status_code == 201
+    before = Advance.objects.count()
+    # 8 000 + 50 + 50 − 100 = 8 000 €, the expected amount: only the sign of the quantity can refuse it.
+    chips = {"1000.00": 8, "50.00": 1, "25.00": 2, "100.00": -1, "10.00": 0}
+    response = post_advance(api, cash_staff["chef"], boule_tableau, open_day, kind=kind, chips={"100.00": -1})
+    assert response.status_code == 400, response.json()
+    assert response.json()["code"] == "R14" and "chips" in response.json()["errors"]
+    response = post_advance(api, cash_staff["chef"], boule_tableau, open_day, kind=kind, chips=chips)
+    assert response.status_code == 400 and response.json()["code"] == "R14", response.json()
+    assert Advance.objects.count() == before
+
+
+def test_r14_a_final_count_with_a_quantity_of_minus_one_is_refused(api, cash_staff, playing, boule_tableau):
+    response = post_final_count(api, cash_staff["chef"], boule_tableau, playing, "9000", chips={"100.00": -1})
+    assert response.status_code == 400 and response.json()["code"] == "R14", response.json()
+    assert not Count.objects.exists()
+
+
+# R20: a final count accounts for a correction of an advance made before it -----------------------------------
+
+
+def test_r20_a_final_count_accounts_for_a_correction_of_an_advance_made_before_it(
+    api, cash_staff, playing, boule_tableau
+):
+    advance = Advance.objects.get()
+    api.force_authenticate(cash_staff["chef"])
+    correction = api.post(
+        "/api/v1/corrections/",
+        {
+            "advance": advance.pk,
+            "chips": chips_for("8100"),
+            "reason": "Une colonne de jetons mal comptée",
+            "approval_words": "huit mille cent euros",
+            "signer": "directeur",
+            "password": PASSWORD,
+        },
+        format="json",
+    )
+    assert correction.status_code == 201, correction.json()
+    response = post_final_count(api, cash_staff["chef"], boule_tableau, playing, "9000")
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert (body["advances_total"], body["result"]) == ("8100.00", "900.00")
+    assert Correction.objects.get().advance_id == advance.pk
+    api.force_authenticate(cash_staff["director"])
+    row = api.get(f"/api/v1/carnets/{main_box(boule_tableau).pk}/").json()["days"][0]["rows"][0]
+    assert row["result"] == "900.00"
+
+
+# R23: the write-once tables and the journal's own hash ---------------------------------------------------------
+
+# The spec (DOMAIN.md R23): the journal and every money record are written once, never updated nor deleted.
+WRITE_ONCE_SPEC = {
+    "casino_journalentry",
+    "cashbox_advance",
+    "cashbox_count",
+    "cashbox_count_witnesses",
+    "cashbox_correction",
+    "cashbox_signature",
+    "cashbox_controlregisterline",
+}
+
+
+def test_r23_every_money_record_and_the_journal_are_write_once():
+    from casino.append_only import WRITE_ONCE
+
+    assert WRITE_ONCE_SPEC <= set(WRITE_ONCE), WRITE_ONCE_SPEC - set(WRITE_ONCE)
+    assert "cashbox_correction" in WRITE_ONCE
+
+
+def signed_chain(length):
+    from casino.journal import GENESIS, canonical, chain_hash
+
+    entries, previous = [], GENESIS
+    for sequence in range(1, length + 1):
+        body = canonical({"sequence": sequence, "action": "test", "payload": {"amount": Decimal("8000.00")}})
+        digest = chain_hash(previous, body)
+        entries.append((sequence, previous, digest, body))
+        previous = digest
+    return entries
+
+
+def test_r23_a_tampered_last_entry_is_caught_by_its_own_hash():
+    """Only the entry's own hash can catch a change of the last entry: no later link points at it."""
+    from casino.journal import verify_chain
+
+    entries = signed_chain(3)
+    assert verify_chain(entries) == []
+    sequence, previous, digest, body = entries[-1]
+    tampered = entries[:-1] + [(sequence, previous, digest, body.replace(b"8000.00", b"6000.00"))]
+    problems = verify_chain(tampered)
+    assert problems and problems[0][0] == 3 and "modifiée" in problems[0][1]
+
+
+def test_r23_a_tampered_only_entry_is_caught_by_its_own_hash():
+    from casino.journal import verify_chain
+
+    [(sequence, previous, digest, body)] = signed_chain(1)
+    problems = verify_chain([(sequence, previous, digest, body + b" ")])
+    assert problems and problems[0][0] == 1
+
+
+# Roles: the service's own check ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("persona", ["chef", "croupier", "caissier", "regulator", "administrator"])
+def test_r10_only_the_direction_opens_a_tableau_even_past_the_views_permission(request, persona, boule_tableau, casino):
+    user = request.getfixturevalue(persona)
+    with pytest.raises(RoleForbidden) as refused:
+        open_tableau(user, boule_tableau, today(casino), "2.00", "200.00", "1000.00")
+    assert refused.value.rule == "R10" and refused.value.status_code == 403
+    assert not Opening.objects.exists()
+
+
+@pytest.mark.parametrize("persona", ["director", "codir"])
+def test_r10_the_director_and_a_codir_member_open_a_tableau_through_the_service(
+    request, persona, boule_tableau, casino
+):
+    user = request.getfixturevalue(persona)
+    opening, created = open_tableau(user, boule_tableau, today(casino), "2.00", "200.00", "1000.00")
+    assert created and opening.decided_by == user
+
+
+# Scoping: a deactivated membership -----------------------------------------------------------------------------
+
+
+def test_a_user_whose_membership_was_deactivated_no_longer_sees_the_casino(
+    api, client, director, boule_tableau, casino
+):
+    api.force_authenticate(director)
+    assert [c["id"] for c in api.get("/api/v1/casinos/").json()["results"]] == [casino.pk]
+    Membership.objects.filter(employee__user=director, casino=casino).update(active=False)
+    assert list(Casino.objects.for_user(director)) == []
+    assert api.get("/api/v1/casinos/").json()["results"] == []
+    assert api.get("/api/v1/tableaux/").json()["results"] == []
+    assert api.get(f"/api/v1/tableaux/{boule_tableau.pk}/").status_code == 404
+    assert api.get(f"/api/v1/casinos/{casino.pk}/").status_code == 404
+    client.force_login(director)
+    assert client.get(casino.get_absolute_url()).status_code == 404
+
+
+def test_a_deactivated_membership_hides_the_staff_of_that_casino(api, director, croupier, casino):
+    from casino.models import Employee
+
+    assert croupier.employee in Employee.objects.for_user(director)
+    Membership.objects.filter(employee__user=director, casino=casino).update(active=False)
+    assert list(Employee.objects.for_user(director)) == []
