@@ -273,8 +273,15 @@ def verify_chain(entries):
 
 
 def verify_casino(casino, reconcile=True):
+    """Verify a casino's live chain and records: (number of entries, problems); see chain_state."""
+    count, problems, _last_documents = chain_state(casino, reconcile)
+    return count, problems
+
+
+def chain_state(casino, reconcile=True):
     """Verify a casino's live chain: (number of entries, problems), streaming so that memory stays flat.
 
+    Returns (count, problems, last documents {(object type, id): (sequence, document)}).
     Beyond the chain, each entry's filter columns (action, actor, role, object, tableau, time) must say what its
     hashed document says: an edit of those columns alone, behind the database's back, is named too. Then, with
     `reconcile`, every journaled record's current row is compared with its last journal document (see
@@ -318,14 +325,14 @@ def verify_casino(casino, reconcile=True):
 
     problems = verify_chain(chain())
     if problems:
-        return count, problems
+        return count, problems, last_documents
     if mismatches:
-        return count, mismatches
+        return count, mismatches, last_documents
     if reconcile:
         # A record's problem carries no sequence of its own: its message names the record, the field, both values
         # and the entry it was compared with.
-        return count, [(None, m["message"]) for m in reconcile_records(casino.pk, last_documents)]
-    return count, []
+        return count, [(None, m["message"]) for m in reconcile_records(casino.pk, last_documents)], last_documents
+    return count, [], last_documents
 
 
 # Reconciling the records with the journal (R23) -----------------------------------------------------------------
