@@ -364,6 +364,16 @@ def datasets(casino, date_from, date_to, start, end):
     ]
 
 
+def record_columns(label, columns):
+    """The dataset's columns, followed by every stored field of the record its readable columns do not already
+    carry under the field's own name: the offline verifier compares those with the record's last journal document
+    (casino.journal.record_payload), so the CSV holds the whole record."""
+    model = apps.get_model(label)
+    headers = {column[0] if isinstance(column, tuple) else column for column in columns}
+    extra = [f.attname for f in model._meta.concrete_fields if f.attname not in headers]
+    return list(columns) + extra
+
+
 def dataset_queryset(label, condition, columns):
     """The values_list of a dataset, or None when its model or one of its fields does not exist (yet)."""
     try:
@@ -443,10 +453,17 @@ def build(export_id):
             return None
         export.state, export.progress = Export.State.RUNNING, 1
         export.save(update_fields=["state", "progress"])
+    outer_atomic = connection.in_atomic_block
     os.makedirs(settings.EXPORT_ROOT, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".build-", dir=settings.EXPORT_ROOT)
     try:
-        name, digest, counts = _build(export, staging)
+        with transaction.atomic():
+            if connection.vendor == "postgresql" and not outer_atomic:
+                # One snapshot for the reconciliation, the records and the journal: a change committed meanwhile
+                # would otherwise show in a CSV row but not in the journal exported with it, or the other way round.
+                with connection.cursor() as cursor:
+                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            name, digest, counts = _build(export, staging)
     except Exception as exc:
         logger.exception("export %s failed", export_id)
         export.state, export.error, export.finished_at = Export.State.FAILED, str(exc)[:2000], timezone.now()
@@ -483,15 +500,38 @@ def _build(export, staging):
     start, end = period_bounds(casino, export.date_from, export.date_to)
     manifest, counts = {}, {}
 
-    # The journal first: it is the largest file, and its range is fixed by sequence numbers at this moment.
+    # Every record is reconciled with its last journal document before it is exported (R23); the discrepancies
+    # found are written in the package and raise an alert, and the offline verifier repeats the comparison.
+    entries, problems, last_documents = journal.chain_state(casino)
+    if problems:
+        from casino.tasks import alert_journal_problems
+
+        alert_journal_problems(casino, problems)
+    specs = [
+        (filename, label, condition, record_columns(label, columns))
+        for filename, label, condition, columns in datasets(casino, export.date_from, export.date_to, start, end)
+        if _model_exists(label)
+    ]
+    journaled = journal.journaled_labels()
+    records = {}
+    for filename, label, _condition, _columns in specs:
+        if apps.get_model(label)._meta.label_lower in journaled:
+            records[f"data/{filename}"] = apps.get_model(label)._meta.label_lower
+
+    # The journal runs from the period's first entry (or the older last entry of an exported record, so that the
+    # verifier finds every record's last document) to the head at this moment, so that the seal covers it.
     first, last = journal_range(casino, start, end)
+    oldest = _oldest_last_document(specs, records, last_documents)
+    starts = [sequence for sequence in (first and first.sequence, oldest) if sequence is not None]
+    if starts:
+        first = JournalEntry.objects.get(casino=casino, sequence=min(starts))
+        last = JournalEntry.objects.filter(casino=casino).order_by("-sequence").first()
     sha, _size, rows = write_journal(
         os.path.join(bag_dir, JOURNAL_FILE), casino.pk, first and first.sequence, last and last.sequence
     )
     manifest[JOURNAL_FILE], counts[JOURNAL_FILE] = sha, rows
     _progress(export, 40)
 
-    specs = datasets(casino, export.date_from, export.date_to, start, end)
     for number, (filename, label, condition, columns) in enumerate(specs, start=1):
         queryset = dataset_queryset(label, condition, columns)
         if queryset is None:
@@ -513,13 +553,20 @@ def _build(export, staging):
         manifest[f"data/{relative}"] = hashlib.sha256(content).hexdigest()
 
     write_books(casino, export.date_from, export.date_to, data_dir, add)
+    report = "".join(f"{'n° ' + str(seq) + ' : ' if seq is not None else ''}{what}\n" for seq, what in problems)
+    add(
+        "verification.txt",
+        (report or f"Chaîne intacte ({entries} entrées) ; enregistrements conformes au journal.\n").encode(),
+    )
     _progress(export, 80)
 
     octets = sum(os.path.getsize(os.path.join(bag_dir, name)) for name in manifest)
     tag_files = {
         "bagit.txt": "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n",
         "manifest-sha256.txt": "".join(f"{manifest[name]}  {name}\n" for name in sorted(manifest)),
-        "bag-info.txt": bag_info(export, key, start, end, octets, len(manifest), counts, first, last),
+        "bag-info.txt": bag_info(
+            export, key, start, end, octets, len(manifest), counts, first, last, records, problems
+        ),
     }
     tag_manifest = ""
     for name, text in tag_files.items():
@@ -549,7 +596,29 @@ def _build(export, staging):
     return archive_name, sha.hexdigest(), counts
 
 
-def bag_info(export, key, start, end, octets, streams, counts, first, last):
+def _model_exists(label):
+    try:
+        apps.get_model(label)
+    except LookupError:
+        return False
+    return True
+
+
+def _oldest_last_document(specs, records, last_documents):
+    """The smallest sequence among the last journal documents of the records about to be exported."""
+    oldest = None
+    for filename, label, condition, _columns in specs:
+        object_type = records.get(f"data/{filename}")
+        if object_type is None:
+            continue
+        for pk in apps.get_model(label)._default_manager.filter(condition).values_list("pk", flat=True).iterator():
+            found = last_documents.get((object_type, str(pk)))
+            if found is not None and (oldest is None or found[0] < oldest):
+                oldest = found[0]
+    return oldest
+
+
+def bag_info(export, key, start, end, octets, streams, counts, first, last, records=None, problems=()):
     casino = export.casino
     lines = [
         ("Source-Organization", casino.name),
@@ -564,6 +633,9 @@ def bag_info(export, key, start, end, octets, streams, counts, first, last):
         ("Payload-Oxum", f"{octets}.{streams}"),
     ]
     lines += [("Row-Count", f"{name} {rows}") for name, rows in sorted(counts.items())]
+    # Which record each CSV file holds: the offline verifier compares its rows with their last journal documents.
+    lines += [("Record-File", f"{name} {label}") for name, label in sorted((records or {}).items())]
+    lines += [("Journal-Reconciliation", f"{len(problems)} écart(s) constaté(s) à l'export (data/verification.txt)")]
     if first is not None:
         lines += [
             ("Journal-First-Sequence", str(first.sequence)),

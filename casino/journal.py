@@ -178,6 +178,20 @@ def on_historical_record(sender, instance, history_instance, history_user=None, 
     if history_instance.history_change_reason:
         payload["_reason"] = history_instance.history_change_reason
     tableau_number = tableau_of(instance)
+    if label == "casino.membership" and history_instance.history_type == "+":
+        # The employee was journaled to the casinos they belonged to when last saved: the casino they join now
+        # records them too, so that its journal holds every record it reconciles (R23).
+        employee = instance.employee
+        append(
+            instance.casino_id,
+            "casino.employee.join",
+            actor=history_user,
+            role=role.value if role else "",
+            object_type="casino.employee",
+            object_id=employee.pk,
+            payload=record_payload(employee),
+            at=history_instance.history_date,
+        )
     for casino_id in casinos_of(instance):
         append(
             casino_id,
@@ -258,11 +272,21 @@ def verify_chain(entries):
     return problems
 
 
-def verify_casino(casino):
+def verify_casino(casino, reconcile=True):
+    """Verify a casino's live chain and records: (number of entries, problems); see chain_state."""
+    count, problems, _last_documents = chain_state(casino, reconcile)
+    return count, problems
+
+
+def chain_state(casino, reconcile=True):
     """Verify a casino's live chain: (number of entries, problems), streaming so that memory stays flat.
 
+    Returns (count, problems, last documents {(object type, id): (sequence, document)}).
     Beyond the chain, each entry's filter columns (action, actor, role, object, tableau, time) must say what its
-    hashed document says: an edit of those columns alone, behind the database's back, is named too.
+    hashed document says: an edit of those columns alone, behind the database's back, is named too. Then, with
+    `reconcile`, every journaled record's current row is compared with its last journal document (see
+    `reconcile_records`): a row changed behind a dropped trigger is named by record and field. Problems are
+    (sequence number or None, French sentence).
     """
     from casino.models import JournalEntry
 
@@ -285,6 +309,8 @@ def verify_casino(casino):
     )
     count = rows.count()
     mismatches = []
+    last_documents = {}
+    journaled = journaled_labels() if reconcile else set()
 
     def chain():
         for row in rows.iterator(chunk_size=5000):
@@ -292,12 +318,152 @@ def verify_casino(casino):
                 mismatch = column_mismatch(row)
                 if mismatch:
                     mismatches.append((row[0], mismatch))
+            if row[7] in journaled:
+                # Only the newest document of each record is kept, unparsed: memory grows with records, not entries.
+                last_documents[(row[7], row[8])] = (row[0], row[3])
             yield row[:4]
 
     problems = verify_chain(chain())
     if problems:
-        return count, problems
-    return count, mismatches
+        return count, problems, last_documents
+    if mismatches:
+        return count, mismatches, last_documents
+    if reconcile:
+        # A record's problem carries no sequence of its own: its message names the record, the field, both values
+        # and the entry it was compared with.
+        return count, [(None, m["message"]) for m in reconcile_records(casino.pk, last_documents)], last_documents
+    return count, [], last_documents
+
+
+# Reconciling the records with the journal (R23) -----------------------------------------------------------------
+
+PROJECT_APPS = ("casino", "tables", "seances", "cashbox")
+
+
+def journaled_models():
+    """Every model whose history rows are journaled: the project's models with django-simple-history."""
+    from django.apps import apps
+    from simple_history.models import HistoricalChanges
+
+    return [
+        model
+        for model in apps.get_models()
+        if model._meta.app_label in PROJECT_APPS
+        and hasattr(model, "history")
+        and not issubclass(model, HistoricalChanges)
+    ]
+
+
+def journaled_labels():
+    return {model._meta.label_lower for model in journaled_models()}
+
+
+def records_of(model, casino_id):
+    """The model's rows that belong to a casino, following the first of CASINO_PATHS the model has."""
+    from django.core.exceptions import FieldError
+
+    from casino.models import Casino, Employee
+
+    if model is Casino:
+        return model._default_manager.filter(pk=casino_id)
+    if model is Employee:
+        return model._default_manager.filter(memberships__casino_id=casino_id).distinct()
+    for path in CASINO_PATHS:
+        lookup = path.replace(".", "__")
+        try:
+            return model._default_manager.filter(**{lookup: casino_id})
+        except FieldError:
+            continue
+    return model._default_manager.none()
+
+
+def _comparable(value):
+    """A payload value as its canonical JSON form, so that a row and a document compare alike."""
+    return json.loads(canonical(value))
+
+
+def same_value(model_field, journal_value, database_value):
+    if journal_value == database_value:
+        return True
+    if journal_value is None or database_value is None:
+        return False
+    try:
+        if isinstance(model_field, models.DecimalField):
+            return Decimal(str(journal_value)) == Decimal(str(database_value))
+        if isinstance(model_field, models.DateTimeField):
+            parse = datetime.datetime.fromisoformat
+            return parse(str(journal_value).replace("Z", "+00:00")) == parse(str(database_value).replace("Z", "+00:00"))
+    except (ArithmeticError, ValueError):
+        return False
+    return str(journal_value) == str(database_value)
+
+
+def reconcile_records(casino_id, last_documents):
+    """Compare every journaled record of the casino with its last journal document.
+
+    last_documents: {(object_type, object_id): (sequence, document text)} from the chain. Returns the mismatches,
+    each {sequence, record, field, journal, database, message}: a field whose value differs, a record that is not
+    in the journal, or one the journal has but the database lost.
+    """
+    found = []
+    seen = set()
+    for model in journaled_models():
+        label = model._meta.label_lower
+        fields = {f.attname: f for f in model._meta.concrete_fields}
+        for instance in records_of(model, casino_id).order_by("pk").iterator(chunk_size=2000):
+            key = (label, str(instance.pk))
+            seen.add(key)
+            last = last_documents.get(key)
+            record = f"{label} n° {instance.pk}"
+            if last is None:
+                if model._meta.label_lower == "casino.employee":
+                    # An employee is journaled to the casinos of their memberships, which may come after them.
+                    continue
+                found.append(_mismatch(None, record, "", None, None, f"{record} : absent du journal"))
+                continue
+            sequence, document = last
+            payload = json.loads(document).get("payload", {})
+            current = _comparable(record_payload(instance))
+            for name, model_field in fields.items():
+                if not same_value(model_field, payload.get(name), current.get(name)):
+                    found.append(
+                        _mismatch(
+                            sequence,
+                            record,
+                            name,
+                            payload.get(name),
+                            current.get(name),
+                            f"{record} : le champ « {name} » vaut {current.get(name)!r} en base, "
+                            f"{payload.get(name)!r} au journal (entrée n° {sequence})",
+                        )
+                    )
+    for key, (sequence, document) in sorted(last_documents.items(), key=lambda item: item[1][0]):
+        if key not in seen and not json.loads(document).get("action", "").endswith(".delete"):
+            record = f"{key[0]} n° {key[1]}"
+            if key[0] == "casino.employee":
+                continue
+            found.append(
+                _mismatch(
+                    sequence,
+                    record,
+                    "",
+                    None,
+                    None,
+                    f"{record} : au journal (entrée n° {sequence}) mais absent de la base",
+                )
+            )
+    return found
+
+
+def _mismatch(sequence, record, field, journal_value, database_value, message):
+    return {
+        "sequence": sequence,
+        "record": record,
+        "field": field,
+        "journal": journal_value,
+        "database": database_value,
+        "message": message,
+    }
 
 
 COLUMNS = ("action", "actor", "role", "object_type", "object_id", "tableau")

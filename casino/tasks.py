@@ -1,7 +1,10 @@
+import hashlib
+
 from celery import shared_task
 from django.utils import timezone
 
 from casino.models import APPROVED_ROLES, Casino, Employee
+from casino.rules import cite
 from casino.services import raise_alert
 
 
@@ -45,16 +48,23 @@ def verify_journal():
     for casino in Casino.objects.all():
         _count, problems = verify_casino(casino)
         if problems:
-            sequence, what = problems[0]
             found[casino.pk] = problems
-            raise_alert(
-                casino,
-                "journal",
-                f"journal-broken:{sequence}",
-                f"Le journal est altéré à l'entrée n° {sequence} : {what} (R23).",
-                "R23",
-            )
+            alert_journal_problems(casino, problems)
     return found
+
+
+def alert_journal_problems(casino, problems):
+    """Raise the alert of a broken chain (at its first bad entry) or of records that differ from the journal."""
+    sequence, what = problems[0]
+    if sequence is not None:
+        key, message = f"journal-broken:{sequence}", f"Le journal est altéré à l'entrée n° {sequence} : {what}"
+    else:
+        # A record that no longer says what its last journal entry says (changed behind a dropped trigger).
+        key = "journal-mismatch:" + hashlib.sha256(what.encode()).hexdigest()[:32]
+        message = f"Un enregistrement ne correspond plus au journal : {what}"
+        if len(problems) > 1:
+            message += f" (et {len(problems) - 1} autre(s) écart(s))"
+    raise_alert(casino, "journal", key, cite("R23", message), "R23")
 
 
 @shared_task

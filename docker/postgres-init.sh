@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs once, when the database volume is created. The owner (POSTGRES_USER) runs the migrations and owns the
 # tables; the application connects as casino_app, which owns nothing: it cannot drop or disable the append-only
-# triggers, nor truncate, nor touch casino_maintenance (R23). `manage.py grant_app_role` finishes the grants
+# triggers, nor truncate (R23). `manage.py grant_app_role` finishes the grants
 # after each migration.
 set -eu
 psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname "$POSTGRES_DB" <<SQL

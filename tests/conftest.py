@@ -144,6 +144,7 @@ def as_user(client):
 
 # Cash fixtures live with their helpers; imported here so that every test module sees them.
 from tests.cash_helpers import open_day  # noqa: E402, F401
+from tests.guard_helpers import world  # noqa: E402, F401
 
 
 @pytest.fixture
@@ -154,20 +155,18 @@ def cash_staff(director, codir, chef, croupier, croupier2, caissier):
 
 @pytest.fixture(autouse=True)
 def _append_only_guard(request):
-    """The append-only triggers stay on in every test; a transactional test's flush may empty the tables after it."""
+    """The guard triggers stay on in every test. After a transactional test they are dropped (DDL, never a row
+    switch) so that its flush may empty the tables; the flush's post_migrate signal installs them again."""
     from django.db import connection
 
-    from casino.append_only import set_purge
+    from casino import append_only
 
-    transactional = "transactional_db" in request.fixturenames or "live_server" in request.fixturenames
     marker = request.node.get_closest_marker("django_db")
+    transactional = "transactional_db" in request.fixturenames or "live_server" in request.fixturenames
     transactional = transactional or bool(marker and marker.kwargs.get("transaction"))
-    uses_db = transactional or marker is not None or "db" in request.fixturenames
-    if uses_db:
-        set_purge(connection, False)
     yield
     if transactional:
-        set_purge(connection, True)
+        append_only.drop(connection)
 
 
 @pytest.fixture(autouse=True)

@@ -5,6 +5,7 @@ import datetime
 import re
 
 import pytest
+import time_machine
 from django.utils import timezone
 
 from casino.models import Role
@@ -53,8 +54,9 @@ def test_r4_director_publishes_the_roster_and_the_chef_records_an_absence(
     assert [m.user.username for m in roster.members.order_by("position")] == ["croupier1", "croupier3", "croupier2"]
 
     # The séance has been playing for 30 minutes: the second of the order launches (20 to 40 minutes).
-    change_seance_state(director, seance, Seance.State.OPEN)
-    Seance.objects.filter(pk=seance.pk).update(actual_start=timezone.now() - datetime.timedelta(minutes=30))
+    # Opened through the service 30 minutes ago: the database lets a séance's start be written once only (R23).
+    with time_machine.travel(timezone.now() - datetime.timedelta(minutes=30)):
+        change_seance_state(director, seance, Seance.State.OPEN)
 
     page.get_by_role("button", name="Se déconnecter").click()
     log_in(page, chef)

@@ -298,7 +298,12 @@ def test_r23_a_rewritten_manifest_breaks_the_signature(export, settings, tmp_pat
     code, output = run_script(forged)
     assert code == 1
     assert "signature invalide" in output
-    assert "data/advances.csv" not in output
+    # Both manifests agree with the forged file; the journal does not: the row is named with its field.
+    assert "data/advances.csv : contenu modifié" not in output
+    assert (
+        "cashbox.advance n° " in output
+        and "le champ « kind » vaut 'top_up' dans l'export, 'initial' au journal" in output
+    )
 
 
 # The pages ---------------------------------------------------------------------------------------------------
@@ -399,3 +404,43 @@ def test_r23_a_redelivered_task_does_not_rebuild_the_export(export):
 def test_the_archive_is_written_under_export_root(export, export_root):
     assert os.path.exists(Path(export_root) / export.file_path)
     assert not [name for name in os.listdir(export_root) if name.startswith(".build-")]
+
+
+# Records against the journal (R23) ---------------------------------------------------------------------------
+
+
+def test_r23_an_intact_export_reconciles_every_record_with_the_journal(export, settings, casino):
+    with zipfile.ZipFile(archive(export, settings)) as package:
+        root = package.namelist()[0].split("/", 1)[0]
+        info = package.read(f"{root}/bag-info.txt").decode()
+        advances = package.read(f"{root}/data/advances.csv").decode()
+        report = package.read(f"{root}/data/verification.txt").decode()
+    assert "Record-File: data/advances.csv cashbox.advance" in info
+    assert "Journal-Reconciliation: 0 écart(s)" in info and "Chaîne intacte" in report
+    header = advances.splitlines()[0].split(",")
+    assert {"id", "amount", "chips", "cashbox_id", "signature_id", "recorded_at"} <= set(header)
+
+
+def test_r23_a_record_changed_behind_a_dropped_trigger_is_named_in_the_export_and_offline(
+    regulator, casino, demo_day, settings, django_capture_on_commit_callbacks
+):
+    from django.db import connection
+
+    from casino.models import Alert
+    from tests.guard_helpers import drop_guard
+
+    drop_guard("cashbox_count")
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE cashbox_count SET amount = amount + 1000, result = result + 1000")
+    with django_capture_on_commit_callbacks(execute=True):
+        created = request_export(regulator, casino, demo_day.date, demo_day.date)
+    created.refresh_from_db()
+    assert created.state == Export.State.DONE, created.error
+    with zipfile.ZipFile(archive(created, settings)) as package:
+        root = package.namelist()[0].split("/", 1)[0]
+        report = package.read(f"{root}/data/verification.txt").decode()
+    assert "cashbox.count n° " in report and "« result »" in report
+    assert Alert.objects.filter(kind="journal").exists()
+    code, output = run_script(archive(created, settings))
+    assert code == 1
+    assert "data/counts.csv, cashbox.count n° " in output and "le champ « result »" in output

@@ -10,6 +10,7 @@ from cashbox.models import Count
 from casino.journal import GENESIS, canonical, chain_hash, verify_chain
 from casino.models import Alert, JournalEntry
 from tests.cash_helpers import chips_for, post_advance, post_final_count
+from tests.guard_helpers import drop_guard
 
 pytestmark = pytest.mark.django_db
 
@@ -103,15 +104,6 @@ def test_r23_postgresql_refuses_truncate(api, cash_staff, open_day, boule_tablea
     with pytest.raises(IntegrityError, match="r23_append_only"):
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("TRUNCATE casino_journalentry CASCADE")
-
-
-def drop_guard(table):
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-            cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
-        else:
-            cursor.execute(f"DROP TRIGGER r23_no_update_{table}")
 
 
 def test_r23_editing_behind_the_databases_back_is_caught_at_the_exact_entry(

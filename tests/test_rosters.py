@@ -4,6 +4,7 @@ import datetime
 import html
 
 import pytest
+import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -67,8 +68,9 @@ def published(director, roster_setup):
 
 
 def open_since(director, seance, minutes):
-    change_seance_state(director, seance, Seance.State.OPEN)
-    Seance.objects.filter(pk=seance.pk).update(actual_start=timezone.now() - datetime.timedelta(minutes=minutes))
+    # Opened `minutes` ago through the service: the database lets a séance's start be written once only (R23).
+    with time_machine.travel(timezone.now() - datetime.timedelta(minutes=minutes)):
+        change_seance_state(director, seance, Seance.State.OPEN)
 
 
 # Building the roster (R4) ----------------------------------------------------------------------------------------
@@ -374,11 +376,8 @@ def test_r4_a_draft_is_not_changed_during_play_and_a_croupier_records_nothing(
 
 def test_r4_a_closed_seance_takes_no_change(director, chef, roster_setup):
     roster = published(director, roster_setup)
-    Seance.objects.filter(pk=roster_setup["seance"].pk).update(
-        state=Seance.State.CLOSED,
-        actual_start=timezone.now() - datetime.timedelta(hours=2),
-        actual_end=timezone.now() - datetime.timedelta(hours=1),
-    )
+    change_seance_state(director, roster_setup["seance"], Seance.State.OPEN)
+    change_seance_state(director, roster_setup["seance"], Seance.State.CLOSED)
     with pytest.raises(roster_services.InvalidTransition):
         roster_services.record_change(chef, roster, "absence", "croupier1", "x")
     assert not RosterChange.objects.exists()

@@ -19,8 +19,10 @@ import argparse
 import base64
 import binascii
 import csv
+import decimal
 import hashlib
 import io
+import json
 import os
 import sys
 import tarfile
@@ -155,7 +157,7 @@ def raw_public_key(key):
 # The journal chain ------------------------------------------------------------------------------------------
 
 
-def verify_journal(stream, first_sequence=None, first_previous=None):
+def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None, last_documents=None):
     """Check the hash chain of a journal.csv binary stream (header included), entry by entry in file order.
 
     Every entry's hash must be SHA-256(its previous hash, a line feed, its document); its previous hash must be
@@ -165,6 +167,10 @@ def verify_journal(stream, first_sequence=None, first_previous=None):
 
     Returns (problems, summary): problems as [(sequence, message)]; summary with the count and the first and last
     sequence and hash seen. Memory stays flat: only the numbers missing so far are remembered.
+
+    wanted: a set of (object type, object id) as bytes; the newest (sequence, document) of each of them is kept in
+    `last_documents` (a dict), unparsed, for the reconciliation of the exported records, and `summary["hashes"]`
+    keeps the hash of each sequence in `wanted_sequences` (the seals' sequences), if given.
     """
     header = stream.readline().rstrip(b"\r\n").decode("utf-8", "replace")
     if header.split(",") != JOURNAL_HEADER:
@@ -196,6 +202,8 @@ def verify_journal(stream, first_sequence=None, first_previous=None):
                 continue
             document = row[9]
         sequence_text, previous_hash, digest = row[0], row[7], row[8]
+        if wanted is not None and (row[5], row[6]) in wanted:
+            last_documents[(row[5], row[6])] = (sequence_text, document)
         try:
             sequence = int(sequence_text)
         except ValueError:
@@ -248,6 +256,86 @@ def verify_journal(stream, first_sequence=None, first_previous=None):
     problems.sort(key=lambda problem: (problem[0] is None, problem[0] or 0))
     summary = {"count": count, "first": first, "last": last, "last_hash": last_hash and last_hash.decode()}
     return problems, summary
+
+
+def _datetime(text):
+    import datetime
+
+    text = text.replace("Z", "+00:00")
+    if len(text) > 3 and text[-3] in "+-" and text[-2:].isdigit():
+        text += ":00"  # PostgreSQL writes "+00"
+    return datetime.datetime.fromisoformat(text)
+
+
+def equivalent(value, text):
+    """Whether a journal document's value (JSON) and an exported CSV cell (text) say the same.
+
+    The CSV holds PostgreSQL's COPY forms (t/f, "2026-01-01 10:00:00+00", JSON with spaces) or the same values
+    written by Python; the document holds canonical JSON (casino/journal.py).
+    """
+    if value is None:
+        return text == ""
+    if isinstance(value, bool):
+        return text in (("t", "true", "True", "1") if value else ("f", "false", "False", "0"))
+    if isinstance(value, (dict, list)):
+        try:
+            return json.loads(text) == value
+        except ValueError:
+            return False
+    if str(value) == text:
+        return True
+    if isinstance(value, (int, float)):
+        value = str(value)
+    try:
+        return decimal.Decimal(value) == decimal.Decimal(text)
+    except (decimal.InvalidOperation, ValueError):
+        pass
+    try:
+        return _datetime(value) == _datetime(text)
+    except ValueError:
+        return False
+
+
+def record_files(tags):
+    """{CSV file: object type} from the Record-File lines of bag-info.txt."""
+    files = {}
+    for value in tags.get("Record-File", []):
+        name, _, label = value.rpartition(" ")
+        files[name] = label
+    return files
+
+
+def wanted_records(bag, files):
+    """The (object type, id) of every exported record, as bytes, to keep their last journal documents."""
+    wanted = set()
+    for name, label in files.items():
+        with bag.open(name) as stream:
+            for row in csv.DictReader(io.TextIOWrapper(stream, encoding="utf-8", newline="")):
+                wanted.add((label.encode(), row.get("id", "").encode()))
+    return wanted
+
+
+def reconcile(bag, files, last_documents):
+    """Compare every exported record with its last journal document: each differing field is named."""
+    problems = []
+    for name, label in sorted(files.items()):
+        with bag.open(name) as stream:
+            for row in csv.DictReader(io.TextIOWrapper(stream, encoding="utf-8", newline="")):
+                key = (label.encode(), row.get("id", "").encode())
+                record = f"{name}, {label} n° {row.get('id')}"
+                found = last_documents.get(key)
+                if found is None:
+                    problems.append(f"{record} : aucun document du journal exporté ne décrit cet enregistrement")
+                    continue
+                sequence, document = found
+                payload = json.loads(document).get("payload", {})
+                for field, value in payload.items():
+                    if field in row and not equivalent(value, row[field]):
+                        problems.append(
+                            f"{record} : le champ « {field} » vaut {row[field]!r} dans l'export, "
+                            f"{value!r} au journal (entrée n° {sequence.decode()})"
+                        )
+    return problems
 
 
 def count_rows(stream):
@@ -322,9 +410,13 @@ def verify(path, public_key=None):
                 if str(found) != announced:
                     problems.append(f"{name} : {found} lignes au lieu des {announced} annoncées dans bag-info.txt")
 
-        # 5. The journal chain, even when the manifest already failed: it names the sequence number.
+        # 5. The journal chain, even when the manifest already failed: it names the sequence number. Then every
+        # exported record against its last journal document.
         if JOURNAL in payload:
-            problems += _check_journal(bag, tags)
+            files = {name: label for name, label in record_files(tags).items() if name in payload}
+            wanted, last_documents = wanted_records(bag, files), {}
+            problems += _check_journal(bag, tags, wanted, last_documents)
+            problems += reconcile(bag, files, last_documents)
         else:
             problems.append(f"{JOURNAL} absent : la chaîne du journal ne peut être vérifiée")
     finally:
@@ -368,7 +460,7 @@ def _check_signature(bag, names, tags, public_key, notes):
     return []
 
 
-def _check_journal(bag, tags):
+def _check_journal(bag, tags, wanted=None, last_documents=None):
     def tag(label):
         return tags.get(label, [None])[0]
 
@@ -381,6 +473,8 @@ def _check_journal(bag, tags):
                 stream,
                 int(first_sequence) if first_sequence else None,
                 first_previous or None,
+                wanted,
+                last_documents,
             )
     except (ValueError, csv.Error, UnicodeDecodeError) as exc:
         return [f"{JOURNAL} illisible : {exc}"]

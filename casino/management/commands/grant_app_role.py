@@ -24,6 +24,4 @@ class Command(BaseCommand):
             for table in DELETABLE:
                 if table in existing:
                     cursor.execute(f"GRANT DELETE ON {table} TO {role}")
-            # The escape hatch of the test databases is no business of the application.
-            cursor.execute(f"REVOKE ALL ON casino_maintenance FROM {role}")
         self.stdout.write(f"Droits de {role} : lecture, ajout, mise à jour ; suppression des seules sessions.")

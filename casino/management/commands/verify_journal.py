@@ -5,7 +5,10 @@ from casino.models import Casino
 
 
 class Command(BaseCommand):
-    help = "Verify the live hash chain of the journal of every casino (or one) and say where it breaks."
+    help = (
+        "Verify the live hash chain of the journal of every casino (or one), and that every journaled record still "
+        "holds what its last journal entry says; name each entry or record and field that differs."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--casino", type=int, help="id of one casino")
@@ -18,8 +21,11 @@ class Command(BaseCommand):
             if problems:
                 broken = True
                 for sequence, what in problems:
-                    self.stderr.write(f"{item.name} : entrée n° {sequence} : {what}")
+                    where = f"entrée n° {sequence} : " if sequence is not None else ""
+                    self.stderr.write(f"{item.name} : {where}{what}")
             else:
-                self.stdout.write(f"{item.name} : chaîne intacte ({count} entrées)")
+                self.stdout.write(
+                    f"{item.name} : chaîne intacte ({count} entrées), enregistrements conformes au journal"
+                )
         if broken:
-            raise CommandError("Journal altéré.")
+            raise CommandError("Journal ou enregistrements altérés (R23).")
