@@ -174,7 +174,8 @@ def test_the_director_of_another_casino_cannot_acknowledge_its_alerts(as_user, o
 def test_the_home_page_lists_open_alerts_for_the_chef(as_user, chef, expired):
     check_approvals.delay()
 
-    page = as_user(chef).get(reverse("home")).content.decode()
+    # The chef's home is the floor, which lists the open alerts.
+    page = as_user(chef).get(reverse("home"), follow=True).content.decode()
 
     assert "Alertes ouvertes" in page
     assert f"{expired} n&#x27;a pas d&#x27;agrément valide" in page
