@@ -12,8 +12,8 @@ RUN pip install -r requirements.txt
 
 COPY . .
 
-# collectstatic needs settings but no secret of the deployment: a throwaway key serves the build only.
-RUN SECRET_KEY=collectstatic-build-only python manage.py collectstatic --noinput \
+# collectstatic needs settings but no secret of the deployment: a throwaway key and broker serve the build only.
+RUN SECRET_KEY=collectstatic-build-only CELERY_BROKER_URL=memory:// python manage.py collectstatic --noinput \
     && useradd --system --uid 10001 --no-create-home casino \
     && mkdir -p /app/exports \
     && chown -R casino /app/staticfiles /app/exports

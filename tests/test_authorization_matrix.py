@@ -122,6 +122,8 @@ EXPECTATIONS = {
     # The regulator requests exports; the director follows and downloads them.
     "export-list": page(get=EXPORTS, post=frozenset({REGULATOR})),
     "export-detail": page(get=EXPORTS),
+    # Only the regulator relaunches a failed export; the director, let through by the view, is refused the POST.
+    "export-retry": page(post=frozenset({REGULATOR}), guard=EXPORTS),
     "export-download": page(get=EXPORTS),
     "export-public-key": page(get=EXPORTS),
     "games": page(get=ANY_ROLE, anonymous="405-first"),
@@ -221,6 +223,7 @@ PK_MODELS = {
     "casino-update": Casino,
     "alert-acknowledge": Alert,
     "export-detail": Export,
+    "export-retry": Export,
     "export-download": Export,
     "export-public-key": Casino,
     "apparatus-detail": Apparatus,
