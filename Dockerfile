@@ -20,5 +20,7 @@ RUN SECRET_KEY=collectstatic-build-only CELERY_BROKER_URL=memory:// python manag
 
 USER casino
 EXPOSE 8000
+# /sante/ (django-health-check): database, cache, Redis, a Celery worker, free space for the exports.
+HEALTHCHECK --interval=30s --timeout=15s --start-period=30s --retries=3 CMD ["python", "docker/healthcheck.py"]
 
 CMD ["gunicorn", "casino.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]

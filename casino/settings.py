@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "django_otp",
     "django_otp.plugins.otp_totp",
     "django_celery_beat",
+    "health_check",
     "casino",
     "tables",
     "sessions.apps.SeancesConfig",
@@ -240,6 +241,14 @@ CELERY_BEAT_SCHEDULE = {
 # the regulator may relaunch it. Longer than the build's hard time limit (casino.tasks.build_export).
 EXPORT_STUCK_MINUTES = int(os.environ.get("EXPORT_STUCK_MINUTES", "60"))
 # End of the Celery block.
+
+# Health (/sante/, casino.health) ---------------------------------------------------------------------------------
+# Below this many megabytes free under EXPORT_ROOT, /sante/ answers 500: the next export could not be written.
+HEALTH_MIN_FREE_MB = int(os.environ.get("HEALTH_MIN_FREE_MB", "500"))
+HEALTH_CELERY_TIMEOUT = datetime.timedelta(seconds=float(os.environ.get("HEALTH_CELERY_TIMEOUT", "3")))
+# The container's health check calls gunicorn directly, over plain HTTP: /sante/ answers it instead of redirecting.
+SECURE_REDIRECT_EXEMPT = [r"^sante/$"]
+# End of the health block.
 
 # History is read, never reverted: a revert would rewrite what is recorded (R23).
 SIMPLE_HISTORY_REVERT_DISABLED = True

@@ -6,7 +6,7 @@ from rest_framework.routers import DefaultRouter
 
 from cashbox import api as cashbox_api
 from casino import api as casino_api
-from casino import auth, export_views, journal_views, views
+from casino import auth, export_views, health, journal_views, views
 from casino.permissions import RolePermission
 from sessions import api as sessions_api
 from sessions import roster_api
@@ -34,6 +34,7 @@ router.register("alerts", cashbox_api.AlertViewSet, basename="alert")
 urlpatterns = [
     path("", views.home, name="home"),
     path("connexion/", auth.LoginView.as_view(), name="login"),
+    path("sante/", health.HealthView.as_view(), name="health"),
     path("connexion/verification/", auth.otp_verify, name="otp-verify"),
     path("connexion/double-authentification/", auth.otp_setup, name="otp-setup"),
     path("deconnexion/", auth_views.LogoutView.as_view(), name="logout"),

@@ -177,6 +177,8 @@ EXPECTATIONS = {
     "register-day": page(get=ANY_ROLE, post=DIRECTION, guard=ANY_ROLE, body={"action": "draw_up"}),
     # API outside the router
     "api-token": page(post=ANYONE, guard=ANYONE),
+    # The health check of compose and the load balancer: public, names the checks and nothing else.
+    "health": page(get=ANYONE, guard=ANYONE),
     "api-settle": api(post=ANY_ROLE),
     "api-check-stakes": api(post=ANY_ROLE),
     "api-schema": api(get=ANY_ROLE),
