@@ -12,13 +12,15 @@ RUN pip install -r requirements.txt
 
 COPY . .
 
-# collectstatic needs settings but no secret of the deployment: a throwaway key serves the build only.
-RUN SECRET_KEY=collectstatic-build-only python manage.py collectstatic --noinput \
+# collectstatic needs settings but no secret of the deployment: a throwaway key and broker serve the build only.
+RUN SECRET_KEY=collectstatic-build-only CELERY_BROKER_URL=memory:// python manage.py collectstatic --noinput \
     && useradd --system --uid 10001 --no-create-home casino \
     && mkdir -p /app/exports \
     && chown -R casino /app/staticfiles /app/exports
 
 USER casino
 EXPOSE 8000
+# /sante/ (django-health-check): database, cache, Redis, a Celery worker, free space for the exports.
+HEALTHCHECK --interval=30s --timeout=15s --start-period=30s --retries=3 CMD ["python", "docker/healthcheck.py"]
 
 CMD ["gunicorn", "casino.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]

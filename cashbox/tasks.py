@@ -14,7 +14,8 @@ def _moment(now):
     return parse_datetime(now) if isinstance(now, str) else (now or timezone.now())
 
 
-@shared_task
+# Runs every minute: a run must end before the next one starts.
+@shared_task(soft_time_limit=45, time_limit=55)
 def check_short_interruptions(now=None):
     """Raise an alert for each short interruption that lasts longer than the casino allows (R18). Returns the count."""
     moment = _moment(now)
@@ -34,7 +35,7 @@ def check_short_interruptions(now=None):
     return raised
 
 
-@shared_task
+@shared_task(soft_time_limit=4 * 60, time_limit=4 * 60 + 30)
 def check_control_registers(now=None):
     """Raise an alert for each past gaming day whose control register is not signed twice (R22)."""
     moment = _moment(now)

@@ -7,13 +7,26 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views import View
 
-from casino.exports import export_file, fingerprint, public_key_base64, request_export
+from casino.exports import export_file, fingerprint, public_key_base64, request_export, retry_export
 from casino.models import Casino, CasinoKey, Export, Role
 from casino.roles import role_of
+from casino.rules import DomainError
 from casino.views import RoleRequiredMixin
 
 # Bound the work one request may queue; a longer period is several exports.
 MAX_PERIOD_DAYS = 400
+# The detail page reloads itself while the export is in progress: every 2 s at first, then less and less often
+# (a tenth of the time waited so far, at most once a minute), and not at all once the export is done or failed.
+REFRESH_FIRST_SECONDS = 2
+REFRESH_MAX_SECONDS = 60
+
+
+def refresh_seconds(export, now=None):
+    """Seconds until the page reloads itself, or None when the export is no longer in progress."""
+    if not export.in_progress:
+        return None
+    waited = ((now or timezone.now()) - export.created_at).total_seconds()
+    return int(min(REFRESH_MAX_SECONDS, max(REFRESH_FIRST_SECONDS, waited // 10)))
 
 
 class ExportForm(forms.Form):
@@ -89,25 +102,50 @@ class ExportListView(ExportAccessMixin, View):
         return render(self.request, self.template_name, context, status=status)
 
 
+def detail_response(request, export, status=200):
+    key = CasinoKey.objects.filter(casino=export.casino).first()
+    context = {
+        "export": export,
+        "available": export_file(export) is not None,
+        "key": key,
+        "key_base64": public_key_base64(key) if key else "",
+        "fingerprint": fingerprint(key) if key else "",
+        "row_counts": sorted(export.row_counts.items()),
+        "refresh": refresh_seconds(export),
+        "can_retry": request.user.has_perm("casino.view_audit"),
+        "retried_by": Export.objects.filter(retry_of=export).first(),
+    }
+    response = render(request, "casino/export_detail.html", context, status=status)
+    if context["refresh"]:
+        # The page follows the progress without JavaScript.
+        response["Refresh"] = str(context["refresh"])
+    return response
+
+
 class ExportDetailView(ExportAccessMixin, View):
     def get(self, request, pk):
         export = get_object_or_404(
             Export.objects.for_user(request.user).select_related("casino", "requested_by"), pk=pk
         )
-        key = CasinoKey.objects.filter(casino=export.casino).first()
-        context = {
-            "export": export,
-            "available": export_file(export) is not None,
-            "key": key,
-            "key_base64": public_key_base64(key) if key else "",
-            "fingerprint": fingerprint(key) if key else "",
-            "row_counts": sorted(export.row_counts.items()),
-        }
-        response = render(request, "casino/export_detail.html", context)
-        if export.in_progress:
-            # The page follows the progress without JavaScript.
-            response["Refresh"] = "2"
-        return response
+        return detail_response(request, export)
+
+
+class ExportRetryView(ExportAccessMixin, View):
+    """« Relancer »: the regulator relaunches a failed export as a new one (casino.exports.retry_export)."""
+
+    def post(self, request, pk):
+        if not request.user.has_perm("casino.view_audit"):
+            return HttpResponse("Seul le contrôle peut relancer un export.", status=403)
+        export = get_object_or_404(
+            Export.objects.for_user(request.user).select_related("casino", "requested_by"), pk=pk
+        )
+        try:
+            retry = retry_export(request.user, pk)
+        except DomainError as exc:
+            messages.error(request, exc.message)
+            return detail_response(request, export, status=exc.status_code)
+        messages.success(request, "Export relancé : il est préparé en arrière-plan.")
+        return redirect(retry)
 
 
 class ExportDownloadView(ExportAccessMixin, View):

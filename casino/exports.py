@@ -25,7 +25,7 @@ from decimal import Decimal
 from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import FieldError, PermissionDenied
-from django.db import connection, models, transaction
+from django.db import OperationalError, connection, models, transaction
 from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -33,6 +33,7 @@ from django.utils import timezone
 from casino import journal
 from casino.models import Casino, CasinoKey, Export, JournalEntry
 from casino.roles import role_of
+from casino.rules import InvalidTransition
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +110,7 @@ def sign(key, data):
 # Requesting an export ---------------------------------------------------------------------------------------
 
 
-def request_export(user, casino, date_from, date_to):
+def request_export(user, casino, date_from, date_to, retry_of=None):
     """Record the request and its journal entry in one transaction; the package is built by a Celery task."""
     from casino.tasks import build_export
 
@@ -117,7 +118,12 @@ def request_export(user, casino, date_from, date_to):
         raise PermissionDenied("Seul le contrôle peut exporter les registres de ses établissements.")
     role = role_of(user)
     with transaction.atomic():
-        export = Export.objects.create(casino=casino, requested_by=user, date_from=date_from, date_to=date_to)
+        export = Export.objects.create(
+            casino=casino, requested_by=user, date_from=date_from, date_to=date_to, retry_of=retry_of
+        )
+        payload = {"period": [date_from.isoformat(), date_to.isoformat()], "sha256": ""}
+        if retry_of is not None:
+            payload["retry_of"] = retry_of.pk
         journal.append(
             casino.pk,
             "export.create",
@@ -125,11 +131,69 @@ def request_export(user, casino, date_from, date_to):
             role=role.value if role else "",
             object_type="casino.export",
             object_id=export.pk,
-            payload={"period": [date_from.isoformat(), date_to.isoformat()], "sha256": ""},
+            payload=payload,
         )
         # The worker must find the committed row: the task is queued once the request's transaction commits.
         transaction.on_commit(lambda: build_export.delay(export.pk))
     return export
+
+
+def retry_export(user, export_id):
+    """Relaunch a failed export: a new export of the same casino and period, journaled with the one it replaces.
+
+    The failed export stays as it is (R23: nothing recorded is rewritten); each failure is relaunched once.
+    """
+    with transaction.atomic():
+        # Two clicks on « Relancer » at once: the lock on the failed export lets one create the relaunch, and the
+        # other then finds it relaunched (the one-to-one retry_of would refuse a second one anyway).
+        export = (
+            Export.objects.for_user(user).select_for_update(of=("self",)).select_related("casino").get(pk=export_id)
+        )
+        if export.state != Export.State.FAILED:
+            raise InvalidTransition("R23", "Seul un export en échec peut être relancé")
+        if Export.objects.filter(retry_of=export).exists():
+            raise InvalidTransition("R23", "Cet export a déjà été relancé")
+        return request_export(user, export.casino, export.date_from, export.date_to, retry_of=export)
+
+
+def sweep_stuck_exports(now=None):
+    """Mark failed every export pending or running for longer than EXPORT_STUCK_MINUTES; returns their ids.
+
+    A worker killed in the middle of a build (out of memory, a host restart) leaves its export « en cours »; the
+    sweeper makes that visible and lets the regulator relaunch it. The threshold is longer than the build's hard
+    time limit, so a build still running is never swept.
+    """
+    now = now or timezone.now()
+    limit = now - datetime.timedelta(minutes=settings.EXPORT_STUCK_MINUTES)
+    stuck = Export.objects.filter(
+        Q(state=Export.State.RUNNING, started_at__lt=limit)
+        | Q(state=Export.State.RUNNING, started_at__isnull=True, created_at__lt=limit)
+        | Q(state=Export.State.PENDING, created_at__lt=limit)
+    )
+    swept = []
+    for export_id in stuck.values_list("pk", flat=True):
+        with transaction.atomic():
+            # The build may finish at this very moment: the row lock makes either the build or the sweeper win,
+            # and the loser sees the other's state.
+            export = Export.objects.select_for_update().get(pk=export_id)
+            if not export.in_progress:
+                continue
+            previous, label = export.state, export.get_state_display().lower()
+            export.state, export.finished_at = Export.State.FAILED, now
+            export.error = (
+                f"Interrompu : l'export est resté « {label} » plus de {settings.EXPORT_STUCK_MINUTES} minutes "
+                "(le traitement a été perdu). Relancez-le."
+            )
+            export.save(update_fields=["state", "error", "finished_at"])
+            journal.append(
+                export.casino_id,
+                "export.failed",
+                object_type="casino.export",
+                object_id=export.pk,
+                payload={"state": previous, "reason": "stuck", "minutes": settings.EXPORT_STUCK_MINUTES},
+            )
+            swept.append(export.pk)
+    return swept
 
 
 def period_bounds(casino, date_from, date_to):
@@ -443,16 +507,21 @@ def _progress(export, value):
     export.save(update_fields=["progress"])
 
 
-def build(export_id):
-    """Build the signed package of an export; a retried task finds it taken and does nothing."""
+def build(export_id, final_attempt=True):
+    """Build the signed package of an export; a retried task finds it taken and does nothing.
+
+    A database error (OperationalError: the server restarted, a connection was cut) puts the export back to
+    pending and propagates, so that the task retries, unless this is the task's last attempt: then, as for any
+    other error, the export is marked failed.
+    """
     with transaction.atomic():
         # A redelivered task (worker lost, retry) must not build the same export twice: the row lock lets one
         # delivery move it out of "pending", and the other then finds it taken.
         export = Export.objects.select_for_update().select_related("casino", "requested_by").get(pk=export_id)
         if export.state != Export.State.PENDING:
             return None
-        export.state, export.progress = Export.State.RUNNING, 1
-        export.save(update_fields=["state", "progress"])
+        export.state, export.progress, export.started_at = Export.State.RUNNING, 1, timezone.now()
+        export.save(update_fields=["state", "progress", "started_at"])
     outer_atomic = connection.in_atomic_block
     os.makedirs(settings.EXPORT_ROOT, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=".build-", dir=settings.EXPORT_ROOT)
@@ -464,14 +533,25 @@ def build(export_id):
                 with connection.cursor() as cursor:
                     cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             name, digest, counts = _build(export, staging)
+    except OperationalError as exc:
+        logger.warning("export %s: database error, %s", export_id, "giving up" if final_attempt else "will retry")
+        if final_attempt:
+            _finish_failed(export_id, exc)
+        else:
+            _back_to_pending(export_id)
+        raise
     except Exception as exc:
         logger.exception("export %s failed", export_id)
-        export.state, export.error, export.finished_at = Export.State.FAILED, str(exc)[:2000], timezone.now()
-        export.save(update_fields=["state", "error", "finished_at"])
+        _finish_failed(export_id, exc)
         return None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     with transaction.atomic():
+        # The sweeper may have given this build up meanwhile: the lock decides, and a build that lost keeps nothing.
+        export = Export.objects.select_for_update().get(pk=export_id)
+        if export.state != Export.State.RUNNING:
+            os.remove(os.path.join(settings.EXPORT_ROOT, name))
+            return None
         export.state, export.progress, export.file_path, export.sha256 = Export.State.DONE, 100, name, digest
         export.row_counts, export.finished_at = counts, timezone.now()
         export.save(update_fields=["state", "progress", "file_path", "sha256", "row_counts", "finished_at"])
@@ -488,6 +568,25 @@ def build(export_id):
             },
         )
     return name
+
+
+def _finish_failed(export_id, exc):
+    with transaction.atomic():
+        export = Export.objects.select_for_update().get(pk=export_id)
+        if export.state != Export.State.RUNNING:
+            return
+        export.state, export.error, export.finished_at = Export.State.FAILED, str(exc)[:2000], timezone.now()
+        export.save(update_fields=["state", "error", "finished_at"])
+
+
+def _back_to_pending(export_id):
+    try:
+        Export.objects.filter(pk=export_id, state=Export.State.RUNNING).update(
+            state=Export.State.PENDING, progress=0, started_at=None
+        )
+    except OperationalError:
+        # The database is still away: the export stays running, and the sweeper marks it failed later.
+        logger.warning("export %s: could not put it back to pending", export_id)
 
 
 def _build(export, staging):

@@ -469,7 +469,17 @@ class Export(models.Model):
     row_counts = models.JSONField("lignes par fichier", default=dict, blank=True)
     error = models.TextField("erreur", blank=True)
     created_at = models.DateTimeField("demandé le", default=timezone.now)
+    started_at = models.DateTimeField("commencé le", null=True, blank=True)
     finished_at = models.DateTimeField("terminé le", null=True, blank=True)
+    retry_of = models.OneToOneField(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="retried_by",
+        verbose_name="relance de",
+        help_text="L'export en échec que celui-ci relance (une relance par échec).",
+    )
 
     objects = ExportQuerySet.as_manager()
 

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -52,6 +53,8 @@ INSTALLED_APPS = [
     "axes",
     "django_otp",
     "django_otp.plugins.otp_totp",
+    "django_celery_beat",
+    "health_check",
     "casino",
     "tables",
     "sessions.apps.SeancesConfig",
@@ -176,21 +179,79 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-# Celery: without a broker, tasks run in-process and their errors propagate to the caller.
+# Celery ------------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", CELERY_BROKER_URL or None)
+# Without a broker, tasks run in-process and their errors propagate to the caller: for a developer (DEBUG) and the
+# test suite only. In production that would build exports inside web requests and never run the nightly checks,
+# so the process refuses to start instead.
+if not CELERY_BROKER_URL and not (DEBUG or TESTING):
+    raise ImproperlyConfigured("CELERY_BROKER_URL must be set when DEBUG is off (e.g. redis://redis:6379/0).")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# A task is acknowledged once it has run, and handed back to the broker when its worker dies: a lost worker
+# delays a task, it does not lose it. Every task is idempotent (an export is taken by one delivery, an alert is
+# raised once per key), so a second delivery is harmless.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Defaults for every task; the export build declares longer ones (casino.tasks).
+CELERY_TASK_SOFT_TIME_LIMIT = 5 * 60
+CELERY_TASK_TIME_LIMIT = 6 * 60
+# Redis hands an unacknowledged task to another worker after this delay: longer than the longest task (the export
+# build's hard limit), or a slow build would run twice.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * 60 * 60}
+CELERY_RESULT_EXPIRES = 24 * 60 * 60
+# The schedule lives in the database (django-celery-beat): a restart of beat neither forgets when a task last ran
+# nor pushes the nightly checks back a day. The entries below are written into it when beat starts.
+# "expire_seconds" is django-celery-beat's spelling of a relative `expires`: a run not started by then is dropped.
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE = {
-    "check-approvals-nightly": {"task": "casino.tasks.check_approvals", "schedule": 24 * 60 * 60},
-    # A short interruption past its limit must reach the floor within a minute (R18).
-    "check-short-interruptions": {"task": "cashbox.tasks.check_short_interruptions", "schedule": 60},
-    "check-control-registers": {"task": "cashbox.tasks.check_control_registers", "schedule": 5 * 60},
-    "verify-journal-nightly": {"task": "casino.tasks.verify_journal", "schedule": 24 * 60 * 60},
+    # Nightly, at fixed hours of Europe/Paris (CELERY_TIMEZONE), after the last gaming day has closed.
+    "check-approvals-nightly": {
+        "task": "casino.tasks.check_approvals",
+        "schedule": crontab(minute=0, hour=6),
+        "options": {"expire_seconds": 60 * 60},
+    },
+    "verify-journal-nightly": {
+        "task": "casino.tasks.verify_journal",
+        "schedule": crontab(minute=30, hour=6),
+        "options": {"expire_seconds": 60 * 60},
+    },
+    # A short interruption past its limit must reach the floor within a minute (R18); a run that waited longer
+    # than the next one is dropped rather than piled up.
+    "check-short-interruptions": {
+        "task": "cashbox.tasks.check_short_interruptions",
+        "schedule": crontab(),
+        "options": {"expire_seconds": 50},
+    },
+    "check-control-registers": {
+        "task": "cashbox.tasks.check_control_registers",
+        "schedule": crontab(minute="*/5"),
+        "options": {"expire_seconds": 4 * 60},
+    },
+    "sweep-stuck-exports": {
+        "task": "casino.tasks.sweep_stuck_exports",
+        "schedule": crontab(minute="*/5"),
+        "options": {"expire_seconds": 4 * 60},
+    },
 }
+# An export still pending or running after this many minutes has lost its worker: the sweeper marks it failed and
+# the regulator may relaunch it. Longer than the build's hard time limit (casino.tasks.build_export).
+EXPORT_STUCK_MINUTES = int(os.environ.get("EXPORT_STUCK_MINUTES", "60"))
+# End of the Celery block.
+
+# Health (/sante/, casino.health) ---------------------------------------------------------------------------------
+# Below this many megabytes free under EXPORT_ROOT, /sante/ answers 500: the next export could not be written.
+HEALTH_MIN_FREE_MB = int(os.environ.get("HEALTH_MIN_FREE_MB", "500"))
+HEALTH_CELERY_TIMEOUT = datetime.timedelta(seconds=float(os.environ.get("HEALTH_CELERY_TIMEOUT", "3")))
+# The container's health check calls gunicorn directly, over plain HTTP: /sante/ answers it instead of redirecting.
+SECURE_REDIRECT_EXEMPT = [r"^sante/$"]
+# End of the health block.
+
 # History is read, never reverted: a revert would rewrite what is recorded (R23).
 SIMPLE_HISTORY_REVERT_DISABLED = True
 

@@ -1,6 +1,7 @@
 import hashlib
 
 from celery import shared_task
+from django.db import OperationalError
 from django.utils import timezone
 
 from casino.models import APPROVED_ROLES, Casino, Employee
@@ -8,7 +9,8 @@ from casino.rules import cite
 from casino.services import raise_alert
 
 
-@shared_task
+# The nightly checks read every casino: a few minutes at most; the limits stop a run that hangs on a lock.
+@shared_task(soft_time_limit=10 * 60, time_limit=11 * 60)
 def check_approvals(today=None):
     """Raise an alert for each employee of a casino whose approval is missing, expired, suspended or about to end.
 
@@ -39,7 +41,8 @@ def check_approvals(today=None):
     return raised
 
 
-@shared_task
+# Verification reads every journal entry: allow it more time than the default.
+@shared_task(soft_time_limit=50 * 60, time_limit=55 * 60)
 def verify_journal():
     """Verify every casino's live chain; raise an alert at the first bad entry. Returns {casino id: problems}."""
     from casino.journal import verify_casino
@@ -67,9 +70,28 @@ def alert_journal_problems(casino, problems):
     raise_alert(casino, "journal", key, cite("R23", message), "R23")
 
 
-@shared_task
-def build_export(export_id):
+# A build that loses its database connection is retried (three times, backing off up to ten minutes); any other
+# error marks the export failed at once (casino.exports.build). The hard limit stays below EXPORT_STUCK_MINUTES
+# (the sweeper must not give up a build that is still running) and the broker's visibility timeout.
+@shared_task(
+    bind=True,
+    autoretry_for=(OperationalError,),
+    max_retries=3,
+    retry_backoff=30,
+    retry_backoff_max=10 * 60,
+    soft_time_limit=30 * 60,
+    time_limit=31 * 60,
+)
+def build_export(self, export_id):
     """Build the signed BagIt package of a regulator's export (R23); returns the archive's name, or None."""
     from casino.exports import build
 
-    return build(export_id)
+    return build(export_id, final_attempt=self.request.retries >= self.max_retries)
+
+
+@shared_task(soft_time_limit=60, time_limit=90)
+def sweep_stuck_exports():
+    """Mark failed the exports whose worker was lost (see casino.exports.sweep_stuck_exports); returns their ids."""
+    from casino.exports import sweep_stuck_exports as sweep
+
+    return sweep()

@@ -6,7 +6,7 @@ from rest_framework.routers import DefaultRouter
 
 from cashbox import api as cashbox_api
 from casino import api as casino_api
-from casino import auth, export_views, journal_views, views
+from casino import auth, export_views, health, journal_views, views
 from casino.permissions import RolePermission
 from casino.schema_views import CachedSchemaView
 from sessions import api as sessions_api
@@ -35,6 +35,7 @@ router.register("alerts", cashbox_api.AlertViewSet, basename="alert")
 urlpatterns = [
     path("", views.home, name="home"),
     path("connexion/", auth.LoginView.as_view(), name="login"),
+    path("sante/", health.HealthView.as_view(), name="health"),
     path("connexion/verification/", auth.otp_verify, name="otp-verify"),
     path("connexion/double-authentification/", auth.otp_setup, name="otp-setup"),
     path("deconnexion/", auth_views.LogoutView.as_view(), name="logout"),
@@ -53,6 +54,7 @@ urlpatterns = [
     path("journal/verification/", journal_views.ChainCheckView.as_view(), name="journal-check"),
     path("exports/", export_views.ExportListView.as_view(), name="export-list"),
     path("exports/<int:pk>/", export_views.ExportDetailView.as_view(), name="export-detail"),
+    path("exports/<int:pk>/relancer/", export_views.ExportRetryView.as_view(), name="export-retry"),
     path("exports/<int:pk>/telecharger/", export_views.ExportDownloadView.as_view(), name="export-download"),
     path("exports/cles/<int:pk>.pem", export_views.PublicKeyView.as_view(), name="export-public-key"),
     path("jeux/", game_views.games_page, name="games"),

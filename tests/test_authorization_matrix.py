@@ -122,6 +122,8 @@ EXPECTATIONS = {
     # The regulator requests exports; the director follows and downloads them.
     "export-list": page(get=EXPORTS, post=frozenset({REGULATOR})),
     "export-detail": page(get=EXPORTS),
+    # Only the regulator relaunches a failed export; the director, let through by the view, is refused the POST.
+    "export-retry": page(post=frozenset({REGULATOR}), guard=EXPORTS),
     "export-download": page(get=EXPORTS),
     "export-public-key": page(get=EXPORTS),
     "games": page(get=ANY_ROLE, anonymous="405-first"),
@@ -175,6 +177,8 @@ EXPECTATIONS = {
     "register-day": page(get=ANY_ROLE, post=DIRECTION, guard=ANY_ROLE, body={"action": "draw_up"}),
     # API outside the router
     "api-token": page(post=ANYONE, guard=ANYONE),
+    # The health check of compose and the load balancer: public, names the checks and nothing else.
+    "health": page(get=ANYONE, guard=ANYONE),
     "api-settle": api(post=ANY_ROLE),
     "api-check-stakes": api(post=ANY_ROLE),
     "api-schema": api(get=ANY_ROLE),
@@ -221,6 +225,7 @@ PK_MODELS = {
     "casino-update": Casino,
     "alert-acknowledge": Alert,
     "export-detail": Export,
+    "export-retry": Export,
     "export-download": Export,
     "export-public-key": Casino,
     "apparatus-detail": Apparatus,

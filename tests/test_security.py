@@ -29,8 +29,9 @@ def test_production_settings_pass_the_deploy_check_with_no_warning():
         "ALLOWED_HOSTS": "casino.example",
         "BEHIND_TLS_PROXY": "1",
         "DATABASE_URL": "sqlite:///:memory:",
+        # Production refuses to start without a broker; the check does not connect to it.
+        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/13",
     }
-    env.pop("CELERY_BROKER_URL", None)
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set by the browser tests for their own process only
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
@@ -49,7 +50,13 @@ def test_production_cookies_are_secure_host_prefixed_and_http_only():
         "print(s.SESSION_COOKIE_NAME, s.CSRF_COOKIE_NAME, s.SESSION_COOKIE_SECURE, s.SESSION_COOKIE_HTTPONLY,"
         "s.SESSION_COOKIE_SAMESITE, s.SECURE_HSTS_SECONDS, s.SECURE_HSTS_INCLUDE_SUBDOMAINS, s.SECURE_SSL_REDIRECT)"
     )
-    env = {**os.environ, "DEBUG": "0", "SECRET_KEY": "k" * 60, "ALLOWED_HOSTS": "casino.example"}
+    env = {
+        **os.environ,
+        "DEBUG": "0",
+        "SECRET_KEY": "k" * 60,
+        "ALLOWED_HOSTS": "casino.example",
+        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/13",
+    }
     result = subprocess.run(
         [
             sys.executable,
