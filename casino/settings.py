@@ -60,6 +60,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Outside the view's transaction: writes the failed secrets a refused request rolled back (casino.security).
+    "casino.security.LockoutMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -221,14 +223,26 @@ CONTENT_SECURITY_POLICY = (
     "connect-src 'self'; form-action 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 )
 
-# Login: five failures lock the username and address pair for 15 minutes (django-axes).
+# One lockout for every secret (login page, token endpoint, every signature): five failures lock the username and
+# address pair for 15 minutes (django-axes). The failures are written after the request's transaction, which a
+# refusal rolls back (casino.security.DeferredFailureHandler).
+AXES_HANDLER = "casino.security.DeferredFailureHandler"
 AXES_FAILURE_LIMIT = 5
 AXES_COOLOFF_MINUTES = 15
 AXES_COOLOFF_TIME = datetime.timedelta(minutes=AXES_COOLOFF_MINUTES)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_LOCKOUT_TEMPLATE = "registration/lockout.html"
 AXES_RESET_ON_SUCCESS = True
-AXES_IPWARE_PROXY_COUNT = 1 if SECURE_PROXY_SSL_HEADER else 0
+# A refused attempt during the lockout neither extends it nor counts again; the refusal is marked on the request at
+# once (axes' middleware shows the lockout page) instead of when the deferred failure is written.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# The client address is the one the trusted proxy reports (casino.security.client_address): how many proxies stand
+# in front of the application, and from which addresses they connect. A header from any other peer is ignored.
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "1" if SECURE_PROXY_SSL_HEADER else "0"))
+TRUSTED_PROXY_ADDRESSES = env_list("TRUSTED_PROXY_ADDRESSES", "127.0.0.1/32,::1/128,172.16.0.0/12")
+AXES_CLIENT_IP_CALLABLE = "casino.security.client_address"
+# The same count for django-ipware, should it be installed (the callable above takes precedence in axes).
+AXES_IPWARE_PROXY_COUNT = TRUSTED_PROXY_COUNT
 AXES_ENABLED = env_bool("AXES_ENABLED", True)
 AXES_VERBOSE = False
 # Successful logins go to the security log (casino.security); axes keeps only the failures it counts.

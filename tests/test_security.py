@@ -109,7 +109,7 @@ def test_five_failures_lock_the_username_and_address_for_15_minutes_and_are_jour
         assert login(client, "directeur", "mauvais").status_code in (200, 429)
     locked = login(client, "directeur", PASSWORD)
     assert locked.status_code == 429 and "15 minutes" in locked.content.decode()
-    assert JournalEntry.objects.filter(casino=casino, action="security.lockout").exists()
+    assert JournalEntry.objects.filter(casino=casino, action="account.lockout").exists()
     other_address = client.post("/connexion/", {"username": "directeur", "password": PASSWORD}, REMOTE_ADDR="10.9.9.9")
     assert other_address.status_code == 302
 
