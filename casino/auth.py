@@ -17,19 +17,21 @@ from django.views.decorators.http import require_http_methods
 from django_otp import login as otp_login
 from django_otp.plugins.otp_totp.models import TOTPDevice
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
+from rest_framework import exceptions, serializers
 from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
-from casino.security import log_event, requires_two_factor
+from casino.security import locked_out, lockout_message, log_event, record_failure, requires_two_factor
+from casino.throttling import TokenThrottle
 
 
 class AxesBackend(AxesStandaloneBackend):
-    """Lockout on the login page and the token endpoint; a signature's password check carries no request and is
-    journaled as a refusal instead (it needs a logged-in session to be attempted at all)."""
+    """The lockout before any password check: login page, token endpoint and signatures (casino.security).
+
+    Outside a request (a management command) there is no client address to lock: the password alone is checked.
+    """
 
     def authenticate(self, request, username=None, password=None, **kwargs):
         if request is None:
@@ -128,21 +130,33 @@ class TokenResponseSerializer(serializers.Serializer):
     token = serializers.CharField()
 
 
+class LockedOut(exceptions.APIException):
+    status_code = 429
+    default_code = "locked_out"
+    default_detail = "Connexion refusée."
+
+
 class TokenView(APIView):
-    """POST username and password (and the TOTP code for the roles that sign): returns an API token."""
+    """POST username and password (and the TOTP code for the roles that sign): returns an API token.
+
+    The same lockout as the login page and the signatures: a failure is written after the request's transaction,
+    which the refusal rolls back (casino.security.DeferredFailureHandler).
+    """
 
     permission_classes = [AllowAny]
     authentication_classes = []
-    throttle_classes = [AnonRateThrottle]
+    throttle_classes = [TokenThrottle]
     serializer_class = TokenRequestSerializer
 
     @extend_schema(request=TokenRequestSerializer, responses=TokenResponseSerializer)
     def post(self, request):
         data = TokenRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        user = authenticate(
-            request._request, username=data.validated_data["username"], password=data.validated_data["password"]
-        )
+        username = data.validated_data["username"]
+        if locked_out(request._request, username):
+            log_event("token_locked_out", request._request, username=username)
+            raise LockedOut(f"Connexion refusée : {lockout_message()}.")
+        user = authenticate(request._request, username=username, password=data.validated_data["password"])
         if user is None:
             raise serializers.ValidationError(
                 {"non_field_errors": ["Identifiant ou mot de passe incorrect."]}, code="authorization"
@@ -152,6 +166,9 @@ class TokenView(APIView):
             token = data.validated_data.get("otp", "")
             if device is None or not token or not device.verify_token(token.strip()):
                 log_event("otp_failed", request._request, username=user.username)
+                if token:
+                    # A wrong code counts like a wrong password: six-digit codes must not be tried at leisure.
+                    record_failure(request._request, user.username)
                 raise serializers.ValidationError(
                     {"otp": ["Code à usage unique requis, invalide ou déjà utilisé."]}, code="otp_required"
                 )

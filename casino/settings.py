@@ -150,14 +150,27 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["casino.permissions.RolePermission"],
     "DEFAULT_SCHEMA_CLASS": "casino.schema.AutoSchema",
-    # Per user on every API view; the token endpoint adds a stricter limit per address.
+    # Per user on every API view; the token endpoint adds a stricter limit per client address. The rates are in
+    # casino/throttling.py; the counts in the shared cache below.
     "DEFAULT_THROTTLE_CLASSES": ["casino.throttling.UserBurstThrottle"],
-    "DEFAULT_THROTTLE_RATES": {"anon": "20/minute"},
     "EXCEPTION_HANDLER": "casino.errors.api_exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "COERCE_DECIMAL_TO_STRING": True,
 }
+
+# One cache shared by every worker, for the API throttles: the database (table created by a migration of `casino`),
+# or Redis when CACHE_URL names one. The test suite keeps per-process memory so that tests without a database can
+# run; tests/test_throttling.py runs the throttles on the database cache.
+CACHE_TABLE = "casino_cache"
+if os.environ.get("CACHE_URL", "").startswith(("redis://", "rediss://")):
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CACHE_URL"]}
+    }
+elif TESTING:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": CACHE_TABLE}}
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Back office boule et vingt-trois",
