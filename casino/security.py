@@ -309,3 +309,84 @@ def check_secrets(user, password, otp, rule, field="password"):
             request, {settings.AXES_USERNAME_FORM_FIELD: username}
         )
     return user
+
+
+# API tokens (django-rest-knox) -----------------------------------------------------------------------------------
+
+
+def end_tokens(user, reason, actor=None):
+    """End every API token of the person (password change, deactivation, role change, activation code…); journaled.
+
+    Returns how many tokens ended. Sessions are not touched here: Django ends them itself on a password change or a
+    deactivation.
+    """
+    from knox.models import AuthToken
+
+    keys = sorted(AuthToken.objects.filter(user=user).values_list("token_key", flat=True))
+    if not keys:
+        return 0
+    AuthToken.objects.filter(user=user).delete()
+    log_event("tokens_ended", current_request(), username=user.get_username(), reason=reason, count=len(keys))
+    record_account_event(
+        user,
+        "account.token_revoked",
+        actor=actor,
+        payload={"username": user.get_username(), "tokens": keys, "reason": reason},
+    )
+    return len(keys)
+
+
+def _remember_account_state(sender, instance, raw=False, update_fields=None, **kwargs):
+    """Before a User is saved: did its password or its activity change? (the tokens end after the save)."""
+    instance._ends_tokens = None
+    if raw or instance.pk is None:
+        return
+    if update_fields is not None and not {"password", "is_active"} & set(update_fields):
+        return
+    before = type(instance).objects.filter(pk=instance.pk).values("password", "is_active").first()
+    if before is None:
+        return
+    if before["password"] != instance.password:
+        instance._ends_tokens = "password_changed"
+    elif before["is_active"] and not instance.is_active:
+        instance._ends_tokens = "deactivated"
+
+
+def _end_tokens_after_account_change(sender, instance, raw=False, **kwargs):
+    reason = getattr(instance, "_ends_tokens", None)
+    if reason and not raw:
+        instance._ends_tokens = None
+        end_tokens(instance, reason, actor=_actor())
+
+
+def _remember_role(sender, instance, raw=False, **kwargs):
+    instance._role_before = None
+    if raw or instance.pk is None:
+        return
+    instance._role_before = type(instance).objects.filter(pk=instance.pk).values_list("role", flat=True).first()
+
+
+def _end_tokens_after_role_change(sender, instance, raw=False, **kwargs):
+    before = getattr(instance, "_role_before", None)
+    if before is not None and not raw and before != instance.role:
+        instance._role_before = None
+        end_tokens(instance.user, "role_changed", actor=_actor())
+
+
+def _actor():
+    request = current_request()
+    user = getattr(request, "user", None) if request is not None else None
+    return user if user is not None and user.is_authenticated else None
+
+
+def connect_token_signals():
+    from django.contrib.auth import get_user_model
+    from django.db.models.signals import post_save, pre_save
+
+    from casino.models import Employee
+
+    User = get_user_model()
+    pre_save.connect(_remember_account_state, sender=User, dispatch_uid="tokens_account_before")
+    post_save.connect(_end_tokens_after_account_change, sender=User, dispatch_uid="tokens_account_after")
+    pre_save.connect(_remember_role, sender=Employee, dispatch_uid="tokens_role_before")
+    post_save.connect(_end_tokens_after_role_change, sender=Employee, dispatch_uid="tokens_role_after")

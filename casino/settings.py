@@ -45,7 +45,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
-    "rest_framework.authtoken",
+    # API tokens hashed at rest, with an expiry (rest_framework.authtoken is gone: its tokens never expired).
+    "knox",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "simple_history",
@@ -144,9 +145,11 @@ LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
 REST_FRAMEWORK = {
+    # The token first: DRF answers 401 (with WWW-Authenticate: Token) when the first authenticator names a scheme,
+    # so a bad or expired token, or none, is 401 and not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "knox.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["casino.permissions.RolePermission"],
     "DEFAULT_SCHEMA_CLASS": "casino.schema.AutoSchema",
@@ -171,6 +174,15 @@ elif TESTING:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": CACHE_TABLE}}
+
+# API tokens (django-rest-knox): hashed at rest, valid API_TOKEN_HOURS (12 at most, like a session), ended by a
+# password change, a deactivation or a role change (casino.security), listed and revoked at /compte/jetons/.
+API_TOKEN_HOURS = min(int(os.environ.get("API_TOKEN_HOURS", "12")), 12)
+REST_KNOX = {
+    "TOKEN_TTL": datetime.timedelta(hours=API_TOKEN_HOURS),
+    "AUTO_REFRESH": False,
+    "AUTH_HEADER_PREFIX": "Token",
+}
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Back office boule et vingt-trois",
