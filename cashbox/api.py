@@ -81,6 +81,7 @@ class AdvanceViewSet(CashViewSet):
             data["signer"],
             data["password"],
             data.get("brought_by") or None,
+            otp=data.get("otp"),
         )
         return self.created(advance)
 
@@ -114,6 +115,7 @@ class CountViewSet(CashViewSet):
             data["caissier"],
             data["signer"],
             data["password"],
+            otp=data.get("otp"),
         )
         return self.created(count)
 
@@ -156,6 +158,7 @@ class InterruptionViewSet(CashViewSet):
                 data["short"],
                 data["boxes_at_table"],
                 data["staff_at_post"],
+                otp=data.get("otp"),
             )
         return self.created(interruption)
 
@@ -166,7 +169,12 @@ class InterruptionViewSet(CashViewSet):
         interruption = self.get_object()
         data = self.validated(request, ResumeSerializer)
         interruption = services.resume(
-            request.user, interruption, data.get("lids_off"), data.get("unlocked_by"), data.get("password")
+            request.user,
+            interruption,
+            data.get("lids_off"),
+            data.get("unlocked_by"),
+            data.get("password"),
+            otp=data.get("otp"),
         )
         return Response(InterruptionSerializer(interruption).data)
 
@@ -193,6 +201,7 @@ class CorrectionViewSet(CashViewSet):
             data["approval_words"],
             data["signer"],
             data["password"],
+            otp=data.get("otp"),
         )
         return self.created(correction)
 
@@ -228,7 +237,7 @@ class ControlRegisterViewSet(CashViewSet):
     def sign(self, request, pk=None):
         register = self.get_object()
         data = self.validated(request, SignerFields)
-        register = services.sign_register(register, data["signer"], data["password"])
+        register = services.sign_register(register, data["signer"], data["password"], otp=data.get("otp"))
         return Response(self.serializer_class(register).data)
 
 

@@ -67,6 +67,18 @@ def signer_fields(form, roles, label="signataire"):
         widget=forms.PasswordInput(attrs={"autocomplete": "off"}),
         help_text="Le signataire saisit lui-même son mot de passe : la signature est un acte explicite.",
     )
+    otp_field(form)
+
+
+def otp_field(form):
+    """The signer's TOTP code, required where their role needs one to log in (R28); blank for the others."""
+    form.fields["otp"] = forms.CharField(
+        label="code à usage unique du signataire",
+        required=False,
+        max_length=8,
+        widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "one-time-code"}),
+        help_text="Directeur, comité de direction : le code de leur application TOTP.",
+    )
 
 
 class AdvanceForm(CashForm):
@@ -129,6 +141,7 @@ class ShortInterruptionForm(CashForm):
         self.fields["password"] = forms.CharField(
             label="mot de passe du détenteur de la clé", widget=forms.PasswordInput(attrs={"autocomplete": "off"})
         )
+        otp_field(self)
         self.fields["short"] = forms.BooleanField(
             label="J'atteste : interruption de courte durée (par exemple un entracte)", required=False
         )
@@ -158,6 +171,7 @@ class ResumeForm(CashForm):
             self.fields["password"] = forms.CharField(
                 label="mot de passe du détenteur de la clé", widget=forms.PasswordInput(attrs={"autocomplete": "off"})
             )
+            otp_field(self)
 
 
 class CorrectionForm(CashForm):

@@ -20,6 +20,12 @@ class SignerFields(serializers.Serializer):
 
     signer = serializers.CharField(help_text="Identifiant du signataire.")
     password = serializers.CharField(write_only=True, style={"input_type": "password"})
+    otp = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        write_only=True,
+        help_text="Code TOTP du signataire, requis quand son rôle en a besoin pour se connecter (R28).",
+    )
 
 
 def scoped(queryset_factory, **kwargs):
@@ -141,6 +147,12 @@ class InterruptionCreateSerializer(serializers.Serializer):
     witnesses = serializers.ListField(child=serializers.CharField(), required=False)
     key_holder = serializers.CharField(required=False, help_text="Interruption momentanée : détenteur de la clé.")
     password = serializers.CharField(required=False, write_only=True, style={"input_type": "password"})
+    otp = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        write_only=True,
+        help_text="Code TOTP du signataire, requis quand son rôle en a besoin pour se connecter (R28).",
+    )
     short = serializers.BooleanField(required=False, default=False)
     boxes_at_table = serializers.BooleanField(required=False, default=False)
     staff_at_post = serializers.BooleanField(required=False, default=False)
@@ -150,6 +162,12 @@ class ResumeSerializer(serializers.Serializer):
     lids_off = serializers.BooleanField(required=False, allow_null=True, default=None)
     unlocked_by = serializers.CharField(required=False, help_text="Le détenteur de la clé rouvre la boîte.")
     password = serializers.CharField(required=False, write_only=True, style={"input_type": "password"})
+    otp = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        write_only=True,
+        help_text="Code TOTP du signataire, requis quand son rôle en a besoin pour se connecter (R28).",
+    )
 
 
 class CorrectionSerializer(serializers.ModelSerializer):

@@ -7,7 +7,7 @@ double an entry.
 
 from decimal import Decimal, InvalidOperation
 
-from django.contrib.auth import authenticate, get_user_model
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -24,6 +24,7 @@ from cashbox.models import (
 from casino.models import Role
 from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, invalid
+from casino.security import check_secrets, signer_in
 from casino.words import amount_in_words
 from sessions.models import GamingDay, Opening, Seance
 from tables.games import Game, euros
@@ -69,24 +70,24 @@ def parse_chips(casino, chips, field="chips", rule=None):
 # Signatures ---------------------------------------------------------------------------------------------------
 
 
-def sign(casino, username, password, purpose, statement, roles, rule, not_by=()):
-    """Record a signature: the signer re-enters their password now; only the roles the rule names may sign.
+def sign(casino, username, password, purpose, statement, roles, rule, not_by=(), otp=None, field="signer"):
+    """Record a signature: the signer enters their own secrets now; only the roles the rule names may sign.
 
-    `not_by` lists users who already signed where two different people are required.
+    The signer must be an active member of the casino before anything else is looked at (another casino's
+    employee is « employé inconnu »); their password, and their TOTP code where their role needs one to log in,
+    go through the same lockout as a login (casino.security.check_secrets, R28). `not_by` lists users who
+    already signed where two different people are required.
     """
-    user = authenticate(username=username or "", password=password or "")
-    if user is None:
-        raise invalid("password", rule, "Signature refusée : identifiant ou mot de passe du signataire incorrect")
+    user = signer_in(casino, username, rule, field)
     role = role_of(user)
     if role not in roles:
         names = ", ".join(sorted(Role(r).label.lower() for r in roles))
         raise RoleForbidden(rule, f"Seul peut signer : {names} (signataire : {role.label if role else 'aucun rôle'})")
-    if not user.employee.memberships.filter(casino=casino, active=True).exists():
-        raise RoleForbidden(rule, "Le signataire n'appartient pas à cet établissement")
     if not user.employee.approval_valid:
         raise RoleForbidden(rule, "Le signataire n'a pas d'agrément valide ce jour")
     if user in not_by:
         raise RoleForbidden(rule, "Deux signatures de personnes différentes sont requises : ce signataire a déjà signé")
+    check_secrets(user, password, otp, rule)
     return Signature.objects.create(signer=user, role=role, casino=casino, purpose=purpose, statement=statement)
 
 
@@ -144,7 +145,7 @@ def final_count_of(cashbox, seance):
 
 
 @transaction.atomic
-def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, password, brought_by=None):
+def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, password, brought_by=None, otp=None):
     """Enter an advance at once, counted by the croupier and signed by the director or a CoDir member (R15)."""
     if kind not in Advance.Kind.values:
         raise DomainError(
@@ -187,7 +188,7 @@ def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, passw
     statement = (
         f"{label} de {euros(amount)} — caisse n° {tableau.number} — {seance} — comptée par {counter.username} — {chips}"
     )
-    signature = sign(casino, signer, password, Signature.Purpose.ADVANCE, statement, DIRECTING, "R15")
+    signature = sign(casino, signer, password, Signature.Purpose.ADVANCE, statement, DIRECTING, "R15", otp=otp)
     return Advance.objects.create(
         cashbox=cashbox,
         seance=seance,
@@ -222,7 +223,7 @@ def _count_people(casino, tableau, counted_by, witnesses):
 
 
 @transaction.atomic
-def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, caissier, signer, password):
+def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, caissier, signer, password, otp=None):
     """Count the encaisse at the end of the séance, certified « exact » and signed (R16, R19, R20).
 
     The result = final encaisse − (initial advance + top-ups); the cash box is then empty until the next séance.
@@ -252,7 +253,7 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
         f"Encaisse finale certifiée exacte : {euros(amount)} — caisse n° {tableau.number} — {seance} — "
         f"avances {euros(advances_total)} — résultat {euros(result)} — {chips}"
     )
-    signature = sign(casino, signer, password, Signature.Purpose.FINAL_COUNT, statement, DIRECTING, "R20")
+    signature = sign(casino, signer, password, Signature.Purpose.FINAL_COUNT, statement, DIRECTING, "R20", otp=otp)
     count = Count.objects.create(
         cashbox=cashbox,
         seance=seance,
@@ -313,7 +314,7 @@ def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=())
 
 
 @transaction.atomic
-def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at_table, staff_at_post):
+def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at_table, staff_at_post, otp=None):
     """Lock the whole encaisse in the box R3 prescribes instead of counting it (R18).
 
     The key holder (directeur responsable, CoDir member or chef de partie) attests each of the three
@@ -351,7 +352,15 @@ def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at
         "employés à leur poste — je garde l'unique clé"
     )
     attestation = sign(
-        tableau.casino, key_holder, password, Signature.Purpose.SHORT_INTERRUPTION, statement, KEY_HOLDERS, "R18"
+        tableau.casino,
+        key_holder,
+        password,
+        Signature.Purpose.SHORT_INTERRUPTION,
+        statement,
+        KEY_HOLDERS,
+        "R18",
+        otp=otp,
+        field="key_holder",
     )
     return Interruption.objects.create(
         tableau=tableau,
@@ -368,7 +377,7 @@ def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at
 
 
 @transaction.atomic
-def resume(user, interruption, lids_off=None, unlocked_by=None, password=None):
+def resume(user, interruption, lids_off=None, unlocked_by=None, password=None, otp=None):
     """Resume play; a locked box is opened by its key holder; at boule the lids come off (R18, R19)."""
     require_floor_role(user, "R17", "reprendre la partie")
     # Lock the interruption: two taps on « reprise » must not resume it twice.
@@ -384,12 +393,11 @@ def resume(user, interruption, lids_off=None, unlocked_by=None, password=None):
         )
     opener = user
     if interruption.kind == Interruption.Kind.SHORT:
-        holder = authenticate(username=unlocked_by or "", password=password or "")
-        if holder is None:
-            raise invalid("password", "R18", "Identifiant ou mot de passe du détenteur de la clé incorrect")
+        # The same checks as a signature: a member of the casino, then the one key holder, then their secrets.
+        holder = signer_in(interruption.tableau.casino, unlocked_by, "R18", "unlocked_by")
         if holder.pk != interruption.key_holder_id:
             raise RoleForbidden("R18", "Seul le détenteur de l'unique clé rouvre la boîte à la reprise")
-        opener = holder
+        opener = check_secrets(holder, password, otp, "R18")
     interruption.resumed_at = timezone.now()
     interruption.resumed_by = opener
     interruption.lids_off = lids_off if interruption.tableau.game == Game.BOULE else None
@@ -447,7 +455,7 @@ def words_match(words, approval_words):
 
 
 @transaction.atomic
-def correct(user, original, chips, reason, approval_words, signer, password):
+def correct(user, original, chips, reason, approval_words, signer, password, otp=None):
     """Correct an advance or a count by a new entry in red ink, approved in words by the director (R23)."""
     require_floor_role(user, "R23", "inscrire une correction")
     model = type(original)
@@ -479,7 +487,7 @@ def correct(user, original, chips, reason, approval_words, signer, password):
         f"Correction à l'encre rouge : {original} — {euros(previous)} → {euros(amount)} — motif : {reason} — "
         f"approuvé : {approval_words}"
     )
-    approval = sign(casino, signer, password, Signature.Purpose.CORRECTION, statement, {Role.DIRECTOR}, "R23")
+    approval = sign(casino, signer, password, Signature.Purpose.CORRECTION, statement, {Role.DIRECTOR}, "R23", otp=otp)
     return Correction.objects.create(
         casino=casino,
         advance=original if model is Advance else None,
@@ -538,7 +546,7 @@ def draw_up_register(user, gaming_day):
 
 
 @transaction.atomic
-def sign_register(register, signer, password):
+def sign_register(register, signer, password, otp=None):
     """Sign the register: the directeur responsable and another CoDir member, two different people (R22)."""
     # Lock the register: two simultaneous signatures must not both take the first place.
     register = ControlRegister.objects.select_for_update().select_related("gaming_day__casino").get(pk=register.pk)
@@ -558,6 +566,7 @@ def sign_register(register, signer, password):
         DIRECTING,
         "R22",
         not_by=[first.signer] if first else [],
+        otp=otp,
     )
     if first is None:
         register.first_signature = signature

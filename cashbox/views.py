@@ -208,6 +208,7 @@ class AdvanceView(TableauActionView):
             data["signer"],
             data["password"],
             data.get("brought_by") or None,
+            otp=data.get("otp"),
         )
 
 
@@ -231,6 +232,7 @@ class FinalCountView(TableauActionView):
             data["caissier"],
             data["signer"],
             data["password"],
+            otp=data.get("otp"),
         )
 
 
@@ -258,6 +260,7 @@ class ShortInterruptionView(TableauActionView):
             data["short"],
             data["boxes_at_table"],
             data["staff_at_post"],
+            otp=data.get("otp"),
         )
 
 
@@ -308,6 +311,7 @@ class ResumeView(ServiceFormView):
             data.get("lids_off"),
             data.get("unlocked_by"),
             data.get("password"),
+            otp=data.get("otp"),
         )
 
 
@@ -345,6 +349,7 @@ class CorrectionView(ServiceFormView):
             data["approval_words"],
             data["signer"],
             data["password"],
+            otp=data.get("otp"),
         )
 
 
@@ -429,7 +434,12 @@ class RegisterView(RoleRequiredMixin, View):
                     if not request.user.has_perm("cashbox.sign_register"):
                         raise RoleForbidden("R22", "Votre rôle ne permet pas de présenter le registre à la signature")
                     register = get_object_or_404(ControlRegister, gaming_day=day)
-                    services.sign_register(register, form.cleaned_data["signer"], form.cleaned_data["password"])
+                    services.sign_register(
+                        register,
+                        form.cleaned_data["signer"],
+                        form.cleaned_data["password"],
+                        otp=form.cleaned_data.get("otp"),
+                    )
                     messages.success(request, "Signature apposée.")
                     form = None
                 else:

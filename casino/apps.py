@@ -29,6 +29,8 @@ class CasinoConfig(AppConfig):
         user_login_failed.connect(security.on_login_failed, dispatch_uid="security_login_failed")
         user_logged_out.connect(security.on_logout, dispatch_uid="security_logout")
         user_locked_out.connect(security.on_locked_out, dispatch_uid="security_lockout")
+        # API tokens end with a password change, a deactivation or a role change.
+        security.connect_token_signals()
 
 
 def install_append_only(using="default", **kwargs):

@@ -7,29 +7,43 @@ import qrcode
 import qrcode.image.svg
 from axes.backends import AxesStandaloneBackend
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import authenticate
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.db.models import Q
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 from django_otp import login as otp_login
 from django_otp.plugins.otp_totp.models import TOTPDevice
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
-from rest_framework.authtoken.models import Token
-from rest_framework.permissions import AllowAny
+from knox.models import AuthToken
+from rest_framework import exceptions, serializers
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
-from casino.security import log_event, requires_two_factor
+from casino.models import Employee, Role
+from casino.roles import role_of
+from casino.security import (
+    current_request,
+    locked_out,
+    lockout_message,
+    log_event,
+    record_account_event,
+    record_failure,
+    requires_two_factor,
+)
+from casino.throttling import TokenThrottle
 
 
 class AxesBackend(AxesStandaloneBackend):
-    """Lockout on the login page and the token endpoint; a signature's password check carries no request and is
-    journaled as a refusal instead (it needs a logged-in session to be attempted at all)."""
+    """The lockout before any password check: login page, token endpoint and signatures (casino.security).
+
+    Outside a request (a management command) there is no client address to lock: the password alone is checked.
+    """
 
     def authenticate(self, request, username=None, password=None, **kwargs):
         if request is None:
@@ -125,24 +139,37 @@ class TokenRequestSerializer(serializers.Serializer):
 
 
 class TokenResponseSerializer(serializers.Serializer):
-    token = serializers.CharField()
+    token = serializers.CharField(help_text="À présenter dans l'en-tête « Authorization: Token … ».")
+    expiry = serializers.DateTimeField(help_text="Fin de validité du jeton (API_TOKEN_HOURS, 12 heures au plus).")
+
+
+class LockedOut(exceptions.APIException):
+    status_code = 429
+    default_code = "locked_out"
+    default_detail = "Connexion refusée."
 
 
 class TokenView(APIView):
-    """POST username and password (and the TOTP code for the roles that sign): returns an API token."""
+    """POST username and password (and the TOTP code for the roles that sign): returns an API token.
+
+    The same lockout as the login page and the signatures: a failure is written after the request's transaction,
+    which the refusal rolls back (casino.security.DeferredFailureHandler).
+    """
 
     permission_classes = [AllowAny]
     authentication_classes = []
-    throttle_classes = [AnonRateThrottle]
+    throttle_classes = [TokenThrottle]
     serializer_class = TokenRequestSerializer
 
     @extend_schema(request=TokenRequestSerializer, responses=TokenResponseSerializer)
     def post(self, request):
         data = TokenRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        user = authenticate(
-            request._request, username=data.validated_data["username"], password=data.validated_data["password"]
-        )
+        username = data.validated_data["username"]
+        if locked_out(request._request, username):
+            log_event("token_locked_out", request._request, username=username)
+            raise LockedOut(f"Connexion refusée : {lockout_message()}.")
+        user = authenticate(request._request, username=username, password=data.validated_data["password"])
         if user is None:
             raise serializers.ValidationError(
                 {"non_field_errors": ["Identifiant ou mot de passe incorrect."]}, code="authorization"
@@ -152,9 +179,99 @@ class TokenView(APIView):
             token = data.validated_data.get("otp", "")
             if device is None or not token or not device.verify_token(token.strip()):
                 log_event("otp_failed", request._request, username=user.username)
+                if token:
+                    # A wrong code counts like a wrong password: six-digit codes must not be tried at leisure.
+                    record_failure(request._request, user.username)
                 raise serializers.ValidationError(
                     {"otp": ["Code à usage unique requis, invalide ou déjà utilisé."]}, code="otp_required"
                 )
-        token, _ = Token.objects.get_or_create(user=user)
-        log_event("token_issued", request._request, username=user.username)
-        return Response({"token": token.key})
+        instance, token = AuthToken.objects.create(user=user)
+        log_event("token_issued", request._request, username=user.username, key=instance.token_key)
+        record_account_event(
+            user,
+            "account.token_issued",
+            actor=user,
+            payload={"username": user.username, "token": instance.token_key, "expiry": instance.expiry.isoformat()},
+        )
+        return Response({"token": token, "expiry": instance.expiry})
+
+
+# Listing and revoking tokens: their owner, and the administrator for the people of their casinos --------------
+
+
+def visible_tokens(user):
+    """The tokens a user may see and revoke: their own; the administrator's casinos' people's too."""
+    tokens = AuthToken.objects.select_related("user").order_by("-created")
+    if role_of(user) == Role.ADMIN:
+        people = Employee.objects.for_user(user).values("user")
+        return tokens.filter(Q(user=user) | Q(user__in=people))
+    return tokens.filter(user=user)
+
+
+def revoke_token(actor, key):
+    """Revoke one token among those the actor may see (R29: journaled); None when there is no such token."""
+    token = visible_tokens(actor).filter(token_key=key).first()
+    if token is None:
+        return None
+    AuthToken.objects.filter(digest=token.digest).delete()
+    log_event("token_revoked", current_request(), key=key, owner=token.user.username)
+    record_account_event(
+        token.user,
+        "account.token_revoked",
+        actor=actor,
+        payload={"username": token.user.username, "tokens": [key], "reason": "revoked"},
+    )
+    return token
+
+
+class TokenSerializer(serializers.Serializer):
+    key = serializers.CharField(source="token_key", help_text="Début du jeton, qui l'identifie sans le révéler.")
+    username = serializers.CharField(source="user.username")
+    created = serializers.DateTimeField()
+    expiry = serializers.DateTimeField()
+    current = serializers.SerializerMethodField()
+
+    def get_current(self, token) -> bool:
+        auth = getattr(self.context.get("request"), "auth", None)
+        return isinstance(auth, AuthToken) and auth.digest == token.digest
+
+
+class TokenListView(APIView):
+    """The API tokens of the caller (and, for the administrator, of the people of their casinos)."""
+
+    permission_classes = [IsAuthenticated]
+    serializer_class = TokenSerializer
+
+    @extend_schema(responses=TokenSerializer(many=True))
+    def get(self, request):
+        tokens = visible_tokens(request.user)
+        return Response(TokenSerializer(tokens, many=True, context={"request": request}).data)
+
+
+class TokenRevokeView(APIView):
+    """Revoke a token at once: the owner, or the administrator of the person's casino."""
+
+    permission_classes = [IsAuthenticated]
+    serializer_class = TokenSerializer
+
+    @extend_schema(request=None, responses=TokenSerializer)
+    def post(self, request, key):
+        token = revoke_token(request.user, key)
+        if token is None:
+            raise exceptions.NotFound()
+        return Response(TokenSerializer(token, context={"request": request}).data)
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def tokens_page(request):
+    """The page section of the API tokens: list and revoke."""
+    if request.method == "POST":
+        key = request.POST.get("key", "")
+        if revoke_token(request.user, key) is None:
+            messages.error(request, "Jeton introuvable ou déjà révoqué.")
+        else:
+            messages.success(request, f"Jeton {key}… révoqué.")
+        return redirect("account-tokens")
+    context = {"tokens": visible_tokens(request.user), "hours": settings.API_TOKEN_HOURS}
+    return render(request, "registration/tokens.html", context)

@@ -1,29 +1,66 @@
-"""What an attacker meets: content policy, session limits, two-factor enforcement and the security log."""
+"""What an attacker meets: content policy, session limits, two-factor enforcement, the one lockout shared by every
+secret (login page, token endpoint, signatures) and the security log."""
 
+import contextvars
 import datetime
+import ipaddress
 import json
 import logging
 import time
 
+from axes.handlers.database import AxesDatabaseHandler
+from axes.handlers.proxy import AxesProxyHandler
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import logout
+from django.contrib.auth import authenticate, get_user_model, logout, user_login_failed
+from django.db import transaction
 from django.http import JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from casino.roles import role_of
+from casino.rules import RoleForbidden, invalid
 
 security_log = logging.getLogger("casino.security")
 
+_current_request = contextvars.ContextVar("casino_current_request", default=None)
+
+
+def current_request():
+    """The HTTP request being served, for the checks a service makes without being handed it (lockout address)."""
+    return _current_request.get()
+
 
 def client_address(request):
-    # Behind the TLS proxy the socket peer is the proxy; the proxy appends the client's address.
-    if settings.SECURE_PROXY_SSL_HEADER:
-        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-        if forwarded:
-            return forwarded.split(",")[-1].strip()
-    return request.META.get("REMOTE_ADDR", "")
+    """The client's address: the socket peer, or behind trusted proxies the address the nearest one reports.
+
+    Hand-written (django-ipware is not among our packages): nginx's `proxy_add_x_forwarded_for` appends the address
+    of whoever connected to it, so with N trusted proxies the client is the N-th entry from the right; whatever the
+    client wrote further left is ignored. The header counts only when the socket peer is a trusted proxy address,
+    so a client reaching the application directly cannot choose its address (neither escape its own lockout nor
+    lock someone else out). Also axes' AXES_CLIENT_IP_CALLABLE.
+    """
+    peer = request.META.get("REMOTE_ADDR", "")
+    count = settings.TRUSTED_PROXY_COUNT
+    if count <= 0 or not _is_trusted_proxy(peer):
+        return peer
+    hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if hop.strip()]
+    if len(hops) < count:
+        return peer
+    candidate = hops[-count]
+    try:
+        return str(ipaddress.ip_address(candidate))
+    except ValueError:
+        return peer
+
+
+def _is_trusted_proxy(address):
+    try:
+        peer = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(peer in ipaddress.ip_network(network, strict=False) for network in settings.TRUSTED_PROXY_ADDRESSES)
 
 
 def log_event(action, request=None, username=None, **details):
@@ -139,25 +176,217 @@ def on_logout(sender, request, user, **kwargs):
 
 
 def on_locked_out(sender, request, username, ip_address, **kwargs):
-    """A lockout goes to the security log and to the journal of each casino the username belongs to."""
-    from django.contrib.auth import get_user_model
-    from django.db import transaction
-
-    from casino.journal import append
-    from casino.models import Membership
-
+    """A lockout goes to the security log, and when it begins to the journal of each casino of the person (R29)."""
     log_event("lockout", request, username=username, ip=ip_address)
+    # axes sends the signal when the failure limit is reached (it has just counted the failures) and again on every
+    # attempt refused during the lockout (axes_failures_since_start left None): only the first is an account event.
+    if request is not None and getattr(request, "axes_failures_since_start", None) is None:
+        return
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
         return
-    casinos = Membership.objects.filter(employee__user=user).values_list("casino_id", flat=True)
-    with transaction.atomic():
-        for casino_id in casinos:
-            append(
-                casino_id,
-                "security.lockout",
-                actor=None,
-                object_type="auth.user",
-                object_id=user.pk,
-                payload={"username": username, "address": ip_address, "minutes": settings.AXES_COOLOFF_MINUTES},
-            )
+    record_account_event(
+        user,
+        "account.lockout",
+        payload={"username": username, "address": ip_address, "minutes": settings.AXES_COOLOFF_MINUTES},
+    )
+
+
+def record_account_event(user, action, actor=None, **details):
+    """Journal an account event of `user` in each casino they belong to (R29)."""
+    from casino.journal import record_event
+    from casino.models import Membership
+
+    casinos = sorted(set(Membership.objects.filter(employee__user=user).values_list("casino_id", flat=True)))
+    record_event(casinos, action, actor=actor, object_type="auth.user", object_id=user.pk, **details)
+
+
+# One lockout for every secret ----------------------------------------------------------------------------------
+
+
+class DeferredFailureHandler(AxesDatabaseHandler):
+    """django-axes' database handler, whose failures are written once the request's transaction has ended.
+
+    Every request runs in one transaction (ATOMIC_REQUESTS) and a refused token or signature rolls it back, and
+    axes' failure rows with it: six wrong passwords, then the right one, would pass. Inside a request the failure
+    is kept on the request and LockoutMiddleware writes it after the view, outside its transaction (middleware runs
+    outside ATOMIC_REQUESTS), so the rollback of the refusal cannot take it away. Outside a request (a management
+    command) there is no client address to lock and axes records nothing, as it documents.
+    """
+
+    def user_login_failed(self, sender, credentials, request=None, **kwargs):
+        pending = getattr(request, "_failed_secrets", None)
+        if pending is not None:
+            pending.append((sender, credentials, kwargs))
+            return None
+        return super().user_login_failed(sender, credentials, request, **kwargs)
+
+
+class LockoutMiddleware:
+    """Keeps the current request for the secret checks of the services, then writes the failures they met."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        request._failed_secrets = []
+        token = _current_request.set(request)
+        try:
+            return self.get_response(request)
+        finally:
+            _current_request.reset(token)
+            failed, request._failed_secrets = request._failed_secrets, None
+            if failed:
+                with transaction.atomic():
+                    for sender, credentials, kwargs in failed:
+                        AxesProxyHandler.user_login_failed(sender, credentials, request, **kwargs)
+
+
+def locked_out(request, username):
+    """Whether the username is locked out from the request's client address (5 failures, 15 minutes)."""
+    if request is None or not settings.AXES_ENABLED:
+        return False
+    return AxesProxyHandler.is_locked(request, {settings.AXES_USERNAME_FORM_FIELD: username})
+
+
+def record_failure(request, username):
+    """Count a wrong secret against the username from the request's address (written after the transaction)."""
+    user_login_failed.send(sender=__name__, credentials={settings.AXES_USERNAME_FORM_FIELD: username}, request=request)
+
+
+def lockout_message():
+    return f"trop d'échecs : identifiant bloqué depuis ce poste pendant {settings.AXES_COOLOFF_MINUTES} minutes"
+
+
+def signer_in(casino, username, rule, field="signer"):
+    """The active member of the casino named `username`, checked before any secret (R28).
+
+    Anyone else, another casino's employee included, is « employé inconnu » whatever the password: a signature
+    field must not tell a casino whether a password of another casino's employee is right.
+    """
+    user = (
+        get_user_model()
+        .objects.select_related("employee")
+        .filter(
+            username=username or "",
+            is_active=True,
+            employee__memberships__casino=casino,
+            employee__memberships__active=True,
+        )
+        .first()
+    )
+    if user is None:
+        raise invalid(field, rule, f"Signature refusée : employé inconnu dans l'établissement ({username or '—'})")
+    return user
+
+
+def check_secrets(user, password, otp, rule, field="password"):
+    """Check a signer's own secrets as strictly as a login: lockout, password, and TOTP where the role needs it (R28).
+
+    Every signature goes through here (advances, counts, corrections, register, roster, key of a short
+    interruption, resumption). A failure counts in the same lockout as the login page and the token endpoint.
+    """
+    request = current_request()
+    username = user.get_username()
+    if locked_out(request, username):
+        log_event("signature_locked_out", request, username=username)
+        raise RoleForbidden(rule, f"Signature refusée : {lockout_message()}")
+    if authenticate(request, username=username, password=password or "") != user:
+        # authenticate() has sent user_login_failed: axes counts it (after the transaction, see above).
+        raise invalid(field, rule, "Signature refusée : mot de passe du signataire incorrect")
+    if requires_two_factor(user):
+        code = (otp or "").strip()
+        if not code:
+            raise invalid("otp", rule, "Signature refusée : le code à usage unique (TOTP) du signataire est requis")
+        device = TOTPDevice.objects.filter(user=user, confirmed=True).first()
+        if device is None:
+            raise invalid("otp", rule, "Signature refusée : le signataire n'a pas activé sa double authentification")
+        if not device.verify_token(code):
+            record_failure(request, username)
+            raise invalid("otp", rule, "Signature refusée : code à usage unique invalide, expiré ou déjà utilisé")
+    if request is not None and settings.AXES_RESET_ON_SUCCESS:
+        AxesProxyHandler.get_implementation().reset_user_attempts(
+            request, {settings.AXES_USERNAME_FORM_FIELD: username}
+        )
+    return user
+
+
+# API tokens (django-rest-knox) -----------------------------------------------------------------------------------
+
+
+def end_tokens(user, reason, actor=None):
+    """End every API token of the person (password change, deactivation, role change, activation code…); journaled.
+
+    Returns how many tokens ended. Sessions are not touched here: Django ends them itself on a password change or a
+    deactivation.
+    """
+    from knox.models import AuthToken
+
+    keys = sorted(AuthToken.objects.filter(user=user).values_list("token_key", flat=True))
+    if not keys:
+        return 0
+    AuthToken.objects.filter(user=user).delete()
+    log_event("tokens_ended", current_request(), username=user.get_username(), reason=reason, count=len(keys))
+    record_account_event(
+        user,
+        "account.token_revoked",
+        actor=actor,
+        payload={"username": user.get_username(), "tokens": keys, "reason": reason},
+    )
+    return len(keys)
+
+
+def _remember_account_state(sender, instance, raw=False, update_fields=None, **kwargs):
+    """Before a User is saved: did its password or its activity change? (the tokens end after the save)."""
+    instance._ends_tokens = None
+    if raw or instance.pk is None:
+        return
+    if update_fields is not None and not {"password", "is_active"} & set(update_fields):
+        return
+    before = type(instance).objects.filter(pk=instance.pk).values("password", "is_active").first()
+    if before is None:
+        return
+    if before["password"] != instance.password:
+        instance._ends_tokens = "password_changed"
+    elif before["is_active"] and not instance.is_active:
+        instance._ends_tokens = "deactivated"
+
+
+def _end_tokens_after_account_change(sender, instance, raw=False, **kwargs):
+    reason = getattr(instance, "_ends_tokens", None)
+    if reason and not raw:
+        instance._ends_tokens = None
+        end_tokens(instance, reason, actor=_actor())
+
+
+def _remember_role(sender, instance, raw=False, **kwargs):
+    instance._role_before = None
+    if raw or instance.pk is None:
+        return
+    instance._role_before = type(instance).objects.filter(pk=instance.pk).values_list("role", flat=True).first()
+
+
+def _end_tokens_after_role_change(sender, instance, raw=False, **kwargs):
+    before = getattr(instance, "_role_before", None)
+    if before is not None and not raw and before != instance.role:
+        instance._role_before = None
+        end_tokens(instance.user, "role_changed", actor=_actor())
+
+
+def _actor():
+    request = current_request()
+    user = getattr(request, "user", None) if request is not None else None
+    return user if user is not None and user.is_authenticated else None
+
+
+def connect_token_signals():
+    from django.contrib.auth import get_user_model
+    from django.db.models.signals import post_save, pre_save
+
+    from casino.models import Employee
+
+    User = get_user_model()
+    pre_save.connect(_remember_account_state, sender=User, dispatch_uid="tokens_account_before")
+    post_save.connect(_end_tokens_after_account_change, sender=User, dispatch_uid="tokens_account_after")
+    pre_save.connect(_remember_role, sender=Employee, dispatch_uid="tokens_role_before")
+    post_save.connect(_end_tokens_after_role_change, sender=Employee, dispatch_uid="tokens_role_after")

@@ -46,7 +46,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
-    "rest_framework.authtoken",
+    # API tokens hashed at rest, with an expiry (rest_framework.authtoken is gone: its tokens never expired).
+    "knox",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "simple_history",
@@ -63,6 +64,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Outside the view's transaction: writes the failed secrets a refused request rolled back (casino.security).
+    "casino.security.LockoutMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -145,19 +148,43 @@ LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
 REST_FRAMEWORK = {
+    # The token first: DRF answers 401 (with WWW-Authenticate: Token) when the first authenticator names a scheme,
+    # so a bad or expired token, or none, is 401 and not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "knox.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["casino.permissions.RolePermission"],
     "DEFAULT_SCHEMA_CLASS": "casino.schema.AutoSchema",
-    # Per user on every API view; the token endpoint adds a stricter limit per address.
+    # Per user on every API view; the token endpoint adds a stricter limit per client address. The rates are in
+    # casino/throttling.py; the counts in the shared cache below.
     "DEFAULT_THROTTLE_CLASSES": ["casino.throttling.UserBurstThrottle"],
-    "DEFAULT_THROTTLE_RATES": {"anon": "20/minute"},
     "EXCEPTION_HANDLER": "casino.errors.api_exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "COERCE_DECIMAL_TO_STRING": True,
+}
+
+# One cache shared by every worker, for the API throttles: the database (table created by a migration of `casino`),
+# or Redis when CACHE_URL names one. The test suite keeps per-process memory so that tests without a database can
+# run; tests/test_throttling.py runs the throttles on the database cache.
+CACHE_TABLE = "casino_cache"
+if os.environ.get("CACHE_URL", "").startswith(("redis://", "rediss://")):
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CACHE_URL"]}
+    }
+elif TESTING:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": CACHE_TABLE}}
+
+# API tokens (django-rest-knox): hashed at rest, valid API_TOKEN_HOURS (12 at most, like a session), ended by a
+# password change, a deactivation or a role change (casino.security), listed and revoked at /compte/jetons/.
+API_TOKEN_HOURS = min(int(os.environ.get("API_TOKEN_HOURS", "12")), 12)
+REST_KNOX = {
+    "TOKEN_TTL": datetime.timedelta(hours=API_TOKEN_HOURS),
+    "AUTO_REFRESH": False,
+    "AUTH_HEADER_PREFIX": "Token",
 }
 
 SPECTACULAR_SETTINGS = {
@@ -284,14 +311,26 @@ CONTENT_SECURITY_POLICY = (
     "connect-src 'self'; form-action 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 )
 
-# Login: five failures lock the username and address pair for 15 minutes (django-axes).
+# One lockout for every secret (login page, token endpoint, every signature): five failures lock the username and
+# address pair for 15 minutes (django-axes). The failures are written after the request's transaction, which a
+# refusal rolls back (casino.security.DeferredFailureHandler).
+AXES_HANDLER = "casino.security.DeferredFailureHandler"
 AXES_FAILURE_LIMIT = 5
 AXES_COOLOFF_MINUTES = 15
 AXES_COOLOFF_TIME = datetime.timedelta(minutes=AXES_COOLOFF_MINUTES)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_LOCKOUT_TEMPLATE = "registration/lockout.html"
 AXES_RESET_ON_SUCCESS = True
-AXES_IPWARE_PROXY_COUNT = 1 if SECURE_PROXY_SSL_HEADER else 0
+# A refused attempt during the lockout neither extends it nor counts again; the refusal is marked on the request at
+# once (axes' middleware shows the lockout page) instead of when the deferred failure is written.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# The client address is the one the trusted proxy reports (casino.security.client_address): how many proxies stand
+# in front of the application, and from which addresses they connect. A header from any other peer is ignored.
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "1" if SECURE_PROXY_SSL_HEADER else "0"))
+TRUSTED_PROXY_ADDRESSES = env_list("TRUSTED_PROXY_ADDRESSES", "127.0.0.1/32,::1/128,172.16.0.0/12")
+AXES_CLIENT_IP_CALLABLE = "casino.security.client_address"
+# The same count for django-ipware, should it be installed (the callable above takes precedence in axes).
+AXES_IPWARE_PROXY_COUNT = TRUSTED_PROXY_COUNT
 AXES_ENABLED = env_bool("AXES_ENABLED", True)
 AXES_VERBOSE = False
 # Successful logins go to the security log (casino.security); axes keeps only the failures it counts.

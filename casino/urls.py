@@ -59,7 +59,10 @@ urlpatterns = [
     path("exports/cles/<int:pk>.pem", export_views.PublicKeyView.as_view(), name="export-public-key"),
     path("jeux/", game_views.games_page, name="games"),
     path("jeux/regler/", game_views.settle_page, name="games-settle"),
+    path("compte/jetons/", auth.tokens_page, name="account-tokens"),
     path("api/v1/auth/token/", auth.TokenView.as_view(), name="api-token"),
+    path("api/v1/auth/tokens/", auth.TokenListView.as_view(), name="api-token-list"),
+    path("api/v1/auth/tokens/<str:key>/revoke/", auth.TokenRevokeView.as_view(), name="api-token-revoke"),
     path("api/v1/games/<str:game>/settle/", game_api.SettleView.as_view(), name="api-settle"),
     path("api/v1/apparatus/<int:pk>/check-stakes/", sessions_api.CheckStakesView.as_view(), name="api-check-stakes"),
     # Namespaced: the router's names ("apparatus-detail", …) would otherwise shadow the pages' names, and

@@ -154,6 +154,12 @@ class ReorderSerializer(serializers.Serializer):
 class PublishSerializer(serializers.Serializer):
     signer = serializers.CharField(help_text="Directeur responsable ou membre du comité de direction.")
     password = serializers.CharField(style={"input_type": "password"})
+    otp = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        write_only=True,
+        help_text="Code TOTP du signataire, requis quand son rôle en a besoin pour se connecter (R28).",
+    )
 
 
 class ChangeSerializer(serializers.Serializer):
@@ -220,7 +226,11 @@ class RosterViewSet(RecordViewSet):
         data = PublishSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         roster = services.publish_roster(
-            request.user, roster, data.validated_data["signer"], data.validated_data["password"]
+            request.user,
+            roster,
+            data.validated_data["signer"],
+            data.validated_data["password"],
+            otp=data.validated_data.get("otp"),
         )
         return self.respond(roster)
 

@@ -247,7 +247,7 @@ def reorder_roster(user, roster, usernames):
 
 
 @transaction.atomic
-def publish_roster(user, roster, signer, password):
+def publish_roster(user, roster, signer, password, otp=None):
     """Publish the order, signed by the director or a CoDir member who re-enters their password (R4)."""
     from cashbox.models import Signature
     from cashbox.services import sign
@@ -264,7 +264,7 @@ def publish_roster(user, roster, signer, password):
         f"{_name(roster.chef)} ; période {roster.period_minutes} min ({article('R4')})."
     )
     roster.signature = sign(
-        roster.casino, signer, password, Signature.Purpose.ROSTER, statement, {Role.DIRECTOR, Role.CODIR}, "R4"
+        roster.casino, signer, password, Signature.Purpose.ROSTER, statement, {Role.DIRECTOR, Role.CODIR}, "R4", otp=otp
     )
     roster.state = Roster.State.PUBLISHED
     roster.published_at = timezone.now()

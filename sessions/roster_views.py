@@ -145,7 +145,13 @@ class RosterPublishView(RosterActionView):
     permission_required = "seances.change_roster"
 
     def act(self, request, roster):
-        services.publish_roster(request.user, roster, request.POST.get("signer"), request.POST.get("password"))
+        services.publish_roster(
+            request.user,
+            roster,
+            request.POST.get("signer"),
+            request.POST.get("password"),
+            otp=request.POST.get("otp"),
+        )
         return "Ordre de roulement publié et signé."
 
 

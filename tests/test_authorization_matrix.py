@@ -6,9 +6,8 @@ The routes are walked from the resolver, so a route added without its line in EX
 "Allowed" means not refused for permission: neither 401, 403 nor 405, nor a redirect to a login page. Writes are
 sent with empty bodies, so an allowed write answers 400 (or 404/409 where the state forbids it) and writes nothing
 of consequence. A refused role answers 403; a method the route does not have answers 405 to the roles its view
-lets through and 403 to the others; anonymous callers are sent to the login page (pages) or get 403 with the
-code "not_authenticated" (API: session authentication comes first, and DRF answers 401 only when the first
-authenticator names a WWW-Authenticate scheme).
+lets through and 403 to the others; anonymous callers are sent to the login page (pages) or get 401 with the
+code "not_authenticated" (API: the token authenticator comes first and names its WWW-Authenticate scheme).
 """
 
 import datetime
@@ -56,7 +55,7 @@ class Route:
 
     `guard`: the roles the view lets through before it looks at the method (they get 405 on a missing method,
     the others 403); by default every role on the API, the roles allowed some method on the pages.
-    `anonymous`: "login" (redirect to the login page), "api" (403 not_authenticated), or "405-first" (the method
+    `anonymous`: "login" (redirect to the login page), "api" (401 not_authenticated), or "405-first" (the method
     is checked before the login). `lands_on_login`: the route's success is a redirect to the login page (logout).
     """
 
@@ -179,6 +178,10 @@ EXPECTATIONS = {
     "api-token": page(post=ANYONE, guard=ANYONE),
     # The health check of compose and the load balancer: public, names the checks and nothing else.
     "health": page(get=ANYONE, guard=ANYONE),
+    # Every person lists and revokes their own API tokens; the administrator those of their casinos' people too.
+    "api-token-list": api(get=ANY_ROLE),
+    "api-token-revoke": api(post=ANY_ROLE),
+    "account-tokens": page(get=ANY_ROLE, post=ANY_ROLE, anonymous="405-first"),
     "api-settle": api(post=ANY_ROLE),
     "api-check-stakes": api(post=ANY_ROLE),
     "api-schema": api(get=ANY_ROLE),
@@ -391,7 +394,7 @@ def expected_refusal(route, role, method, api_route):
     if role == ANONYMOUS:
         if not exists and (route.anonymous == "405-first" or ANONYMOUS in route.let_through(api_route)):
             return 405
-        return {"login": "login", "api": 403, "405-first": "login"}[route.anonymous]
+        return {"login": "login", "api": 401, "405-first": "login"}[route.anonymous]
     return 405 if not exists and role in route.let_through(api_route) else 403
 
 
@@ -430,7 +433,7 @@ def check_route(client, login, name, url, role):
             continue
         expected = expected_refusal(route, role, method, api_route)
         ok = is_login_redirect(response) if expected == "login" else response.status_code == expected
-        if ok and role == ANONYMOUS and expected == 403 and response["Content-Type"].startswith("application/json"):
+        if ok and role == ANONYMOUS and expected == 401 and response["Content-Type"].startswith("application/json"):
             ok = response.json()["code"] == "not_authenticated"
         if not ok:
             where = response.get("Location", "")

@@ -245,7 +245,9 @@ def test_the_outsider_cannot_draw_up_our_register(api, outsider, day_done, casin
 def test_a_signer_of_another_casino_cannot_sign_our_advance(api, staff, outsider, open_day, boule_tableau):
     before = rows()
     response = post_advance(api, staff["chef"], boule_tableau, open_day, signer="directeur2")
-    assert response.status_code == 403 and response.json()["code"] == "R15"
+    # « employé inconnu », as for a name that exists nowhere: no disclosure across casinos (R28).
+    assert response.status_code == 400 and response.json()["code"] == "R15"
+    assert "employé inconnu" in response.json()["message"]
     assert rows() == before
 
 

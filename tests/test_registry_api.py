@@ -238,5 +238,5 @@ def test_an_unknown_token_is_refused(api, boule):
 
     response = api.get(APPARATUS)
 
-    assert response.status_code in (401, 403)
+    assert response.status_code == 401 and response["WWW-Authenticate"] == "Token"
     assert response.json()["code"] == "authentication_failed"
