@@ -61,8 +61,17 @@ GUARDS = {
     "casino.Alert": Guard(fill_once=("acknowledged_at", "acknowledged_by")),
     "casino.JournalEntry": WRITE_ONCE,
     "casino.Export": Guard(
-        transitions={"state": (("pending", "running"), ("running", "done"), ("running", "failed"))},
-        free=("progress", "row_counts"),
+        # A build that loses the database goes back to pending to be retried; the sweeper fails a stuck one.
+        transitions={
+            "state": (
+                ("pending", "running"),
+                ("running", "done"),
+                ("running", "failed"),
+                ("running", "pending"),
+                ("pending", "failed"),
+            )
+        },
+        free=("progress", "row_counts", "started_at"),
         fill_once=("file_path", "sha256", "error", "finished_at"),
     ),
     # The registry (R1–R3): names and service flags change; game, casino, configuration and kind never do.
