@@ -121,6 +121,8 @@ def test_tasks_are_acknowledged_after_they_run_and_handed_back_when_their_worker
     assert build_export.time_limit < django_settings.EXPORT_STUCK_MINUTES * 60
 
 
+# The scheduler closes the database connection as beat does: not inside the test's transaction.
+@pytest.mark.django_db(transaction=True)
 def test_beat_keeps_the_schedule_and_the_last_runs_in_the_database_across_restarts():
     from django_celery_beat.models import PeriodicTask
     from django_celery_beat.schedulers import DatabaseScheduler
