@@ -187,6 +187,24 @@ def test_an_export_whose_database_stays_away_fails_after_its_last_retry(
     assert export.state == Export.State.FAILED and "could not connect" in export.error
 
 
+def test_a_nightly_check_that_loses_its_database_connection_is_retried(casino, monkeypatch, retries_in_process):
+    from casino import tasks
+    from casino.models import Alert
+
+    make_employee("croupier-sans-agrement", Role.CROUPIER, casino, approved=False)
+    real, calls = tasks.Casino.objects.all, []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("terminating connection due to administrator command")
+        return real()
+
+    monkeypatch.setattr(tasks.Casino.objects, "all", flaky)
+    tasks.check_approvals.apply(kwargs={"today": "2025-06-01"})
+    assert len(calls) == 2 and Alert.objects.filter(casino=casino, kind="approval").count() == 1
+
+
 # The sweeper -------------------------------------------------------------------------------------------------
 
 
