@@ -7,8 +7,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
+# The lock file: every distribution pinned, and refused unless its hash is the one the lock names.
 COPY requirements.txt .
-RUN pip install -r requirements.txt
+RUN pip install --require-hashes -r requirements.txt
 
 COPY . .
 
@@ -23,4 +24,5 @@ EXPOSE 8000
 # /sante/ (django-health-check): database, cache, Redis, a Celery worker, free space for the exports.
 HEALTHCHECK --interval=30s --timeout=15s --start-period=30s --retries=3 CMD ["python", "docker/healthcheck.py"]
 
-CMD ["gunicorn", "casino.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+# gunicorn.conf.py (in /app) writes the access and error logs as JSON lines, like the application's.
+CMD ["gunicorn", "casino.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3"]

@@ -7,7 +7,7 @@ STAMP := $(VENV)/.requirements-stamp
 PORT ?= 8000
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run test lint format check worker beat clean
+.PHONY: help venv lock run test lint format check worker beat clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## .*$$' $(MAKEFILE_LIST) | sort \
@@ -17,12 +17,17 @@ $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required (set PYTHON=python3.11).")'
 	$(PYTHON) -m venv $(VENV)
 
-# Reinstall only when a requirements file changes.
+# Reinstall only when a lock file changes; --require-hashes installs exactly the files the lock names.
 $(STAMP): requirements.txt requirements-dev.txt | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements-dev.txt
 	@touch $@
 
-venv: $(STAMP) ## Create .venv and install requirements-dev.txt (only when they changed)
+venv: $(STAMP) ## Create .venv and install the lock requirements-dev.txt (only when it changed)
+
+# pip-compile's options (hashes, no index written) are in pyproject.toml. UPGRADE=name moves one package.
+lock: $(STAMP) ## Compile requirements*.in into the lock files requirements*.txt (UPGRADE=package to move one)
+	$(BIN)/pip-compile --quiet $(if $(UPGRADE),--upgrade-package $(UPGRADE)) -o requirements.txt requirements.in
+	$(BIN)/pip-compile --quiet $(if $(UPGRADE),--upgrade-package $(UPGRADE)) -o requirements-dev.txt requirements-dev.in
 
 run: export DEBUG = 1
 run: $(STAMP) ## Migrate, seed the demo and serve on 127.0.0.1:$PORT (default 8000), DEBUG on

@@ -4,7 +4,6 @@ secret (login page, token endpoint, signatures) and the security log."""
 import contextvars
 import datetime
 import ipaddress
-import json
 import logging
 import time
 
@@ -64,7 +63,8 @@ def _is_trusted_proxy(address):
 
 
 def log_event(action, request=None, username=None, **details):
-    """One line of JSON per security event: UTC time, user, address, action."""
+    """One log line per security event: its message is the action, its `event` field the whole record (UTC time,
+    user, address, action, request); casino.logs writes the line as JSON."""
     user = getattr(request, "user", None) if request is not None else None
     if username is None and user is not None and user.is_authenticated:
         username = user.username
@@ -76,7 +76,7 @@ def log_event(action, request=None, username=None, **details):
         **({"method": request.method, "path": request.path} if request is not None else {}),
         **details,
     }
-    security_log.info(json.dumps(record, ensure_ascii=False, sort_keys=True))
+    security_log.info(action, extra={"event": record})
     return record
 
 

@@ -9,6 +9,8 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
+from casino.logs import logging_config
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -139,9 +141,23 @@ LOCALE_PATHS = [BASE_DIR / "locale"]
 # Signed exports for the regulator (R23): built by a Celery task, served to the requester only.
 EXPORT_ROOT = Path(os.environ.get("EXPORT_ROOT", BASE_DIR / "exports"))
 
+# Static files ------------------------------------------------------------------------------------------------
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# Production serves hashed, compressed copies (whitenoise; built by collectstatic in the image), cached for a year
+# and renamed when they change. A developer (DEBUG) and the test suite, which run no collectstatic, use the plain
+# files: the manifest storage refuses to render a page whose file it has not hashed.
+STATIC_MANIFEST = env_bool("STATIC_MANIFEST", not (DEBUG or TESTING))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if STATIC_MANIFEST
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+# End of the static block.
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -341,11 +357,9 @@ REQUIRE_2FA = env_bool("REQUIRE_2FA", PRODUCTION)
 TWO_FACTOR_ROLES = {"directeur", "codir", "controleur"}
 OTP_TOTP_ISSUER = "Boule et vingt-trois"
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    # One JSON line per login, failure, lockout, 403 and expiry (casino.security.log_event).
-    "loggers": {"casino.security": {"handlers": ["console"], "level": "INFO", "propagate": False}},
-}
+# Logging -----------------------------------------------------------------------------------------------------
+# Every line is one JSON object with one schema (casino/logs.py), the security log included.
+LOGGING = logging_config(os.environ.get("LOG_LEVEL", "INFO"))
+# The worker and beat keep this configuration rather than Celery's own text format.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# End of the logging block.

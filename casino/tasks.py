@@ -8,9 +8,13 @@ from casino.models import APPROVED_ROLES, Casino, Employee
 from casino.rules import cite
 from casino.services import raise_alert
 
+# A nightly check that loses its database connection is retried (it raises each alert once, so a second run is
+# harmless): otherwise the check would wait for the next night.
+NIGHTLY_RETRIES = {"autoretry_for": (OperationalError,), "max_retries": 3, "retry_backoff": 60}
+
 
 # The nightly checks read every casino: a few minutes at most; the limits stop a run that hangs on a lock.
-@shared_task(soft_time_limit=10 * 60, time_limit=11 * 60)
+@shared_task(soft_time_limit=10 * 60, time_limit=11 * 60, **NIGHTLY_RETRIES)
 def check_approvals(today=None):
     """Raise an alert for each employee of a casino whose approval is missing, expired, suspended or about to end.
 
@@ -42,7 +46,7 @@ def check_approvals(today=None):
 
 
 # Verification reads every journal entry: allow it more time than the default.
-@shared_task(soft_time_limit=50 * 60, time_limit=55 * 60)
+@shared_task(soft_time_limit=50 * 60, time_limit=55 * 60, **NIGHTLY_RETRIES)
 def verify_journal():
     """Verify every casino's live chain; raise an alert at the first bad entry. Returns {casino id: problems}."""
     from casino.journal import verify_casino

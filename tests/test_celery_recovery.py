@@ -121,6 +121,8 @@ def test_tasks_are_acknowledged_after_they_run_and_handed_back_when_their_worker
     assert build_export.time_limit < django_settings.EXPORT_STUCK_MINUTES * 60
 
 
+# The scheduler closes the database connection as beat does: not inside the test's transaction.
+@pytest.mark.django_db(transaction=True)
 def test_beat_keeps_the_schedule_and_the_last_runs_in_the_database_across_restarts():
     from django_celery_beat.models import PeriodicTask
     from django_celery_beat.schedulers import DatabaseScheduler
@@ -183,6 +185,24 @@ def test_an_export_whose_database_stays_away_fails_after_its_last_retry(
     export.refresh_from_db()
     assert len(calls) == build_export.max_retries + 1
     assert export.state == Export.State.FAILED and "could not connect" in export.error
+
+
+def test_a_nightly_check_that_loses_its_database_connection_is_retried(casino, monkeypatch, retries_in_process):
+    from casino import tasks
+    from casino.models import Alert
+
+    make_employee("croupier-sans-agrement", Role.CROUPIER, casino, approved=False)
+    real, calls = tasks.Casino.objects.all, []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("terminating connection due to administrator command")
+        return real()
+
+    monkeypatch.setattr(tasks.Casino.objects, "all", flaky)
+    tasks.check_approvals.apply(kwargs={"today": "2025-06-01"})
+    assert len(calls) == 2 and Alert.objects.filter(casino=casino, kind="approval").count() == 1
 
 
 # The sweeper -------------------------------------------------------------------------------------------------

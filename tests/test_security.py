@@ -1,6 +1,8 @@
 """Security baseline: deploy settings, CSP, lockout, passwords, two factors, sessions, security log (ASVS L2)."""
 
+import json
 import logging
+import logging.config
 import os
 import pathlib
 import re
@@ -14,6 +16,7 @@ from django.core.exceptions import ValidationError
 from django_otp.oath import totp
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from casino.logs import FORMATTER
 from casino.models import JournalEntry
 from tests.conftest import PASSWORD
 
@@ -237,9 +240,14 @@ def test_logins_failures_and_forbidden_requests_are_in_the_security_log(client, 
     login(client, "croupier1", "mauvais")
     login(client, "croupier1", PASSWORD)
     client.post("/registre/appareils/nouveau/", {})
-    lines = [r.getMessage() for r in caplog.records if r.name == "casino.security"]
-    assert any('"action": "login_failed"' in line and '"user": "croupier1"' in line for line in lines)
-    assert any('"action": "login"' in line for line in lines)
-    forbidden = [line for line in lines if '"action": "forbidden"' in line]
     security.removeHandler(caplog.handler)
-    assert forbidden and '"address": "127.0.0.1"' in forbidden[0] and 'Z"' in forbidden[0]
+    # Each line as the production formatter writes it (casino.logs): one JSON object, the event in `event`.
+    formatter = logging.config.DictConfigurator({"version": 1}).configure_formatter(dict(FORMATTER))
+    lines = [json.loads(formatter.format(r)) for r in caplog.records if r.name == "casino.security"]
+    events = [line["event"] for line in lines]
+    assert any(e["action"] == "login_failed" and e["user"] == "croupier1" for e in events)
+    assert any(e["action"] == "login" for e in events)
+    forbidden = [line for line in lines if line["event"]["action"] == "forbidden"]
+    assert forbidden and forbidden[0]["event"]["address"] == "127.0.0.1" and forbidden[0]["event"]["time"].endswith("Z")
+    assert forbidden[0]["message"] == "forbidden" and forbidden[0]["logger"] == "casino.security"
+    assert forbidden[0]["level"] == "INFO" and forbidden[0]["time"].startswith("20")

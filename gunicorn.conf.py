@@ -1,0 +1,10 @@
+"""gunicorn's settings, read from the working directory (the image's /app): its logs are JSON lines too."""
+
+import os
+
+from casino.logs import logging_config
+
+logconfig_dict = logging_config(os.environ.get("LOG_LEVEL", "INFO"), gunicorn=True)
+accesslog = "-"
+# The message of an access line, inside the JSON object: client, request, status, size, duration in ms.
+access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
