@@ -16,6 +16,9 @@ WRITE_ONCE = [
     "cashbox_correction",
     "cashbox_signature",
     "cashbox_controlregisterline",
+    # Separation of duties (R29): a proposal and its decision are written once.
+    "casino_accountchange",
+    "casino_accountdecision",
 ]
 NEVER_DELETED = [
     "casino_casino",

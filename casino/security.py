@@ -161,3 +161,25 @@ def on_locked_out(sender, request, username, ip_address, **kwargs):
                 object_id=user.pk,
                 payload={"username": username, "address": ip_address, "minutes": settings.AXES_COOLOFF_MINUTES},
             )
+
+
+def end_tokens(user):
+    """End every API token of the user: a reset, an activation code or a role change makes them worthless (R28)."""
+    from rest_framework.authtoken.models import Token
+
+    Token.objects.filter(user=user).delete()
+
+
+def end_sessions(user):
+    """End every open session of the user (a reset or an activation code: whoever held the old secret is out)."""
+    from django.contrib.sessions.models import Session
+    from django.utils import timezone
+
+    # Sessions are signed blobs keyed by a random id, not by user: each live one has to be decoded (hand-written
+    # because django.contrib.sessions keeps no user index; the number of live sessions of a casino stays small).
+    stale = [
+        session.pk
+        for session in Session.objects.filter(expire_date__gt=timezone.now()).iterator()
+        if session.get_decoded().get("_auth_user_id") == str(user.pk)
+    ]
+    Session.objects.filter(pk__in=stale).delete()
