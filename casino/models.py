@@ -415,6 +415,40 @@ class AccountDecision(models.Model):
         return self.change.casino_id
 
 
+# Personal secrets (R28) -----------------------------------------------------------------------------------------
+
+
+class ActivationCode(models.Model):
+    """A one-time, expiring code with which a person sets their own password (and second factor) (R28).
+
+    Only the SHA-256 of the code is kept: it is shown once to the administrator who issued it, who hands it over.
+    A plain hash suffices (no slow password hash) because the code is 100 random bits, not a chosen secret.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="activation_codes")
+    digest = models.CharField("empreinte SHA-256 du code", max_length=64, unique=True)
+    issued_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Vide : émis à l'installation (create_director).",
+    )
+    issued_at = models.DateTimeField("émis le", default=timezone.now)
+    expires_at = models.DateTimeField("expire le")
+    reset_second_factor = models.BooleanField("double authentification réinitialisée", default=False)
+    used_at = models.DateTimeField("utilisé le", null=True, blank=True)
+
+    class Meta:
+        verbose_name = "code d'activation"
+        verbose_name_plural = "codes d'activation"
+        ordering = ["-issued_at", "-pk"]
+
+    def __str__(self):
+        return f"Code d'activation de {self.user.username} émis le {self.issued_at:%d/%m/%Y %H:%M}"
+
+
 class AlertQuerySet(models.QuerySet):
     def open(self):
         return self.filter(acknowledged_at__isnull=True)

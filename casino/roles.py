@@ -73,6 +73,8 @@ ROLE_PERMISSIONS = {
         *[f"{model}:add" for model in [*REGISTRY, *STAFF]],
         *[f"{model}:change" for model in [*REGISTRY, *STAFF, "casino.casino"]],
         "casino.accountchange:add",
+        # R28: the administrator issues activation codes; nobody sets another person's password.
+        "casino.activationcode:add",
     ],
 }
 

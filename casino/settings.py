@@ -238,6 +238,8 @@ AXES_DISABLE_ACCESS_LOG = True
 REQUIRE_2FA = env_bool("REQUIRE_2FA", PRODUCTION)
 TWO_FACTOR_ROLES = {"directeur", "codir", "controleur"}
 OTP_TOTP_ISSUER = "Boule et vingt-trois"
+# R28: how long an activation code (with which a person sets their own password) stays usable.
+ACTIVATION_CODE_HOURS = int(os.environ.get("ACTIVATION_CODE_HOURS", "72"))
 
 LOGGING = {
     "version": 1,

@@ -48,6 +48,13 @@ urlpatterns = [
     path("personnel/nouveau/", views.EmployeeCreateView.as_view(), name="employee-create"),
     path("personnel/<int:pk>/", views.EmployeeDetailView.as_view(), name="employee-detail"),
     path("personnel/<int:pk>/modifier/", views.EmployeeUpdateView.as_view(), name="employee-update"),
+    path(
+        "personnel/<int:pk>/code-activation/",
+        accounts_views.IssueActivationCodeView.as_view(),
+        name="employee-activation-code",
+    ),
+    path("activation/", accounts_views.ActivationView.as_view(), name="activation"),
+    path("activation/double-authentification/", accounts_views.ActivationOTPView.as_view(), name="activation-otp"),
     path("personnel/propositions/", accounts_views.AccountChangeListView.as_view(), name="account-change-list"),
     path(
         "personnel/propositions/<int:pk>/",

@@ -116,6 +116,10 @@ EXPECTATIONS = {
     "employee-create": page(get=STAFF_WRITE, post=STAFF_WRITE),
     "employee-update": page(get=STAFF_WRITE, post=STAFF_WRITE),
     # Proposed roles and approvals (R29): everyone who reads the staff sees them, only the direction decides.
+    # R28: the administrator issues an activation code; the person, not logged in, sets their own password with it.
+    "employee-activation-code": page(post=STAFF_WRITE),
+    "activation": Route(GET=ANYONE, POST=ANYONE, guard=ANYONE),
+    "activation-otp": Route(GET=ANYONE, POST=ANYONE, guard=ANYONE),
     "account-change-list": page(get=READ_ALL),
     "account-change-detail": page(get=READ_ALL, post=DIRECTION),
     "casino-detail": page(get=ANY_ROLE),
@@ -186,7 +190,13 @@ EXPECTATIONS = {
     "api:api-root": api(get=ANY_ROLE),
     # API router: never a DELETE (R23)
     **records("casino", change=REGISTRY_WRITE),
-    **records("employee", read=READ_ALL, add=STAFF_WRITE, change=STAFF_WRITE),
+    **records(
+        "employee",
+        read=READ_ALL,
+        add=STAFF_WRITE,
+        change=STAFF_WRITE,
+        actions={"activation-code": ("post", STAFF_WRITE)},
+    ),
     **records("account-change", read=READ_ALL, actions={"decide": ("post", DIRECTION)}),
     **records("apparatus", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
     **records("table", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
@@ -222,6 +232,7 @@ ADMIN_ENTRANCE = {"admin:login", "admin:logout"}
 PK_MODELS = {
     "employee-detail": Employee,
     "employee-update": Employee,
+    "employee-activation-code": Employee,
     "account-change-detail": AccountChange,
     "casino-detail": Casino,
     "casino-update": Casino,

@@ -59,4 +59,12 @@ class Command(BaseCommand):
             )
         except ValidationError as error:
             raise CommandError(" ".join(error.messages)) from error
+        from casino.accounts.activation import issue_activation_code
+
+        code, record = issue_activation_code(None, employee)
         self.stdout.write(self.style.SUCCESS(f"Directeur responsable de {casino} : {employee.user.username}."))
+        self.stdout.write(
+            f"Code d'activation (à remettre en personne, affiché une seule fois, valable jusqu'au "
+            f"{record.expires_at:%d/%m/%Y %H:%M} UTC) : {code}\n"
+            "Le directeur choisit son mot de passe (et enrôle sa double authentification) sur /activation/."
+        )
