@@ -81,7 +81,8 @@ def save_employee(actor, employee, user_data, casinos, wanted):
         if user.is_active != was_active:
             journal(employee, "activated" if user.is_active else "deactivated", actor)
     if casinos is not None:
-        change_memberships(actor, employee, casinos)
+        # A new account's casinos are in its `created` entry.
+        change_memberships(actor, employee, casinos, journaled=not created)
     if created:
         journal(employee, "created", actor, casinos=sorted(casinos_of(employee)))
     state = state_of(employee) | {name: wanted[name] for name in FIELDS if name in wanted}
@@ -95,7 +96,7 @@ def save_employee(actor, employee, user_data, casinos, wanted):
     return employee, change
 
 
-def change_memberships(actor, employee, casinos):
+def change_memberships(actor, employee, casinos, journaled=True):
     """Memberships in the actor's casinos follow `casinos`; one ends, it is never deleted."""
     refuse_own_account(actor, employee)
     visible = set(Casino.objects.for_user(actor).values_list("pk", flat=True))
@@ -105,11 +106,13 @@ def change_memberships(actor, employee, casinos):
         if membership.active != active:
             membership.active = active
             membership.save()
-            journal(employee, "membership_changed", actor, casino=membership.casino_id, active=active)
+            if journaled:
+                journal(employee, "membership_changed", actor, casino=membership.casino_id, active=active)
     existing = set(employee.memberships.values_list("casino_id", flat=True))
     for casino_id in sorted(wanted - existing):
         Membership.objects.create(employee=employee, casino_id=casino_id)
-        journal(employee, "membership_changed", actor, casino=casino_id, active=True)
+        if journaled:
+            journal(employee, "membership_changed", actor, casino=casino_id, active=True)
 
 
 def propose(actor, employee, state):
