@@ -13,7 +13,7 @@ from django.views.generic import DetailView, ListView
 from casino.forms import CasinoForm, EmployeeForm
 from casino.history import history_rows
 from casino.middleware import mark_form_refusal, mark_refusal, refusal_of
-from casino.models import Alert, Casino, Employee, Role
+from casino.models import APPROVED_ROLES, Alert, Casino, Employee, Role
 from casino.roles import role_of
 from casino.rules import DomainError, RoleForbidden
 from casino.services import acknowledge_alert
@@ -112,11 +112,20 @@ def home(request):
         approvals = [
             employee
             for employee in Employee.objects.for_user(request.user).select_related("user")
-            if employee.role != Role.CONTROLEUR
-            and employee.role != Role.ADMIN
-            and not employee.approval_valid_on(today)
+            if employee.role in APPROVED_ROLES and not employee.approval_valid_on(today)
         ]
-    context = {"role": role, "casinos": casinos, "alerts": alerts, "invalid_approvals": approvals}
+    pending_changes = 0
+    if request.user.has_perm("casino.decide_accountchange"):
+        from casino.models import AccountChange
+
+        pending_changes = AccountChange.objects.for_user(request.user).pending().count()
+    context = {
+        "role": role,
+        "casinos": casinos,
+        "alerts": alerts,
+        "invalid_approvals": approvals,
+        "pending_changes": pending_changes,
+    }
     return render(request, "casino/home.html", context)
 
 
