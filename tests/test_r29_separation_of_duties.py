@@ -272,3 +272,19 @@ def test_r29_each_step_is_journaled(api, administrator, croupier, director, casi
     assert "account.role_granted" in actions
     confirmed = entries.get(action="account.change_confirmed")
     assert confirmed.actor == director and confirmed.actor_role == "directeur"
+
+
+def test_r29_a_proposal_or_a_decision_cannot_be_rewritten_behind_the_products_back(administrator, croupier, director):
+    from django.db import DatabaseError, transaction
+
+    change = propose(administrator, croupier.employee, state_of(croupier.employee) | {"role": Role.CHEF})
+    decide(director, change, False, PASSWORD)
+    for statement in (
+        lambda: AccountChange.objects.filter(pk=change.pk).update(role=Role.DIRECTOR),
+        lambda: AccountDecision.objects.filter(change=change).update(confirmed=True),
+        lambda: AccountDecision.objects.filter(change=change).delete(),
+    ):
+        with pytest.raises(DatabaseError), transaction.atomic():
+            statement()
+    assert AccountChange.objects.get(pk=change.pk).role == Role.CHEF
+    assert AccountDecision.objects.get(change=change).confirmed is False
