@@ -193,12 +193,18 @@ def test_r28_a_code_without_the_kept_phone_does_not_take_over_the_account(
 
 
 def test_r28_a_reset_second_factor_is_enrolled_anew_and_journaled(client, api, administrator, director, two_factor):
-    TOTPDevice.objects.create(user=director, name="perdu", confirmed=True)
+    lost = TOTPDevice.objects.create(user=director, name="perdu", confirmed=True)
+    lost_code = current_code(lost)
     code = issue(api, administrator, director.employee, reset_second_factor=True).json()["code"]
-    assert not TOTPDevice.objects.filter(user=director, name="perdu").exists()
+    assert not TOTPDevice.objects.filter(user=director, confirmed=True).exists()
     activate(client, "directeur", code)
+    # The lost phone's codes no longer prove anything.
+    assert client.post("/activation/double-authentification/", {"token": lost_code}).status_code == 400
     device = TOTPDevice.objects.get(user=director)
-    client.post("/activation/double-authentification/", {"token": current_code(device)})
+    assert current_code(device) != lost_code
+    assert client.post("/activation/double-authentification/", {"token": current_code(device)}).status_code == 302
+    device.refresh_from_db()
+    assert device.confirmed
     actions = list(
         JournalEntry.objects.filter(object_type="casino.employee", object_id=str(director.employee.pk)).values_list(
             "action", flat=True

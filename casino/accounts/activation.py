@@ -8,7 +8,7 @@ import secrets
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from django_otp.plugins.otp_totp.models import TOTPDevice
+from django_otp.plugins.otp_totp.models import TOTPDevice, default_key
 
 from casino.accounts.services import journal, refuse_own_account
 from casino.models import ActivationCode
@@ -57,8 +57,14 @@ def issue_activation_code(actor, employee, reset_second_factor=False):
     end_tokens(user)
     journal(employee, "activation_code_issued", actor, code=record.pk, expires_at=expires_at.isoformat())
     if reset_second_factor:
-        removed, _ = TOTPDevice.objects.filter(user=user).delete()
-        journal(employee, "second_factor_reset", actor, devices=removed)
+        # A new secret on the same rows (the application's database role may not delete them): the lost phone's
+        # codes stop working, and the device is enrolled anew with the activation code.
+        devices = list(TOTPDevice.objects.select_for_update().filter(user=user))
+        for device in devices:
+            device.key = default_key()
+            device.confirmed = False
+            device.save(update_fields=["key", "confirmed"])
+        journal(employee, "second_factor_reset", actor, devices=len(devices))
     return code, record
 
 
@@ -86,7 +92,7 @@ def enrolment_device(user):
 def use_activation_code(record_id, password_hash, device=None):
     """Consume the code: the person's own password (already hashed) and, where needed, their confirmed device."""
     # Lock the code: the same code submitted twice at once is used once.
-    record = ActivationCode.objects.select_for_update().select_related("user__employee").get(pk=record_id)
+    record = ActivationCode.objects.select_for_update(of=("self",)).select_related("user__employee").get(pk=record_id)
     if not _still_usable(record):
         raise InvalidTransition("R28", "Code d'activation invalide, expiré ou déjà utilisé")
     record.used_at = timezone.now()

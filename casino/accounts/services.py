@@ -72,7 +72,7 @@ def save_employee(actor, employee, user_data, casinos, wanted):
         employee = Employee.objects.create(user=user, role="")
     else:
         # Two administrators editing the same person at once: one after the other.
-        employee = Employee.objects.select_for_update().select_related("user").get(pk=employee.pk)
+        employee = Employee.objects.select_for_update(of=("self",)).select_related("user").get(pk=employee.pk)
         user = employee.user
         was_active = user.is_active
         for name, value in user_data.items():
@@ -115,11 +115,12 @@ def change_memberships(actor, employee, casinos, journaled=True):
             journal(employee, "membership_changed", actor, casino=casino_id, active=True)
 
 
+@transaction.atomic
 def propose(actor, employee, state):
     """Record a proposed role or approval, pending the direction's signature (R29)."""
     refuse_own_account(actor, employee)
     # Lock the employee: two proposals at once must not both find no pending one.
-    employee = Employee.objects.select_for_update().select_related("user").get(pk=employee.pk)
+    employee = Employee.objects.select_for_update(of=("self",)).select_related("user").get(pk=employee.pk)
     if AccountChange.objects.pending().filter(employee=employee).exists():
         raise InvalidTransition(
             "R29", f"Une proposition pour {employee} attend déjà la décision de la direction : elle est décidée d'abord"
@@ -158,10 +159,14 @@ def decide(actor, change, confirm, password, reason=""):
     from cashbox.services import sign
 
     # Lock the proposal: two deciders at once must not both decide it.
-    change = AccountChange.objects.select_for_update().select_related("employee__user", "casino").get(pk=change.pk)
+    change = (
+        AccountChange.objects.select_for_update(of=("self",))
+        .select_related("employee__user", "casino")
+        .get(pk=change.pk)
+    )
     if AccountDecision.objects.filter(change=change).exists():
         raise InvalidTransition("R29", "Cette proposition est déjà décidée")
-    employee = Employee.objects.select_for_update().select_related("user").get(pk=change.employee_id)
+    employee = Employee.objects.select_for_update(of=("self",)).select_related("user").get(pk=change.employee_id)
     if actor.pk in (change.proposed_by_id, employee.user_id):
         raise RoleForbidden(
             "R29", "Celui qui propose un rôle ou celui qui le reçoit ne peut pas le confirmer : un autre décide"
