@@ -56,9 +56,13 @@ def test_r29_the_administrator_cannot_patch_their_own_role(api, administrator):
 
 
 def test_r29_the_administrator_cannot_change_their_own_memberships(api, administrator, casino, other_casino):
+    from casino.models import Membership
+
+    Membership.objects.create(employee=administrator.employee, casino=other_casino)
     api.force_authenticate(administrator)
-    response = api.patch(f"/api/v1/employees/{administrator.employee.pk}/", {"casinos": []}, format="json")
-    assert response.status_code in (400, 403)
+    response = api.patch(f"/api/v1/employees/{administrator.employee.pk}/", {"casinos": [casino.pk]}, format="json")
+    assert response.status_code == 403 and response.json()["code"] == "R29"
+    assert administrator.employee.memberships.get(casino=other_casino).active
     response = api.patch(f"/api/v1/employees/{administrator.employee.pk}/", {"first_name": "X"}, format="json")
     assert response.status_code == 403 and response.json()["code"] == "R29"
 
