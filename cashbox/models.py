@@ -28,6 +28,7 @@ class Signature(models.Model):
         CORRECTION = "correction", "Approbation de correction"
         REGISTER = "register", "Registre de contrôle"
         ROSTER = "roster", "Publication de l'ordre de roulement"
+        ACCOUNT = "account", "Décision sur un rôle ou un agrément (R29)"
 
     signer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="signatures")
     role = models.CharField("en qualité de", max_length=20, choices=Role.choices)

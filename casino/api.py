@@ -1,5 +1,5 @@
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
@@ -44,9 +44,33 @@ class CasinoViewSet(RecordViewSet):
     http_method_names = ["get", "put", "patch", "head", "options"]
 
 
+class IssueCodeSerializer(serializers.Serializer):
+    reset_second_factor = serializers.BooleanField(required=False, default=False)
+
+
+class ActivationCodeSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="Affiché une seule fois ; seule son empreinte est conservée (R28).")
+    expires_at = serializers.DateTimeField()
+
+
 class EmployeeViewSet(RecordViewSet):
     queryset = Employee.objects.all()
     serializer_class = EmployeeSerializer
+    action_permissions = {"activation_code": ["casino.add_activationcode"]}
+
+    @extend_schema(request=IssueCodeSerializer, responses={201: ActivationCodeSerializer})
+    @action(detail=True, methods=["post"], url_path="activation-code")
+    def activation_code(self, request, pk=None):
+        """Issue a one-time, expiring code with which the person sets their own password (R28); shown once."""
+        from casino.accounts.activation import issue_activation_code
+
+        data = IssueCodeSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        code, record = issue_activation_code(
+            request.user, self.get_object(), data.validated_data["reset_second_factor"]
+        )
+        body = ActivationCodeSerializer({"code": code, "expires_at": record.expires_at}).data
+        return Response(body, status=status.HTTP_201_CREATED, headers={"Cache-Control": "no-store"})
 
     def get_queryset(self):
         return (

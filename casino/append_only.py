@@ -60,6 +60,9 @@ GUARDS = {
     "casino.Membership": Guard(free=("active",)),
     "casino.Alert": Guard(fill_once=("acknowledged_at", "acknowledged_by")),
     "casino.JournalEntry": WRITE_ONCE,
+    # Separation of duties (R29): a proposal and its decision are written once.
+    "casino.AccountChange": WRITE_ONCE,
+    "casino.AccountDecision": WRITE_ONCE,
     "casino.Export": Guard(
         # A build that loses the database goes back to pending to be retried; the sweeper fails a stuck one.
         transitions={

@@ -1,10 +1,5 @@
 """Logging in: password with lockout (django-axes), then a TOTP code for the roles that sign (django-otp)."""
 
-import base64
-import io
-
-import qrcode
-import qrcode.image.svg
 from axes.backends import AxesStandaloneBackend
 from django import forms
 from django.conf import settings
@@ -102,34 +97,13 @@ def otp_verify(request):
 @require_http_methods(["GET", "POST"])
 @login_required
 def otp_setup(request):
-    """Enrol the TOTP application: a secret shown once as a QR code, confirmed by a first valid code."""
+    """No enrolment with a password alone (R28): a second factor is enrolled only with an activation code."""
     if not requires_two_factor(request.user):
         return redirect(safe_next(request))
     if TOTPDevice.objects.filter(user=request.user, confirmed=True).exists():
         return redirect("otp-verify")
-    device = TOTPDevice.objects.filter(user=request.user, confirmed=False).first()
-    if device is None:
-        device = TOTPDevice.objects.create(user=request.user, name="Application TOTP", confirmed=False)
-    form = OTPForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        if device.verify_token(form.cleaned_data["token"].strip()):
-            device.confirmed = True
-            device.save()
-            otp_login(request, device)
-            log_event("otp_enrolled", request)
-            messages.success(request, "Double authentification activée.")
-            return redirect(safe_next(request))
-        form.add_error("token", "Code invalide : vérifiez l'heure de votre téléphone.")
-    image = qrcode.make(device.config_url, image_factory=qrcode.image.svg.SvgPathImage)
-    buffer = io.BytesIO()
-    image.save(buffer)
-    context = {
-        "form": form,
-        "secret": base64.b32encode(device.bin_key).decode(),
-        "qr": base64.b64encode(buffer.getvalue()).decode(),
-        "next": safe_next(request, ""),
-    }
-    return render(request, "registration/otp_setup.html", context, status=400 if form.errors else 200)
+    log_event("otp_enrolment_refused", request)
+    return render(request, "registration/otp_setup.html", status=200 if request.method == "GET" else 400)
 
 
 class TokenRequestSerializer(serializers.Serializer):

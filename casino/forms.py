@@ -2,10 +2,9 @@ import json
 
 from django import forms
 from django.contrib.auth import get_user_model
-from django.contrib.auth.password_validation import validate_password
 
+from casino.accounts.services import FIELDS, save_employee
 from casino.models import Casino, Employee
-from casino.services import save_employee
 
 
 class CasinoForm(forms.ModelForm):
@@ -50,19 +49,15 @@ class CasinoForm(forms.ModelForm):
 
 
 class EmployeeForm(forms.ModelForm):
-    """An employee account: the administrator creates it, sets the role, the approval and the casinos."""
+    """An employee account: the administrator creates it and its casinos, and PROPOSES its role and approval, which
+    take effect once the directeur responsable confirms them (R29). No password here: the person sets their own
+    with an activation code (R28)."""
 
     username = forms.CharField(label="identifiant", max_length=150)
     first_name = forms.CharField(label="prénom", max_length=150, required=False)
     last_name = forms.CharField(label="nom", max_length=150, required=False)
     email = forms.EmailField(label="courriel", required=False)
     is_active = forms.BooleanField(label="compte actif", required=False, initial=True)
-    password = forms.CharField(
-        label="mot de passe initial",
-        required=False,
-        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-        help_text="12 caractères au moins ; laisser vide pour ne pas le changer.",
-    )
     casinos = forms.ModelMultipleChoiceField(
         label="établissements", queryset=Casino.objects.none(), widget=forms.CheckboxSelectMultiple
     )
@@ -79,6 +74,9 @@ class EmployeeForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.actor = user
         self.fields["casinos"].queryset = Casino.objects.for_user(user)
+        self.fields["role"].label = "rôle (proposé)"
+        self.fields["role"].help_text = Employee._meta.get_field("role").help_text
+        self.change = None
         if self.instance.pk:
             account = self.instance.user
             self.fields["username"].disabled = True
@@ -95,25 +93,13 @@ class EmployeeForm(forms.ModelForm):
             raise forms.ValidationError("Cet identifiant est déjà pris.")
         return username
 
-    def clean_password(self):
-        password = self.cleaned_data["password"]
-        if not password and not self.instance.pk:
-            raise forms.ValidationError("Indiquez un mot de passe initial.")
-        if password:
-            validate_password(password)
-        return password
-
     def save(self, commit=True):
         data = self.cleaned_data
         user_data = {name: data[name] for name in ("first_name", "last_name", "email", "is_active")}
         if not self.instance.pk:
             user_data["username"] = data["username"]
-        fields = {name: data[name] for name in self._meta.fields}
-        return save_employee(
-            self.actor,
-            self.instance if self.instance.pk else None,
-            user_data,
-            data["password"],
-            data["casinos"],
-            fields,
+        wanted = {name: data[name] for name in FIELDS}
+        employee, self.change = save_employee(
+            self.actor, self.instance if self.instance.pk else None, user_data, data["casinos"], wanted
         )
+        return employee

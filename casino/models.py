@@ -238,7 +238,14 @@ class Employee(models.Model):
     """A person of the casino staff, with role and ministerial approval (agrément)."""
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="employee")
-    role = models.CharField("rôle", max_length=20, choices=Role.choices)
+    role = models.CharField(
+        "rôle",
+        max_length=20,
+        choices=Role.choices,
+        blank=True,
+        help_text="Vide tant qu'aucun rôle n'est confirmé : un rôle qui signe, compte, détient une clé ou contrôle "
+        f"ne prend effet qu'une fois confirmé par le directeur responsable (R29, {article('R29')}).",
+    )
     approval_number = models.CharField(
         "numéro d'agrément", max_length=40, blank=True, help_text="Agrément du ministère de l'Intérieur."
     )
@@ -332,6 +339,114 @@ class Membership(models.Model):
 
     def __str__(self):
         return f"{self.employee} — {self.casino}"
+
+
+# Separation of duties (R29) -----------------------------------------------------------------------------------
+
+
+class AccountChangeQuerySet(ScopedQuerySet):
+    def pending(self):
+        return self.filter(decision__isnull=True)
+
+
+class AccountChange(models.Model):
+    """A role or approval proposed by the administrator for an employee; it takes effect only once the direction
+    confirms it with their signature (R29). Written once: the decision is another record."""
+
+    casino = models.ForeignKey(Casino, on_delete=models.PROTECT, related_name="account_changes")
+    employee = models.ForeignKey(Employee, on_delete=models.PROTECT, related_name="account_changes")
+    proposed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    proposed_at = models.DateTimeField("proposé le", default=timezone.now)
+    role = models.CharField("rôle proposé", max_length=20, choices=Role.choices, blank=True)
+    approval_number = models.CharField("numéro d'agrément proposé", max_length=40, blank=True)
+    approval_date = models.DateField("date d'agrément proposée", null=True, blank=True)
+    approval_end = models.DateField("fin d'agrément proposée", null=True, blank=True)
+    suspended_from = models.DateField("suspendu à partir du", null=True, blank=True)
+    suspended_until = models.DateField("suspendu jusqu'au", null=True, blank=True)
+    previous = models.JSONField("avant", default=dict, help_text="Rôle et agrément au moment de la proposition.")
+
+    objects = AccountChangeQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "proposition de rôle ou d'agrément"
+        verbose_name_plural = "propositions de rôle ou d'agrément"
+        ordering = ["-proposed_at", "-pk"]
+        permissions = [("decide_accountchange", "Peut confirmer ou refuser un rôle ou un agrément (R29)")]
+
+    def __str__(self):
+        return f"Proposition n° {self.pk} pour {self.employee}"
+
+    def get_absolute_url(self):
+        return reverse("account-change-detail", args=[self.pk])
+
+    FIELDS = ("role", "approval_number", "approval_date", "approval_end", "suspended_from", "suspended_until")
+
+    def proposed(self):
+        return {name: getattr(self, name) for name in self.FIELDS}
+
+    @property
+    def state(self):
+        decision = getattr(self, "decision", None)
+        if decision is None:
+            return "en attente"
+        return "confirmée" if decision.confirmed else "refusée"
+
+
+class AccountDecision(models.Model):
+    """The direction's signed confirmation or refusal of a proposed role or approval (R29). Written once."""
+
+    change = models.OneToOneField(AccountChange, on_delete=models.PROTECT, related_name="decision")
+    confirmed = models.BooleanField("confirmée")
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    signature = models.OneToOneField("cashbox.Signature", on_delete=models.PROTECT, related_name="+")
+    reason = models.TextField("motif", blank=True)
+    decided_at = models.DateTimeField("décidé le", default=timezone.now)
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "décision sur un rôle ou un agrément"
+
+    def __str__(self):
+        return f"{'Confirmation' if self.confirmed else 'Refus'} de la proposition n° {self.change_id}"
+
+    @property
+    def casino_id(self):
+        return self.change.casino_id
+
+
+# Personal secrets (R28) -----------------------------------------------------------------------------------------
+
+
+class ActivationCode(models.Model):
+    """A one-time, expiring code with which a person sets their own password (and second factor) (R28).
+
+    Only the SHA-256 of the code is kept: it is shown once to the administrator who issued it, who hands it over.
+    A plain hash suffices (no slow password hash) because the code is 100 random bits, not a chosen secret.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="activation_codes")
+    digest = models.CharField("empreinte SHA-256 du code", max_length=64, unique=True)
+    issued_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Vide : émis à l'installation (create_director).",
+    )
+    issued_at = models.DateTimeField("émis le", default=timezone.now)
+    expires_at = models.DateTimeField("expire le")
+    reset_second_factor = models.BooleanField("double authentification réinitialisée", default=False)
+    used_at = models.DateTimeField("utilisé le", null=True, blank=True)
+
+    class Meta:
+        verbose_name = "code d'activation"
+        verbose_name_plural = "codes d'activation"
+        ordering = ["-issued_at", "-pk"]
+
+    def __str__(self):
+        return f"Code d'activation de {self.user.username} émis le {self.issued_at:%d/%m/%Y %H:%M}"
 
 
 class AlertQuerySet(models.QuerySet):

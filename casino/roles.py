@@ -25,7 +25,9 @@ CASH_ENTRY = ["cashbox.advance:add", "cashbox.count:add"]
 FLOOR_CONTROL = ["cashbox.interruption:add", "cashbox.interruption:change", "cashbox.correction:add"]
 DIRECTING = ["seances.seance:add", "seances.seance:change", "seances.open_tableau"]
 AUDIT = ["casino.casino", "casino.alert", "casino.journalentry"]
-VIEW_ALL = [f"{model}:view" for model in [*REGISTRY, *STAFF, *SEANCES, *ROSTERS, *CASH, *AUDIT]]
+# Proposed roles and approvals (R29): the administrator proposes, the direction decides with its signature.
+ACCOUNT_CHANGES = ["casino.accountchange", "casino.accountdecision"]
+VIEW_ALL = [f"{model}:view" for model in [*REGISTRY, *STAFF, *ACCOUNT_CHANGES, *SEANCES, *ROSTERS, *CASH, *AUDIT]]
 
 ROLE_PERMISSIONS = {
     Role.DIRECTOR: [
@@ -41,6 +43,7 @@ ROLE_PERMISSIONS = {
         "cashbox.controlregister:add",
         "cashbox.sign_register",
         *ROSTERING,
+        "casino.decide_accountchange",
     ],
     Role.CODIR: [
         *VIEW_ALL,
@@ -52,6 +55,7 @@ ROLE_PERMISSIONS = {
         "cashbox.controlregister:add",
         "cashbox.sign_register",
         *ROSTERING,
+        "casino.decide_accountchange",
     ],
     Role.CHEF: [
         *[f"{model}:view" for model in [*REGISTRY, "casino.casino", "casino.alert"]],
@@ -68,6 +72,9 @@ ROLE_PERMISSIONS = {
         *VIEW_ALL,
         *[f"{model}:add" for model in [*REGISTRY, *STAFF]],
         *[f"{model}:change" for model in [*REGISTRY, *STAFF, "casino.casino"]],
+        "casino.accountchange:add",
+        # R28: the administrator issues activation codes; nobody sets another person's password.
+        "casino.activationcode:add",
     ],
 }
 
@@ -93,6 +100,10 @@ def ensure_groups(**kwargs):
 def sync_groups(employee):
     """Put the employee's user in the group of its role, and in no other role group."""
     role_groups = Group.objects.filter(name__in=[role.label for role in Role])
+    if not employee.role:
+        # No confirmed role yet (R29): no group, no permission.
+        employee.user.groups.remove(*role_groups)
+        return
     employee.user.groups.remove(*role_groups.exclude(name=Role(employee.role).label))
     group, _ = Group.objects.get_or_create(name=Role(employee.role).label)
     employee.user.groups.add(group)
@@ -101,4 +112,4 @@ def sync_groups(employee):
 def role_of(user):
     """The user's role, or None for a user without an employee profile."""
     employee = getattr(user, "employee", None) if user.is_authenticated else None
-    return Role(employee.role) if employee else None
+    return Role(employee.role) if employee and employee.role else None

@@ -390,3 +390,18 @@ def connect_token_signals():
     post_save.connect(_end_tokens_after_account_change, sender=User, dispatch_uid="tokens_account_after")
     pre_save.connect(_remember_role, sender=Employee, dispatch_uid="tokens_role_before")
     post_save.connect(_end_tokens_after_role_change, sender=Employee, dispatch_uid="tokens_role_after")
+
+
+def end_sessions(user):
+    """End every open session of the user (a reset or an activation code: whoever held the old secret is out)."""
+    from django.contrib.sessions.models import Session
+    from django.utils import timezone
+
+    # Sessions are signed blobs keyed by a random id, not by user: each live one has to be decoded (hand-written
+    # because django.contrib.sessions keeps no user index; the number of live sessions of a casino stays small).
+    stale = [
+        session.pk
+        for session in Session.objects.filter(expire_date__gt=timezone.now()).iterator()
+        if session.get_decoded().get("_auth_user_id") == str(user.pk)
+    ]
+    Session.objects.filter(pk__in=stale).delete()

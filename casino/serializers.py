@@ -1,11 +1,12 @@
+import copy
+
 from django.contrib.auth import get_user_model
-from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 from rest_framework.fields import get_error_detail
 
-from casino.models import Alert, Casino, Employee, Role
-from casino.services import save_employee
+from casino.accounts.services import FIELDS, save_employee
+from casino.models import AccountChange, Alert, Casino, Employee, Role
 
 
 class CleanedModelSerializer(serializers.ModelSerializer):
@@ -74,8 +75,13 @@ class EmployeeSerializer(CleanedModelSerializer):
     last_name = serializers.CharField(source="user.last_name", required=False, allow_blank=True)
     email = serializers.EmailField(source="user.email", required=False, allow_blank=True)
     is_active = serializers.BooleanField(source="user.is_active", required=False)
-    password = serializers.CharField(write_only=True, required=False, style={"input_type": "password"})
-    role = serializers.ChoiceField(choices=Role.choices)
+    role = serializers.ChoiceField(
+        choices=Role.choices,
+        required=False,
+        allow_blank=True,
+        help_text="Rôle en vigueur ; un rôle demandé qui signe, compte, détient une clé ou contrôle, et tout "
+        "agrément, devient une proposition que le directeur responsable confirme (R29) : voir pending_change.",
+    )
     casinos = serializers.PrimaryKeyRelatedField(many=True, queryset=Casino.objects.none())
     approval_valid = serializers.BooleanField(read_only=True)
 
@@ -88,7 +94,6 @@ class EmployeeSerializer(CleanedModelSerializer):
             "last_name",
             "email",
             "is_active",
-            "password",
             "role",
             "approval_number",
             "approval_date",
@@ -97,7 +102,13 @@ class EmployeeSerializer(CleanedModelSerializer):
             "suspended_until",
             "approval_valid",
             "casinos",
+            "pending_change",
         ]
+
+    pending_change = serializers.SerializerMethodField(help_text="La proposition en attente de décision (R29).")
+
+    def get_pending_change(self, instance) -> int | None:
+        return AccountChange.objects.pending().filter(employee=instance).values_list("pk", flat=True).first()
 
     def get_fields(self):
         fields = super().get_fields()
@@ -114,16 +125,10 @@ class EmployeeSerializer(CleanedModelSerializer):
             username = user_data.get("username", "")
             if get_user_model().objects.filter(username__iexact=username).exists():
                 raise serializers.ValidationError({"username": ["Cet identifiant est déjà pris."]})
-            if not attrs.get("password"):
-                raise serializers.ValidationError({"password": ["Indiquez un mot de passe initial."]})
-        if attrs.get("password"):
-            try:
-                validate_password(attrs["password"])
-            except DjangoValidationError as exc:
-                raise serializers.ValidationError({"password": list(exc.messages)}) from exc
         if "casinos" in attrs and not attrs["casinos"]:
             raise serializers.ValidationError({"casinos": ["Un employé appartient à au moins un établissement."]})
-        employee = self.instance or Employee()
+        # A copy: the proposal is validated here, the account itself changes only through save_employee (R29).
+        employee = copy.copy(self.instance) if self.instance is not None else Employee()
         for name in ("role", "approval_number", "approval_date", "approval_end", "suspended_from", "suspended_until"):
             if name in attrs:
                 setattr(employee, name, attrs[name])
@@ -135,24 +140,22 @@ class EmployeeSerializer(CleanedModelSerializer):
 
     def create(self, validated_data):
         user_data = validated_data.pop("user")
-        return save_employee(
-            self.context["request"].user,
-            None,
-            user_data,
-            validated_data.pop("password"),
-            validated_data.pop("casinos"),
-            validated_data,
+        wanted = {name: validated_data[name] for name in FIELDS if name in validated_data}
+        employee, _change = save_employee(
+            self.context["request"].user, None, user_data, validated_data.pop("casinos"), wanted
         )
+        return employee
 
     def update(self, instance, validated_data):
-        return save_employee(
+        wanted = {name: validated_data[name] for name in FIELDS if name in validated_data}
+        employee, _change = save_employee(
             self.context["request"].user,
             instance,
             validated_data.pop("user", {}),
-            validated_data.pop("password", None),
             validated_data.pop("casinos", None),
-            validated_data,
+            wanted,
         )
+        return employee
 
     def to_representation(self, instance):
         data = super().to_representation(instance)

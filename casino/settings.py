@@ -40,7 +40,8 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost" if (DEBUG or TES
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # django.contrib.admin with a site behind the second factor and without the account admins (R28, R29).
+    "casino.admin_apps.CasinoAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -356,6 +357,8 @@ AXES_DISABLE_ACCESS_LOG = True
 REQUIRE_2FA = env_bool("REQUIRE_2FA", PRODUCTION)
 TWO_FACTOR_ROLES = {"directeur", "codir", "controleur"}
 OTP_TOTP_ISSUER = "Boule et vingt-trois"
+# R28: how long an activation code (with which a person sets their own password) stays usable.
+ACTIVATION_CODE_HOURS = int(os.environ.get("ACTIVATION_CODE_HOURS", "72"))
 
 # Logging -----------------------------------------------------------------------------------------------------
 # Every line is one JSON object with one schema (casino/logs.py), the security log included.

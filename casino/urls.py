@@ -7,6 +7,8 @@ from rest_framework.routers import DefaultRouter
 from cashbox import api as cashbox_api
 from casino import api as casino_api
 from casino import auth, export_views, health, journal_views, views
+from casino.accounts import api as accounts_api
+from casino.accounts import views as accounts_views
 from casino.permissions import RolePermission
 from casino.schema_views import CachedSchemaView
 from sessions import api as sessions_api
@@ -17,6 +19,7 @@ from tables import game_api, game_views
 router = DefaultRouter()
 router.register("casinos", casino_api.CasinoViewSet, basename="casino")
 router.register("employees", casino_api.EmployeeViewSet, basename="employee")
+router.register("account-changes", accounts_api.AccountChangeViewSet, basename="account-change")
 router.register("apparatus", tables_api.ApparatusViewSet, basename="apparatus")
 router.register("tables", tables_api.TableViewSet, basename="table")
 router.register("tableaux", tables_api.TableauViewSet, basename="tableau")
@@ -47,6 +50,19 @@ urlpatterns = [
     path("personnel/nouveau/", views.EmployeeCreateView.as_view(), name="employee-create"),
     path("personnel/<int:pk>/", views.EmployeeDetailView.as_view(), name="employee-detail"),
     path("personnel/<int:pk>/modifier/", views.EmployeeUpdateView.as_view(), name="employee-update"),
+    path(
+        "personnel/<int:pk>/code-activation/",
+        accounts_views.IssueActivationCodeView.as_view(),
+        name="employee-activation-code",
+    ),
+    path("activation/", accounts_views.ActivationView.as_view(), name="activation"),
+    path("activation/double-authentification/", accounts_views.ActivationOTPView.as_view(), name="activation-otp"),
+    path("personnel/propositions/", accounts_views.AccountChangeListView.as_view(), name="account-change-list"),
+    path(
+        "personnel/propositions/<int:pk>/",
+        accounts_views.AccountChangeDetailView.as_view(),
+        name="account-change-detail",
+    ),
     path("etablissements/<int:pk>/", views.CasinoDetailView.as_view(), name="casino-detail"),
     path("etablissements/<int:pk>/modifier/", views.CasinoUpdateView.as_view(), name="casino-update"),
     path("alertes/<int:pk>/acquitter/", views.AcknowledgeAlertView.as_view(), name="alert-acknowledge"),

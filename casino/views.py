@@ -12,9 +12,10 @@ from django.views.generic import DetailView, ListView
 
 from casino.forms import CasinoForm, EmployeeForm
 from casino.history import history_rows
-from casino.middleware import mark_form_refusal
-from casino.models import Alert, Casino, Employee, Role
+from casino.middleware import mark_form_refusal, mark_refusal, refusal_of
+from casino.models import APPROVED_ROLES, Alert, Casino, Employee, Role
 from casino.roles import role_of
+from casino.rules import DomainError, RoleForbidden
 from casino.services import acknowledge_alert
 
 
@@ -114,11 +115,20 @@ def home(request):
         approvals = [
             employee
             for employee in Employee.objects.for_user(request.user).select_related("user")
-            if employee.role != Role.CONTROLEUR
-            and employee.role != Role.ADMIN
-            and not employee.approval_valid_on(today)
+            if employee.role in APPROVED_ROLES and not employee.approval_valid_on(today)
         ]
-    context = {"role": role, "casinos": casinos, "alerts": alerts, "invalid_approvals": approvals}
+    pending_changes = 0
+    if request.user.has_perm("casino.decide_accountchange"):
+        from casino.models import AccountChange
+
+        pending_changes = AccountChange.objects.for_user(request.user).pending().count()
+    context = {
+        "role": role,
+        "casinos": casinos,
+        "alerts": alerts,
+        "invalid_approvals": approvals,
+        "pending_changes": pending_changes,
+    }
     if role in (Role.DIRECTOR, Role.CODIR) and casinos:
         from cashbox.views import floor_rows
         from casino.dashboard import director_dashboard
@@ -160,18 +170,63 @@ class EmployeeDetailView(ScopedDetailView):
     permission_required = "casino.view_employee"
     template_name = "casino/employee_detail.html"
 
+    def get_context_data(self, **kwargs):
+        from casino.models import AccountChange
 
-class EmployeeCreateView(ScopedFormView):
+        context = super().get_context_data(**kwargs)
+        context["pending_changes"] = (
+            AccountChange.objects.for_user(self.request.user).pending().filter(employee=self.object)
+        )
+        return context
+
+
+class EmployeeFormMixin:
+    """An account is saved, its role and approval proposed (R29); a refusal of the domain is shown with its status."""
+
+    def post(self, request, *args, **kwargs):
+        self.object = self.get_object()
+        form = self.get_form(request.POST)
+        if form.is_valid():
+            try:
+                with transaction.atomic():
+                    saved = form.save()
+            except ValidationError as exc:
+                form.add_error(None, exc)
+            except DomainError as exc:
+                form.add_error(None, exc.message)
+                return mark_refusal(self.render(form, status=exc.status_code), *refusal_of(exc))
+            else:
+                if form.change is not None:
+                    messages.success(
+                        request,
+                        "Enregistré. Le rôle ou l'agrément demandé est proposé : il prendra effet une fois confirmé "
+                        "par la direction.",
+                    )
+                else:
+                    messages.success(request, "Enregistré.")
+                return HttpResponseRedirect(saved.get_absolute_url())
+        return mark_form_refusal(self.render(form, status=400), form)
+
+
+class EmployeeCreateView(EmployeeFormMixin, ScopedFormView):
     model = Employee
     form_class = EmployeeForm
     permission_required = "casino.add_employee"
     title = "Nouvel employé"
 
 
-class EmployeeUpdateView(ScopedFormView):
+class EmployeeUpdateView(EmployeeFormMixin, ScopedFormView):
     model = Employee
     form_class = EmployeeForm
     permission_required = "casino.change_employee"
+
+    def get(self, request, *args, **kwargs):
+        self.object = self.get_object()
+        if self.object.user_id == request.user.pk:
+            # Nobody acts on their own account (R29): not even the form is offered.
+            refusal = RoleForbidden("R29", "Nul n'agit sur son propre compte : un autre administrateur le modifie")
+            return render(request, "casino/refused.html", {"message": refusal.message}, status=403)
+        return super().get(request, *args, **kwargs)
 
     def get_object(self):
         return get_object_or_404(

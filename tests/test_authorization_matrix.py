@@ -19,8 +19,9 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 
 from cashbox import services as cash_services
 from cashbox.models import Advance, ControlRegister, Count, Interruption
+from casino.accounts.services import propose, state_of
 from casino.exports import request_export
-from casino.models import Alert, Casino, Employee, Export
+from casino.models import AccountChange, Alert, Casino, Employee, Export
 from sessions import roster_services
 from sessions.models import GamingDay, Opening, Roster, Seance
 from sessions.services import change_seance_state, plan_seances
@@ -113,6 +114,13 @@ EXPECTATIONS = {
     "employee-detail": page(get=READ_ALL),
     "employee-create": page(get=STAFF_WRITE, post=STAFF_WRITE),
     "employee-update": page(get=STAFF_WRITE, post=STAFF_WRITE),
+    # Proposed roles and approvals (R29): everyone who reads the staff sees them, only the direction decides.
+    # R28: the administrator issues an activation code; the person, not logged in, sets their own password with it.
+    "employee-activation-code": page(post=STAFF_WRITE),
+    "activation": Route(GET=ANYONE, POST=ANYONE, guard=ANYONE),
+    "activation-otp": Route(GET=ANYONE, POST=ANYONE, guard=ANYONE),
+    "account-change-list": page(get=READ_ALL),
+    "account-change-detail": page(get=READ_ALL, post=DIRECTION),
     "casino-detail": page(get=ANY_ROLE),
     "casino-update": page(get=CASINO_SETTINGS, post=CASINO_SETTINGS),
     "alert-acknowledge": page(post=FLOOR_CONTROL),
@@ -189,7 +197,14 @@ EXPECTATIONS = {
     "api:api-root": api(get=ANY_ROLE),
     # API router: never a DELETE (R23)
     **records("casino", change=REGISTRY_WRITE),
-    **records("employee", read=READ_ALL, add=STAFF_WRITE, change=STAFF_WRITE),
+    **records(
+        "employee",
+        read=READ_ALL,
+        add=STAFF_WRITE,
+        change=STAFF_WRITE,
+        actions={"activation-code": ("post", STAFF_WRITE)},
+    ),
+    **records("account-change", read=READ_ALL, actions={"decide": ("post", DIRECTION)}),
     **records("apparatus", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
     **records("table", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
     **records("tableau", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
@@ -224,6 +239,8 @@ ADMIN_ENTRANCE = {"admin:login", "admin:logout"}
 PK_MODELS = {
     "employee-detail": Employee,
     "employee-update": Employee,
+    "employee-activation-code": Employee,
+    "account-change-detail": AccountChange,
     "casino-detail": Casino,
     "casino-update": Casino,
     "alert-acknowledge": Alert,
@@ -313,7 +330,9 @@ def routes(objects):
 
 
 @pytest.fixture
-def demo(api, settings, tmp_path, django_capture_on_commit_callbacks, cash_staff, open_day, casino, regulator):
+def demo(
+    api, settings, tmp_path, django_capture_on_commit_callbacks, cash_staff, open_day, casino, regulator, administrator
+):
     """Yesterday closed with its register drawn up; today's afternoon open with an advance, an interruption, a
     corrected count; tomorrow's roster; an export and an alert."""
     settings.EXPORT_ROOT = tmp_path / "exports"
@@ -356,7 +375,10 @@ def demo(api, settings, tmp_path, django_capture_on_commit_callbacks, cash_staff
     with django_capture_on_commit_callbacks(execute=True):
         export = request_export(regulator, casino, yesterday, yesterday)
     alert = Alert.objects.create(casino=casino, rule="R18", kind="test", key="matrix", message="Alerte de test")
+    caissier = cash_staff["caissier"].employee
+    change = propose(administrator, caissier, state_of(caissier) | {"role": "chef"})
     return {
+        AccountChange: change,
         "date": yesterday,
         Casino: casino,
         Employee: director.employee,

@@ -136,18 +136,17 @@ def two_factor(settings):
     return settings
 
 
-def test_the_director_must_enrol_and_then_present_a_totp_code(client, director, two_factor):
+def test_the_director_must_present_a_totp_code_and_cannot_enrol_with_a_password_alone(client, director, two_factor):
     response = login(client, "directeur", PASSWORD)
     assert response.status_code == 302 and "/connexion/double-authentification/" in response["Location"]
     assert client.get("/").status_code == 302
+    # R28: enrolment needs an activation code (tests/test_r28_activation.py), never the password alone.
     setup = client.get("/connexion/double-authentification/")
-    assert setup.status_code == 200 and "data:image/svg+xml" in setup.content.decode()
-    device = TOTPDevice.objects.get(user=director)
-    assert client.post("/connexion/double-authentification/", {"token": "000000"}).status_code == 400
-    assert client.post("/connexion/double-authentification/", {"token": current_code(device)}).status_code == 302
+    assert setup.status_code == 200 and "data:image/svg+xml" not in setup.content.decode()
+    assert not TOTPDevice.objects.filter(user=director).exists()
+    device = TOTPDevice.objects.create(user=director, name="t", confirmed=True)
+    assert client.post("/connexion/verification/", {"token": current_code(device)}).status_code == 302
     assert client.get("/").status_code == 200
-    device.refresh_from_db()
-    assert device.confirmed
 
 
 def test_a_replayed_totp_code_is_refused(client, director, two_factor):

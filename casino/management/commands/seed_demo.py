@@ -6,7 +6,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from casino.models import Casino, Employee, Membership, Role
+from casino.accounts.services import bootstrap_employee
+from casino.models import Casino, Employee, Role
 from tables.games import Game
 from tables.models import Apparatus, Table, Tableau
 from tables.services import register_tableau
@@ -119,22 +120,21 @@ class Command(BaseCommand):
         return casino
 
     def employee(self, username, first, last, role, casino, index):
-        User = get_user_model()
-        user = User.objects.filter(username=username).first()
-        if user is None:
-            # The demo password is short on purpose; it bypasses the validators that real accounts meet.
-            user = User.objects.create_user(username=username, password=PASSWORD, first_name=first, last_name=last)
-        employee = Employee.objects.filter(user=user).first()
-        if employee is None:
-            employee = Employee(user=user, role=role)
-            if role not in (Role.CONTROLEUR, Role.ADMIN):
-                employee.approval_number = f"AGR-{casino.pk:02d}-{index:04d}"
-                employee.approval_date = datetime.date(2020, 1, 15)
-            employee.save()
-            if role == Role.ADMIN:
-                user.is_staff = True
-                user.save(update_fields=["is_staff"])
-        Membership.objects.get_or_create(employee=employee, casino=casino)
+        approval = None
+        if role not in (Role.CONTROLEUR, Role.ADMIN):
+            approval = {
+                "approval_number": f"AGR-{casino.pk:02d}-{index:04d}",
+                "approval_date": datetime.date(2020, 1, 15),
+            }
+        created = not Employee.objects.filter(user__username=username).exists()
+        # The demonstration's roles are created at once, journaled with the system as actor (R29's bootstrap); the
+        # demo password is short on purpose, bypassing the validators that real accounts meet.
+        employee = bootstrap_employee(
+            "seed_demo", casino, username, role, first_name=first, last_name=last, password=PASSWORD, approval=approval
+        )
+        if created and role == Role.ADMIN:
+            employee.user.is_staff = True
+            employee.user.save(update_fields=["is_staff"])
         return employee
 
     def apparatus(self, casino, game, name):

@@ -1,0 +1,115 @@
+"""Personal secrets (R28): nobody sets another person's password; the administrator issues a one-time, expiring
+activation code with which the person sets their own, and enrols their second factor where their role needs one."""
+
+import datetime
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django_otp.plugins.otp_totp.models import TOTPDevice, default_key
+
+from casino.accounts.services import journal, refuse_own_account
+from casino.models import ActivationCode
+from casino.rules import InvalidTransition
+from casino.security import end_sessions, end_tokens, requires_two_factor
+
+# No 0/O, 1/I/L: the code is read aloud or copied by hand. 20 characters of 31 ≈ 99 random bits.
+ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+GROUPS, GROUP_LENGTH = 4, 5
+
+
+def normalise(code):
+    return "".join(ch for ch in (code or "").upper() if ch.isalnum())
+
+
+def digest(code):
+    return hashlib.sha256(normalise(code).encode()).hexdigest()
+
+
+def needs_second_factor(user):
+    """The roles that log in with TOTP, and outside demo mode whoever enters /admin/ (superusers included)."""
+    return requires_two_factor(user) or (settings.REQUIRE_2FA and (user.is_staff or user.is_superuser))
+
+
+@transaction.atomic
+def issue_activation_code(actor, employee, reset_second_factor=False):
+    """Issue a code for the employee (shown once), ending their password, sessions and tokens. Returns (code, record).
+
+    The second factor is kept unless `reset_second_factor`: then whoever holds the code also needs the person's
+    phone, so an administrator who saw the code cannot become the person (R28).
+    """
+    refuse_own_account(actor, employee)
+    user = type(employee.user).objects.select_for_update().get(pk=employee.user_id)
+    code = "-".join("".join(secrets.choice(ALPHABET) for _ in range(GROUP_LENGTH)) for _ in range(GROUPS))
+    expires_at = timezone.now() + datetime.timedelta(hours=settings.ACTIVATION_CODE_HOURS)
+    record = ActivationCode.objects.create(
+        user=user,
+        digest=digest(code),
+        issued_by=actor,
+        expires_at=expires_at,
+        reset_second_factor=reset_second_factor,
+    )
+    user.set_unusable_password()
+    user.save(update_fields=["password"])
+    end_sessions(user)
+    end_tokens(user, "activation_code", actor=actor)
+    journal(employee, "activation_code_issued", actor, code=record.pk, expires_at=expires_at.isoformat())
+    if reset_second_factor:
+        # A new secret on the same rows (the application's database role may not delete them): the lost phone's
+        # codes stop working, and the device is enrolled anew with the activation code.
+        devices = list(TOTPDevice.objects.select_for_update().filter(user=user))
+        for device in devices:
+            device.key = default_key()
+            device.confirmed = False
+            device.save(update_fields=["key", "confirmed"])
+        journal(employee, "second_factor_reset", actor, devices=len(devices))
+    return code, record
+
+
+def find_code(username, code):
+    """The usable activation code of this username, or None: the latest issued, unused, unexpired, active user."""
+    record = (
+        ActivationCode.objects.select_related("user__employee")
+        .filter(digest=digest(code), user__username=username or "", user__is_active=True)
+        .first()
+    )
+    return record if record is not None and _still_usable(record) else None
+
+
+def enrolment_device(user):
+    """The device the activation checks: the confirmed one if kept, else a new unconfirmed one to enrol."""
+    device = TOTPDevice.objects.filter(user=user, confirmed=True).first()
+    if device is None:
+        device = TOTPDevice.objects.filter(user=user, confirmed=False).first() or TOTPDevice.objects.create(
+            user=user, name="Application TOTP", confirmed=False
+        )
+    return device
+
+
+@transaction.atomic
+def use_activation_code(record_id, password_hash, device=None):
+    """Consume the code: the person's own password (already hashed) and, where needed, their confirmed device."""
+    # Lock the code: the same code submitted twice at once is used once.
+    record = ActivationCode.objects.select_for_update(of=("self",)).select_related("user__employee").get(pk=record_id)
+    if not _still_usable(record):
+        raise InvalidTransition("R28", "Code d'activation invalide, expiré ou déjà utilisé")
+    record.used_at = timezone.now()
+    record.save(update_fields=["used_at"])
+    user = record.user
+    user.password = password_hash
+    user.save(update_fields=["password"])
+    journal(user.employee, "activation_code_used", user, code=record.pk)
+    if device is not None and not device.confirmed:
+        device.confirmed = True
+        device.save(update_fields=["confirmed"])
+        journal(user.employee, "second_factor_enrolled", user, device=device.pk)
+    return user
+
+
+def _still_usable(record):
+    if record.used_at is not None or record.expires_at <= timezone.now() or not record.user.is_active:
+        return False
+    latest = ActivationCode.objects.filter(user=record.user).order_by("-issued_at", "-pk").first()
+    return latest.pk == record.pk

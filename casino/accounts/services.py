@@ -1,0 +1,258 @@
+"""Accounts and separation of duties (R29): one function per workflow, called by the pages, the API and commands.
+
+The administrator creates accounts and proposes roles and approvals; a role that signs, counts, holds a key or
+regulates, and any change of approval data, takes effect only once the directeur responsable confirms it with their
+signature (a CoDir member for the director's own role). The granter, the person granted and the confirmer are
+always different people, and nobody changes their own role, approval or memberships. Every account event is
+journaled as `account.<event>` in each casino of the person concerned.
+"""
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from casino.journal import casinos_of, record_event
+from casino.models import AccountChange, AccountDecision, Casino, Employee, Membership, Role
+from casino.roles import role_of
+from casino.rules import InvalidTransition, RoleForbidden
+
+# The roles that sign, count, hold a key or regulate: granting or withdrawing one needs the direction (R29).
+GRANTED_ROLES = {Role.DIRECTOR, Role.CODIR, Role.CHEF, Role.CROUPIER, Role.CAISSIER, Role.CONTROLEUR}
+APPROVAL_FIELDS = ("approval_number", "approval_date", "approval_end", "suspended_from", "suspended_until")
+FIELDS = ("role", *APPROVAL_FIELDS)
+
+
+def journal(employee, event, actor=None, **payload):
+    """Journal an account event in every casino of the person concerned."""
+    record_event(
+        casinos_of(employee),
+        f"account.{event}",
+        actor=actor,
+        object_type="casino.employee",
+        object_id=employee.pk,
+        payload={"username": employee.user.username, **payload},
+    )
+
+
+def state_of(employee):
+    return {name: getattr(employee, name) for name in FIELDS}
+
+
+def needs_confirmation(before, after):
+    """A role that signs, counts, holds a key or regulates (given or taken) and any approval change (R29)."""
+    role_changed = before["role"] != after["role"]
+    granted = role_changed and (before["role"] in GRANTED_ROLES or after["role"] in GRANTED_ROLES)
+    return granted or any(before[name] != after[name] for name in APPROVAL_FIELDS)
+
+
+def refuse_own_account(actor, employee):
+    if employee is not None and actor is not None and employee.user_id == actor.pk:
+        raise RoleForbidden(
+            "R29", "Nul n'agit sur son propre compte : rôle, agrément et établissements sont modifiés par un autre"
+        )
+
+
+def check_state(employee, state):
+    """The proposed role and approval must hold together (an approval for every game employee)."""
+    candidate = Employee(pk=employee.pk, user_id=employee.user_id, **state)
+    candidate.full_clean(exclude=["user"], validate_unique=False, validate_constraints=False)
+
+
+@transaction.atomic
+def save_employee(actor, employee, user_data, casinos, wanted):
+    """Create or change an account (only in the actor's casinos); a role or approval becomes a proposal (R29).
+
+    `wanted` holds the role and approval fields asked for (missing ones stay as they are). Returns the employee
+    and the proposal created, if any. Nobody sets anyone's password here (R28): a new account has none until its
+    holder sets it with an activation code.
+    """
+    refuse_own_account(actor, employee)
+    created = employee is None
+    if created:
+        user = get_user_model().objects.create_user(password=None, **user_data)
+        employee = Employee.objects.create(user=user, role="")
+    else:
+        # Two administrators editing the same person at once: one after the other.
+        employee = Employee.objects.select_for_update(of=("self",)).select_related("user").get(pk=employee.pk)
+        user = employee.user
+        was_active = user.is_active
+        for name, value in user_data.items():
+            setattr(user, name, value)
+        user.save()
+        if user.is_active != was_active:
+            journal(employee, "activated" if user.is_active else "deactivated", actor)
+    if casinos is not None:
+        # A new account's casinos are in its `created` entry.
+        change_memberships(actor, employee, casinos, journaled=not created)
+    if created:
+        journal(employee, "created", actor, casinos=sorted(casinos_of(employee)))
+    state = state_of(employee) | {name: wanted[name] for name in FIELDS if name in wanted}
+    change = None
+    if state != state_of(employee):
+        if needs_confirmation(state_of(employee), state):
+            change = propose(actor, employee, state)
+        else:
+            check_state(employee, state)
+            apply(employee, state, actor)
+    return employee, change
+
+
+def change_memberships(actor, employee, casinos, journaled=True):
+    """Memberships in the actor's casinos follow `casinos`; one ends, it is never deleted."""
+    refuse_own_account(actor, employee)
+    visible = set(Casino.objects.for_user(actor).values_list("pk", flat=True))
+    wanted = {casino.pk for casino in casinos} & visible
+    for membership in employee.memberships.filter(casino_id__in=visible):
+        active = membership.casino_id in wanted
+        if membership.active != active:
+            membership.active = active
+            membership.save()
+            if journaled:
+                journal(employee, "membership_changed", actor, casino=membership.casino_id, active=active)
+    existing = set(employee.memberships.values_list("casino_id", flat=True))
+    for casino_id in sorted(wanted - existing):
+        Membership.objects.create(employee=employee, casino_id=casino_id)
+        if journaled:
+            journal(employee, "membership_changed", actor, casino=casino_id, active=True)
+
+
+@transaction.atomic
+def propose(actor, employee, state):
+    """Record a proposed role or approval, pending the direction's signature (R29)."""
+    refuse_own_account(actor, employee)
+    # Lock the employee: two proposals at once must not both find no pending one.
+    employee = Employee.objects.select_for_update(of=("self",)).select_related("user").get(pk=employee.pk)
+    if AccountChange.objects.pending().filter(employee=employee).exists():
+        raise InvalidTransition(
+            "R29", f"Une proposition pour {employee} attend déjà la décision de la direction : elle est décidée d'abord"
+        )
+    check_state(employee, state)
+    actor_casinos = set(Casino.objects.for_user(actor).values_list("pk", flat=True))
+    casino_id = next((c for c in sorted(casinos_of(employee)) if c in actor_casinos), None)
+    if casino_id is None:
+        raise RoleForbidden("R29", "Cet employé n'appartient à aucun de vos établissements")
+    before = state_of(employee)
+    change = AccountChange.objects.create(
+        casino_id=casino_id, employee=employee, proposed_by=actor, previous=_jsonable(before), **state
+    )
+    event = "role_proposed" if before["role"] != state["role"] else "approval_proposed"
+    journal(employee, event, actor, change=change.pk, before=_jsonable(before), proposed=_jsonable(state))
+    return change
+
+
+def _jsonable(state):
+    return {name: (value.isoformat() if hasattr(value, "isoformat") else value) for name, value in state.items()}
+
+
+def confirmer_roles(change):
+    """Who confirms: the directeur responsable; a CoDir member when the director's own role is concerned."""
+    if change.employee.role == Role.DIRECTOR:
+        return {Role.CODIR}
+    if change.role == Role.DIRECTOR:
+        return {Role.DIRECTOR, Role.CODIR}
+    return {Role.DIRECTOR}
+
+
+@transaction.atomic
+def decide(actor, change, confirm, password, reason="", otp=None):
+    """Confirm or refuse a proposal with the decider's signature; a confirmation makes it effective (R29)."""
+    from cashbox.models import Signature
+    from cashbox.services import sign
+
+    # Lock the proposal: two deciders at once must not both decide it.
+    change = (
+        AccountChange.objects.select_for_update(of=("self",))
+        .select_related("employee__user", "casino")
+        .get(pk=change.pk)
+    )
+    if AccountDecision.objects.filter(change=change).exists():
+        raise InvalidTransition("R29", "Cette proposition est déjà décidée")
+    employee = Employee.objects.select_for_update(of=("self",)).select_related("user").get(pk=change.employee_id)
+    if actor.pk in (change.proposed_by_id, employee.user_id):
+        raise RoleForbidden(
+            "R29", "Celui qui propose un rôle ou celui qui le reçoit ne peut pas le confirmer : un autre décide"
+        )
+    roles = confirmer_roles(change)
+    if role_of(actor) not in roles:
+        names = ", ".join(sorted(Role(r).label.lower() for r in roles))
+        raise RoleForbidden("R29", f"Seul peut décider de cette proposition : {names}")
+    verb = "confirme" if confirm else "refuse"
+    proposed = ", ".join(f"{name} = {value or '—'}" for name, value in _jsonable(change.proposed()).items())
+    statement = f"Je {verb} la proposition n° {change.pk} pour {employee.user.username} : {proposed}."
+    signature = sign(
+        change.casino,
+        actor.username,
+        password,
+        Signature.Purpose.ACCOUNT,
+        statement,
+        roles,
+        "R29",
+        not_by=[change.proposed_by, employee.user],
+        otp=otp,
+    )
+    decision = AccountDecision.objects.create(
+        change=change, confirmed=confirm, decided_by=actor, signature=signature, reason=reason
+    )
+    journal(employee, "change_confirmed" if confirm else "change_refused", actor, change=change.pk, reason=reason)
+    if confirm:
+        if _jsonable(state_of(employee)) != change.previous:
+            raise InvalidTransition("R29", "Le rôle ou l'agrément a changé depuis la proposition : proposez à nouveau")
+        check_state(employee, change.proposed())
+        apply(employee, change.proposed(), actor, change=change.pk)
+    return decision
+
+
+def apply(employee, state, actor, **payload):
+    """Make a role or approval effective (after confirmation, or a role that needs none) and journal it."""
+    from casino.security import end_tokens
+
+    before = state_of(employee)
+    for name, value in state.items():
+        setattr(employee, name, value)
+    # The history row names who made it effective, also outside a request (simple-history's `_history_user`).
+    employee._history_user = actor
+    employee.save()
+    if before["role"] != state["role"]:
+        # A token carries the rights of the role it was issued under.
+        end_tokens(employee.user, "role_changed", actor=actor)
+        journal(employee, "role_granted", actor, before=before["role"], role=state["role"], **payload)
+    if any(before[name] != state[name] for name in APPROVAL_FIELDS):
+        journal(
+            employee,
+            "approval_changed",
+            actor,
+            before=_jsonable({n: before[n] for n in APPROVAL_FIELDS}),
+            after=_jsonable({n: state[n] for n in APPROVAL_FIELDS}),
+            **payload,
+        )
+
+
+# Installation and demonstration ---------------------------------------------------------------------------------
+
+
+def bootstrap_employee(source, casino, username, role, first_name="", last_name="", password=None, approval=None):
+    """Create an employee with its role at once, outside R29's proposals: only for `create_director` (a new
+    casino's first director, at installation) and `seed_demo` (demonstration). Journaled with the system as actor
+    and the command named in `source`. Returns the employee (the existing one if the username is taken)."""
+    if source not in ("create_director", "seed_demo"):
+        raise RoleForbidden("R29", "Seules l'installation et la démonstration créent un rôle sans confirmation")
+    User = get_user_model()
+    with transaction.atomic():
+        user = User.objects.filter(username=username).first()
+        if user is None:
+            user = User.objects.create_user(
+                username=username, password=password, first_name=first_name, last_name=last_name
+            )
+        employee = Employee.objects.filter(user=user).first()
+        if employee is None:
+            employee = Employee(user=user, role=role, **(approval or {}))
+            employee.full_clean(exclude=["user"], validate_constraints=False)
+            employee.save()
+            Membership.objects.create(employee=employee, casino=casino)
+            journal(employee, "created", None, source=source, casinos=[casino.pk])
+            journal(employee, "role_granted", None, source=source, before="", role=role)
+            if approval:
+                journal(employee, "approval_changed", None, source=source, after=_jsonable(approval))
+        elif not employee.memberships.filter(casino=casino).exists():
+            Membership.objects.create(employee=employee, casino=casino)
+            journal(employee, "membership_changed", None, source=source, casino=casino.pk, active=True)
+    return employee

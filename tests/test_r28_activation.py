@@ -1,0 +1,231 @@
+"""R28: a signature is personal. Nobody sets another person's password; the administrator issues a one-time,
+expiring activation code with which the person sets their own, and enrols their second factor."""
+
+import datetime
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.utils import timezone
+from django_otp.oath import totp
+from django_otp.plugins.otp_totp.models import TOTPDevice
+from rest_framework.authtoken.models import Token
+
+from casino.models import ActivationCode, JournalEntry
+from casino.rules import ARTICLES
+from tests.conftest import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+NEW_PASSWORD = "ma phrase secrete a moi seul"
+
+
+def current_code(device):
+    return f"{totp(device.bin_key, device.step, device.t0, device.digits, device.drift):06d}"
+
+
+@pytest.fixture
+def two_factor(settings):
+    settings.REQUIRE_2FA = True
+    settings.OTP_TOTP_THROTTLE_FACTOR = 0
+    return settings
+
+
+def issue(api, administrator, employee, **body):
+    api.force_authenticate(administrator)
+    return api.post(f"/api/v1/employees/{employee.pk}/activation-code/", body, format="json")
+
+
+def activate(client, username, code, password=NEW_PASSWORD):
+    return client.post(
+        "/activation/", {"username": username, "code": code, "password1": password, "password2": password}
+    )
+
+
+def test_r28_the_api_has_no_password_field_and_ignores_one(api, administrator, director):
+    api.force_authenticate(administrator)
+    detail = api.get(f"/api/v1/employees/{director.employee.pk}/").json()
+    assert "password" not in detail
+    response = api.patch(
+        f"/api/v1/employees/{director.employee.pk}/", {"password": "mot de passe de l'admin"}, format="json"
+    )
+    assert response.status_code == 200
+    director.refresh_from_db()
+    assert director.check_password(PASSWORD) and not director.check_password("mot de passe de l'admin")
+
+
+def test_r28_the_employee_page_offers_no_password_and_ignores_one(as_user, administrator, director, casino):
+    client = as_user(administrator)
+    page = client.get(f"/personnel/{director.employee.pk}/modifier/").content.decode()
+    assert 'type="password"' not in page
+    body = {
+        "username": "directeur",
+        "is_active": "on",
+        "role": "directeur",
+        "approval_number": director.employee.approval_number,
+        "approval_date": "2020-01-01",
+        "casinos": [casino.pk],
+        "password": "mot de passe de l'admin",
+    }
+    assert client.post(f"/personnel/{director.employee.pk}/modifier/", body).status_code == 302
+    director.refresh_from_db()
+    assert director.check_password(PASSWORD)
+
+
+def test_r28_a_code_is_shown_once_stored_hashed_and_ends_sessions_tokens_and_password(
+    api, administrator, croupier, settings
+):
+    session = Client()
+    session.force_login(croupier)
+    assert session.get("/").status_code == 200
+    token = Token.objects.create(user=croupier)
+
+    response = issue(api, administrator, croupier.employee)
+    assert response.status_code == 201, response.json()
+    code = response.json()["code"]
+    expires = datetime.datetime.fromisoformat(response.json()["expires_at"])
+    assert abs(
+        expires - timezone.now() - datetime.timedelta(hours=settings.ACTIVATION_CODE_HOURS)
+    ) < datetime.timedelta(minutes=1)
+    record = ActivationCode.objects.get(user=croupier)
+    assert code not in record.digest and len(record.digest) == 64
+    croupier.refresh_from_db()
+    assert not croupier.has_usable_password()
+    assert session.get("/").status_code == 302  # sent to the login page: the session is gone
+    assert not Token.objects.filter(pk=token.pk).exists()
+    api.force_authenticate(None)
+    assert api.get("/api/v1/casinos/", HTTP_AUTHORIZATION=f"Token {token.key}").status_code in (401, 403)
+
+
+def test_r28_the_person_sets_their_own_password_with_the_code_once(client, api, administrator, croupier):
+    code = issue(api, administrator, croupier.employee).json()["code"]
+    response = activate(client, "croupier1", code)
+    assert response.status_code == 302 and response["Location"] == "/connexion/"
+    croupier.refresh_from_db()
+    assert croupier.check_password(NEW_PASSWORD)
+    assert Client().login(username="croupier1", password=NEW_PASSWORD)
+    again = activate(client, "croupier1", code, password="une autre phrase bien longue")
+    assert again.status_code == 400
+    croupier.refresh_from_db()
+    assert croupier.check_password(NEW_PASSWORD)
+
+
+def test_r28_an_expired_code_is_refused(client, api, administrator, croupier):
+    code = issue(api, administrator, croupier.employee).json()["code"]
+    ActivationCode.objects.filter(user=croupier).update(expires_at=timezone.now() - datetime.timedelta(seconds=1))
+    response = activate(client, "croupier1", code)
+    assert response.status_code == 400 and "expiré" in response.content.decode()
+    croupier.refresh_from_db()
+    assert not croupier.has_usable_password()
+
+
+def test_r28_a_newer_code_replaces_the_older_one(client, api, administrator, croupier):
+    first = issue(api, administrator, croupier.employee).json()["code"]
+    second = issue(api, administrator, croupier.employee).json()["code"]
+    assert activate(client, "croupier1", first).status_code == 400
+    assert activate(client, "croupier1", second).status_code == 302
+
+
+def test_r28_a_code_for_another_username_is_refused(client, api, administrator, croupier, croupier2):
+    code = issue(api, administrator, croupier.employee).json()["code"]
+    assert activate(client, "croupier2", code).status_code == 400
+    croupier2.refresh_from_db()
+    assert croupier2.check_password(PASSWORD)
+
+
+def test_r28_a_weak_password_is_refused_and_the_code_stays_usable(client, api, administrator, croupier):
+    code = issue(api, administrator, croupier.employee).json()["code"]
+    assert activate(client, "croupier1", code, password="court").status_code == 400
+    assert activate(client, "croupier1", code).status_code == 302
+
+
+def test_r28_nobody_issues_a_code_for_their_own_account(api, administrator):
+    response = issue(api, administrator, administrator.employee)
+    assert response.status_code == 403 and response.json()["code"] == "R29"
+    assert not ActivationCode.objects.exists()
+
+
+def test_r28_only_the_administrator_issues_codes(api, director, croupier, regulator):
+    for user in (director, regulator):
+        assert issue(api, user, croupier.employee).status_code == 403
+    assert not ActivationCode.objects.exists()
+
+
+def test_r28_the_page_issues_a_code_shown_once(as_user, administrator, croupier):
+    response = as_user(administrator).post(f"/personnel/{croupier.employee.pk}/code-activation/")
+    assert response.status_code == 200 and response["Cache-Control"] == "no-store"
+    assert ARTICLES["R28"].split(" de ")[0] in response.content.decode()
+    assert ActivationCode.objects.filter(user=croupier).count() == 1
+
+
+def test_r28_a_director_enrols_their_second_factor_with_the_code(client, api, administrator, director, two_factor):
+    code = issue(api, administrator, director.employee).json()["code"]
+    step1 = activate(client, "directeur", code)
+    assert step1.status_code == 302 and step1["Location"] == "/activation/double-authentification/"
+    director.refresh_from_db()
+    assert not director.has_usable_password()  # nothing is set before the second factor is proven
+    page = client.get("/activation/double-authentification/")
+    assert "data:image/svg+xml" in page.content.decode()
+    device = TOTPDevice.objects.get(user=director)
+    assert client.post("/activation/double-authentification/", {"token": "000000"}).status_code == 400
+    done = client.post("/activation/double-authentification/", {"token": current_code(device)})
+    assert done.status_code == 302
+    director.refresh_from_db()
+    device.refresh_from_db()
+    assert director.check_password(NEW_PASSWORD) and device.confirmed
+    assert ActivationCode.objects.get(user=director).used_at is not None
+
+
+def test_r28_a_code_without_the_kept_phone_does_not_take_over_the_account(
+    client, api, administrator, director, two_factor
+):
+    device = TOTPDevice.objects.create(user=director, name="téléphone", confirmed=True)
+    code = issue(api, administrator, director.employee).json()["code"]
+    assert activate(client, "directeur", code).status_code == 302
+    page = client.get("/activation/double-authentification/").content.decode()
+    assert "data:image/svg+xml" not in page  # the kept device is proven, not replaced
+    assert client.post("/activation/double-authentification/", {"token": "123456"}).status_code == 400
+    director.refresh_from_db()
+    assert not director.has_usable_password()
+    assert client.post("/activation/double-authentification/", {"token": current_code(device)}).status_code == 302
+    director.refresh_from_db()
+    assert director.check_password(NEW_PASSWORD)
+
+
+def test_r28_a_reset_second_factor_is_enrolled_anew_and_journaled(client, api, administrator, director, two_factor):
+    lost = TOTPDevice.objects.create(user=director, name="perdu", confirmed=True)
+    lost_code = current_code(lost)
+    code = issue(api, administrator, director.employee, reset_second_factor=True).json()["code"]
+    assert not TOTPDevice.objects.filter(user=director, confirmed=True).exists()
+    activate(client, "directeur", code)
+    # The lost phone's codes no longer prove anything.
+    assert client.post("/activation/double-authentification/", {"token": lost_code}).status_code == 400
+    device = TOTPDevice.objects.get(user=director)
+    assert current_code(device) != lost_code
+    assert client.post("/activation/double-authentification/", {"token": current_code(device)}).status_code == 302
+    device.refresh_from_db()
+    assert device.confirmed
+    actions = list(
+        JournalEntry.objects.filter(object_type="casino.employee", object_id=str(director.employee.pk)).values_list(
+            "action", flat=True
+        )
+    )
+    assert {"account.activation_code_issued", "account.second_factor_reset"} <= set(actions)
+    assert {"account.activation_code_used", "account.second_factor_enrolled"} <= set(actions)
+
+
+def test_r28_enrolment_is_never_open_to_a_password_alone(client, director, two_factor):
+    client.post("/connexion/", {"username": "directeur", "password": PASSWORD})
+    setup = client.get("/connexion/double-authentification/")
+    assert "data:image/svg+xml" not in setup.content.decode() and "/activation/" in setup.content.decode()
+    client.post("/connexion/double-authentification/", {"token": "000000"})
+    assert not TOTPDevice.objects.filter(user=director).exists()
+    assert client.get("/").status_code == 302
+
+
+def test_r28_in_demo_mode_the_activation_sets_the_password_only(client, api, administrator, director, settings):
+    settings.REQUIRE_2FA = False
+    code = issue(api, administrator, director.employee).json()["code"]
+    assert activate(client, "directeur", code)["Location"] == "/connexion/"
+    assert get_user_model().objects.get(username="directeur").check_password(NEW_PASSWORD)
+    assert not TOTPDevice.objects.filter(user=director).exists()
