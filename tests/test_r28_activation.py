@@ -77,7 +77,7 @@ def test_r28_a_code_is_shown_once_stored_hashed_and_ends_sessions_tokens_and_pas
 ):
     session = Client()
     session.force_login(croupier)
-    assert session.get("/").status_code == 200
+    assert session.get("/caisse/plancher/").status_code == 200
     token = Token.objects.create(user=croupier)
 
     response = issue(api, administrator, croupier.employee)
@@ -91,7 +91,7 @@ def test_r28_a_code_is_shown_once_stored_hashed_and_ends_sessions_tokens_and_pas
     assert code not in record.digest and len(record.digest) == 64
     croupier.refresh_from_db()
     assert not croupier.has_usable_password()
-    assert session.get("/").status_code == 302  # sent to the login page: the session is gone
+    assert session.get("/caisse/plancher/").status_code == 302  # sent to the login page: the session is gone
     assert not Token.objects.filter(pk=token.pk).exists()
     api.force_authenticate(None)
     assert api.get("/api/v1/casinos/", HTTP_AUTHORIZATION=f"Token {token.key}").status_code in (401, 403)
