@@ -64,7 +64,10 @@ def postgresql_statements(write_once, never_deleted):
     statements = [
         "CREATE TABLE IF NOT EXISTS casino_maintenance (purge BOOLEAN NOT NULL DEFAULT FALSE)",
         f"""
-        CREATE OR REPLACE FUNCTION casino_refuse_change() RETURNS trigger AS $$
+        CREATE OR REPLACE FUNCTION casino_refuse_change() RETURNS trigger
+        -- Runs as its owner: it reads casino_maintenance, on which the application's role holds no right, so
+        -- that the application meets the R23 refusal and not a permission error.
+        SECURITY DEFINER SET search_path = public AS $$
         BEGIN
             IF EXISTS (SELECT 1 FROM casino_maintenance WHERE purge) THEN
                 IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;

@@ -9,7 +9,7 @@ from axes.backends import AxesStandaloneBackend
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import authenticate
+from django.contrib.auth import authenticate, logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.db.models import Q
@@ -89,11 +89,19 @@ def otp_verify(request):
         return redirect(f"{redirect('otp-setup').url}?next={safe_next(request, '/')}")
     form = OTPForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        username = request.user.get_username()
+        if locked_out(request, username):
+            # The second factor is a secret too: the same lockout as the password (casino.security).
+            log_event("otp_locked_out", request)
+            logout(request)
+            messages.error(request, f"Connexion refusée : {lockout_message()}.")
+            return redirect("login")
         if device.verify_token(form.cleaned_data["token"].strip()):
             otp_login(request, device)
             log_event("otp_verified", request)
             return redirect(safe_next(request))
         log_event("otp_failed", request)
+        record_failure(request, username)
         form.add_error("token", "Code invalide, expiré ou déjà utilisé.")
     context = {"form": form, "next": safe_next(request, "")}
     return render(request, "registration/otp_verify.html", context, status=400 if form.errors else 200)

@@ -1,12 +1,17 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
-# Tables the application may empty: sessions and tokens expire; nothing regulated is ever deleted (R23).
-DELETABLE = ["django_session", "authtoken_token", "casino_idempotentrequest"]
+from casino.append_only import NEVER_DELETED, WRITE_ONCE, history_tables
+
+# The escape hatch of the test databases: no right at all for the application (R23).
+MAINTENANCE = "casino_maintenance"
 
 
 class Command(BaseCommand):
-    help = "Grant the application's database role only what it needs (PostgreSQL; run as the owner after migrate)."
+    help = (
+        "Grant the application's database role what the product needs, on every table, including the tables of "
+        "future migrations (PostgreSQL; run as the owner after migrate)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("role", nargs="?", default="casino_app")
@@ -17,13 +22,27 @@ class Command(BaseCommand):
         if not role.replace("_", "").isalnum():
             raise CommandError("Nom de rôle invalide.")
         with connection.cursor() as cursor:
-            cursor.execute(f"REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}")
-            cursor.execute(f"GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO {role}")
-            cursor.execute(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {role}")
             existing = set(connection.introspection.table_names(cursor))
-            for table in DELETABLE:
-                if table in existing:
-                    cursor.execute(f"GRANT DELETE ON {table} TO {role}")
-            # The escape hatch of the test databases is no business of the application.
-            cursor.execute(f"REVOKE ALL ON casino_maintenance FROM {role}")
-        self.stdout.write(f"Droits de {role} : lecture, ajout, mise à jour ; suppression des seules sessions.")
+            # Generic: every table the product writes (sessions, tokens, lockout attempts, cache, group
+            # memberships, second-factor devices…) is read, written and emptied where the product does so, without
+            # a list to keep up to date. The default privileges give the same rights on the tables of the next
+            # migrations, before this command runs again after them.
+            cursor.execute(f"GRANT USAGE ON SCHEMA public TO {role}")
+            cursor.execute(f"REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}")
+            cursor.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}")
+            cursor.execute(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {role}")
+            cursor.execute(
+                f"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO {role}"
+            )
+            cursor.execute(f"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO {role}")
+            # What is recorded is never deleted (R23): the triggers refuse it, and the role does not even hold the
+            # right. It owns nothing, so it can neither drop nor disable the triggers, nor truncate.
+            protected = [t for t in [*WRITE_ONCE, *NEVER_DELETED, *history_tables(connection)] if t in existing]
+            for table in protected:
+                cursor.execute(f"REVOKE DELETE, TRUNCATE ON {table} FROM {role}")
+            if MAINTENANCE in existing:
+                cursor.execute(f"REVOKE ALL ON {MAINTENANCE} FROM {role}")
+        self.stdout.write(
+            f"Droits de {role} : lecture, ajout, mise à jour et suppression sur les tables de l'application, "
+            f"sauf suppression des {len(protected)} tables inscrites (R23) et aucun droit sur {MAINTENANCE}."
+        )
