@@ -12,7 +12,7 @@ import os
 import psycopg
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import ProgrammingError, connection, transaction
 
 from tests.cash_helpers import post_advance
 from tests.conftest import as_owner
@@ -147,3 +147,17 @@ def test_the_product_s_account_flows_work_as_the_application_role(api, client, c
     cache = DatabaseCache("casino_cache", {})
     cache.set("k", 1)
     cache.clear()
+
+
+@pytest.mark.django_db
+def test_with_database_app_role_every_test_runs_as_the_application_role():
+    require_postgres()
+    role = os.environ.get("DATABASE_APP_ROLE")
+    if not role:
+        pytest.skip("DATABASE_APP_ROLE is not set: the suite runs as the owner")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_user")
+        assert cursor.fetchone()[0] == role
+        # It owns nothing: the guard it cannot undo is the one production relies on (R23).
+        with pytest.raises(ProgrammingError), transaction.atomic():
+            cursor.execute("ALTER TABLE cashbox_advance DISABLE TRIGGER USER")

@@ -1,8 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
-from casino.append_only import NEVER_DELETED, WRITE_ONCE, history_tables
-
 # The escape hatch of the test databases: no right at all for the application (R23).
 MAINTENANCE = "casino_maintenance"
 
@@ -35,14 +33,12 @@ class Command(BaseCommand):
                 f"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO {role}"
             )
             cursor.execute(f"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO {role}")
-            # What is recorded is never deleted (R23): the triggers refuse it, and the role does not even hold the
-            # right. It owns nothing, so it can neither drop nor disable the triggers, nor truncate.
-            protected = [t for t in [*WRITE_ONCE, *NEVER_DELETED, *history_tables(connection)] if t in existing]
-            for table in protected:
-                cursor.execute(f"REVOKE DELETE, TRUNCATE ON {table} FROM {role}")
+            # What is recorded is never changed nor deleted (R23): the owner's triggers refuse it, with the rule's
+            # message (a privilege error would be a bare 500), and the role owns nothing, so it can neither drop nor
+            # disable them; TRUNCATE is not granted. The test databases' hatch is out of its reach.
             if MAINTENANCE in existing:
                 cursor.execute(f"REVOKE ALL ON {MAINTENANCE} FROM {role}")
         self.stdout.write(
-            f"Droits de {role} : lecture, ajout, mise à jour et suppression sur les tables de l'application, "
-            f"sauf suppression des {len(protected)} tables inscrites (R23) et aucun droit sur {MAINTENANCE}."
+            f"Droits de {role} : lecture, ajout, mise à jour et suppression sur les tables de l'application "
+            f"(les déclencheurs refusent toute modification de ce qui est inscrit, R23) ; aucun droit sur {MAINTENANCE}."
         )
