@@ -274,12 +274,13 @@ class TokenRevokeView(APIView):
 @login_required
 def tokens_page(request):
     """The page section of the API tokens: list and revoke."""
+    status = 200
     if request.method == "POST":
         key = request.POST.get("key", "")
-        if revoke_token(request.user, key) is None:
-            messages.error(request, "Jeton introuvable ou déjà révoqué.")
-        else:
+        if revoke_token(request.user, key) is not None:
             messages.success(request, f"Jeton {key}… révoqué.")
-        return redirect("account-tokens")
+            return redirect("account-tokens")
+        messages.error(request, "Jeton introuvable ou déjà révoqué.")
+        status = 404
     context = {"tokens": visible_tokens(request.user), "hours": settings.API_TOKEN_HOURS}
-    return render(request, "registration/tokens.html", context)
+    return render(request, "registration/tokens.html", context, status=status)
