@@ -4,7 +4,7 @@ from axes.backends import AxesStandaloneBackend
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import authenticate
+from django.contrib.auth import authenticate, logout
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.db.models import Q
@@ -84,11 +84,19 @@ def otp_verify(request):
         return redirect(f"{redirect('otp-setup').url}?next={safe_next(request, '/')}")
     form = OTPForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        username = request.user.get_username()
+        if locked_out(request, username):
+            # The second factor is a secret too: the same lockout as the password (casino.security).
+            log_event("otp_locked_out", request)
+            logout(request)
+            messages.error(request, f"Connexion refusée : {lockout_message()}.")
+            return redirect("login")
         if device.verify_token(form.cleaned_data["token"].strip()):
             otp_login(request, device)
             log_event("otp_verified", request)
             return redirect(safe_next(request))
         log_event("otp_failed", request)
+        record_failure(request, username)
         form.add_error("token", "Code invalide, expiré ou déjà utilisé.")
     context = {"form": form, "next": safe_next(request, "")}
     return render(request, "registration/otp_verify.html", context, status=400 if form.errors else 200)
@@ -240,12 +248,13 @@ class TokenRevokeView(APIView):
 @login_required
 def tokens_page(request):
     """The page section of the API tokens: list and revoke."""
+    status = 200
     if request.method == "POST":
         key = request.POST.get("key", "")
-        if revoke_token(request.user, key) is None:
-            messages.error(request, "Jeton introuvable ou déjà révoqué.")
-        else:
+        if revoke_token(request.user, key) is not None:
             messages.success(request, f"Jeton {key}… révoqué.")
-        return redirect("account-tokens")
+            return redirect("account-tokens")
+        messages.error(request, "Jeton introuvable ou déjà révoqué.")
+        status = 404
     context = {"tokens": visible_tokens(request.user), "hours": settings.API_TOKEN_HOURS}
-    return render(request, "registration/tokens.html", context)
+    return render(request, "registration/tokens.html", context, status=status)

@@ -20,8 +20,8 @@ class ErrorSerializer(serializers.Serializer):
 
 ERRORS = {
     400: "Données invalides ; le code est la règle refusée quand il y en a une.",
-    401: "Non authentifié : jeton absent, invalide ou expiré.",
-    403: "Rôle sans la permission de cette action.",
+    401: "Non authentifié : jeton absent, invalide ou expiré (en-tête WWW-Authenticate: Token).",
+    403: "Rôle sans la permission de cette action, ou signataire bloqué après trop d'échecs.",
     404: "Objet introuvable, ou d'un autre établissement.",
     409: "L'état de l'objet ou une règle du domaine refuse l'action.",
     429: "Trop de requêtes : réessayer après le délai de l'en-tête Retry-After.",

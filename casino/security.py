@@ -314,7 +314,7 @@ def check_secrets(user, password, otp, rule, field="password"):
 # API tokens (django-rest-knox) -----------------------------------------------------------------------------------
 
 
-def end_tokens(user, reason, actor=None):
+def end_tokens(user, reason="reset", actor=None):
     """End every API token of the person (password change, deactivation, role change, activation code…); journaled.
 
     Returns how many tokens ended. Sessions are not touched here: Django ends them itself on a password change or a
@@ -325,6 +325,7 @@ def end_tokens(user, reason, actor=None):
     keys = sorted(AuthToken.objects.filter(user=user).values_list("token_key", flat=True))
     if not keys:
         return 0
+    actor = actor if actor is not None else _actor()
     AuthToken.objects.filter(user=user).delete()
     log_event("tokens_ended", current_request(), username=user.get_username(), reason=reason, count=len(keys))
     record_account_event(
@@ -356,7 +357,7 @@ def _end_tokens_after_account_change(sender, instance, raw=False, **kwargs):
     reason = getattr(instance, "_ends_tokens", None)
     if reason and not raw:
         instance._ends_tokens = None
-        end_tokens(instance, reason, actor=_actor())
+        end_tokens(instance, reason)
 
 
 def _remember_role(sender, instance, raw=False, **kwargs):
@@ -370,7 +371,7 @@ def _end_tokens_after_role_change(sender, instance, raw=False, **kwargs):
     before = getattr(instance, "_role_before", None)
     if before is not None and not raw and before != instance.role:
         instance._role_before = None
-        end_tokens(instance.user, "role_changed", actor=_actor())
+        end_tokens(instance.user, "role_changed")
 
 
 def _actor():

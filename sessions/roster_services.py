@@ -27,10 +27,22 @@ def _name(user):
     return user.get_full_name() or user.username
 
 
-def _user(username, field):
-    user = get_user_model().objects.select_related("employee").filter(username=username or "").first()
-    if user is None or not hasattr(user, "employee"):
-        raise invalid(field, "R4", f"Employé inconnu : {username}")
+def _unknown(field, username):
+    # The same words for a name that exists nowhere and for another casino's employee: a refusal never tells one
+    # casino who works at another (R28).
+    return invalid(field, "R4", f"Employé inconnu dans l'établissement : {username}")
+
+
+def _user(username, field, casino):
+    """An employee of the casino (present or past) by username; anyone else is « employé inconnu »."""
+    user = (
+        get_user_model()
+        .objects.select_related("employee")
+        .filter(username=username or "", employee__memberships__casino=casino)
+        .first()
+    )
+    if user is None:
+        raise _unknown(field, username)
     return user
 
 
@@ -41,7 +53,7 @@ def _belongs(user, casino):
 def check_launcher(casino, user, day, field="members"):
     """Only a croupier of the casino with an approval valid that day may launch; a chef de partie never (R4)."""
     if not _belongs(user, casino):
-        raise invalid(field, "R4", f"{_name(user)} n'appartient pas à l'établissement : il ne peut pas être lanceur")
+        raise _unknown(field, user.username)
     role = role_of(user)
     if role == Role.CHEF:
         raise invalid(field, "R4", f"{_name(user)} est chef de partie : un chef de partie n'est jamais lanceur")
@@ -60,7 +72,7 @@ def check_launcher(casino, user, day, field="members"):
 def check_chef(casino, user, day):
     """The chef of the roster is a chef de partie of the casino with a valid approval (R4, R5)."""
     if not _belongs(user, casino):
-        raise invalid("chef", "R4", f"{_name(user)} n'appartient pas à l'établissement")
+        raise _unknown("chef", user.username)
     if role_of(user) != Role.CHEF:
         raise invalid("chef", "R4", f"{_name(user)} n'est pas chef de partie")
     if not user.employee.approval_valid_on(day):
@@ -195,7 +207,7 @@ def create_roster(user, seance, apparatus, chef_username, member_usernames):
     if Roster.objects.filter(seance=seance, apparatus=apparatus).exists():
         raise DomainError("R4", f"Un ordre de roulement existe déjà pour {apparatus.name} à cette séance")
     day = seance.gaming_day.date
-    chef = _user(chef_username, "chef")
+    chef = _user(chef_username, "chef", casino)
     check_chef(casino, chef, day)
     usernames = list(member_usernames or [])
     if len(usernames) < 2:
@@ -204,7 +216,7 @@ def create_roster(user, seance, apparatus, chef_username, member_usernames):
         raise invalid("members", "R4", "Un lanceur ne figure qu'une fois dans l'ordre de roulement")
     members = []
     for username in usernames:
-        member = _user(username, "members")
+        member = _user(username, "members", casino)
         check_launcher(casino, member, day)
         members.append(member)
     if chef in members:
@@ -297,7 +309,7 @@ def record_change(user, roster, kind, member_username, reason, replacement_usern
     if last and moment < last:
         raise InvalidTransition("R23", "Un changement ne peut précéder le dernier enregistré : le passé reste tel quel")
     casino, day = roster.casino, roster.seance.gaming_day.date
-    member = _user(member_username, "member")
+    member = _user(member_username, "member", casino)
     roster = rosters_with_everything(Roster.objects.filter(pk=roster.pk)).get()
     in_force = rotation.effective_order(published_order(roster), roster_changes(roster), moment)
     known = {m.user_id for m in roster.members.all()} | {c.replacement_id for c in roster.changes.all()}
@@ -316,7 +328,7 @@ def record_change(user, roster, kind, member_username, reason, replacement_usern
             raise invalid("member", "R4", f"{_name(member)} est déjà dans l'ordre en vigueur")
         check_launcher(casino, member, day, "member")
     if kind == RosterChange.Kind.RELIEF:
-        replacement = _user(replacement_username, "replacement")
+        replacement = _user(replacement_username, "replacement", casino)
         check_launcher(casino, replacement, day, "replacement")
         if replacement.pk in in_force:
             raise invalid("replacement", "R4", f"{_name(replacement)} est déjà dans l'ordre en vigueur")

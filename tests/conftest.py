@@ -1,7 +1,10 @@
 """The shared personas: the director, a CoDir member, a chef de partie, two croupiers, a caissier, a regulator,
 an administrator, and the director of another casino who must see nothing of the first."""
 
+import contextlib
 import datetime
+import io
+import os
 from decimal import Decimal
 
 import pytest
@@ -153,6 +156,68 @@ def cash_staff(director, codir, chef, croupier, croupier2, caissier):
     return {"director": director, "codir": codir, "chef": chef, "croupier": croupier, "caissier": caissier}
 
 
+# The production topology (PostgreSQL): with DATABASE_APP_ROLE=casino_app, pytest-django migrates the test database as
+# the owner (DATABASE_URL's user), then every test runs as the application's role, which owns nothing and holds only
+# what `grant_app_role` gives it. The session switches with SET ROLE (the owner must be a superuser or a member of
+# the role), so no second password is needed; the test machinery alone (the purge hatch, the flush of transactional
+# tests, creating roles) steps back to the owner through `as_owner`.
+APP_ROLE = os.environ.get("DATABASE_APP_ROLE", "")
+
+
+def _set_app_role(sender=None, connection=None, **kwargs):
+    if connection is not None and connection.vendor == "postgresql" and connection.settings_dict["NAME"] != "postgres":
+        with connection.cursor() as cursor:
+            cursor.execute(f"SET ROLE {APP_ROLE}")
+
+
+def _reset_role(connection):
+    if APP_ROLE and connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("RESET ROLE")
+
+
+@contextlib.contextmanager
+def as_owner(connection):
+    """Tests' machinery only: act as the owner of the tables for a moment, then as the application again."""
+    if not APP_ROLE or connection.vendor != "postgresql":
+        yield
+        return
+    _reset_role(connection)
+    try:
+        yield
+    finally:
+        _set_app_role(connection=connection)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    if not APP_ROLE:
+        yield
+        return
+    from django.core.management import call_command
+    from django.db import connection
+    from django.db.backends.signals import connection_created
+
+    if not APP_ROLE.replace("_", "").isalnum():
+        pytest.exit(f"DATABASE_APP_ROLE: invalid role name {APP_ROLE!r}")
+    with django_db_blocker.unblock():
+        if connection.vendor != "postgresql":
+            pytest.exit(f"DATABASE_APP_ROLE needs PostgreSQL; the database is {connection.vendor}")
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [APP_ROLE])
+            if cursor.fetchone() is None:
+                # As docker/postgres-init.sh creates it (no login needed here: the session switches to it).
+                cursor.execute(f"CREATE ROLE {APP_ROLE} NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT")
+        call_command("grant_app_role", APP_ROLE, stdout=io.StringIO())
+        connection_created.connect(_set_app_role, dispatch_uid="tests_app_role")
+        _set_app_role(connection=connection)
+    yield
+    with django_db_blocker.unblock():
+        connection_created.disconnect(dispatch_uid="tests_app_role")
+        with connection.cursor() as cursor:
+            cursor.execute("RESET ROLE")
+
+
 @pytest.fixture(autouse=True)
 def _append_only_guard(request):
     """The guard triggers stay on in every test. After a transactional test they are dropped (DDL, never a row
@@ -164,8 +229,14 @@ def _append_only_guard(request):
     marker = request.node.get_closest_marker("django_db")
     transactional = "transactional_db" in request.fixturenames or "live_server" in request.fixturenames
     transactional = transactional or bool(marker and marker.kwargs.get("transaction"))
+    uses_db = transactional or marker is not None or "db" in request.fixturenames
+    if uses_db and APP_ROLE:
+        # Each test acts as the application's role (a rolled-back SET ROLE of the previous test is undone).
+        _set_app_role(connection=connection)
     yield
     if transactional:
+        # Dropping the triggers (DDL) and the flush that follows (TRUNCATE) are the test machinery's: as the owner.
+        _reset_role(connection)
         append_only.drop(connection)
 
 

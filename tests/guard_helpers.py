@@ -16,16 +16,17 @@ from sessions.services import change_seance_state
 from tables.games import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tests.cash_helpers import chips_for, main_box
-from tests.conftest import PASSWORD, make_employee
+from tests.conftest import PASSWORD, as_owner, make_employee
 
 
 def drop_guard(table):
-    """Drop the guard triggers of one table (rolled back with the test's transaction)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            # Django's foreign keys are deferred: PostgreSQL refuses DDL on a table with pending trigger events.
-            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-    append_only.drop(connection, {table})
+    """Drop the guard triggers of one table (rolled back with the test's transaction), with the owner's rights."""
+    with as_owner(connection):
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                # Django's foreign keys are deferred: PostgreSQL refuses DDL on a table with pending trigger events.
+                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        append_only.drop(connection, {table})
 
 
 # A day that went through every workflow: one row of each regulated table ----------------------------------------

@@ -39,7 +39,7 @@ def test_the_schema_documents_the_error_format_on_every_operation(schema_file):
     assert set(schema["components"]["schemas"]["Error"]["required"]) == {"code", "message"}
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
-            for status in ("400", "403", "404"):
+            for status in ("400", "401", "403", "404"):
                 assert status in operation["responses"], f"{method.upper()} {path} does not document {status}"
             if method in ("post", "put", "patch"):
                 assert "409" in operation["responses"], f"{method.upper()} {path} does not document 409"

@@ -146,3 +146,20 @@ def test_the_client_address_is_the_one_the_trusted_proxy_reports(settings, count
     settings.TRUSTED_PROXY_ADDRESSES = ["10.0.0.0/24"]
     request = RequestFactory().get("/", REMOTE_ADDR=peer, HTTP_X_FORWARDED_FOR=header)
     assert client_address(request) == expected
+
+
+def test_r28_wrong_totp_codes_at_login_count_in_the_same_lockout(client, director, settings):
+    from django_otp.oath import totp
+    from django_otp.plugins.otp_totp.models import TOTPDevice
+
+    settings.REQUIRE_2FA = True
+    settings.OTP_TOTP_THROTTLE_FACTOR = 0
+    device = TOTPDevice.objects.create(user=director, name="t", confirmed=True)
+    assert login(client, "directeur", PASSWORD).status_code == 302
+    for _ in range(5):
+        assert client.post("/connexion/verification/", {"token": "000000"}).status_code == 400
+    assert failures("directeur") == 5
+    code = f"{totp(device.bin_key, device.step, device.t0, device.digits, device.drift):06d}"
+    refused = client.post("/connexion/verification/", {"token": code})
+    assert refused.status_code == 302 and refused["Location"].startswith("/connexion/")
+    assert client.get("/").status_code == 302

@@ -182,3 +182,10 @@ def test_the_tokens_page_lists_and_revokes(api, as_user, croupier):
     assert client.post("/compte/jetons/", {"key": token[:15]}).status_code == 302
     assert use(api, token).status_code == 401
     assert "Aucun jeton" in client.get("/compte/jetons/").content.decode()
+
+
+def test_revoking_an_unknown_token_on_the_page_is_refused_and_changes_nothing(api, as_user, croupier):
+    token = obtain(api)["token"]
+    response = as_user(croupier).post("/compte/jetons/", {"key": "inconnu"})
+    assert response.status_code == 404 and "introuvable" in response.content.decode()
+    assert use(api, token).status_code == 200

@@ -1,0 +1,73 @@
+"""No refusal tells one casino who works at another (R28): signers, roster members, chefs, witnesses and key holders
+of another casino are « employé inconnu », in the same words as a name that exists nowhere."""
+
+import datetime
+
+import pytest
+
+from casino.models import Role
+from sessions.models import GamingDay
+from sessions.services import plan_seances
+from tables.models import Table
+from tests.cash_helpers import post_advance, post_final_count, post_short_interruption
+from tests.conftest import make_employee
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def lucas(other_casino):
+    """A croupier and a chef of Casino du Lac, with full names that must never show in our refusals."""
+    croupier = make_employee("lucas", Role.CROUPIER, other_casino).user
+    croupier.first_name, croupier.last_name = "Lucas", "Bernard"
+    croupier.save()
+    chef = make_employee("chef_lac", Role.CHEF, other_casino).user
+    chef.first_name, chef.last_name = "Claire", "Martin"
+    chef.save()
+    return croupier
+
+
+def refusal(response):
+    body = response.json()
+    assert response.status_code == 400, body
+    return body["message"] + str(body.get("errors", ""))
+
+
+def roster(api, director, casino, boule, chef, members):
+    Table.objects.get_or_create(apparatus=boule, name="Table A")
+    seance = plan_seances(director, casino, GamingDay.date_at(casino) + datetime.timedelta(days=1))[0]
+    api.force_authenticate(director)
+    body = {"seance": seance.pk, "apparatus": boule.pk, "chef": chef, "members": members}
+    return api.post("/api/v1/rosters/", body, format="json")
+
+
+def test_r28_a_launcher_of_another_casino_is_an_unknown_employee(api, director, chef, croupier, casino, boule, lucas):
+    theirs = refusal(roster(api, director, casino, boule, "chef", ["croupier1", "lucas"]))
+    nobody = refusal(roster(api, director, casino, boule, "chef", ["croupier1", "personne"]))
+    assert "Employé inconnu" in theirs and "Bernard" not in theirs and "appartient" not in theirs
+    assert theirs.replace("lucas", "personne") == nobody
+
+
+def test_r28_a_chef_of_another_casino_is_an_unknown_employee(api, director, croupier, croupier2, casino, boule, lucas):
+    theirs = refusal(roster(api, director, casino, boule, "chef_lac", ["croupier1", "croupier2"]))
+    assert "Employé inconnu" in theirs and "Martin" not in theirs and "appartient" not in theirs
+
+
+def test_r28_a_witness_of_another_casino_is_an_unknown_employee(api, cash_staff, open_day, boule_tableau, lucas):
+    assert post_advance(api, cash_staff["chef"], boule_tableau, open_day).status_code == 201
+    amount = boule_tableau.casino.advance_amount(boule_tableau.game)
+    response = post_final_count(api, cash_staff["chef"], boule_tableau, open_day, amount, witnesses=["lucas"])
+    message = refusal(response)
+    assert "employé inconnu" in message and "Bernard" not in message
+
+
+def test_r28_a_signer_or_key_holder_of_another_casino_is_an_unknown_employee(
+    api, cash_staff, outsider, open_day, boule_tableau
+):
+    outsider.first_name, outsider.last_name = "Paul", "Durand"
+    outsider.save()
+    signer = refusal(post_advance(api, cash_staff["chef"], boule_tableau, open_day, signer="directeur2"))
+    assert "employé inconnu" in signer and "Durand" not in signer and "appartient" not in signer
+    post_advance(api, cash_staff["chef"], boule_tableau, open_day)
+    key = refusal(post_short_interruption(api, cash_staff["chef"], boule_tableau, open_day, key_holder="directeur2"))
+    assert "employé inconnu" in key and "Durand" not in key
