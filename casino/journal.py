@@ -101,6 +101,7 @@ CASINO_PATHS = (
     "seance.gaming_day.casino_id",
     "register.gaming_day.casino_id",
     "roster.seance.gaming_day.casino_id",
+    "change.casino_id",
 )
 
 
@@ -318,8 +319,9 @@ def chain_state(casino, reconcile=True):
                 mismatch = column_mismatch(row)
                 if mismatch:
                     mismatches.append((row[0], mismatch))
-            if row[7] in journaled:
-                # Only the newest document of each record is kept, unparsed: memory grows with records, not entries.
+            if row[7] in journaled and row[4].startswith(row[7] + "."):
+                # Only the newest history document of each record is kept (an account event about an employee is
+                # not one), unparsed: memory grows with records, not entries.
                 last_documents[(row[7], row[8])] = (row[0], row[3])
             yield row[:4]
 

@@ -16,11 +16,13 @@ from sessions.services import change_seance_state
 from tables.games import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tests.cash_helpers import chips_for, main_box
-from tests.conftest import PASSWORD, as_owner, make_employee
+from tests.conftest import PASSWORD, make_employee
 
 
 def drop_guard(table):
     """Drop the guard triggers of one table (rolled back with the test's transaction), with the owner's rights."""
+    from tests.conftest import as_owner  # conftest imports this module: imported when called
+
     with as_owner(connection):
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
@@ -33,7 +35,20 @@ def drop_guard(table):
 
 
 @pytest.fixture
-def world(casino, director, codir, chef, croupier, croupier2, caissier, regulator, boule, boule_tableau, open_day):
+def world(
+    casino,
+    director,
+    codir,
+    chef,
+    croupier,
+    croupier2,
+    caissier,
+    regulator,
+    administrator,
+    boule,
+    boule_tableau,
+    open_day,
+):
     """Today's afternoon séance played at boule: advance, interruption counted and resumed, final count corrected;
     a roster published and changed; both séances closed; the register drawn up and signed twice; an alert
     acknowledged; an export done."""
@@ -75,6 +90,11 @@ def world(casino, director, codir, chef, croupier, croupier2, caissier, regulato
         sha256="a" * 64,
         finished_at=timezone.now(),
     )
+    # A role proposed by the administrator and refused by the director's signature (R29).
+    from casino.accounts.services import decide, propose, state_of
+
+    change = propose(administrator, third.employee, {**state_of(third.employee), "role": Role.CHEF})
+    decide(director, change, False, PASSWORD, reason="Pas de chef de partie supplémentaire")
     return {"casino": casino, "seance": seance, "register": register, "count": count, "roster": roster}
 
 
@@ -90,6 +110,8 @@ SAMPLES = {
     "casino.Alert": lambda w: first_pk(Alert),
     "casino.JournalEntry": lambda w: first_pk(JournalEntry),
     "casino.Export": lambda w: first_pk(Export),
+    "casino.AccountChange": lambda w: first_pk(apps.get_model("casino", "AccountChange")),
+    "casino.AccountDecision": lambda w: first_pk(apps.get_model("casino", "AccountDecision")),
     "tables.Apparatus": lambda w: first_pk(Apparatus),
     "tables.Table": lambda w: first_pk(Table),
     "tables.Tableau": lambda w: first_pk(Tableau),

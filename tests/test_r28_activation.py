@@ -9,7 +9,7 @@ from django.test import Client
 from django.utils import timezone
 from django_otp.oath import totp
 from django_otp.plugins.otp_totp.models import TOTPDevice
-from rest_framework.authtoken.models import Token
+from knox.models import AuthToken
 
 from casino.models import ActivationCode, JournalEntry
 from casino.rules import ARTICLES
@@ -78,7 +78,7 @@ def test_r28_a_code_is_shown_once_stored_hashed_and_ends_sessions_tokens_and_pas
     session = Client()
     session.force_login(croupier)
     assert session.get("/caisse/plancher/").status_code == 200
-    token = Token.objects.create(user=croupier)
+    token, key = AuthToken.objects.create(user=croupier)
 
     response = issue(api, administrator, croupier.employee)
     assert response.status_code == 201, response.json()
@@ -92,9 +92,9 @@ def test_r28_a_code_is_shown_once_stored_hashed_and_ends_sessions_tokens_and_pas
     croupier.refresh_from_db()
     assert not croupier.has_usable_password()
     assert session.get("/caisse/plancher/").status_code == 302  # sent to the login page: the session is gone
-    assert not Token.objects.filter(pk=token.pk).exists()
+    assert not AuthToken.objects.filter(pk=token.pk).exists()
     api.force_authenticate(None)
-    assert api.get("/api/v1/casinos/", HTTP_AUTHORIZATION=f"Token {token.key}").status_code in (401, 403)
+    assert api.get("/api/v1/casinos/", HTTP_AUTHORIZATION=f"Token {key}").status_code in (401, 403)
 
 
 def test_r28_the_person_sets_their_own_password_with_the_code_once(client, api, administrator, croupier):

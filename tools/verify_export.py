@@ -202,7 +202,7 @@ def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None
                 continue
             document = row[9]
         sequence_text, previous_hash, digest = row[0], row[7], row[8]
-        if wanted is not None and (row[5], row[6]) in wanted:
+        if wanted is not None and (row[5], row[6]) in wanted and row[4].startswith(row[5] + b"."):
             last_documents[(row[5], row[6])] = (sequence_text, document)
         try:
             sequence = int(sequence_text)
