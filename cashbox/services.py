@@ -171,7 +171,9 @@ def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, passw
     if Interruption.objects.ongoing().filter(tableau=tableau).exists():
         raise InvalidTransition("R17", "Le tableau est interrompu : reprenez la partie avant toute avance")
     chips, amount = parse_chips(casino, chips, rule="R15")
-    expected = casino.advance_amount(tableau.game)
+    # R15: the day's advance, fixed and stored at the game's first opening of the day; a settings change made
+    # since applies from the next gaming day only.
+    expected = seance.gaming_day.advance_amount(tableau.game)
     if amount != expected:
         what = (
             "L'avance complémentaire est égale à l'avance initiale"
@@ -451,13 +453,17 @@ def correct(user, original, chips, reason, approval_words, signer, password):
     """Correct an advance or a count by a new entry in red ink, approved in words by the director (R23)."""
     require_floor_role(user, "R23", "inscrire une correction")
     model = type(original)
+    # Lock the gaming day first, the row draw_up_register locks: a register drawn up at the same moment either
+    # sees this correction committed or makes it refused; it can never miss it (R22, R23).
+    day_id = model.objects.filter(pk=original.pk).values_list("seance__gaming_day_id", flat=True).get()
+    day = GamingDay.objects.select_for_update().get(pk=day_id)
     original = (
         model.objects.select_for_update()
         .select_related("cashbox__tableau__casino", "seance__gaming_day")
         .get(pk=original.pk)
     )
     casino = original.cashbox.tableau.casino
-    register = ControlRegister.objects.filter(gaming_day=original.seance.gaming_day).first()
+    register = ControlRegister.objects.filter(gaming_day=day).first()
     if register is not None:
         raise InvalidTransition(
             "R22", "Le registre de contrôle de la journée est établi : la correction n'est plus possible"
@@ -465,6 +471,17 @@ def correct(user, original, chips, reason, approval_words, signer, password):
     if not (reason or "").strip():
         raise invalid("reason", "R23", "Indiquez le motif de la correction")
     chips, amount = parse_chips(casino, chips, rule="R23")
+    if model is Advance:
+        fixed = day.advance_amount(original.cashbox.tableau.game)
+        if amount != fixed:
+            # R15: the advance is the same for every cash box of the game all day; a correction can only fix how
+            # it was counted (the chips), never make it another amount.
+            raise invalid(
+                "chips",
+                "R15",
+                f"L'avance du jeu est fixée à {euros(fixed)} pour la journée : une correction ne peut en faire "
+                f"{euros(amount)}",
+            )
     previous = effective_amount(original)
     if amount == previous and chips == (original.corrections.order_by("-pk").first() or original).chips:
         raise invalid("chips", "R23", "La correction ne change rien à l'inscription")

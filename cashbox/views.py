@@ -180,7 +180,7 @@ class TableauActionView(ServiceFormView):
         return f"{reverse('floor')}?casino={self.casino.pk}"
 
     def extra_context(self):
-        expected = self.casino.advance_amount(self.tableau.game)
+        expected = self.seance.gaming_day.advance_amount(self.tableau.game) if self.seance else None
         return {"tableau": self.tableau, "seance": self.seance, "expected_advance": expected}
 
 

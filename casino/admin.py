@@ -1,7 +1,7 @@
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from casino.models import Alert, Casino, Employee, Membership
+from casino.models import Alert, Casino, DaySettings, Employee, Membership
 
 
 class NoDeleteHistoryAdmin(SimpleHistoryAdmin):
@@ -26,9 +26,38 @@ class MembershipInline(admin.TabularInline):
     can_delete = False
 
 
+class DaySettingsInline(admin.TabularInline):
+    """The dated versions of the day-fixed settings: written by Casino.save(), never edited here."""
+
+    model = DaySettings
+    extra = 0
+    can_delete = False
+    fields = readonly_fields = [
+        "effective_from",
+        "min_stake_boule",
+        "min_stake_vingt_trois",
+        "advance_multiple_boule",
+        "advance_multiple_vingt_trois",
+        "gaming_day_start",
+        "vingt_trois_colours",
+        "recorded_at",
+    ]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(Casino)
 class CasinoAdmin(NoDeleteHistoryAdmin):
     list_display = ["name", "arrete_reference", "min_stake_boule", "min_stake_vingt_trois"]
+    readonly_fields = ["changes_apply_from"]
+    inlines = [DaySettingsInline]
+
+    @admin.display(description="un changement des réglages fixés pour la journée s'applique à partir de")
+    def changes_apply_from(self, obj):
+        if obj is None or obj.pk is None:
+            return "dès la création"
+        return f"la journée du {obj.next_settings_day():%d/%m/%Y}"
 
 
 @admin.register(Employee)

@@ -102,6 +102,8 @@ def open_tableau(user, tableau, date, minimum, max_plein, max_chances):
     if date < GamingDay.date_at(tableau.casino):
         raise DomainError("R10", f"La journée du {date:%d/%m/%Y} est passée : ses limites ne peuvent plus être fixées")
     day = gaming_day_for(tableau.casino, date)
+    # Lock the day too: the first openings of two tableaux of the same game fix the day's advance once (R15).
+    day = GamingDay.objects.select_for_update().select_related("casino").get(pk=day.pk)
     minimum, max_plein, max_chances = (Decimal(str(v)) for v in (minimum, max_plein, max_chances))
     existing = Opening.objects.filter(tableau=tableau, gaming_day=day).first()
     if existing:
@@ -131,6 +133,8 @@ def open_tableau(user, tableau, date, minimum, max_plein, max_chances):
     )
     opening.full_clean()
     opening.save()
+    # R15: the day's advance of the game is fixed and stored at its first opening of the day.
+    day.fix_advance(tableau.game)
     return opening, True
 
 

@@ -195,7 +195,7 @@ def test_r7_pocket_colours_can_be_corrected():
 
 
 def test_r7_a_corrected_colour_settles_rouge_and_noir():
-    layout = games.vingt_trois_layout({(5, 1): "rouge"})
+    layout = games.vingt_trois_layout({(5, 0): "noir", (5, 1): "rouge"})
     _, [rouge] = games.settle("vingt_trois", 5, [Bet("rouge", Decimal("1"))], pocket=1, layout=layout)
     assert rouge.won
 
@@ -206,6 +206,27 @@ def test_r1_a_correction_of_a_case_that_does_not_exist_is_refused():
     assert error.value.refusals[0].rule == "R1"
     with pytest.raises(GameError):
         games.vingt_trois_layout({(5, 0): "vert"})
+
+
+@pytest.mark.parametrize(
+    "colours",
+    [
+        {(5, 0): "noir"},  # both pockets of 5 black: rouge 11 cases of 27, an edge of 5/27
+        {(7, 1): "rouge"},
+        {(12, 0): "blanc"},
+        {(13, 0): "rouge", (1, 0): "noir"},
+    ],
+)
+def test_r7_a_layout_that_breaks_the_one_ninth_edge_of_a_bet_is_refused(colours):
+    with pytest.raises(GameError) as error:
+        games.vingt_trois_layout(colours)
+    assert {refusal.rule for refusal in error.value.refusals} == {"R7"}
+    assert any("au lieu de 1/9" in refusal.message for refusal in error.value.refusals)
+
+
+def test_r7_rouge_and_noir_keep_exactly_one_ninth_on_every_accepted_layout():
+    layout = games.vingt_trois_layout({(12, 1): "noir", (14, 0): "rouge", (6, 0): "noir", (6, 1): "rouge"})
+    assert {row.house_edge for row in games.odds("vingt_trois", layout)} == {Fraction(1, 9)}
 
 
 def test_r6_boule_colours_cannot_be_corrected():
