@@ -23,7 +23,6 @@ from cashbox.serializers import (
     SignerFields,
 )
 from casino.api import RecordViewSet
-from casino.idempotency import idempotent
 from casino.models import Alert, Casino
 from casino.serializers import AlertSerializer
 from sessions.models import GamingDay
@@ -68,7 +67,6 @@ class AdvanceViewSet(CashViewSet):
         )
 
     @extend_schema(request=AdvanceCreateSerializer, responses=AdvanceSerializer)
-    @idempotent
     def create(self, request, *args, **kwargs):
         data = self.validated(request)
         advance = services.record_advance(
@@ -101,7 +99,6 @@ class CountViewSet(CashViewSet):
         )
 
     @extend_schema(request=FinalCountCreateSerializer, responses=CountSerializer)
-    @idempotent
     def create(self, request, *args, **kwargs):
         data = self.validated(request)
         count = services.record_final_count(
@@ -134,7 +131,6 @@ class InterruptionViewSet(CashViewSet):
         )
 
     @extend_schema(request=InterruptionCreateSerializer, responses=InterruptionSerializer)
-    @idempotent
     def create(self, request, *args, **kwargs):
         data = self.validated(request)
         if data["kind"] == Interruption.Kind.FULL:
@@ -161,7 +157,6 @@ class InterruptionViewSet(CashViewSet):
 
     @extend_schema(request=ResumeSerializer, responses=InterruptionSerializer)
     @action(detail=True, methods=["post"])
-    @idempotent
     def resume(self, request, pk=None):
         interruption = self.get_object()
         data = self.validated(request, ResumeSerializer)
@@ -182,7 +177,6 @@ class CorrectionViewSet(CashViewSet):
         return super().get_queryset().select_related("approval__signer")
 
     @extend_schema(request=CorrectionCreateSerializer, responses=CorrectionSerializer)
-    @idempotent
     def create(self, request, *args, **kwargs):
         data = self.validated(request)
         correction = services.correct(
@@ -214,7 +208,6 @@ class ControlRegisterViewSet(CashViewSet):
         )
 
     @extend_schema(request=RegisterCreateSerializer, responses=ControlRegisterSerializer)
-    @idempotent
     def create(self, request, *args, **kwargs):
         data = self.validated(request)
         casino = get_object_or_404(Casino.objects.for_user(request.user), pk=data["casino"])
@@ -224,7 +217,6 @@ class ControlRegisterViewSet(CashViewSet):
 
     @extend_schema(request=SignerFields, responses=ControlRegisterSerializer)
     @action(detail=True, methods=["post"])
-    @idempotent
     def sign(self, request, pk=None):
         register = self.get_object()
         data = self.validated(request, SignerFields)

@@ -457,8 +457,9 @@ def correct(user, original, chips, reason, approval_words, signer, password):
     # sees this correction committed or makes it refused; it can never miss it (R22, R23).
     day_id = model.objects.filter(pk=original.pk).values_list("seance__gaming_day_id", flat=True).get()
     day = GamingDay.objects.select_for_update().get(pk=day_id)
+    # of=("self",): lock the entry only; the day is locked above, explicitly, as the register's lock.
     original = (
-        model.objects.select_for_update()
+        model.objects.select_for_update(of=("self",))
         .select_related("cashbox__tableau__casino", "seance__gaming_day")
         .get(pk=original.pk)
     )

@@ -522,12 +522,16 @@ class IdempotentRequest(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     key = models.CharField(max_length=200)
     path = models.CharField(max_length=300)
+    body_hash = models.CharField(
+        max_length=64, default="", help_text="SHA-256 du contenu de la requête : la clé ne sert que pour ce contenu."
+    )
     status = models.PositiveSmallIntegerField()
     body = models.JSONField(null=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "key"], name="one_answer_per_idempotency_key")]
+        indexes = [models.Index(fields=["created_at"], name="idempotency_created_at")]
 
 
 class JournalEntry(models.Model):

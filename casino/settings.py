@@ -73,6 +73,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "casino.middleware.RefusalJournalMiddleware",
+    # After authentication and messages: a page form's one-time token is checked before its view writes.
+    "casino.form_tokens.FormTokenMiddleware",
     "casino.security.SecurityHeadersMiddleware",
     # Last, as django-axes asks: it turns a lockout into the lockout page.
     "axes.middleware.AxesMiddleware",
@@ -95,6 +97,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "casino.context_processors.role",
             ],
+            # {% form_token %} in every page form, without a {% load %} in each template.
+            "builtins": ["casino.templatetags.form_tokens"],
         },
     },
 ]
@@ -188,7 +192,10 @@ CELERY_BEAT_SCHEDULE = {
     "check-short-interruptions": {"task": "cashbox.tasks.check_short_interruptions", "schedule": 60},
     "check-control-registers": {"task": "cashbox.tasks.check_control_registers", "schedule": 5 * 60},
     "verify-journal-nightly": {"task": "casino.tasks.verify_journal", "schedule": 24 * 60 * 60},
+    "prune-idempotency-keys": {"task": "casino.tasks.prune_idempotency_keys", "schedule": 60 * 60},
 }
+# Idempotency keys and one-time form tokens are kept this long: a retry comes within minutes, not days.
+IDEMPOTENCY_KEY_DAYS = int(os.environ.get("IDEMPOTENCY_KEY_DAYS", "2"))
 # History is read, never reverted: a revert would rewrite what is recorded (R23).
 SIMPLE_HISTORY_REVERT_DISABLED = True
 

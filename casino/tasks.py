@@ -63,3 +63,11 @@ def build_export(export_id):
     from casino.exports import build
 
     return build(export_id)
+
+
+@shared_task
+def prune_idempotency_keys():
+    """Delete the idempotency keys and one-time form tokens older than IDEMPOTENCY_KEY_DAYS. Returns how many."""
+    from casino.idempotency import prune
+
+    return prune()
