@@ -2,11 +2,11 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.decorators import action
-from rest_framework.exceptions import MethodNotAllowed
+from rest_framework.exceptions import MethodNotAllowed, ValidationError
 from rest_framework.response import Response
 
 from cashbox import services
-from cashbox.carnets import carnet_of, current_season
+from cashbox.carnets import SEASONS, carnet_of, current_season, season_param
 from cashbox.models import Advance, ControlRegister, Correction, Count, Interruption
 from cashbox.serializers import (
     AdvanceCreateSerializer,
@@ -261,7 +261,11 @@ class CarnetViewSet(RecordViewSet):
     )
     def retrieve(self, request, *args, **kwargs):
         season = request.query_params.get("season")
-        season = int(season) if season and season.isdigit() else current_season()
+        season = season_param(season)
+        if season not in SEASONS:
+            raise ValidationError(
+                {"season": [f"Saison inconnue : indiquez l'année où elle commence, de {SEASONS[0]} à {SEASONS[-1]}."]}
+            )
         return Response(carnet_of(self.get_object(), season, as_json=True))
 
 

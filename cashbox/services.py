@@ -30,6 +30,9 @@ from tables.games import Game, euros
 from tables.models import Cashbox, Tableau
 
 DIRECTING = {Role.DIRECTOR, Role.CODIR}
+# Money columns hold 14 digits with 2 decimals: an amount stays below 10^12 €; a quantity of chips below 10^9.
+MAX_AMOUNT = Decimal(10) ** 12
+MAX_CHIPS = 10**9
 KEY_HOLDERS = {Role.DIRECTOR, Role.CODIR, Role.CHEF}
 
 
@@ -45,24 +48,36 @@ def parse_chips(casino, chips, field="chips", rule=None):
         raise invalid(field, rule, 'Indiquez le nombre de jetons par valeur (ex. {"10.00": 5})')
     allowed = {Decimal(value) for value in casino.chip_denominations}
     normalised, total = {}, Decimal("0.00")
+    if len(chips) > len(allowed):
+        raise invalid(field, rule, "Plus de valeurs de jetons que l'établissement n'en a")
     for value, quantity in chips.items():
+        shown = str(value)[:20]
         try:
-            denomination = Decimal(str(value))
+            denomination = Decimal(str(value)[:40])
         except InvalidOperation:
             denomination = None
-        if denomination not in allowed:
-            raise invalid(field, rule, f"Valeur de jeton inconnue de l'établissement : {value}")
+        # A NaN (« sNaN » cannot even be compared) or an infinity is no chip value.
+        if denomination is None or not denomination.is_finite() or denomination not in allowed:
+            raise invalid(field, rule, f"Valeur de jeton inconnue de l'établissement : {shown}")
         if isinstance(quantity, bool) or not isinstance(quantity, int):
-            if isinstance(quantity, str) and quantity.strip().isdigit():
+            if isinstance(quantity, str) and quantity.strip().isdigit() and len(quantity.strip()) <= 12:
                 quantity = int(quantity)
             else:
-                raise invalid(field, rule, f"Le nombre de jetons de {value} € doit être un entier")
+                raise invalid(field, rule, f"Le nombre de jetons de {shown} € doit être un entier")
         if quantity < 0:
             raise invalid(field, "R14", "Aucune somme ne peut être distraite de la table : quantité négative refusée")
+        if quantity > MAX_CHIPS:
+            raise invalid(
+                field,
+                rule,
+                f"Le nombre de jetons de {shown} € dépasse {MAX_CHIPS:,} : vérifiez le comptage".replace(",", " "),
+            )
         if quantity:
             key = f"{denomination:.2f}"
             normalised[key] = normalised.get(key, 0) + quantity
             total += denomination * quantity
+    if total >= MAX_AMOUNT:
+        raise invalid(field, rule, "Le montant compté atteint 1 000 milliards d'euros : vérifiez le comptage")
     return dict(sorted(normalised.items(), key=lambda item: Decimal(item[0]))), total
 
 

@@ -119,7 +119,7 @@ class CasinoSerializer(CleanedModelSerializer):
 
 
 class EmployeeSerializer(CleanedModelSerializer):
-    username = serializers.CharField(source="user.username")
+    username = serializers.CharField(source="user.username", max_length=150)
     first_name = serializers.CharField(source="user.first_name", required=False, allow_blank=True)
     last_name = serializers.CharField(source="user.last_name", required=False, allow_blank=True)
     email = serializers.EmailField(source="user.email", required=False, allow_blank=True)

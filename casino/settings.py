@@ -152,6 +152,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["casino.permissions.RolePermission"],
     "DEFAULT_SCHEMA_CLASS": "casino.schema.AutoSchema",
+    # JSON nested past a limit is a 400, not a RecursionError (500).
+    "DEFAULT_PARSER_CLASSES": [
+        "casino.parsers.DepthLimitedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     # Per user on every API view; the token endpoint adds a stricter limit per address.
     "DEFAULT_THROTTLE_CLASSES": ["casino.throttling.UserBurstThrottle"],
     "DEFAULT_THROTTLE_RATES": {"anon": "20/minute"},

@@ -292,6 +292,9 @@ def record_change(user, roster, kind, member_username, reason, replacement_usern
     reason = (reason or "").strip()
     if not reason:
         raise invalid("reason", "R4", "Indiquez le motif du changement")
+    limit = RosterChange._meta.get_field("reason").max_length
+    if len(reason) > limit:
+        raise invalid("reason", None, f"Le motif du changement ne dépasse pas {limit} caractères ({len(reason)} ici)")
     moment = moment or timezone.now()
     last = roster.changes.order_by("-at").values_list("at", flat=True).first()
     if last and moment < last:
