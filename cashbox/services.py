@@ -21,6 +21,7 @@ from cashbox.models import (
     Interruption,
     Signature,
 )
+from casino.actors import names_actor
 from casino.models import Role
 from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, invalid
@@ -158,6 +159,7 @@ def final_count_of(cashbox, seance):
 # Advances (R14, R15) ------------------------------------------------------------------------------------------
 
 
+@names_actor
 @transaction.atomic
 def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, password, brought_by=None):
     """Enter an advance at once, counted by the croupier and signed by the director or a CoDir member (R15)."""
@@ -238,6 +240,7 @@ def _count_people(casino, tableau, counted_by, witnesses):
     return counter, present
 
 
+@names_actor
 @transaction.atomic
 def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, caissier, signer, password):
     """Count the encaisse at the end of the séance, certified « exact » and signed (R16, R19, R20).
@@ -299,6 +302,7 @@ def _require_playing(tableau, seance):
     return cashbox
 
 
+@names_actor
 @transaction.atomic
 def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=()):
     """Interrupt play: the encaisse is counted and entered in the carnet at once (R17)."""
@@ -329,6 +333,7 @@ def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=())
     )
 
 
+@names_actor
 @transaction.atomic
 def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at_table, staff_at_post):
     """Lock the whole encaisse in the box R3 prescribes instead of counting it (R18).
@@ -384,6 +389,7 @@ def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at
     )
 
 
+@names_actor
 @transaction.atomic
 def resume(user, interruption, lids_off=None, unlocked_by=None, password=None):
     """Resume play; a locked box is opened by its key holder; at boule the lids come off (R18, R19)."""
@@ -463,6 +469,7 @@ def words_match(words, approval_words):
     return text == words.lower()
 
 
+@names_actor
 @transaction.atomic
 def correct(user, original, chips, reason, approval_words, signer, password):
     """Correct an advance or a count by a new entry in red ink, approved in words by the director (R23)."""
@@ -535,6 +542,7 @@ def effective_result(count):
     return effective_amount(count) - sum((effective_amount(a) for a in advances), Decimal("0.00"))
 
 
+@names_actor
 @transaction.atomic
 def draw_up_register(user, gaming_day):
     """Carry every certified final count of the day into its control register, totalled and in words (R22)."""

@@ -1,9 +1,11 @@
 from django.db import transaction
 from django.utils import timezone
 
+from casino.actors import names_actor
 from casino.models import Alert
 
 
+@names_actor
 @transaction.atomic
 def acknowledge_alert(user, alert):
     """Acknowledge an open alert once; who and when are kept."""
@@ -30,6 +32,7 @@ def raise_alert(casino, kind, key, message, rule=""):
         return None
 
 
+@names_actor
 @transaction.atomic
 def save_employee(actor, employee, user_data, password, casinos, fields):
     """Create or change an employee account: its user, role, approval and memberships (only in the actor's casinos).
