@@ -257,7 +257,18 @@ def test_exact_probabilities_of_winning():
 
 
 def test_odds_follow_a_corrected_layout():
-    layout = games.vingt_trois_layout({(5, 1): "rouge"})
+    # Built by hand: a casino can no longer register this layout (R7 refuses it, see below), but odds() must
+    # still show what it would cost.
+    default = games.DEFAULT_LAYOUTS[Game.VINGT_TROIS]
+    layout = games.Layout(
+        Game.VINGT_TROIS,
+        tuple(
+            games.Pocket(p.number, p.index, "rouge" if (p.number, p.index) == (5, 1) else p.colour)
+            for p in default.pockets
+        ),
+    )
+    with pytest.raises(GameError):
+        games.vingt_trois_layout({(5, 1): "rouge"})
     rows = {o.bet: o for o in games.odds("vingt_trois", layout) if o.bet != "plein"}
     assert rows["rouge"].probability == Fraction(13, 27)
     assert rows["rouge"].house_edge == Fraction(1, 27)  # 1 − 13/27 × 2
