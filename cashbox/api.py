@@ -2,11 +2,11 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.decorators import action
-from rest_framework.exceptions import MethodNotAllowed
+from rest_framework.exceptions import MethodNotAllowed, ValidationError
 from rest_framework.response import Response
 
 from cashbox import services
-from cashbox.carnets import carnet_of, current_season
+from cashbox.carnets import SEASONS, carnet_of, current_season, season_param
 from cashbox.models import Advance, ControlRegister, Correction, Count, Interruption
 from cashbox.serializers import (
     AdvanceCreateSerializer,
@@ -23,7 +23,6 @@ from cashbox.serializers import (
     SignerFields,
 )
 from casino.api import RecordViewSet
-from casino.idempotency import idempotent
 from casino.models import Alert, Casino
 from casino.serializers import AlertSerializer
 from sessions.models import GamingDay
@@ -68,7 +67,6 @@ class AdvanceViewSet(CashViewSet):
         )
 
     @extend_schema(request=AdvanceCreateSerializer, responses=AdvanceSerializer)
-    @idempotent
     def create(self, request, *args, **kwargs):
         data = self.validated(request)
         advance = services.record_advance(
@@ -102,7 +100,6 @@ class CountViewSet(CashViewSet):
         )
 
     @extend_schema(request=FinalCountCreateSerializer, responses=CountSerializer)
-    @idempotent
     def create(self, request, *args, **kwargs):
         data = self.validated(request)
         count = services.record_final_count(
@@ -136,7 +133,6 @@ class InterruptionViewSet(CashViewSet):
         )
 
     @extend_schema(request=InterruptionCreateSerializer, responses=InterruptionSerializer)
-    @idempotent
     def create(self, request, *args, **kwargs):
         data = self.validated(request)
         if data["kind"] == Interruption.Kind.FULL:
@@ -164,7 +160,6 @@ class InterruptionViewSet(CashViewSet):
 
     @extend_schema(request=ResumeSerializer, responses=InterruptionSerializer)
     @action(detail=True, methods=["post"])
-    @idempotent
     def resume(self, request, pk=None):
         interruption = self.get_object()
         data = self.validated(request, ResumeSerializer)
@@ -190,7 +185,6 @@ class CorrectionViewSet(CashViewSet):
         return super().get_queryset().select_related("approval__signer")
 
     @extend_schema(request=CorrectionCreateSerializer, responses=CorrectionSerializer)
-    @idempotent
     def create(self, request, *args, **kwargs):
         data = self.validated(request)
         correction = services.correct(
@@ -223,7 +217,6 @@ class ControlRegisterViewSet(CashViewSet):
         )
 
     @extend_schema(request=RegisterCreateSerializer, responses=ControlRegisterSerializer)
-    @idempotent
     def create(self, request, *args, **kwargs):
         data = self.validated(request)
         casino = get_object_or_404(Casino.objects.for_user(request.user), pk=data["casino"])
@@ -233,7 +226,6 @@ class ControlRegisterViewSet(CashViewSet):
 
     @extend_schema(request=SignerFields, responses=ControlRegisterSerializer)
     @action(detail=True, methods=["post"])
-    @idempotent
     def sign(self, request, pk=None):
         register = self.get_object()
         data = self.validated(request, SignerFields)
@@ -278,7 +270,11 @@ class CarnetViewSet(RecordViewSet):
     )
     def retrieve(self, request, *args, **kwargs):
         season = request.query_params.get("season")
-        season = int(season) if season and season.isdigit() else current_season()
+        season = season_param(season)
+        if season not in SEASONS:
+            raise ValidationError(
+                {"season": [f"Saison inconnue : indiquez l'année où elle commence, de {SEASONS[0]} à {SEASONS[-1]}."]}
+            )
         return Response(carnet_of(self.get_object(), season, as_json=True))
 
 

@@ -17,6 +17,17 @@ def current_season():
     return season_of(timezone.localdate())
 
 
+# A season the carnet can show: four-digit years whose bounds are dates (1 November to 31 October).
+SEASONS = range(1900, 9999)
+
+
+def season_param(value):
+    """The season a query asks for: the current one when absent or not a number; out of SEASONS when absurd."""
+    if not value or not value.isdigit():
+        return current_season()
+    return int(value) if len(value) <= 6 else -1
+
+
 def season_bounds(season):
     """The season runs from 1 November to 31 October."""
     return datetime.date(season, 11, 1), datetime.date(season + 1, 10, 31)

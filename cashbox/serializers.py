@@ -18,7 +18,7 @@ class SignatureSerializer(serializers.ModelSerializer):
 class SignerFields(serializers.Serializer):
     """The signer re-enters their password at the moment of signing, even on someone else's tablet."""
 
-    signer = serializers.CharField(help_text="Identifiant du signataire.")
+    signer = serializers.CharField(max_length=150, help_text="Identifiant du signataire.")
     password = serializers.CharField(write_only=True, style={"input_type": "password"})
     otp = serializers.CharField(
         required=False,
@@ -67,8 +67,10 @@ class AdvanceCreateSerializer(SignerFields):
     seance = scoped(Seance.objects.for_user)
     kind = serializers.CharField(help_text="initial ou top_up ; aucun retrait n'existe (R14).")
     chips = serializers.DictField(help_text='Nombre de jetons par valeur, ex. {"100.00": 80}.')
-    counted_by = serializers.CharField(help_text="Le croupier qui compte (R15).")
-    brought_by = serializers.CharField(required=False, allow_blank=True, help_text="Le caissier qui apporte.")
+    counted_by = serializers.CharField(max_length=150, help_text="Le croupier qui compte (R15).")
+    brought_by = serializers.CharField(
+        required=False, allow_blank=True, max_length=150, help_text="Le caissier qui apporte."
+    )
 
 
 class CountSerializer(serializers.ModelSerializer):
@@ -104,9 +106,9 @@ class FinalCountCreateSerializer(SignerFields):
     cashbox = scoped(Cashbox.objects.for_user)
     seance = scoped(Seance.objects.for_user)
     chips = serializers.DictField(allow_empty=True)
-    counted_by = serializers.CharField()
-    witnesses = serializers.ListField(child=serializers.CharField(), required=False)
-    caissier = serializers.CharField(help_text="Le caissier présent (R20).")
+    counted_by = serializers.CharField(max_length=150)
+    witnesses = serializers.ListField(child=serializers.CharField(max_length=150), required=False, max_length=50)
+    caissier = serializers.CharField(max_length=150, help_text="Le caissier présent (R20).")
 
 
 class InterruptionSerializer(serializers.ModelSerializer):
@@ -143,9 +145,11 @@ class InterruptionCreateSerializer(serializers.Serializer):
     seance = scoped(Seance.objects.for_user)
     kind = serializers.ChoiceField(choices=Interruption.Kind.choices)
     chips = serializers.DictField(required=False, help_text="Interruption avec comptage (R17).")
-    counted_by = serializers.CharField(required=False)
-    witnesses = serializers.ListField(child=serializers.CharField(), required=False)
-    key_holder = serializers.CharField(required=False, help_text="Interruption momentanée : détenteur de la clé.")
+    counted_by = serializers.CharField(required=False, max_length=150)
+    witnesses = serializers.ListField(child=serializers.CharField(max_length=150), required=False, max_length=50)
+    key_holder = serializers.CharField(
+        required=False, max_length=150, help_text="Interruption momentanée : détenteur de la clé."
+    )
     password = serializers.CharField(required=False, write_only=True, style={"input_type": "password"})
     otp = serializers.CharField(
         required=False,
@@ -160,7 +164,9 @@ class InterruptionCreateSerializer(serializers.Serializer):
 
 class ResumeSerializer(serializers.Serializer):
     lids_off = serializers.BooleanField(required=False, allow_null=True, default=None)
-    unlocked_by = serializers.CharField(required=False, help_text="Le détenteur de la clé rouvre la boîte.")
+    unlocked_by = serializers.CharField(
+        required=False, max_length=150, help_text="Le détenteur de la clé rouvre la boîte."
+    )
     password = serializers.CharField(required=False, write_only=True, style={"input_type": "password"})
     otp = serializers.CharField(
         required=False,
@@ -193,7 +199,7 @@ class CorrectionCreateSerializer(SignerFields):
     advance = scoped(Advance.objects.for_user, required=False, allow_null=True)
     count = scoped(Count.objects.for_user, required=False, allow_null=True)
     chips = serializers.DictField()
-    reason = serializers.CharField()
+    reason = serializers.CharField(max_length=1000)
     approval_words = serializers.CharField(help_text="Le montant corrigé en toutes lettres, de la main du directeur.")
 
     def validate(self, attrs):

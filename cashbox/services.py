@@ -21,6 +21,7 @@ from cashbox.models import (
     Interruption,
     Signature,
 )
+from casino.actors import names_actor
 from casino.models import Role
 from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, invalid
@@ -31,6 +32,9 @@ from tables.games import Game, euros
 from tables.models import Cashbox, Tableau
 
 DIRECTING = {Role.DIRECTOR, Role.CODIR}
+# Money columns hold 14 digits with 2 decimals: an amount stays below 10^12 €; a quantity of chips below 10^9.
+MAX_AMOUNT = Decimal(10) ** 12
+MAX_CHIPS = 10**9
 KEY_HOLDERS = {Role.DIRECTOR, Role.CODIR, Role.CHEF}
 
 
@@ -46,24 +50,36 @@ def parse_chips(casino, chips, field="chips", rule=None):
         raise invalid(field, rule, 'Indiquez le nombre de jetons par valeur (ex. {"10.00": 5})')
     allowed = {Decimal(value) for value in casino.chip_denominations}
     normalised, total = {}, Decimal("0.00")
+    if len(chips) > len(allowed):
+        raise invalid(field, rule, "Plus de valeurs de jetons que l'établissement n'en a")
     for value, quantity in chips.items():
+        shown = str(value)[:20]
         try:
-            denomination = Decimal(str(value))
+            denomination = Decimal(str(value)[:40])
         except InvalidOperation:
             denomination = None
-        if denomination not in allowed:
-            raise invalid(field, rule, f"Valeur de jeton inconnue de l'établissement : {value}")
+        # A NaN (« sNaN » cannot even be compared) or an infinity is no chip value.
+        if denomination is None or not denomination.is_finite() or denomination not in allowed:
+            raise invalid(field, rule, f"Valeur de jeton inconnue de l'établissement : {shown}")
         if isinstance(quantity, bool) or not isinstance(quantity, int):
-            if isinstance(quantity, str) and quantity.strip().isdigit():
+            if isinstance(quantity, str) and quantity.strip().isdigit() and len(quantity.strip()) <= 12:
                 quantity = int(quantity)
             else:
-                raise invalid(field, rule, f"Le nombre de jetons de {value} € doit être un entier")
+                raise invalid(field, rule, f"Le nombre de jetons de {shown} € doit être un entier")
         if quantity < 0:
             raise invalid(field, "R14", "Aucune somme ne peut être distraite de la table : quantité négative refusée")
+        if quantity > MAX_CHIPS:
+            raise invalid(
+                field,
+                rule,
+                f"Le nombre de jetons de {shown} € dépasse {MAX_CHIPS:,} : vérifiez le comptage".replace(",", " "),
+            )
         if quantity:
             key = f"{denomination:.2f}"
             normalised[key] = normalised.get(key, 0) + quantity
             total += denomination * quantity
+    if total >= MAX_AMOUNT:
+        raise invalid(field, rule, "Le montant compté atteint 1 000 milliards d'euros : vérifiez le comptage")
     return dict(sorted(normalised.items(), key=lambda item: Decimal(item[0]))), total
 
 
@@ -144,6 +160,7 @@ def final_count_of(cashbox, seance):
 # Advances (R14, R15) ------------------------------------------------------------------------------------------
 
 
+@names_actor
 @transaction.atomic
 def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, password, brought_by=None, otp=None):
     """Enter an advance at once, counted by the croupier and signed by the director or a CoDir member (R15)."""
@@ -172,7 +189,9 @@ def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, passw
     if Interruption.objects.ongoing().filter(tableau=tableau).exists():
         raise InvalidTransition("R17", "Le tableau est interrompu : reprenez la partie avant toute avance")
     chips, amount = parse_chips(casino, chips, rule="R15")
-    expected = casino.advance_amount(tableau.game)
+    # R15: the day's advance, fixed and stored at the game's first opening of the day; a settings change made
+    # since applies from the next gaming day only.
+    expected = seance.gaming_day.advance_amount(tableau.game)
     if amount != expected:
         what = (
             "L'avance complémentaire est égale à l'avance initiale"
@@ -222,6 +241,7 @@ def _count_people(casino, tableau, counted_by, witnesses):
     return counter, present
 
 
+@names_actor
 @transaction.atomic
 def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, caissier, signer, password, otp=None):
     """Count the encaisse at the end of the séance, certified « exact » and signed (R16, R19, R20).
@@ -283,6 +303,7 @@ def _require_playing(tableau, seance):
     return cashbox
 
 
+@names_actor
 @transaction.atomic
 def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=()):
     """Interrupt play: the encaisse is counted and entered in the carnet at once (R17)."""
@@ -313,6 +334,7 @@ def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=())
     )
 
 
+@names_actor
 @transaction.atomic
 def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at_table, staff_at_post, otp=None):
     """Lock the whole encaisse in the box R3 prescribes instead of counting it (R18).
@@ -376,6 +398,7 @@ def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at
     )
 
 
+@names_actor
 @transaction.atomic
 def resume(user, interruption, lids_off=None, unlocked_by=None, password=None, otp=None):
     """Resume play; a locked box is opened by its key holder; at boule the lids come off (R18, R19)."""
@@ -454,18 +477,24 @@ def words_match(words, approval_words):
     return text == words.lower()
 
 
+@names_actor
 @transaction.atomic
 def correct(user, original, chips, reason, approval_words, signer, password, otp=None):
     """Correct an advance or a count by a new entry in red ink, approved in words by the director (R23)."""
     require_floor_role(user, "R23", "inscrire une correction")
     model = type(original)
+    # Lock the gaming day first, the row draw_up_register locks: a register drawn up at the same moment either
+    # sees this correction committed or makes it refused; it can never miss it (R22, R23).
+    day_id = model.objects.filter(pk=original.pk).values_list("seance__gaming_day_id", flat=True).get()
+    day = GamingDay.objects.select_for_update().get(pk=day_id)
+    # of=("self",): lock the entry only; the day is locked above, explicitly, as the register's lock.
     original = (
-        model.objects.select_for_update()
+        model.objects.select_for_update(of=("self",))
         .select_related("cashbox__tableau__casino", "seance__gaming_day")
         .get(pk=original.pk)
     )
     casino = original.cashbox.tableau.casino
-    register = ControlRegister.objects.filter(gaming_day=original.seance.gaming_day).first()
+    register = ControlRegister.objects.filter(gaming_day=day).first()
     if register is not None:
         raise InvalidTransition(
             "R22", "Le registre de contrôle de la journée est établi : la correction n'est plus possible"
@@ -473,6 +502,17 @@ def correct(user, original, chips, reason, approval_words, signer, password, otp
     if not (reason or "").strip():
         raise invalid("reason", "R23", "Indiquez le motif de la correction")
     chips, amount = parse_chips(casino, chips, rule="R23")
+    if model is Advance:
+        fixed = day.advance_amount(original.cashbox.tableau.game)
+        if amount != fixed:
+            # R15: the advance is the same for every cash box of the game all day; a correction can only fix how
+            # it was counted (the chips), never make it another amount.
+            raise invalid(
+                "chips",
+                "R15",
+                f"L'avance du jeu est fixée à {euros(fixed)} pour la journée : une correction ne peut en faire "
+                f"{euros(amount)}",
+            )
     previous = effective_amount(original)
     if amount == previous and chips == (original.corrections.order_by("-pk").first() or original).chips:
         raise invalid("chips", "R23", "La correction ne change rien à l'inscription")
@@ -510,6 +550,7 @@ def effective_result(count):
     return effective_amount(count) - sum((effective_amount(a) for a in advances), Decimal("0.00"))
 
 
+@names_actor
 @transaction.atomic
 def draw_up_register(user, gaming_day):
     """Carry every certified final count of the day into its control register, totalled and in words (R22)."""

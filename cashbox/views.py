@@ -1,14 +1,14 @@
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.http import Http404
+from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views import View
 
 from cashbox import services
-from cashbox.carnets import carnet_of, current_season
+from cashbox.carnets import SEASONS, carnet_of, season_param
 from cashbox.forms import (
     AdvanceForm,
     CorrectionForm,
@@ -180,7 +180,7 @@ class TableauActionView(ServiceFormView):
         return f"{reverse('floor')}?casino={self.casino.pk}"
 
     def extra_context(self):
-        expected = self.casino.advance_amount(self.tableau.game)
+        expected = self.seance.gaming_day.advance_amount(self.tableau.game) if self.seance else None
         return {"tableau": self.tableau, "seance": self.seance, "expected_advance": expected}
 
 
@@ -363,7 +363,13 @@ class CarnetView(RoleRequiredMixin, View):
             Cashbox.objects.for_user(request.user).select_related("tableau__casino", "tableau__table"), pk=pk
         )
         season = request.GET.get("saison", "")
-        season = int(season) if season.isdigit() else current_season()
+        season = season_param(season)
+        if season not in SEASONS:
+            return HttpResponseBadRequest(
+                f"Paramètre « saison » invalide : indiquez l'année où la saison commence, "
+                f"de {SEASONS[0]} à {SEASONS[-1]}.",
+                content_type="text/plain; charset=utf-8",
+            )
         context = {
             "cashbox": cashbox,
             "carnet": carnet_of(cashbox, season),

@@ -7,10 +7,10 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from simple_history.admin import SimpleHistoryAdmin
 
-from casino.models import AccountChange, AccountDecision, Alert, Casino, Employee, Membership
+from casino.models import AccountChange, AccountDecision, Alert, Casino, DaySettings, Employee, Membership
 
 # Models without a `for_user`: the path from the record to its casino.
-CASINO_PATHS = {Membership: "casino", Alert: "casino", AccountDecision: "change__casino"}
+CASINO_PATHS = {Membership: "casino", Alert: "casino", AccountDecision: "change__casino", DaySettings: "casino"}
 
 
 def scoped(model, user):
@@ -99,9 +99,38 @@ class MembershipInline(ScopedAdminMixin, admin.TabularInline):
         return False
 
 
+class DaySettingsInline(admin.TabularInline):
+    """The dated versions of the day-fixed settings: written by Casino.save(), never edited here."""
+
+    model = DaySettings
+    extra = 0
+    can_delete = False
+    fields = readonly_fields = [
+        "effective_from",
+        "min_stake_boule",
+        "min_stake_vingt_trois",
+        "advance_multiple_boule",
+        "advance_multiple_vingt_trois",
+        "gaming_day_start",
+        "vingt_trois_colours",
+        "recorded_at",
+    ]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(Casino)
 class CasinoAdmin(ReadOnlyAdmin):
     list_display = ["name", "arrete_reference", "min_stake_boule", "min_stake_vingt_trois"]
+    readonly_fields = ["changes_apply_from"]
+    inlines = [DaySettingsInline]
+
+    @admin.display(description="un changement des réglages fixés pour la journée s'applique à partir de")
+    def changes_apply_from(self, obj):
+        if obj is None or obj.pk is None:
+            return "dès la création"
+        return f"la journée du {obj.next_settings_day():%d/%m/%Y}"
 
 
 @admin.register(Employee)

@@ -4,19 +4,22 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from casino.history import history_rows
+from casino.idempotency import IdempotentPostMixin
 from casino.models import Casino, Employee
 from casino.schema import AutoSchema
 from casino.serializers import CasinoSerializer, EmployeeSerializer, HistorySerializer
 
 
 class RecordViewSet(
+    IdempotentPostMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.CreateModelMixin,
     mixins.UpdateModelMixin,
     viewsets.GenericViewSet,
 ):
-    """List, read, create and change; never delete (R23). Every list is scoped to the user's casinos."""
+    """List, read, create and change; never delete (R23). Every list is scoped to the user's casinos; every POST
+    accepts an Idempotency-Key."""
 
     action_permissions = {}
     schema = AutoSchema()

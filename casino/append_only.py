@@ -60,6 +60,8 @@ GUARDS = {
     "casino.Membership": Guard(free=("active",)),
     "casino.Alert": Guard(fill_once=("acknowledged_at", "acknowledged_by")),
     "casino.JournalEntry": WRITE_ONCE,
+    # Dated versions of the casino's settings (day-fixed values): a version is never edited, a new one is added.
+    "casino.DaySettings": WRITE_ONCE,
     # Separation of duties (R29): a proposal and its decision are written once.
     "casino.AccountChange": WRITE_ONCE,
     "casino.AccountDecision": WRITE_ONCE,

@@ -115,8 +115,8 @@ def otp_setup(request):
 
 
 class TokenRequestSerializer(serializers.Serializer):
-    username = serializers.CharField()
-    password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False)
+    username = serializers.CharField(max_length=150)
+    password = serializers.CharField(max_length=4096, style={"input_type": "password"}, trim_whitespace=False)
     otp = serializers.CharField(required=False, help_text="Code TOTP : directeur, comité de direction, contrôleur.")
 
 

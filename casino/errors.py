@@ -4,7 +4,7 @@ import re
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import IntegrityError
+from django.db import DataError, IntegrityError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.fields import get_error_detail
@@ -91,6 +91,12 @@ def _handle(exc, context):
             else "Refusé par la base de données : l'enregistrement contredit une contrainte."
         )
         return Response(error_body(code, message), status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, (OverflowError, DataError)):
+        # A number or a text past what a column holds (an id of 400 digits, a name longer than its field) that
+        # no serializer bounded: refused as invalid data, never a 500; the specific limits name their field.
+        set_rollback()
+        message = "Une valeur dépasse ce que le registre peut contenir (nombre trop grand ou texte trop long)."
+        return Response(error_body("invalid", message), status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

@@ -237,8 +237,11 @@ def record_event(casino_ids, action, *, actor=None, object_type="", object_id=""
     `action` is dotted, e.g. "account.token_issued"; it is appended in the caller's transaction to the chain of
     each casino given (an account event: every casino of the person concerned).
     """
+    from casino.actors import current_actor
     from casino.roles import role_of
 
+    if actor is None:
+        actor = current_actor()
     role = role_of(actor) if actor is not None and actor.is_authenticated else None
     for casino_id in casino_ids:
         append(

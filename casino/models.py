@@ -4,7 +4,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
-from django.db import models
+from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
@@ -39,12 +39,14 @@ class Casino(models.Model):
     min_stake_boule = money(
         verbose_name="minimum autorisé à la boule",
         validators=[MinValueValidator(Decimal("0.01"))],
-        help_text=f"Minimum des mises fixé par l'arrêté d'autorisation pour la boule ({article('R10')}).",
+        help_text=f"Minimum des mises fixé par l'arrêté d'autorisation pour la boule ({article('R10')}). "
+        "Un changement s'applique à partir de la journée de jeu suivante.",
     )
     min_stake_vingt_trois = money(
         verbose_name="minimum autorisé au vingt-trois",
         validators=[MinValueValidator(Decimal("0.01"))],
-        help_text=f"Minimum des mises fixé par l'arrêté d'autorisation pour le vingt-trois ({article('R10')}).",
+        help_text=f"Minimum des mises fixé par l'arrêté d'autorisation pour le vingt-trois ({article('R10')}). "
+        "Un changement s'applique à partir de la journée de jeu suivante.",
     )
     chip_denominations = models.JSONField(
         "valeurs des jetons et plaques",
@@ -54,7 +56,8 @@ class Casino(models.Model):
     gaming_day_start = models.TimeField(
         "début de la journée de jeu",
         default=datetime.time(10, 0),
-        help_text="Heure à laquelle commence une journée de jeu ; elle se termine le lendemain à la même heure.",
+        help_text="Heure à laquelle commence une journée de jeu ; elle se termine le lendemain à la même heure. "
+        "Un changement s'applique à partir de la journée de jeu suivante.",
     )
     short_interruption_minutes = models.PositiveIntegerField(
         "durée maximale d'une interruption momentanée (minutes)",
@@ -66,13 +69,15 @@ class Casino(models.Model):
         "avance à la boule (multiple du minimum autorisé)",
         default=4000,
         validators=[MinValueValidator(1)],
-        help_text="Avance initiale et complémentaire = ce multiple × le minimum autorisé (R15).",
+        help_text=f"Avance initiale et complémentaire = ce multiple × le minimum autorisé (R15, {article('R15')}). "
+        "Un changement s'applique à partir de la journée de jeu suivante.",
     )
     advance_multiple_vingt_trois = models.PositiveIntegerField(
         "avance au vingt-trois (multiple du minimum autorisé)",
         default=10000,
         validators=[MinValueValidator(1)],
-        help_text="Avance initiale et complémentaire = ce multiple × le minimum autorisé (R15).",
+        help_text=f"Avance initiale et complémentaire = ce multiple × le minimum autorisé (R15, {article('R15')}). "
+        "Un changement s'applique à partir de la journée de jeu suivante.",
     )
     rotation_period_minutes = models.PositiveIntegerField(
         "période de roulement des lanceurs (minutes)",
@@ -102,7 +107,8 @@ class Casino(models.Model):
         null=True,
         blank=True,
         help_text='Seulement les numéros dont le plateau diffère du modèle, ex. {"12": ["rouge", "noir", "noir"]} '
-        f"(rouge, noir ou blanc, une couleur par case) (R7, {article('R7')}).",
+        f"(rouge, noir ou blanc, une couleur par case) ; chaque mise garde un avantage de 1/9 (R7, {article('R7')}). "
+        "Une correction s'applique à partir de la journée de jeu suivante.",
     )
 
     objects = CasinoQuerySet.as_manager()
@@ -171,27 +177,164 @@ class Casino(models.Model):
                 {"vingt_trois_colours": [ValidationError(r.message, code=r.rule or "invalid") for r in error.refusals]}
             ) from error
 
+    def save(self, *args, **kwargs):
+        # The settings row and the version that dates its day-fixed values are written together or not at all.
+        with transaction.atomic():
+            super().save(*args, **kwargs)
+            DaySettings.record(self)
+
+    # Day-fixed values (R7, R10, R15, « Day-fixed values »): a change applies from the next gaming day only.
+
+    def settings_on(self, date):
+        """The version of the day-fixed settings in force for the gaming day of `date`."""
+        version = (
+            self.day_settings.filter(effective_from__lte=date).order_by("-effective_from", "-pk").first()
+            if self.pk
+            else None
+        )
+        return version or DaySettings.of(self, datetime.date.min)
+
+    def pending_settings(self):
+        """Versions recorded but not yet in force: they apply from a later gaming day."""
+        from sessions.models import GamingDay
+
+        current = GamingDay.date_at(self)
+        return list(self.day_settings.filter(effective_from__gt=current).order_by("effective_from", "pk"))
+
+    def next_settings_day(self):
+        """The first gaming day a settings change made now may apply to: after the current day and after
+        every day already stored (planned in advance), so that no day that exists ever moves."""
+        from sessions.models import GamingDay
+
+        after = GamingDay.date_at(self) + datetime.timedelta(days=1)
+        latest = self.gaming_days.order_by("-date").values_list("date", flat=True).first()
+        if latest is not None:
+            after = max(after, latest + datetime.timedelta(days=1))
+        return after
+
+    def gaming_day(self, date=None):
+        """The stored gaming day of `date` (default: the current one), or None when nothing stored it yet."""
+        from sessions.models import GamingDay
+
+        return self.gaming_days.filter(date=date or GamingDay.date_at(self)).first()
+
+    def _day_source(self, date):
+        from sessions.models import GamingDay
+
+        date = date or GamingDay.date_at(self)
+        return self.gaming_day(date) or self.settings_on(date)
+
+    def authorised_minimum(self, game, date=None):
+        """The authorised minimum of a game on a gaming day (default: the current one) (R10)."""
+        return self._day_source(date).authorised_minimum(game)
+
+    def colour_corrections(self):
+        """The corrected pockets of these settings as {(number, index): colour}."""
+        return colour_corrections(self.vingt_trois_colours)
+
+    def layout(self, game, date=None):
+        """The layout of a game on a gaming day (default: the current one), with that day's colours (R7)."""
+        return self._day_source(date).layout(game)
+
+    def advance_amount(self, game, date=None):
+        """The advance of every cash box of a game on a gaming day (default: the current one) (R15)."""
+        return self._day_source(date).advance_amount(game)
+
+
+def colour_corrections(stored):
+    """Stored vingt-trois colours {"number": [colours]} as {(number, index): colour}."""
+    corrections = {}
+    for number, colours in (stored or {}).items():
+        for index, colour in enumerate(colours):
+            corrections[(int(number), index)] = colour
+    return corrections
+
+
+DAY_FIXED_SETTINGS = (
+    "min_stake_boule",
+    "min_stake_vingt_trois",
+    "advance_multiple_boule",
+    "advance_multiple_vingt_trois",
+    "gaming_day_start",
+    "vingt_trois_colours",
+)
+
+
+class DaySettings(models.Model):
+    """The day-fixed settings of a casino and the gaming day from which they apply (R7, R10, R15).
+
+    Every change of these settings — page, API, /admin/ or a command, all through `Casino.save()` — appends a
+    version effective from the next gaming day, so that the current day and the past never move. Versions are
+    never edited: the one in force for a day is the latest with `effective_from` on or before it.
+    """
+
+    casino = models.ForeignKey(Casino, on_delete=models.PROTECT, related_name="day_settings")
+    effective_from = models.DateField(
+        "applicable à partir de la journée du",
+        help_text="Un changement fait pendant une journée s'applique à partir de la journée de jeu suivante.",
+    )
+    min_stake_boule = money(verbose_name="minimum autorisé à la boule")
+    min_stake_vingt_trois = money(verbose_name="minimum autorisé au vingt-trois")
+    advance_multiple_boule = models.PositiveIntegerField("avance à la boule (multiple du minimum)")
+    advance_multiple_vingt_trois = models.PositiveIntegerField("avance au vingt-trois (multiple du minimum)")
+    gaming_day_start = models.TimeField("début de la journée de jeu")
+    vingt_trois_colours = models.JSONField("couleurs corrigées des cases du vingt-trois", null=True, blank=True)
+    recorded_at = models.DateTimeField("enregistré le", default=timezone.now)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "réglages fixés pour la journée"
+        verbose_name_plural = "réglages fixés pour la journée"
+        ordering = ["casino", "effective_from", "pk"]
+        indexes = [models.Index(fields=["casino", "effective_from"])]
+
+    def __str__(self):
+        if self.effective_from == datetime.date.min:
+            return f"Réglages de {self.casino} depuis l'origine"
+        return f"Réglages de {self.casino} à partir de la journée du {self.effective_from:%d/%m/%Y}"
+
+    @classmethod
+    def of(cls, casino, effective_from):
+        return cls(
+            casino=casino,
+            effective_from=effective_from,
+            **{name: getattr(casino, name) for name in DAY_FIXED_SETTINGS},
+        )
+
+    @classmethod
+    def record(cls, casino):
+        """Append a version when the casino's day-fixed settings differ from the latest one recorded."""
+        # Re-read the row: values set from a form or a serializer are normalised by the database.
+        stored = Casino.objects.get(pk=casino.pk)
+        latest = stored.day_settings.order_by("-effective_from", "-pk").first()
+        values = {name: getattr(stored, name) for name in DAY_FIXED_SETTINGS}
+        if latest is None:
+            # A new casino: its first settings hold from the start, no day was played before them.
+            return cls.objects.create(casino=stored, effective_from=datetime.date.min, **values)
+        if all(getattr(latest, name) == value for name, value in values.items()):
+            return None
+        return cls.objects.create(casino=stored, effective_from=stored.next_settings_day(), **values)
+
+    @property
+    def effective_label(self):
+        if self.effective_from == datetime.date.min:
+            return "depuis l'origine"
+        return f"à partir de la journée du {self.effective_from:%d/%m/%Y}"
+
     def authorised_minimum(self, game):
         return self.min_stake_boule if game == "boule" else self.min_stake_vingt_trois
 
-    def colour_corrections(self):
-        """The corrected pockets as {(number, index): colour}, from the stored {"number": [colours]}."""
-        corrections = {}
-        for number, colours in (self.vingt_trois_colours or {}).items():
-            for index, colour in enumerate(colours):
-                corrections[(int(number), index)] = colour
-        return corrections
-
-    def layout(self, game):
-        """The layout of a game in this casino: the vingt-trois pockets with the casino's corrections (R7)."""
-        from tables import games
-
-        return games.layout_of(game, self.colour_corrections() if game == games.Game.VINGT_TROIS else None)
-
     def advance_amount(self, game):
-        """The advance of every cash box of a game (R15): the casino's multiple of the authorised minimum."""
+        """The advance of every cash box of a game (R15): the multiple of the authorised minimum."""
         multiple = self.advance_multiple_boule if game == "boule" else self.advance_multiple_vingt_trois
         return self.authorised_minimum(game) * multiple
+
+    def layout(self, game):
+        from tables import games
+
+        corrections = colour_corrections(self.vingt_trois_colours) if game == games.Game.VINGT_TROIS else None
+        return games.layout_of(game, corrections)
 
 
 class ScopedQuerySet(models.QuerySet):
@@ -494,12 +637,16 @@ class IdempotentRequest(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     key = models.CharField(max_length=200)
     path = models.CharField(max_length=300)
+    body_hash = models.CharField(
+        max_length=64, default="", help_text="SHA-256 du contenu de la requête : la clé ne sert que pour ce contenu."
+    )
     status = models.PositiveSmallIntegerField()
     body = models.JSONField(null=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "key"], name="one_answer_per_idempotency_key")]
+        indexes = [models.Index(fields=["created_at"], name="idempotency_created_at")]
 
 
 class JournalEntry(models.Model):

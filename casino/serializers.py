@@ -1,4 +1,5 @@
 import copy
+import datetime
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -6,7 +7,7 @@ from rest_framework import serializers
 from rest_framework.fields import get_error_detail
 
 from casino.accounts.services import FIELDS, save_employee
-from casino.models import AccountChange, Alert, Casino, Employee, Role
+from casino.models import AccountChange, Alert, Casino, DaySettings, Employee, Role
 
 
 class CleanedModelSerializer(serializers.ModelSerializer):
@@ -46,7 +47,51 @@ class HistorySerializer(serializers.Serializer):
     changes = serializers.ListField(child=serializers.DictField())
 
 
+class DaySettingsSerializer(serializers.ModelSerializer):
+    effective_from = serializers.SerializerMethodField(
+        help_text="Journée de jeu à partir de laquelle ils s'appliquent."
+    )
+
+    class Meta:
+        model = DaySettings
+        fields = [
+            "effective_from",
+            "min_stake_boule",
+            "min_stake_vingt_trois",
+            "advance_multiple_boule",
+            "advance_multiple_vingt_trois",
+            "gaming_day_start",
+            "vingt_trois_colours",
+        ]
+        read_only_fields = fields
+
+    def get_effective_from(self, version) -> str | None:
+        return None if version.effective_from == datetime.date.min else version.effective_from.isoformat()
+
+
 class CasinoSerializer(CleanedModelSerializer):
+    settings_in_force = serializers.SerializerMethodField(
+        help_text="Réglages fixés pour la journée de jeu en cours (R7, R10, R15)."
+    )
+    pending_settings = serializers.SerializerMethodField(
+        help_text="Réglages modifiés, chacun avec la journée de jeu à partir de laquelle il s'applique."
+    )
+    changes_apply_from = serializers.SerializerMethodField(
+        help_text="Journée de jeu à partir de laquelle un changement fait maintenant s'appliquerait."
+    )
+
+    def get_settings_in_force(self, casino) -> dict:
+        from sessions.models import GamingDay
+
+        today = GamingDay.date_at(casino)
+        return {"gaming_day": today.isoformat(), **DaySettingsSerializer(casino.settings_on(today)).data}
+
+    def get_pending_settings(self, casino) -> list[dict]:
+        return DaySettingsSerializer(casino.pending_settings(), many=True).data
+
+    def get_changes_apply_from(self, casino) -> str:
+        return casino.next_settings_day().isoformat()
+
     class Meta:
         model = Casino
         fields = [
@@ -65,12 +110,16 @@ class CasinoSerializer(CleanedModelSerializer):
             "launch_share_threshold",
             "consecutive_seances_max",
             "approval_warning_days",
+            "vingt_trois_colours",
+            "settings_in_force",
+            "pending_settings",
+            "changes_apply_from",
         ]
         read_only_fields = ["id", "name"]
 
 
 class EmployeeSerializer(CleanedModelSerializer):
-    username = serializers.CharField(source="user.username")
+    username = serializers.CharField(source="user.username", max_length=150)
     first_name = serializers.CharField(source="user.first_name", required=False, allow_blank=True)
     last_name = serializers.CharField(source="user.last_name", required=False, allow_blank=True)
     email = serializers.EmailField(source="user.email", required=False, allow_blank=True)

@@ -1,9 +1,11 @@
 from django.db import transaction
 from django.utils import timezone
 
+from casino.actors import names_actor
 from casino.models import Alert
 
 
+@names_actor
 @transaction.atomic
 def acknowledge_alert(user, alert):
     """Acknowledge an open alert once; who and when are kept."""

@@ -82,6 +82,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "casino.middleware.RefusalJournalMiddleware",
+    # After authentication and messages: a page form's one-time token is checked before its view writes.
+    "casino.form_tokens.FormTokenMiddleware",
     "casino.security.SecurityHeadersMiddleware",
     # Last, as django-axes asks: it turns a lockout into the lockout page.
     "axes.middleware.AxesMiddleware",
@@ -104,6 +106,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "casino.context_processors.role",
             ],
+            # {% form_token %} in every page form, without a {% load %} in each template.
+            "builtins": ["casino.templatetags.form_tokens"],
         },
     },
 ]
@@ -173,6 +177,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["casino.permissions.RolePermission"],
     "DEFAULT_SCHEMA_CLASS": "casino.schema.AutoSchema",
+    # JSON nested past a limit is a 400, not a RecursionError (500).
+    "DEFAULT_PARSER_CLASSES": [
+        "casino.parsers.DepthLimitedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     # Per user on every API view; the token endpoint adds a stricter limit per client address. The rates are in
     # casino/throttling.py; the counts in the shared cache below.
     "DEFAULT_THROTTLE_CLASSES": ["casino.throttling.UserBurstThrottle"],
@@ -282,7 +292,15 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": crontab(minute="*/5"),
         "options": {"expire_seconds": 4 * 60},
     },
+    # Keys kept IDEMPOTENCY_KEY_DAYS are pruned every hour.
+    "prune-idempotency-keys": {
+        "task": "casino.tasks.prune_idempotency_keys",
+        "schedule": crontab(minute=15),
+        "options": {"expire_seconds": 30 * 60},
+    },
 }
+# Idempotency keys and one-time form tokens are kept this long: a retry comes within minutes, not days.
+IDEMPOTENCY_KEY_DAYS = int(os.environ.get("IDEMPOTENCY_KEY_DAYS", "2"))
 # An export still pending or running after this many minutes has lost its worker: the sweeper marks it failed and
 # the regulator may relaunch it. Longer than the build's hard time limit (casino.tasks.build_export).
 EXPORT_STUCK_MINUTES = int(os.environ.get("EXPORT_STUCK_MINUTES", "60"))

@@ -99,3 +99,11 @@ def sweep_stuck_exports():
     from casino.exports import sweep_stuck_exports as sweep
 
     return sweep()
+
+
+@shared_task(soft_time_limit=5 * 60, time_limit=6 * 60)
+def prune_idempotency_keys():
+    """Delete the idempotency keys and one-time form tokens older than IDEMPOTENCY_KEY_DAYS. Returns how many."""
+    from casino.idempotency import prune
+
+    return prune()

@@ -15,7 +15,7 @@ from casino.history import history_rows
 from casino.middleware import mark_form_refusal, mark_refusal, refusal_of
 from casino.models import APPROVED_ROLES, Alert, Casino, Employee, Role
 from casino.roles import role_of
-from casino.rules import DomainError, RoleForbidden
+from casino.rules import DomainError, RoleForbidden, article
 from casino.services import acknowledge_alert
 
 
@@ -85,12 +85,18 @@ class ScopedFormView(RoleRequiredMixin, View):
             except ValidationError as exc:
                 form.add_error(None, exc)
             else:
-                messages.success(request, "Enregistré.")
+                messages.success(request, self.success_message(saved))
                 return HttpResponseRedirect(saved.get_absolute_url())
         return mark_form_refusal(self.render(form, status=400), form)
 
+    def success_message(self, saved):
+        return "Enregistré."
+
+    def notice(self):
+        return ""
+
     def render(self, form, status=200):
-        context = {"form": form, "object": self.object, "title": self.get_title()}
+        context = {"form": form, "object": self.object, "title": self.get_title(), "notice": self.notice()}
         return render(self.request, self.template_name, context, status=status)
 
     def get_title(self):
@@ -246,8 +252,34 @@ class CasinoUpdateView(ScopedFormView):
     def get_title(self):
         return f"Réglages de {self.object}"
 
+    def notice(self):
+        return (
+            "Les minimums autorisés, les avances, le début de la journée de jeu et les couleurs du vingt-trois sont "
+            f"fixés pour la journée ({article('R15')}) : un changement fait maintenant s'applique à partir de la "
+            f"journée du {self.object.next_settings_day():%d/%m/%Y} ; la journée en cours et les précédentes ne "
+            "changent pas."
+        )
+
+    def success_message(self, saved):
+        pending = saved.pending_settings()
+        if not pending:
+            return "Enregistré."
+        return f"Enregistré. Les réglages fixés pour la journée s'appliquent {pending[-1].effective_label}."
+
 
 class CasinoDetailView(ScopedDetailView):
     model = Casino
     permission_required = "casino.view_casino"
     template_name = "casino/casino_detail.html"
+
+    def get_context_data(self, **kwargs):
+        from sessions.models import GamingDay
+
+        context = super().get_context_data(**kwargs)
+        casino = self.object
+        today = GamingDay.date_at(casino)
+        context["current_date"] = today
+        context["in_force"] = casino.gaming_day(today) or casino.settings_on(today)
+        context["in_force_settings"] = casino.settings_on(today)
+        context["pending_settings"] = casino.pending_settings()
+        return context

@@ -18,10 +18,45 @@ class GamingDayQuerySet(ScopedQuerySet):
 
 
 class GamingDay(models.Model):
-    """A gaming day of a casino: it starts at the casino's hour and crosses midnight."""
+    """A gaming day of a casino: it starts at the casino's hour and crosses midnight.
+
+    What the regulation fixes « for the day » is stored with it (« Day-fixed values »): its hours, the authorised
+    minimums and the vingt-trois colours when the day is created, the advance of each game when its first tableau
+    opens (R15). A later change of the casino's settings applies from the next gaming day only.
+    """
 
     casino = models.ForeignKey(Casino, on_delete=models.PROTECT, related_name="gaming_days")
     date = models.DateField("journée de jeu")
+    start = models.DateTimeField("début", null=True, help_text="Fixé à la création de la journée.")
+    end = models.DateTimeField("fin", null=True, help_text="Fixée à la création de la journée.")
+    min_stake_boule = money(
+        verbose_name="minimum autorisé à la boule ce jour",
+        null=True,
+        help_text=f"Fixé pour la journée ({article('R10')}).",
+    )
+    min_stake_vingt_trois = money(
+        verbose_name="minimum autorisé au vingt-trois ce jour",
+        null=True,
+        help_text=f"Fixé pour la journée ({article('R10')}).",
+    )
+    vingt_trois_colours = models.JSONField(
+        "couleurs corrigées du vingt-trois ce jour",
+        null=True,
+        blank=True,
+        help_text=f"Plateau en usage pour la journée (R7, {article('R7')}).",
+    )
+    advance_boule = money(
+        verbose_name="avance à la boule",
+        null=True,
+        blank=True,
+        help_text=f"Fixée à la première ouverture d'un tableau de boule de la journée (R15, {article('R15')}).",
+    )
+    advance_vingt_trois = money(
+        verbose_name="avance au vingt-trois",
+        null=True,
+        blank=True,
+        help_text=f"Fixée à la première ouverture d'un tableau de vingt-trois de la journée (R15, {article('R15')}).",
+    )
 
     objects = GamingDayQuerySet.as_manager()
     history = HistoricalRecords()
@@ -30,32 +65,140 @@ class GamingDay(models.Model):
         verbose_name = "journée de jeu"
         verbose_name_plural = "journées de jeu"
         ordering = ["-date"]
-        constraints = [models.UniqueConstraint(fields=["casino", "date"], name="one_gaming_day_per_date")]
+        constraints = [
+            models.UniqueConstraint(fields=["casino", "date"], name="one_gaming_day_per_date"),
+            # Nullable columns only because history rows written before them exist; every day carries them.
+            models.CheckConstraint(
+                condition=models.Q(
+                    start__isnull=False,
+                    end__isnull=False,
+                    min_stake_boule__isnull=False,
+                    min_stake_vingt_trois__isnull=False,
+                ),
+                name="gaming_day_values_fixed",
+            ),
+            models.CheckConstraint(condition=models.Q(end__gt=models.F("start")), name="gaming_day_ends_after_start"),
+            models.CheckConstraint(
+                condition=(models.Q(advance_boule__isnull=True) | models.Q(advance_boule__gt=0))
+                & (models.Q(advance_vingt_trois__isnull=True) | models.Q(advance_vingt_trois__gt=0)),
+                name="r15_day_advance_positive",
+            ),
+        ]
 
     def __str__(self):
         return f"Journée du {self.date:%d/%m/%Y}"
 
+    @staticmethod
+    def default_hours(casino, date):
+        """The hours a day of `date` would have by the settings in force for it, ignoring the stored days."""
+        tz = timezone.get_default_timezone()
+        start = timezone.make_aware(datetime.datetime.combine(date, casino.settings_on(date).gaming_day_start), tz)
+        end = timezone.make_aware(
+            datetime.datetime.combine(date + datetime.timedelta(days=1), casino.settings_on(date).gaming_day_start), tz
+        )
+        return start, end
+
     @property
     def starts_at(self):
-        start = datetime.datetime.combine(self.date, self.casino.gaming_day_start)
-        return timezone.make_aware(start, timezone.get_default_timezone())
+        return self.start or self.default_hours(self.casino, self.date)[0]
 
     @property
     def ends_at(self):
-        return self.starts_at + datetime.timedelta(days=1)
+        return self.end or self.default_hours(self.casino, self.date)[1]
+
+    def save(self, *args, **kwargs):
+        if self._state.adding:
+            self.fix_on_creation()
+        super().save(*args, **kwargs)
+
+    def fix_on_creation(self):
+        """Store the day's hours, minimums and colours from the settings in force for its date."""
+        version = self.casino.settings_on(self.date)
+        start, end = self.default_hours(self.casino, self.date)
+        previous = GamingDay.objects.filter(casino_id=self.casino_id, date=self.date - datetime.timedelta(days=1))
+        previous_end = previous.values_list("end", flat=True).first()
+        if previous_end is not None:
+            # Days follow each other without gap or overlap: a new start hour takes effect at the end of the
+            # previous day as it was stored, never by re-slicing it (R10, R11).
+            start = previous_end
+        if end <= start:
+            end = start + datetime.timedelta(days=1)
+        self.start = self.start or start
+        self.end = self.end or end
+        if self.min_stake_boule is None:
+            self.min_stake_boule = version.min_stake_boule
+        if self.min_stake_vingt_trois is None:
+            self.min_stake_vingt_trois = version.min_stake_vingt_trois
+        if self.vingt_trois_colours is None:
+            self.vingt_trois_colours = version.vingt_trois_colours
 
     @staticmethod
     def date_at(casino, moment=None):
-        """The date of the gaming day a moment belongs to: before the day's start hour, it is still yesterday's."""
-        local = timezone.localtime(moment or timezone.now())
-        if local.time() < casino.gaming_day_start:
-            return local.date() - datetime.timedelta(days=1)
-        return local.date()
+        """The date of the gaming day a moment belongs to: a stored day keeps its hours; otherwise, before the
+        start hour in force, it is still yesterday's. Two queries whatever the case (the day pages count them)."""
+        moment = moment or timezone.now()
+        local = timezone.localtime(moment)
+        start_hour = casino.settings_on(local.date()).gaming_day_start
+        near = GamingDay.objects.filter(
+            casino=casino,
+            date__range=(local.date() - datetime.timedelta(days=2), local.date() + datetime.timedelta(days=1)),
+        ).values_list("date", "start", "end")
+        ended = set()
+        for date, start, end in near:
+            if start <= moment < end:
+                return date
+            if end <= moment:
+                ended.add(date)
+        date = local.date() - datetime.timedelta(days=1) if local.time() < start_hour else local.date()
+        # A stored day that ended before the moment (its hours were fixed before a change of the start hour):
+        # the moment belongs to the day after it.
+        while date in ended:
+            date += datetime.timedelta(days=1)
+        return date
 
     @classmethod
     def current(cls, casino, moment=None):
         day, _ = cls.objects.get_or_create(casino=casino, date=cls.date_at(casino, moment))
         return day
+
+    # The values fixed for the day --------------------------------------------------------------------------
+
+    def authorised_minimum(self, game):
+        return self.min_stake_boule if game == "boule" else self.min_stake_vingt_trois
+
+    def fixed_advance(self, game):
+        """The advance stored for a game, or None before the day's first opening of that game (R15)."""
+        return self.advance_boule if game == "boule" else self.advance_vingt_trois
+
+    def advance_amount(self, game):
+        """The day's advance of a game: as stored, or as the day's settings make it before it is stored (R15)."""
+        fixed = self.fixed_advance(game)
+        if fixed is not None:
+            return fixed
+        version = self.casino.settings_on(self.date)
+        multiple = version.advance_multiple_boule if game == "boule" else version.advance_multiple_vingt_trois
+        return self.authorised_minimum(game) * multiple
+
+    def fix_advance(self, game):
+        """Store the day's advance of a game at its first opening; later calls keep it (R15).
+
+        The caller holds the day's row lock (select_for_update), so two first openings cannot store two amounts.
+        """
+        if self.fixed_advance(game) is not None:
+            return self.fixed_advance(game)
+        amount = self.advance_amount(game)
+        field = "advance_boule" if game == "boule" else "advance_vingt_trois"
+        setattr(self, field, amount)
+        self.save(update_fields=[field])
+        return amount
+
+    def layout(self, game):
+        """The layout in use this day: the vingt-trois colours as they were when the day was fixed (R7)."""
+        from casino.models import colour_corrections
+        from tables import games
+
+        corrections = colour_corrections(self.vingt_trois_colours) if game == games.Game.VINGT_TROIS else None
+        return games.layout_of(game, corrections)
 
 
 class SeanceQuerySet(ScopedQuerySet):
@@ -207,7 +350,9 @@ class Opening(models.Model):
             raise ValidationError({"gaming_day": "La journée de jeu doit être celle de l'établissement du tableau."})
         if self.minimum is None or self.max_plein is None or self.max_chances is None:
             return
-        authorised = self.tableau.casino.authorised_minimum(self.tableau.game)
+        # The authorised minimum of the day, as it was fixed with the day: a settings change made since
+        # applies from the next gaming day only (R10).
+        authorised = self.gaming_day.authorised_minimum(self.tableau.game)
         if self.minimum < authorised:
             raise rule_error(
                 "R10",

@@ -143,16 +143,22 @@ class RosterSerializer(serializers.ModelSerializer):
 class RosterCreateSerializer(serializers.Serializer):
     seance = serializers.IntegerField()
     apparatus = serializers.IntegerField()
-    chef = serializers.CharField(help_text="Identifiant du chef de partie (jamais lanceur).")
-    members = serializers.ListField(child=serializers.CharField(), help_text="Identifiants des lanceurs (R4).")
+    chef = serializers.CharField(max_length=150, help_text="Identifiant du chef de partie (jamais lanceur).")
+    members = serializers.ListField(
+        child=serializers.CharField(max_length=150), max_length=100, help_text="Identifiants des lanceurs (R4)."
+    )
 
 
 class ReorderSerializer(serializers.Serializer):
-    order = serializers.ListField(child=serializers.CharField(), help_text="Identifiants des lanceurs, dans l'ordre.")
+    order = serializers.ListField(
+        child=serializers.CharField(max_length=150),
+        max_length=100,
+        help_text="Identifiants des lanceurs, dans l'ordre.",
+    )
 
 
 class PublishSerializer(serializers.Serializer):
-    signer = serializers.CharField(help_text="Directeur responsable ou membre du comité de direction.")
+    signer = serializers.CharField(max_length=150, help_text="Directeur responsable ou membre du comité de direction.")
     password = serializers.CharField(style={"input_type": "password"})
     otp = serializers.CharField(
         required=False,
@@ -164,9 +170,9 @@ class PublishSerializer(serializers.Serializer):
 
 class ChangeSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=RosterChange.Kind.choices)
-    member = serializers.CharField()
-    replacement = serializers.CharField(required=False, allow_blank=True, allow_null=True)
-    reason = serializers.CharField(allow_blank=True)
+    member = serializers.CharField(max_length=150)
+    replacement = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=150)
+    reason = serializers.CharField(allow_blank=True, max_length=300)
 
 
 def parse_date(value, name, default):

@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from casino.actors import names_actor
 from casino.models import Casino, Employee, Role
 from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, article, invalid
@@ -194,6 +195,7 @@ def _require_open_seance(seance, action):
         raise InvalidTransition("R4", f"La séance est close : impossible de {action}")
 
 
+@names_actor
 @transaction.atomic
 def create_roster(user, seance, apparatus, chef_username, member_usernames):
     """Assign the chef and the launchers of an apparatus for a séance; the product proposes the order (R4)."""
@@ -236,6 +238,7 @@ def create_roster(user, seance, apparatus, chef_username, member_usernames):
     return roster
 
 
+@names_actor
 @transaction.atomic
 def reorder_roster(user, roster, usernames):
     """The director changes the proposed order before publishing; a published order never changes (R23)."""
@@ -258,6 +261,7 @@ def reorder_roster(user, roster, usernames):
     return roster
 
 
+@names_actor
 @transaction.atomic
 def publish_roster(user, roster, signer, password, otp=None):
     """Publish the order, signed by the director or a CoDir member who re-enters their password (R4)."""
@@ -284,6 +288,7 @@ def publish_roster(user, roster, signer, password, otp=None):
     return roster
 
 
+@names_actor
 @transaction.atomic
 def record_change(user, roster, kind, member_username, reason, replacement_username=None, moment=None):
     """An absence, a late arrival, a return or a relief changes the order from now on, never before (R4, R23)."""
@@ -304,6 +309,9 @@ def record_change(user, roster, kind, member_username, reason, replacement_usern
     reason = (reason or "").strip()
     if not reason:
         raise invalid("reason", "R4", "Indiquez le motif du changement")
+    limit = RosterChange._meta.get_field("reason").max_length
+    if len(reason) > limit:
+        raise invalid("reason", None, f"Le motif du changement ne dépasse pas {limit} caractères ({len(reason)} ici)")
     moment = moment or timezone.now()
     last = roster.changes.order_by("-at").values_list("at", flat=True).first()
     if last and moment < last:

@@ -66,7 +66,7 @@ class OpeningSerializer(CleanedModelSerializer):
         return {"tableau": Tableau.objects.for_user}
 
     def get_advance(self, opening) -> str:
-        return str(opening.tableau.casino.advance_amount(opening.tableau.game))
+        return str(opening.gaming_day.advance_amount(opening.tableau.game))
 
     def validate(self, attrs):
         # The rules (R10–R12) and the once-a-day check live in sessions.services.open_tableau.
@@ -76,4 +76,16 @@ class OpeningSerializer(CleanedModelSerializer):
 class GamingDaySerializer(serializers.ModelSerializer):
     class Meta:
         model = GamingDay
-        fields = ["id", "casino", "date"]
+        fields = [
+            "id",
+            "casino",
+            "date",
+            "start",
+            "end",
+            "min_stake_boule",
+            "min_stake_vingt_trois",
+            "vingt_trois_colours",
+            "advance_boule",
+            "advance_vingt_trois",
+        ]
+        read_only_fields = fields

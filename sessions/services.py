@@ -6,6 +6,7 @@ from decimal import Decimal
 from django.db import transaction
 from django.utils import timezone
 
+from casino.actors import names_actor
 from casino.models import Role
 from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden
@@ -41,6 +42,7 @@ def gaming_day_for(casino, date):
     return day
 
 
+@names_actor
 @transaction.atomic
 def plan_seances(user, casino, date):
     """Plan the afternoon and evening séances of a gaming day at their default hours (idempotent)."""
@@ -59,6 +61,7 @@ def plan_seances(user, casino, date):
     return seances
 
 
+@names_actor
 @transaction.atomic
 def change_seance_state(user, seance, new_state):
     """Open or close a séance; a state that forbids it answers 409."""
@@ -87,6 +90,7 @@ def change_seance_state(user, seance, new_state):
     return seance
 
 
+@names_actor
 @transaction.atomic
 def open_tableau(user, tableau, date, minimum, max_plein, max_chances):
     """Open a tableau for a gaming day with its limits (R10–R12); they hold until the next day.
@@ -102,6 +106,8 @@ def open_tableau(user, tableau, date, minimum, max_plein, max_chances):
     if date < GamingDay.date_at(tableau.casino):
         raise DomainError("R10", f"La journée du {date:%d/%m/%Y} est passée : ses limites ne peuvent plus être fixées")
     day = gaming_day_for(tableau.casino, date)
+    # Lock the day too: the first openings of two tableaux of the same game fix the day's advance once (R15).
+    day = GamingDay.objects.select_for_update().select_related("casino").get(pk=day.pk)
     minimum, max_plein, max_chances = (Decimal(str(v)) for v in (minimum, max_plein, max_chances))
     existing = Opening.objects.filter(tableau=tableau, gaming_day=day).first()
     if existing:
@@ -131,6 +137,8 @@ def open_tableau(user, tableau, date, minimum, max_plein, max_chances):
     )
     opening.full_clean()
     opening.save()
+    # R15: the day's advance of the game is fixed and stored at its first opening of the day.
+    day.fix_advance(tableau.game)
     return opening, True
 
 

@@ -192,7 +192,7 @@ class OpeningDetailView(ScopedDetailView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         opening = self.object
-        context["advance"] = opening.tableau.casino.advance_amount(opening.tableau.game)
+        context["advance"] = opening.gaming_day.advance_amount(opening.tableau.game)
         return context
 
 

@@ -70,12 +70,26 @@ def game_context(game, layout):
     }
 
 
+def _today(casino):
+    from sessions.models import GamingDay
+
+    return GamingDay.date_at(casino)
+
+
 @require_GET
 @login_required
 def games_page(request):
     casino = requested_casino(request)
     layouts = {game: casino.layout(game) if casino else games.DEFAULT_LAYOUTS[game] for game in games.Game}
     context = {"games": [game_context(game, layouts[game]) for game in games.Game], "casino": casino}
+    if casino:
+        # R7: a colour correction applies from the next gaming day; the page says from which one.
+        current = casino.settings_on(_today(casino))
+        context["pending_colours"] = [
+            version
+            for version in casino.pending_settings()
+            if version.vingt_trois_colours != current.vingt_trois_colours
+        ]
     return render(request, "games/games.html", context)
 
 

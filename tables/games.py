@@ -204,7 +204,30 @@ def vingt_trois_layout(colours=None):
         Pocket(number, index, colour) for number in sorted(table) for index, colour in enumerate(table[number])
     )
     assert len(pockets) == CONFIGURATIONS[Game.VINGT_TROIS][1]
-    return Layout(Game.VINGT_TROIS, pockets)
+    layout = Layout(Game.VINGT_TROIS, pockets)
+    if colours:
+        check_house_edge(layout)
+    return layout
+
+
+HOUSE_EDGE = Fraction(1, 9)
+
+
+def check_house_edge(layout):
+    """R7: every bet keeps a house edge of exactly 1/9; a corrected layout that breaks it is refused."""
+    refusals = [
+        Refusal.of(
+            "colours",
+            "R7",
+            f"Avec ces couleurs, la mise « {row.label.lower()} » aurait un avantage de la maison de "
+            f"{row.house_edge} au lieu de 1/9 ({row.probability * len(layout.pockets)} case(s) gagnante(s) "
+            f"sur {len(layout.pockets)})",
+        )
+        for row in odds(layout.game, layout)
+        if row.house_edge != HOUSE_EDGE
+    ]
+    if refusals:
+        raise GameError(refusals)
 
 
 DEFAULT_LAYOUTS = {Game.BOULE: layout_of(Game.BOULE), Game.VINGT_TROIS: layout_of(Game.VINGT_TROIS)}

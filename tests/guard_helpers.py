@@ -110,6 +110,7 @@ SAMPLES = {
     "casino.Alert": lambda w: first_pk(Alert),
     "casino.JournalEntry": lambda w: first_pk(JournalEntry),
     "casino.Export": lambda w: first_pk(Export),
+    "casino.DaySettings": lambda w: first_pk(apps.get_model("casino", "DaySettings")),
     "casino.AccountChange": lambda w: first_pk(apps.get_model("casino", "AccountChange")),
     "casino.AccountDecision": lambda w: first_pk(apps.get_model("casino", "AccountDecision")),
     "tables.Apparatus": lambda w: first_pk(Apparatus),

@@ -1,6 +1,8 @@
 """Schemathesis against the API in-process (the WSGI app, no network), as every role: no 5xx, and every response
 with a documented status conforms to the OpenAPI schema drf-spectacular generates."""
 
+import json
+
 import hypothesis
 import pytest
 import schemathesis
@@ -16,6 +18,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from tests.cash_helpers import post_advance
+from tests.conftest import PASSWORD
 from tests.test_api_schema import ENUM_NAME_OVERRIDES, SCHEMA_CLASS
 from tests.test_authorization_matrix import ROLES, demo  # noqa: F401 (the demo day fixture)
 
@@ -72,3 +76,151 @@ def test_the_api_answers_every_role_within_its_schema(request, app, demo, role):
         except (Exception, BaseExceptionGroup) as error:  # every operation's failure in one report
             failures.append(f"{operation.method.upper()} {operation.path}: {str(error)[:1500]}")
     assert failures == [], "\n\n".join(failures)
+
+
+# Hostile inputs, one request per route and case: nesting depth, huge numbers, long strings, bad query parameters.
+# Each must answer 4xx with a French message, never 5xx (the seven inputs of issue 11 name their field).
+
+DEEP = "[" * 5000 + "]" * 5000
+HUGE = int("9" * 400)
+
+
+def _post_routes():
+    """Every POST route of the API, with a demo id in place of {id}."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    return sorted(path for path, methods in schema["paths"].items() if "post" in methods)
+
+
+@pytest.fixture
+def director_api(api, director):
+    api.force_authenticate(director)
+    return api
+
+
+def test_json_nested_5000_deep_is_a_400_on_every_post(director_api, demo):  # noqa: F811
+    failures = []
+    for path in _post_routes():
+        if path == "/api/v1/auth/token/":
+            continue
+        url = path.replace("{id}", "1")
+        response = director_api.generic("POST", url, DEEP, content_type="application/json")
+        if response.status_code >= 500 or (
+            response.status_code == 400 and "imbriqué" not in response.json()["message"]
+        ):
+            failures.append(f"{url}: {response.status_code}")
+    assert failures == []
+
+
+def test_the_token_endpoint_refuses_deep_json_and_a_long_username(client):
+    response = client.post("/api/v1/auth/token/", DEEP, content_type="application/json")
+    assert response.status_code == 400 and "imbriqué" in response.json()["message"]
+    response = client.post(
+        "/api/v1/auth/token/", {"username": "u" * 151, "password": "x"}, content_type="application/json"
+    )
+    assert response.status_code == 400 and "username" in response.json()["errors"]
+
+
+def _hostile_value(schema, components, kind):
+    if "$ref" in schema:
+        schema = components[schema["$ref"].rsplit("/", 1)[-1]]
+    if "allOf" in schema or "oneOf" in schema:
+        return "x" * 10_000 if kind == "long" else HUGE
+    if schema.get("type") in ("integer", "number"):
+        return HUGE
+    if schema.get("type") == "array":
+        return ["x" * 10_000] if kind == "long" else [HUGE]
+    if schema.get("type") == "object" and "properties" not in schema:
+        return {"sNaN": HUGE, "x" * 500: "x" * 10_000}
+    return "x" * 10_000 if kind == "long" else str(HUGE)
+
+
+@pytest.mark.parametrize("kind", ["long", "huge"])
+def test_huge_numbers_and_long_strings_never_answer_500(director_api, demo, kind):  # noqa: F811
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    components = schema["components"]["schemas"]
+    failures = []
+    for path, methods in sorted(schema["paths"].items()):
+        if "post" not in methods or path == "/api/v1/auth/token/":
+            continue
+        content = methods["post"].get("requestBody", {}).get("content", {}).get("application/json")
+        if not content:
+            continue
+        body_schema = content["schema"]
+        if "$ref" in body_schema:
+            body_schema = components[body_schema["$ref"].rsplit("/", 1)[-1]]
+        body = {
+            name: _hostile_value(prop, components, kind) for name, prop in body_schema.get("properties", {}).items()
+        }
+        url = path.replace("{id}", "1")
+        response = director_api.generic("POST", url, json.dumps(body), content_type="application/json")
+        if response.status_code >= 500:
+            failures.append(f"{url}: {response.status_code}")
+    assert failures == []
+
+
+# The seven inputs of issue 11, each a 400 naming its field, in French ------------------------------------------
+
+
+def test_a_chip_quantity_of_400_digits_is_a_400_on_chips(api, cash_staff, open_day, boule_tableau):
+    response = post_advance(api, cash_staff["chef"], boule_tableau, open_day, chips={"100.00": HUGE})
+    assert response.status_code == 400 and "chips" in response.json()["errors"]
+    assert "dépasse" in response.json()["message"]
+
+
+def test_the_chip_key_snan_is_a_400_on_chips(api, cash_staff, open_day, boule_tableau):
+    response = post_advance(api, cash_staff["chef"], boule_tableau, open_day, chips={"sNaN": 1})
+    assert response.status_code == 400 and "chips" in response.json()["errors"]
+    assert "Valeur de jeton inconnue" in response.json()["message"]
+
+
+def test_an_interruption_count_of_a_thousand_billion_euros_is_a_400(api, cash_staff, open_day, boule_tableau):
+    assert post_advance(api, cash_staff["chef"], boule_tableau, open_day).status_code == 201
+    api.force_authenticate(cash_staff["chef"])
+    body = {
+        "tableau": boule_tableau.pk,
+        "seance": open_day.pk,
+        "kind": "full",
+        "chips": {"1000.00": 10**9},
+        "counted_by": "croupier1",
+    }
+    response = api.post("/api/v1/interruptions/", body, format="json")
+    assert response.status_code == 400 and "chips" in response.json()["errors"], response.json()
+    assert "1 000 milliards" in response.json()["message"]
+
+
+def test_a_username_over_150_characters_is_a_400(api, administrator, casino):
+    api.force_authenticate(administrator)
+    body = {"username": "u" * 151, "password": "x" * 20, "role": "croupier", "casinos": [casino.pk]}
+    response = api.post("/api/v1/employees/", body, format="json")
+    assert response.status_code in (400, 403)
+    if response.status_code == 400:
+        assert "username" in response.json()["errors"]
+
+
+def test_a_roster_change_reason_over_300_characters_is_a_400(api, director, chef, croupier, croupier2, open_day):
+    from sessions.roster_services import create_roster, publish_roster
+
+    roster = create_roster(
+        director, open_day, open_day.gaming_day.casino.apparatus.first(), "chef", ["croupier1", "croupier2"]
+    )
+    publish_roster(director, roster, "directeur", PASSWORD)
+    api.force_authenticate(director)
+    body = {"kind": "absence", "member": "croupier1", "reason": "r" * 301}
+    response = api.post(f"/api/v1/rosters/{roster.pk}/change/", body, format="json")
+    assert response.status_code == 400 and "reason" in response.json()["errors"], response.json()
+
+
+@pytest.mark.parametrize("season", ["0", "99999", "123456789012345678901234567890"])
+def test_a_carnet_season_out_of_range_is_a_400_on_api_and_page(api, as_user, director, open_day, boule_tableau, season):
+    from tests.cash_helpers import main_box
+
+    box = main_box(boule_tableau)
+    api.force_authenticate(director)
+    response = api.get(f"/api/v1/carnets/{box.pk}/?season={season}")
+    assert response.status_code == 400 and "season" in response.json()["errors"]
+    page = as_user(director).get(f"/caisse/carnets/{box.pk}/?saison={season}")
+    assert page.status_code == 400 and "saison" in page.content.decode()

@@ -1,10 +1,13 @@
 """The casino's settings, and the vingt-trois colours a casino may correct (R7)."""
 
+import datetime
 import html
 import json
 from decimal import Decimal
 
 import pytest
+import time_machine
+from django.utils import timezone
 
 from casino.models import Casino
 from casino.rules import ARTICLES
@@ -38,8 +41,13 @@ def test_r7_the_director_corrects_the_colours_of_the_vingt_trois_plateau(as_user
     assert response.status_code == 302
     casino.refresh_from_db()
     assert casino.vingt_trois_colours == CORRECTED
-    page = client.get("/jeux/").content.decode()
-    assert "Couleurs des cases corrigées" in page
+    # R7: the correction applies from the next gaming day; the games page says so and shows today's plateau.
+    page = html.unescape(client.get("/jeux/").content.decode())
+    assert "une correction des couleurs s'applique à partir de la journée du" in page
+    assert "Couleurs des cases corrigées" not in page
+    with time_machine.travel(timezone.now() + datetime.timedelta(days=1, hours=1), tick=False):
+        client = as_user(director)  # the session has expired overnight
+        assert "Couleurs des cases corrigées" in client.get("/jeux/").content.decode()
 
 
 def test_r7_a_correction_that_does_not_fit_the_plateau_is_refused(as_user, director, casino):
@@ -58,11 +66,15 @@ def test_r7_settling_follows_the_casinos_corrected_colours(api, croupier, casino
     casino.save()
     api.force_authenticate(croupier)
     body = {"outcome": 12, "pocket": 0, "bets": [{"bet": "noir", "stake": "10.00"}]}
-    result = api.post("/api/v1/games/vingt_trois/settle/", body, format="json").json()
+    # From the next gaming day on (R7): a correction never changes a day that has started.
+    tomorrow = timezone.now() + datetime.timedelta(days=1, hours=1)
+    with time_machine.travel(tomorrow, tick=False):
+        result = api.post("/api/v1/games/vingt_trois/settle/", body, format="json").json()
     assert result["bets"][0]["won"] is True and result["bets"][0]["returned"] == "20.00"
     casino.vingt_trois_colours = None
     casino.save()
-    result = api.post("/api/v1/games/vingt_trois/settle/", body, format="json").json()
+    with time_machine.travel(tomorrow + datetime.timedelta(days=1), tick=False):
+        result = api.post("/api/v1/games/vingt_trois/settle/", body, format="json").json()
     assert result["bets"][0]["won"] is False
 
 

@@ -195,7 +195,7 @@ def test_r7_pocket_colours_can_be_corrected():
 
 
 def test_r7_a_corrected_colour_settles_rouge_and_noir():
-    layout = games.vingt_trois_layout({(5, 1): "rouge"})
+    layout = games.vingt_trois_layout({(5, 0): "noir", (5, 1): "rouge"})
     _, [rouge] = games.settle("vingt_trois", 5, [Bet("rouge", Decimal("1"))], pocket=1, layout=layout)
     assert rouge.won
 
@@ -206,6 +206,27 @@ def test_r1_a_correction_of_a_case_that_does_not_exist_is_refused():
     assert error.value.refusals[0].rule == "R1"
     with pytest.raises(GameError):
         games.vingt_trois_layout({(5, 0): "vert"})
+
+
+@pytest.mark.parametrize(
+    "colours",
+    [
+        {(5, 0): "noir"},  # both pockets of 5 black: rouge 11 cases of 27, an edge of 5/27
+        {(7, 1): "rouge"},
+        {(12, 0): "blanc"},
+        {(13, 0): "rouge", (1, 0): "noir"},
+    ],
+)
+def test_r7_a_layout_that_breaks_the_one_ninth_edge_of_a_bet_is_refused(colours):
+    with pytest.raises(GameError) as error:
+        games.vingt_trois_layout(colours)
+    assert {refusal.rule for refusal in error.value.refusals} == {"R7"}
+    assert any("au lieu de 1/9" in refusal.message for refusal in error.value.refusals)
+
+
+def test_r7_rouge_and_noir_keep_exactly_one_ninth_on_every_accepted_layout():
+    layout = games.vingt_trois_layout({(12, 1): "noir", (14, 0): "rouge", (6, 0): "noir", (6, 1): "rouge"})
+    assert {row.house_edge for row in games.odds("vingt_trois", layout)} == {Fraction(1, 9)}
 
 
 def test_r6_boule_colours_cannot_be_corrected():
@@ -236,7 +257,18 @@ def test_exact_probabilities_of_winning():
 
 
 def test_odds_follow_a_corrected_layout():
-    layout = games.vingt_trois_layout({(5, 1): "rouge"})
+    # Built by hand: a casino can no longer register this layout (R7 refuses it, see below), but odds() must
+    # still show what it would cost.
+    default = games.DEFAULT_LAYOUTS[Game.VINGT_TROIS]
+    layout = games.Layout(
+        Game.VINGT_TROIS,
+        tuple(
+            games.Pocket(p.number, p.index, "rouge" if (p.number, p.index) == (5, 1) else p.colour)
+            for p in default.pockets
+        ),
+    )
+    with pytest.raises(GameError):
+        games.vingt_trois_layout({(5, 1): "rouge"})
     rows = {o.bet: o for o in games.odds("vingt_trois", layout) if o.bet != "plein"}
     assert rows["rouge"].probability == Fraction(13, 27)
     assert rows["rouge"].house_edge == Fraction(1, 27)  # 1 − 13/27 × 2

@@ -10,6 +10,7 @@ journaled as `account.<event>` in each casino of the person concerned.
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from casino.actors import names_actor
 from casino.journal import casinos_of, record_event
 from casino.models import AccountChange, AccountDecision, Casino, Employee, Membership, Role
 from casino.roles import role_of
@@ -57,6 +58,7 @@ def check_state(employee, state):
     candidate.full_clean(exclude=["user"], validate_unique=False, validate_constraints=False)
 
 
+@names_actor
 @transaction.atomic
 def save_employee(actor, employee, user_data, casinos, wanted):
     """Create or change an account (only in the actor's casinos); a role or approval becomes a proposal (R29).
@@ -115,6 +117,7 @@ def change_memberships(actor, employee, casinos, journaled=True):
             journal(employee, "membership_changed", actor, casino=casino_id, active=True)
 
 
+@names_actor
 @transaction.atomic
 def propose(actor, employee, state):
     """Record a proposed role or approval, pending the direction's signature (R29)."""
@@ -152,6 +155,7 @@ def confirmer_roles(change):
     return {Role.DIRECTOR}
 
 
+@names_actor
 @transaction.atomic
 def decide(actor, change, confirm, password, reason="", otp=None):
     """Confirm or refuse a proposal with the decider's signature; a confirmation makes it effective (R29)."""

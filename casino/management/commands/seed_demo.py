@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from casino.accounts.services import bootstrap_employee
+from casino.actors import acting_as, system_user
 from casino.models import Casino, Employee, Role
 from tables.games import Game
 from tables.models import Apparatus, Table, Tableau
@@ -43,7 +44,9 @@ class Command(BaseCommand):
     def handle(self, *args, force=False, **options):
         if not settings.DEBUG and not force:
             raise CommandError("seed_demo est réservé au mode démonstration (DEBUG activé) : refusé en production.")
-        with transaction.atomic():
+        # The registry and the staff are written by the system actor; the day's services name the director
+        # they are given (casino.actors.names_actor): every history row and journal entry has its actor.
+        with transaction.atomic(), acting_as(system_user()):
             demo = self.casino(
                 "Casino de démonstration",
                 "Arrêté du 12 mars 2021 (NOR INTA2100001A)",

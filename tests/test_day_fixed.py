@@ -1,0 +1,262 @@
+"""Day-fixed values: the advance of each game, the day's hours, minimums and colours are stored with the day; a
+change of the casino's settings applies from the next gaming day only (R7, R10, R11, R15, « Day-fixed values »)."""
+
+import datetime
+import html
+import json
+from decimal import Decimal
+
+import pytest
+import time_machine
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from cashbox.models import Advance, Correction
+from casino.models import Casino
+from casino.rules import ARTICLES, DomainError
+from sessions.models import GamingDay, Opening, Seance
+from sessions.services import change_seance_state, open_tableau, plan_seances
+from tests.cash_helpers import chips_for, post_advance
+from tests.conftest import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+PARIS = timezone.get_fixed_timezone(60)  # Europe/Paris in winter
+# 30 November 2026, 15:00 in Paris: inside the gaming day of the 30th (10:00 → 10:00).
+NOW = datetime.datetime(2026, 11, 30, 15, 0, tzinfo=PARIS)
+TODAY = datetime.date(2026, 11, 30)
+TOMORROW = TODAY + datetime.timedelta(days=1)
+
+
+@pytest.fixture
+def clock():
+    with time_machine.travel(NOW, tick=False) as traveller:
+        yield traveller
+
+
+@pytest.fixture
+def day_open(clock, director, codir, chef, croupier, croupier2, caissier, casino, boule_tableau, vingt_trois_tableau):
+    """The afternoon séance of the 30th open, both tableaux opened: the day's advances are fixed."""
+    afternoon, _ = plan_seances(director, casino, TODAY)
+    change_seance_state(director, afternoon, Seance.State.OPEN)
+    open_tableau(director, boule_tableau, TODAY, "2.00", "200.00", "1000.00")
+    open_tableau(director, vingt_trois_tableau, TODAY, "1.00", "50.00", "250.00")
+    afternoon.refresh_from_db()
+    return afternoon
+
+
+def change_settings(casino, **values):
+    """Change the settings the way every entry point does: through Casino.save()."""
+    casino = Casino.objects.get(pk=casino.pk)
+    for name, value in values.items():
+        setattr(casino, name, value)
+    casino.full_clean()
+    casino.save()
+    return casino
+
+
+NEW_SETTINGS = {
+    "min_stake_boule": Decimal("2.50"),
+    "advance_multiple_boule": 4000,
+    "gaming_day_start": datetime.time(16, 0),
+    "vingt_trois_colours": {"12": ["noir", "noir", "rouge"], "14": ["rouge", "rouge", "noir"]},
+}
+
+
+def test_r15_the_days_advance_is_stored_at_the_games_first_opening(day_open, casino):
+    day = GamingDay.objects.get(casino=casino, date=TODAY)
+    assert day.advance_boule == Decimal("8000.00")
+    assert day.advance_vingt_trois == Decimal("10000.00")
+    assert day.start == datetime.datetime(2026, 11, 30, 10, 0, tzinfo=PARIS)
+    assert day.end == datetime.datetime(2026, 12, 1, 10, 0, tzinfo=PARIS)
+
+
+def test_r15_a_settings_change_mid_day_leaves_the_days_advance_limits_hours_and_layout(
+    day_open, api, director, casino, boule_tableau, vingt_trois_tableau
+):
+    assert post_advance(api, director, boule_tableau, day_open, chips=chips_for("8000")).status_code == 201
+    day_before = GamingDay.objects.values().get(casino=casino, date=TODAY)
+
+    change_settings(casino, **NEW_SETTINGS)
+
+    # The day as stored has not moved: advance, minimums, hours, colours.
+    assert GamingDay.objects.values().get(casino=casino, date=TODAY) == day_before
+    assert GamingDay.date_at(casino) == TODAY
+    assert casino.layout("vingt_trois").pockets_of(12)[0].colour == "rouge"
+    # The opening announces the day's advance, not the new setting (API and page).
+    opening = Opening.objects.get(tableau=boule_tableau, gaming_day__date=TODAY)
+    api.force_authenticate(director)
+    assert api.get(f"/api/v1/openings/{opening.pk}/").json()["advance"] == "8000.00"
+    # An equal top-up is accepted, a top-up of the new amount refused (R15).
+    refused = post_advance(api, director, boule_tableau, day_open, kind="top_up", chips=chips_for("10000"))
+    assert refused.status_code == 400 and refused.json()["code"] == "R15"
+    accepted = post_advance(api, director, boule_tableau, day_open, kind="top_up", chips=chips_for("8000"))
+    assert accepted.status_code == 201, accepted.json()
+    assert [a.amount for a in Advance.objects.order_by("pk")] == [Decimal("8000.00"), Decimal("8000.00")]
+    # A tableau opened later that day keeps the day's authorised minimum (R10): 2,00 € is still allowed.
+    from tables.services import register_tableau
+
+    third = register_tableau(boule_tableau.table, 3)
+    opening, created = open_tableau(director, third, TODAY, "2.00", "200.00", "1000.00")
+    assert created and opening.minimum == Decimal("2.00")
+
+
+def test_r15_the_next_gaming_day_uses_the_new_settings(day_open, clock, director, casino, boule_tableau):
+    change_settings(casino, **NEW_SETTINGS)
+    # The day of the 30th is closed; on the 1st at 17:00 (after the new start hour) the next day is in play.
+    clock.move_to(datetime.datetime(2026, 12, 1, 17, 0, tzinfo=PARIS))
+    assert GamingDay.date_at(casino) == TOMORROW
+    with pytest.raises(ValidationError) as refused:
+        open_tableau(director, boule_tableau, TOMORROW, "2.00", "200.00", "1000.00")
+    assert refused.value.error_dict["minimum"][0].code == "R10"
+    open_tableau(director, boule_tableau, TOMORROW, "2.50", "250.00", "1250.00")
+    tomorrow = GamingDay.objects.get(casino=casino, date=TOMORROW)
+    assert tomorrow.advance_boule == Decimal("10000.00")
+    assert tomorrow.vingt_trois_colours == NEW_SETTINGS["vingt_trois_colours"]
+    # The new day starts where the previous one ended, and ends at the new start hour: no gap, no overlap.
+    today = GamingDay.objects.get(casino=casino, date=TODAY)
+    assert tomorrow.start == today.end
+    assert tomorrow.end == datetime.datetime(2026, 12, 2, 16, 0, tzinfo=PARIS)
+    # The past did not move.
+    assert today.advance_boule == Decimal("8000.00") and today.vingt_trois_colours is None
+
+
+def test_r10_r11_a_new_start_hour_mid_day_does_not_reslice_the_day(day_open, director, casino, boule_tableau):
+    # 15:00: with a start hour of 16:00 applied at once, 15:00 would belong to the 29th and a second opening of
+    # the same tableau with other limits could be fixed (R10, R11).
+    change_settings(casino, gaming_day_start=datetime.time(16, 0))
+    assert GamingDay.date_at(casino) == TODAY
+    assert GamingDay.date_at(casino, NOW - datetime.timedelta(hours=4)) == TODAY
+    with pytest.raises(DomainError) as refused:
+        open_tableau(director, boule_tableau, GamingDay.date_at(casino), "5.00", "500.00", "2500.00")
+    assert refused.value.rule == "R10"
+    assert Opening.objects.filter(tableau=boule_tableau).count() == 1
+    assert GamingDay.objects.filter(casino=casino).count() == 1
+
+
+def test_r10_r11_check_stakes_applies_the_days_limits_after_a_start_hour_change(
+    day_open, api, croupier, casino, boule_tableau
+):
+    change_settings(casino, gaming_day_start=datetime.time(16, 0))
+    api.force_authenticate(croupier)
+    apparatus = boule_tableau.table.apparatus
+    body = {"stakes": [{"tableau": boule_tableau.pk, "bet": "plein", "number": 3, "stake": "1.00"}]}
+    response = api.post(f"/api/v1/apparatus/{apparatus.pk}/check-stakes/", body, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["gaming_day"] == TODAY.isoformat()
+
+
+def test_r15_settings_page_api_and_admin_say_from_which_day_a_change_applies(
+    day_open, client, api, director, casino, django_user_model
+):
+    client.force_login(director)
+    form = client.get(f"/etablissements/{casino.pk}/modifier/").content.decode()
+    assert "s'applique à partir de la journée du 01/12/2026" in html.unescape(form)
+    api.force_authenticate(director)
+    response = api.patch(f"/api/v1/casinos/{casino.pk}/", {"advance_multiple_boule": 5000}, format="json")
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert body["settings_in_force"]["advance_multiple_boule"] == 4000
+    assert body["pending_settings"][0]["effective_from"] == "2026-12-01"
+    assert body["pending_settings"][0]["advance_multiple_boule"] == 5000
+    page = html.unescape(client.get(f"/etablissements/{casino.pk}/").content.decode())
+    assert "Réglages applicables à partir de la journée du 01/12/2026" in page
+    admin = django_user_model.objects.create_superuser("root", password=PASSWORD)
+    client.force_login(admin)
+    admin_page = html.unescape(client.get(f"/admin/casino/casino/{casino.pk}/change/").content.decode())
+    assert "la journée du 01/12/2026" in admin_page
+
+
+def test_r15_a_change_made_through_the_admin_applies_from_the_next_day(day_open, client, django_user_model, casino):
+    from tests.test_casino_settings import settings_form
+
+    admin = django_user_model.objects.create_superuser("root", password=PASSWORD)
+    client.force_login(admin)
+    data = settings_form(casino, advance_multiple_boule="6000")
+    data |= {
+        "name": casino.name,
+        "arrete_reference": casino.arrete_reference,
+        "arrete_date": casino.arrete_date.isoformat(),
+        "chip_denominations": json.dumps(casino.chip_denominations),
+        "day_settings-TOTAL_FORMS": "0",
+        "day_settings-INITIAL_FORMS": "0",
+    }
+    response = client.post(f"/admin/casino/casino/{casino.pk}/change/", data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert Casino.objects.get(pk=casino.pk).advance_multiple_boule == 6000
+    assert casino.advance_amount("boule") == Decimal("8000.00")
+    assert casino.settings_on(TOMORROW).advance_amount("boule") == Decimal("12000.00")
+
+
+# Corrections (R15, R23) ----------------------------------------------------------------------------------------
+
+
+def correction(api, user, advance, amount, words, chips=None):
+    api.force_authenticate(user)
+    body = {
+        "advance": advance.pk,
+        "chips": chips or chips_for(amount),
+        "reason": "Erreur de lecture d'une colonne de jetons",
+        "approval_words": words,
+        "signer": "directeur",
+        "password": PASSWORD,
+    }
+    return api.post("/api/v1/corrections/", body, format="json")
+
+
+def test_r15_a_correction_cannot_make_a_vingt_trois_advance_differ_from_the_days_amount(
+    day_open, api, director, chef, vingt_trois_tableau
+):
+    assert post_advance(api, director, vingt_trois_tableau, day_open, chips=chips_for("10000")).status_code == 201
+    advance = Advance.objects.get()
+    refused = correction(api, chef, advance, "9000", "neuf mille euros")
+    assert refused.status_code == 400 and refused.json()["code"] == "R15"
+    assert Correction.objects.count() == 0
+    # Correcting how the same amount was counted is still possible.
+    accepted = correction(api, chef, advance, "10000", "dix mille euros", chips={"500.00": 20})
+    assert accepted.status_code == 201, accepted.json()
+
+
+def test_r15_a_correction_keeps_the_day_amount_after_a_settings_change(
+    day_open, api, director, chef, casino, vingt_trois_tableau
+):
+    assert post_advance(api, director, vingt_trois_tableau, day_open, chips=chips_for("10000")).status_code == 201
+    change_settings(casino, advance_multiple_vingt_trois=9000)
+    refused = correction(api, chef, Advance.objects.get(), "9000", "neuf mille euros")
+    assert refused.status_code == 400 and refused.json()["code"] == "R15"
+
+
+# Colours (R7) --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "colours",
+    [{"5": ["noir", "noir"]}, {"1": ["noir"]}, {"12": ["rouge", "rouge", "rouge"]}, {"9": ["blanc", "noir"]}],
+)
+def test_r7_a_layout_that_breaks_the_one_ninth_edge_is_refused_by_page_and_api(
+    clock, as_user, api, director, casino, colours
+):
+    from tests.test_casino_settings import settings_form
+
+    response = as_user(director).post(
+        f"/etablissements/{casino.pk}/modifier/", settings_form(casino, vingt_trois_colours=json.dumps(colours))
+    )
+    assert response.status_code == 400
+    assert ARTICLES["R7"] in html.unescape(response.content.decode())
+    assert "au lieu de 1/9" in html.unescape(response.content.decode())
+    api.force_authenticate(director)
+    response = api.patch(f"/api/v1/casinos/{casino.pk}/", {"vingt_trois_colours": colours}, format="json")
+    assert response.status_code == 400 and response.json()["code"] == "R7"
+    assert Casino.objects.get(pk=casino.pk).vingt_trois_colours is None
+    assert casino.day_settings.count() == 1
+
+
+def test_r7_a_colour_correction_applies_from_the_next_gaming_day(day_open, clock, api, croupier, casino):
+    change_settings(casino, vingt_trois_colours=NEW_SETTINGS["vingt_trois_colours"])
+    api.force_authenticate(croupier)
+    body = {"outcome": 12, "pocket": 0, "bets": [{"bet": "noir", "stake": "10.00"}]}
+    today = api.post("/api/v1/games/vingt_trois/settle/", body, format="json").json()
+    assert today["bets"][0]["won"] is False  # pocket 0 of the 12 is still red today
+    clock.move_to(datetime.datetime(2026, 12, 1, 12, 0, tzinfo=PARIS))
+    tomorrow = api.post("/api/v1/games/vingt_trois/settle/", body, format="json").json()
+    assert tomorrow["bets"][0]["won"] is True
