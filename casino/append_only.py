@@ -60,6 +60,9 @@ GUARDS = {
     "casino.Membership": Guard(free=("active",)),
     "casino.Alert": Guard(fill_once=("acknowledged_at", "acknowledged_by")),
     "casino.JournalEntry": WRITE_ONCE,
+    # Public keys only (the private key never enters the database); a rotation retires a key once.
+    "casino.CasinoKey": Guard(fill_once=("retired_at",)),
+    "casino.Seal": WRITE_ONCE,
     "casino.Export": Guard(
         transitions={"state": (("pending", "running"), ("running", "done"), ("running", "failed"))},
         free=("progress", "row_counts"),

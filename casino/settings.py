@@ -132,6 +132,11 @@ LOCALE_PATHS = [BASE_DIR / "locale"]
 
 # Signed exports for the regulator (R23): built by a Celery task, served to the requester only.
 EXPORT_ROOT = Path(os.environ.get("EXPORT_ROOT", BASE_DIR / "exports"))
+# The casinos' private signing keys (R23): one PEM file per casino, never in the database (casino/signing.py);
+# CASINO_SIGNING_KEY_<casino id> in the environment takes precedence. AUTOCREATE: a missing key is created on first
+# need (demo and tests only).
+CASINO_SIGNING_KEY_DIR = Path(os.environ.get("CASINO_SIGNING_KEY_DIR", BASE_DIR / "keys"))
+CASINO_SIGNING_KEY_AUTOCREATE = env_bool("CASINO_SIGNING_KEY_AUTOCREATE", DEBUG)
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
@@ -188,6 +193,9 @@ CELERY_BEAT_SCHEDULE = {
     "check-short-interruptions": {"task": "cashbox.tasks.check_short_interruptions", "schedule": 60},
     "check-control-registers": {"task": "cashbox.tasks.check_control_registers", "schedule": 5 * 60},
     "verify-journal-nightly": {"task": "casino.tasks.verify_journal", "schedule": 24 * 60 * 60},
+    # A gaming day ends at the casino's own hour: every quarter of an hour, each casino whose day has ended since
+    # its last seal gets its journal head sealed (R23).
+    "seal-gaming-days": {"task": "casino.tasks.seal_gaming_days", "schedule": 15 * 60},
 }
 # History is read, never reverted: a revert would rewrite what is recorded (R23).
 SIMPLE_HISTORY_REVERT_DISABLED = True

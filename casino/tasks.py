@@ -68,6 +68,14 @@ def alert_journal_problems(casino, problems):
 
 
 @shared_task
+def seal_gaming_days():
+    """Seal the journal head of every casino whose gaming day has ended (R23); returns the number of seals."""
+    from casino.seals import seal_ended_days
+
+    return len(seal_ended_days())
+
+
+@shared_task
 def build_export(export_id):
     """Build the signed BagIt package of a regulator's export (R23); returns the archive's name, or None."""
     from casino.exports import build

@@ -54,9 +54,11 @@ urlpatterns = [
     path("exports/<int:pk>/", export_views.ExportDetailView.as_view(), name="export-detail"),
     path("exports/<int:pk>/telecharger/", export_views.ExportDownloadView.as_view(), name="export-download"),
     path("exports/cles/<int:pk>.pem", export_views.PublicKeyView.as_view(), name="export-public-key"),
+    path("exports/scellements/", export_views.SealListView.as_view(), name="seal-list"),
     path("jeux/", game_views.games_page, name="games"),
     path("jeux/regler/", game_views.settle_page, name="games-settle"),
     path("api/v1/auth/token/", auth.TokenView.as_view(), name="api-token"),
+    path("api/v1/seals/", casino_api.SealListView.as_view(), name="api-seals"),
     path("api/v1/games/<str:game>/settle/", game_api.SettleView.as_view(), name="api-settle"),
     path("api/v1/apparatus/<int:pk>/check-stakes/", sessions_api.CheckStakesView.as_view(), name="api-check-stakes"),
     # Namespaced: the router's names ("apparatus-detail", …) would otherwise shadow the pages' names, and

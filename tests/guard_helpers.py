@@ -8,7 +8,7 @@ from django.utils import timezone
 from cashbox import services as cash
 from cashbox.models import Advance, ControlRegisterLine, Correction, Interruption, Signature
 from casino import append_only
-from casino.models import Alert, Employee, Export, JournalEntry, Membership, Role
+from casino.models import Alert, CasinoKey, Employee, Export, JournalEntry, Membership, Role, Seal
 from casino.services import acknowledge_alert, raise_alert
 from sessions import roster_services
 from sessions.models import Opening, RosterChange, RosterMember, Seance
@@ -74,6 +74,9 @@ def world(casino, director, codir, chef, croupier, croupier2, caissier, regulato
         sha256="a" * 64,
         finished_at=timezone.now(),
     )
+    from casino.seals import seal
+
+    seal(casino, Seal.Reason.DAY_END, gaming_day=seance.gaming_day.date)
     return {"casino": casino, "seance": seance, "register": register, "count": count, "roster": roster}
 
 
@@ -88,6 +91,8 @@ SAMPLES = {
     "casino.Membership": lambda w: first_pk(Membership),
     "casino.Alert": lambda w: first_pk(Alert),
     "casino.JournalEntry": lambda w: first_pk(JournalEntry),
+    "casino.CasinoKey": lambda w: first_pk(CasinoKey),
+    "casino.Seal": lambda w: first_pk(Seal),
     "casino.Export": lambda w: first_pk(Export),
     "tables.Apparatus": lambda w: first_pk(Apparatus),
     "tables.Table": lambda w: first_pk(Table),

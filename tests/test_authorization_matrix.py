@@ -124,6 +124,9 @@ EXPECTATIONS = {
     "export-detail": page(get=EXPORTS),
     "export-download": page(get=EXPORTS),
     "export-public-key": page(get=EXPORTS),
+    # The journal's seals (R23): the regulator downloads them; the director reads them too.
+    "seal-list": page(get=EXPORTS),
+    "api-seals": api(get=EXPORTS),
     "games": page(get=ANY_ROLE, anonymous="405-first"),
     "games-settle": page(get=ANY_ROLE, post=ANY_ROLE, anonymous="405-first"),
     # Registry (R1–R3)
