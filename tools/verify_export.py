@@ -329,6 +329,16 @@ def wanted_records(bag, files):
     return wanted
 
 
+def _payload_of(document):
+    """The payload's JSON inside a canonical document, without parsing the rest: its keys are sorted, so the
+    payload is followed by the top-level "role" key, which comes last but two ("sequence", "tableau")."""
+    start = document.find(b'"payload":')
+    end = document.rfind(b',"role":')
+    if start == -1 or end < start:
+        return json.dumps(json.loads(document).get("payload", {})).encode()
+    return document[start + 10 : end]
+
+
 def reconcile(bag, files, last_documents):
     """Compare every exported record with its last journal document: each differing field is named."""
     problems = []
@@ -341,6 +351,7 @@ def reconcile(bag, files, last_documents):
             continue
         columns = {column: index for index, column in enumerate(header)}
         at, object_type = columns["id"], label.encode()
+        pairs = None
         for row in rows:
             found = last_documents.get((object_type, row[at].encode()))
             if found is None:
@@ -348,10 +359,12 @@ def reconcile(bag, files, last_documents):
                     f"{name}, {label} n° {row[at]} : aucun document du journal exporté ne décrit cet enregistrement"
                 )
                 continue
-            for field, value in loads(found[1])["payload"].items():
-                index = columns.get(field)
-                if index is None:
-                    continue
+            payload = loads(_payload_of(found[1]))
+            if pairs is None:
+                # The record's fields that the file carries, once per file: every document of a type has them all.
+                pairs = [(field, columns[field]) for field in payload if field in columns]
+            for field, index in pairs:
+                value = payload.get(field)
                 text = row[index]
                 # Fast paths first (the same text, or a UTC time as COPY writes it); `equivalent` decides the rest.
                 if value.__class__ is str:
