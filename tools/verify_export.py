@@ -168,8 +168,8 @@ def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None
     Returns (problems, summary): problems as [(sequence, message)]; summary with the count and the first and last
     sequence and hash seen. Memory stays flat: only the numbers missing so far are remembered.
 
-    wanted: a set of (object type, object id) as bytes; the newest (sequence, document) of each of them is kept in
-    `last_documents` (a dict), unparsed, for the reconciliation of the exported records, and `summary["hashes"]`
+    wanted: a set of object types as bytes; the newest (sequence, document) of each object of those types is kept in
+    `last_documents` (a dict keyed by (type, id)), unparsed, for the reconciliation of the exported records.
     sealed: {sequence: None} of the sealed entries; each one found gets its hash (bytes).
     """
     header = stream.readline().rstrip(b"\r\n").decode("utf-8", "replace")
@@ -202,7 +202,7 @@ def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None
                 continue
             document = row[9]
         sequence_text, previous_hash, digest = row[0], row[7], row[8]
-        if wanted is not None and (row[5], row[6]) in wanted:
+        if wanted is not None and row[5] in wanted:
             last_documents[(row[5], row[6])] = (sequence_text, document)
         try:
             sequence = int(sequence_text)
@@ -317,16 +317,9 @@ def _rows(bag, name):
 
 
 def wanted_records(bag, files):
-    """The (object type, id) of every exported record, as bytes, to keep their last journal documents."""
-    wanted = set()
-    for name, label in files.items():
-        rows = _rows(bag, name)
-        header = next(rows)
-        if "id" not in header:
-            continue
-        at, object_type = header.index("id"), label.encode()
-        wanted.update((object_type, row[at].encode()) for row in rows)
-    return wanted
+    """The object types of the exported record files, as bytes: the journal pass keeps the last document of each
+    of their objects (one set lookup per entry, and no first pass over the record files)."""
+    return {label.encode() for label in files.values()}
 
 
 def _payload_of(document):
