@@ -33,6 +33,7 @@ run: export DEBUG = 1
 run: $(STAMP) ## Migrate, seed the demo and serve on 127.0.0.1:$PORT (default 8000), DEBUG on
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
+	$(BIN)/python manage.py create_signing_key --demo
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 test: $(STAMP) ## Run the test suite (SQLite; PostgreSQL, Celery and browser tests skip with a reason)

@@ -1,11 +1,16 @@
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from casino.history import history_rows
 from casino.idempotency import IdempotentPostMixin
-from casino.models import Casino, Employee
+from casino.models import Casino, Employee, Role, Seal
+from casino.roles import role_of
 from casino.schema import AutoSchema
 from casino.serializers import CasinoSerializer, EmployeeSerializer, HistorySerializer
 
@@ -82,3 +87,41 @@ class EmployeeViewSet(RecordViewSet):
             .prefetch_related("memberships")
             .order_by("user__username")
         )
+
+
+class CanReadSeals(BasePermission):
+    """The regulator (casino.view_audit) and the director read the seals of their casinos (R23)."""
+
+    message = "Votre rôle ne permet pas cette action."
+
+    def has_permission(self, request, view):
+        user = request.user
+        if not (user and user.is_authenticated):
+            return False
+        if request.method not in ("GET", "HEAD", "OPTIONS"):
+            return True  # no such method here: the view answers 405 (R23), not a misleading 403
+        return user.has_perm("casino.view_audit") or role_of(user) == Role.DIRECTOR
+
+
+class SealListView(APIView):
+    """The journal's seals of the caller's casinos, as the verifiers take them (`--seals`)."""
+
+    permission_classes = [CanReadSeals]
+    schema = AutoSchema()
+
+    @extend_schema(
+        operation_id="seals_list",
+        summary="Scellements du journal (R23)",
+        parameters=[OpenApiParameter("casino", int, OpenApiParameter.QUERY, required=False)],
+        responses=OpenApiTypes.OBJECT,
+    )
+    def get(self, request):
+        from casino.seals import as_document
+
+        seals = Seal.objects.for_user(request.user).select_related("key").order_by("casino_id", "sequence", "pk")
+        casino = request.query_params.get("casino", "")
+        if casino:
+            if not casino.isdigit() or len(casino) > 18:
+                raise ValidationError({"casino": "Identifiant d'établissement invalide."})
+            seals = seals.filter(casino_id=int(casino))
+        return Response({"seals": [as_document(s) for s in seals]})

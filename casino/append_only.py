@@ -65,6 +65,9 @@ GUARDS = {
     # Separation of duties (R29): a proposal and its decision are written once.
     "casino.AccountChange": WRITE_ONCE,
     "casino.AccountDecision": WRITE_ONCE,
+    # Public keys only (the private key never enters the database); a rotation retires a key once.
+    "casino.CasinoKey": Guard(fill_once=("retired_at",)),
+    "casino.Seal": WRITE_ONCE,
     "casino.Export": Guard(
         # A build that loses the database goes back to pending to be retried; the sweeper fails a stuck one.
         transitions={

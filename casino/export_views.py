@@ -2,13 +2,13 @@
 
 from django import forms
 from django.contrib import messages
-from django.http import FileResponse, Http404, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views import View
 
 from casino.exports import export_file, fingerprint, public_key_base64, request_export, retry_export
-from casino.models import Casino, CasinoKey, Export, Role
+from casino.models import Casino, CasinoKey, Export, Role, Seal
 from casino.roles import role_of
 from casino.rules import DomainError
 from casino.views import RoleRequiredMixin
@@ -59,7 +59,11 @@ class ExportAccessMixin(RoleRequiredMixin):
 
 def key_rows(casinos):
     """The published public key of each casino that already has one."""
-    keys = CasinoKey.objects.filter(casino__in=casinos).select_related("casino").order_by("casino__name")
+    keys = (
+        CasinoKey.objects.filter(casino__in=casinos, retired_at__isnull=True)
+        .select_related("casino")
+        .order_by("casino__name", "-created_at")
+    )
     return [
         {
             "casino": key.casino,
@@ -103,7 +107,7 @@ class ExportListView(ExportAccessMixin, View):
 
 
 def detail_response(request, export, status=200):
-    key = CasinoKey.objects.filter(casino=export.casino).first()
+    key = export.casino.signing_key
     context = {
         "export": export,
         "available": export_file(export) is not None,
@@ -166,7 +170,29 @@ class PublicKeyView(ExportAccessMixin, View):
     export: a GET never creates the key)."""
 
     def get(self, request, pk):
-        key = get_object_or_404(CasinoKey.objects.filter(casino__in=Casino.objects.for_user(request.user)), casino=pk)
+        casino = get_object_or_404(Casino.objects.for_user(request.user), pk=pk)
+        key = casino.signing_key
+        if key is None:
+            raise Http404("Pas encore de clé publique.")
         response = HttpResponse(key.public_key_pem, content_type="application/x-pem-file")
         response["Content-Disposition"] = f'attachment; filename="casino-{key.casino_id}-ed25519.pem"'
         return response
+
+
+class SealListView(ExportAccessMixin, View):
+    """The seals of the journal of the user's casinos (R23): the regulator downloads them (JSON, also
+    GET /api/v1/seals/) and gives them to the verifiers (`verify_journal --seals`, `verify_export.py --seals`)."""
+
+    def get(self, request):
+        from casino.seals import as_document
+
+        seals = (
+            Seal.objects.for_user(request.user)
+            .select_related("casino", "key")
+            .order_by("casino__name", "-sequence", "-pk")
+        )
+        if request.GET.get("format") == "json":
+            response = JsonResponse({"seals": [as_document(s) for s in seals]}, json_dumps_params={"indent": 1})
+            response["Content-Disposition"] = 'attachment; filename="scellements.json"'
+            return response
+        return render(request, "casino/seal_list.html", {"seals": seals[:500]})

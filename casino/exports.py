@@ -30,8 +30,8 @@ from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from casino import journal
-from casino.models import Casino, CasinoKey, Export, JournalEntry
+from casino import journal, signing
+from casino.models import Casino, Export, JournalEntry, Seal
 from casino.roles import role_of
 from casino.rules import InvalidTransition
 
@@ -40,6 +40,7 @@ logger = logging.getLogger(__name__)
 CHUNK_ROWS = 5000
 CHUNK_BYTES = 1024 * 1024
 JOURNAL_FILE = "data/journal.csv"
+SEAL_COLUMNS = ["casino", "sequence", "hash", "at", "key_id", "public_key", "signature", "reason", "gaming_day"]
 JOURNAL_COLUMNS = [
     ("sequence", "sequence"),
     ("recorded_at", "recorded_at"),
@@ -58,36 +59,12 @@ JOURNAL_COLUMNS = [
 
 
 def signing_key(casino):
-    """The casino's Ed25519 key pair, generated on first need."""
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    key = CasinoKey.objects.filter(casino=casino).first()
-    if key is not None:
-        return key
-    with transaction.atomic():
-        # Two first exports at once: the lock on the casino row makes the second one find the first one's key.
-        Casino.objects.select_for_update().filter(pk=casino.pk).values_list("pk", flat=True).first()
-        key = CasinoKey.objects.filter(casino=casino).first()
-        if key is None:
-            private = Ed25519PrivateKey.generate()
-            key = CasinoKey.objects.create(
-                casino=casino,
-                private_key_pem=private.private_bytes(
-                    serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-                ).decode(),
-                public_key_pem=private.public_key()
-                .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-                .decode(),
-            )
-    return key
+    """The casino's active public key (CasinoKey); the private key stays outside the database (casino/signing.py)."""
+    return signing.active_key(casino)
 
 
 def raw_public_key(key):
-    from cryptography.hazmat.primitives import serialization
-
-    public = serialization.load_pem_public_key(key.public_key_pem.encode())
-    return public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return signing.raw_public(key.public_key_pem)
 
 
 def public_key_base64(key):
@@ -101,10 +78,10 @@ def fingerprint(key):
 
 
 def sign(key, data):
-    from cryptography.hazmat.primitives import serialization
-
-    private = serialization.load_pem_private_key(key.private_key_pem.encode(), password=None)
-    return private.sign(data)
+    signed_by, signature = signing.sign(key.casino, data)
+    if signed_by.pk != key.pk:
+        raise RuntimeError("the casino's active key changed while the export was built")
+    return signature
 
 
 # Requesting an export ---------------------------------------------------------------------------------------
@@ -622,9 +599,13 @@ def _build(export, staging):
     first, last = journal_range(casino, start, end)
     oldest = _oldest_last_document(specs, records, last_documents)
     starts = [sequence for sequence in (first and first.sequence, oldest) if sequence is not None]
-    if starts:
+    # The head is sealed with the export: the journal exported ends at the seal (R23).
+    from casino.seals import as_document, seal
+
+    export_seal = seal(casino, Seal.Reason.EXPORT, export=export)
+    if starts and export_seal is not None:
         first = JournalEntry.objects.get(casino=casino, sequence=min(starts))
-        last = JournalEntry.objects.filter(casino=casino).order_by("-sequence").first()
+        last = JournalEntry.objects.get(casino=casino, sequence=export_seal.sequence)
     sha, _size, rows = write_journal(
         os.path.join(bag_dir, JOURNAL_FILE), casino.pk, first and first.sequence, last and last.sequence
     )
@@ -652,6 +633,14 @@ def _build(export, staging):
         manifest[f"data/{relative}"] = hashlib.sha256(content).hexdigest()
 
     write_books(casino, export.date_from, export.date_to, data_dir, add)
+    # Every seal of the casino, each with the public key that signed it: the verifier checks the chain against them.
+    seal_rows = [as_document(s) for s in Seal.objects.filter(casino=casino).select_related("key").order_by("pk")]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(SEAL_COLUMNS)
+    writer.writerows([row[column] for column in SEAL_COLUMNS] for row in seal_rows)
+    add("seals.csv", buffer.getvalue().encode())
+    counts["data/seals.csv"] = len(seal_rows)
     report = "".join(f"{'n° ' + str(seq) + ' : ' if seq is not None else ''}{what}\n" for seq, what in problems)
     add(
         "verification.txt",

@@ -276,16 +276,18 @@ def verify_chain(entries):
     return problems
 
 
-def verify_casino(casino, reconcile=True):
+def verify_casino(casino, reconcile=True, seals=None):
     """Verify a casino's live chain and records: (number of entries, problems); see chain_state."""
-    count, problems, _last_documents = chain_state(casino, reconcile)
+    count, problems, _last_documents = chain_state(casino, reconcile, seals)
     return count, problems
 
 
-def chain_state(casino, reconcile=True):
+def chain_state(casino, reconcile=True, seals=None):
     """Verify a casino's live chain: (number of entries, problems), streaming so that memory stays flat.
 
-    Returns (count, problems, last documents {(object type, id): (sequence, document)}).
+    The chain is also checked against every seal (casino/seals.py): those of the database and the seal documents
+    given (downloaded earlier by the regulator), so that a chain rewritten and re-hashed up to a sealed entry is
+    caught. Returns (count, problems, last documents {(object type, id): (sequence, document)}).
     Beyond the chain, each entry's filter columns (action, actor, role, object, tableau, time) must say what its
     hashed document says: an edit of those columns alone, behind the database's back, is named too. Then, with
     `reconcile`, every journaled record's current row is compared with its last journal document (see
@@ -328,7 +330,9 @@ def chain_state(casino, reconcile=True):
                 last_documents[(row[7], row[8])] = (row[0], row[3])
             yield row[:4]
 
-    problems = verify_chain(chain())
+    from casino import seals as sealing
+
+    problems = verify_chain(chain()) + sealing.check(casino, seals)
     if problems:
         return count, problems, last_documents
     if mismatches:

@@ -130,6 +130,11 @@ class Casino(models.Model):
     def get_absolute_url(self):
         return reverse("casino-detail", args=[self.pk])
 
+    @property
+    def signing_key(self):
+        """The active public key of the casino (R23), or None."""
+        return self.signing_keys.filter(retired_at__isnull=True).order_by("-created_at").first()
+
     def clean(self):
         denominations = self.chip_denominations
         if not isinstance(denominations, list) or not denominations:
@@ -688,23 +693,70 @@ class JournalEntry(models.Model):
 
 
 class CasinoKey(models.Model):
-    """The casino's Ed25519 key pair that signs its exports; the public key is published on the casino page.
+    """A public Ed25519 key of the casino, which verifies its seals and exports (R23).
 
-    The private key is generated on first need and kept here for the demonstration only: production keeps it in an
-    HSM or a KMS that signs without ever releasing it (out of scope here), and this table then holds the public key.
+    The private key never enters the database: it is read from a file of CASINO_SIGNING_KEY_DIR or from the
+    environment (casino/signing.py). A rotation retires the active key and adds the new one; retired keys stay to
+    verify what they signed.
     """
 
-    casino = models.OneToOneField(Casino, on_delete=models.PROTECT, related_name="signing_key")
-    private_key_pem = models.TextField("clé privée (PEM)")
+    casino = models.ForeignKey(Casino, on_delete=models.PROTECT, related_name="signing_keys")
+    key_id = models.CharField("identifiant de la clé", max_length=16, db_index=True)
     public_key_pem = models.TextField("clé publique (PEM)")
     created_at = models.DateTimeField("créée le", default=timezone.now)
+    retired_at = models.DateTimeField("retirée le", null=True, blank=True)
 
     class Meta:
         verbose_name = "clé de signature"
         verbose_name_plural = "clés de signature"
+        ordering = ["casino", "-created_at"]
 
     def __str__(self):
-        return f"Clé de signature — {self.casino}"
+        return f"Clé {self.key_id} — {self.casino}"
+
+
+class SealQuerySet(ScopedQuerySet):
+    pass
+
+
+class Seal(models.Model):
+    """The journal's head (casino, sequence, hash, time) signed with the casino's key: an anchor outside the
+    database, written at the end of each gaming day and with every export (R23). A chain rewritten and re-hashed
+    up to a sealed entry no longer matches the seal, which only the private key could sign again."""
+
+    class Reason(models.TextChoices):
+        DAY_END = "day_end", "Fin de journée de jeu"
+        EXPORT = "export", "Export"
+
+    casino = models.ForeignKey(Casino, on_delete=models.PROTECT, related_name="seals")
+    key = models.ForeignKey(CasinoKey, on_delete=models.PROTECT, related_name="seals")
+    sequence = models.PositiveBigIntegerField("numéro d'ordre scellé")
+    hash = models.CharField("empreinte scellée", max_length=64)
+    sealed_at = models.DateTimeField("scellé le")
+    signature = models.TextField("signature Ed25519 (base64)")
+    reason = models.CharField("motif", max_length=10, choices=Reason.choices)
+    gaming_day = models.DateField("journée de jeu", null=True, blank=True)
+    export = models.ForeignKey("Export", on_delete=models.PROTECT, null=True, blank=True, related_name="seals")
+
+    objects = SealQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = "scellement du journal"
+        verbose_name_plural = "scellements du journal"
+        ordering = ["casino", "sequence", "pk"]
+
+    def __str__(self):
+        return f"Scellement n° {self.sequence} — {self.casino}"
+
+    def message(self):
+        """The bytes the key signed (canonical JSON, casino/journal.py)."""
+        return seal_message(self.casino_id, self.sequence, self.hash, self.sealed_at)
+
+
+def seal_message(casino_id, sequence, digest, at):
+    from casino.journal import _default, canonical
+
+    return canonical({"casino": casino_id, "sequence": sequence, "hash": digest, "at": _default(at)})
 
 
 class ExportQuerySet(ScopedQuerySet):

@@ -145,6 +145,11 @@ LOCALE_PATHS = [BASE_DIR / "locale"]
 
 # Signed exports for the regulator (R23): built by a Celery task, served to the requester only.
 EXPORT_ROOT = Path(os.environ.get("EXPORT_ROOT", BASE_DIR / "exports"))
+# The casinos' private signing keys (R23): one PEM file per casino, never in the database (casino/signing.py);
+# CASINO_SIGNING_KEY_<casino id> in the environment takes precedence. AUTOCREATE: a missing key is created on first
+# need (demo and tests only).
+CASINO_SIGNING_KEY_DIR = Path(os.environ.get("CASINO_SIGNING_KEY_DIR", BASE_DIR / "keys"))
+CASINO_SIGNING_KEY_AUTOCREATE = env_bool("CASINO_SIGNING_KEY_AUTOCREATE", DEBUG)
 
 # Static files ------------------------------------------------------------------------------------------------
 STATIC_URL = "static/"
@@ -297,6 +302,13 @@ CELERY_BEAT_SCHEDULE = {
         "task": "casino.tasks.prune_idempotency_keys",
         "schedule": crontab(minute=15),
         "options": {"expire_seconds": 30 * 60},
+    },
+    # A gaming day ends at the casino's own hour: every quarter of an hour, each casino whose day has ended since
+    # its last seal gets its journal head sealed (R23).
+    "seal-gaming-days": {
+        "task": "casino.tasks.seal_gaming_days",
+        "schedule": crontab(minute="*/15"),
+        "options": {"expire_seconds": 10 * 60},
     },
 }
 # Idempotency keys and one-time form tokens are kept this long: a retry comes within minutes, not days.

@@ -74,6 +74,14 @@ def alert_journal_problems(casino, problems):
     raise_alert(casino, "journal", key, cite("R23", message), "R23")
 
 
+@shared_task(soft_time_limit=5 * 60, time_limit=6 * 60)
+def seal_gaming_days():
+    """Seal the journal head of every casino whose gaming day has ended (R23); returns the number of seals."""
+    from casino.seals import seal_ended_days
+
+    return len(seal_ended_days())
+
+
 # A build that loses its database connection is retried (three times, backing off up to ten minutes); any other
 # error marks the export failed at once (casino.exports.build). The hard limit stays below EXPORT_STUCK_MINUTES
 # (the sweeper must not give up a build that is still running) and the broker's visibility timeout.

@@ -240,6 +240,15 @@ def _append_only_guard(request):
         append_only.drop(connection)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _signing_keys(tmp_path_factory):
+    """The casinos' private keys live in files, never in the database: a folder of this session's own."""
+    from django.conf import settings
+
+    settings.CASINO_SIGNING_KEY_DIR = tmp_path_factory.mktemp("keys")
+    settings.CASINO_SIGNING_KEY_AUTOCREATE = True
+
+
 @pytest.fixture(autouse=True)
 def _fresh_throttle_counts():
     """DRF's throttles count requests per user id in the cache, and ids repeat from one test to the next."""

@@ -8,7 +8,7 @@ from django.utils import timezone
 from cashbox import services as cash
 from cashbox.models import Advance, ControlRegisterLine, Correction, Interruption, Signature
 from casino import append_only
-from casino.models import Alert, Employee, Export, JournalEntry, Membership, Role
+from casino.models import Alert, CasinoKey, Employee, Export, JournalEntry, Membership, Role, Seal
 from casino.services import acknowledge_alert, raise_alert
 from sessions import roster_services
 from sessions.models import Opening, RosterChange, RosterMember, Seance
@@ -95,6 +95,10 @@ def world(
 
     change = propose(administrator, third.employee, {**state_of(third.employee), "role": Role.CHEF})
     decide(director, change, False, PASSWORD, reason="Pas de chef de partie supplémentaire")
+
+    from casino.seals import seal
+
+    seal(casino, Seal.Reason.DAY_END, gaming_day=seance.gaming_day.date)
     return {"casino": casino, "seance": seance, "register": register, "count": count, "roster": roster}
 
 
@@ -109,6 +113,8 @@ SAMPLES = {
     "casino.Membership": lambda w: first_pk(Membership),
     "casino.Alert": lambda w: first_pk(Alert),
     "casino.JournalEntry": lambda w: first_pk(JournalEntry),
+    "casino.CasinoKey": lambda w: first_pk(CasinoKey),
+    "casino.Seal": lambda w: first_pk(Seal),
     "casino.Export": lambda w: first_pk(Export),
     "casino.DaySettings": lambda w: first_pk(apps.get_model("casino", "DaySettings")),
     "casino.AccountChange": lambda w: first_pk(apps.get_model("casino", "AccountChange")),

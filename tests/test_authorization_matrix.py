@@ -133,6 +133,9 @@ EXPECTATIONS = {
     "export-retry": page(post=frozenset({REGULATOR}), guard=EXPORTS),
     "export-download": page(get=EXPORTS),
     "export-public-key": page(get=EXPORTS),
+    # The journal's seals (R23): the regulator downloads them; the director reads them too.
+    "seal-list": page(get=EXPORTS),
+    "api-seals": api(get=EXPORTS),
     "games": page(get=ANY_ROLE, anonymous="405-first"),
     "games-settle": page(get=ANY_ROLE, post=ANY_ROLE, anonymous="405-first"),
     # Registry (R1–R3)

@@ -60,9 +60,9 @@ def refused(sql, params=()):
         write(sql, params)
 
 
-def value_of(table, column, pk):
+def value_of(model, column, pk):
     with connection.cursor() as cursor:
-        cursor.execute(f'SELECT "{column}" FROM "{table}" WHERE id = %s', [pk])
+        cursor.execute(f'SELECT "{column}" FROM "{model._meta.db_table}" WHERE "{model._meta.pk.column}" = %s', [pk])
         return cursor.fetchone()[0]
 
 
@@ -105,18 +105,19 @@ def test_r23_every_column_the_workflow_never_changes_is_refused(world):
     off its transitions, and each conditional column out of its condition refuses an UPDATE; a DELETE is refused."""
     checked = 0
     for label, model, guard in guarded():
-        table = model._meta.db_table
+        table, key = model._meta.db_table, model._meta.pk.column
         pk = sample_pk(world, label, model)
         for model_field, kind, _detail in append_only.column_rules(model, guard):
             column = model_field.column
+            change = f'UPDATE "{table}" SET "{column}" = {other_value_sql(model_field, column)} WHERE "{key}" = %s'
             if kind == append_only.FREE:
                 continue
-            if kind == append_only.FILL_ONCE and value_of(table, column, pk) in (None, ""):
+            if kind == append_only.FILL_ONCE and value_of(model, column, pk) in (None, ""):
                 # Empty: the workflow may write it once; a second, different write is refused.
-                write(f'UPDATE "{table}" SET "{column}" = {other_value_sql(model_field, column)} WHERE id = %s', [pk])
-            refused(f'UPDATE "{table}" SET "{column}" = {other_value_sql(model_field, column)} WHERE id = %s', [pk])
+                write(change, [pk])
+            refused(change, [pk])
             checked += 1
-        refused(f'DELETE FROM "{table}" WHERE id = %s', [pk])
+        refused(f'DELETE FROM "{table}" WHERE "{key}" = %s', [pk])
         checked += 1
     assert checked > 100
 

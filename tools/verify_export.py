@@ -157,7 +157,7 @@ def raw_public_key(key):
 # The journal chain ------------------------------------------------------------------------------------------
 
 
-def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None, last_documents=None):
+def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None, last_documents=None, sealed=None):
     """Check the hash chain of a journal.csv binary stream (header included), entry by entry in file order.
 
     Every entry's hash must be SHA-256(its previous hash, a line feed, its document); its previous hash must be
@@ -168,9 +168,9 @@ def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None
     Returns (problems, summary): problems as [(sequence, message)]; summary with the count and the first and last
     sequence and hash seen. Memory stays flat: only the numbers missing so far are remembered.
 
-    wanted: a set of (object type, object id) as bytes; the newest (sequence, document) of each of them is kept in
-    `last_documents` (a dict), unparsed, for the reconciliation of the exported records, and `summary["hashes"]`
-    keeps the hash of each sequence in `wanted_sequences` (the seals' sequences), if given.
+    wanted: a set of object types as bytes; the newest (sequence, document) of each object of those types is kept in
+    `last_documents` (a dict keyed by (type, id)), unparsed, for the reconciliation of the exported records.
+    sealed: {sequence: None} of the sealed entries; each one found gets its hash (bytes).
     """
     header = stream.readline().rstrip(b"\r\n").decode("utf-8", "replace")
     if header.split(",") != JOURNAL_HEADER:
@@ -202,13 +202,15 @@ def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None
                 continue
             document = row[9]
         sequence_text, previous_hash, digest = row[0], row[7], row[8]
-        if wanted is not None and (row[5], row[6]) in wanted and row[4].startswith(row[5] + b"."):
+        if wanted is not None and row[5] in wanted and row[4].startswith(row[5] + b"."):
             last_documents[(row[5], row[6])] = (sequence_text, document)
         try:
             sequence = int(sequence_text)
         except ValueError:
             problems.append((None, f"ligne {count + 1} de journal.csv : numéro d'ordre illisible {sequence_text!r}"))
             continue
+        if sealed is not None and sequence in sealed:
+            sealed[sequence] = digest
         if first is None:
             first = sequence
             if expected is None:
@@ -305,36 +307,144 @@ def record_files(tags):
     return files
 
 
+def _rows(bag, name):
+    """The header and the rows of a CSV file of the bag (csv.reader: a DictReader costs twice as much)."""
+    with bag.open(name) as stream:
+        reader = csv.reader(io.TextIOWrapper(stream, encoding="utf-8", newline=""))
+        header = next(reader, [])
+        yield header
+        yield from reader
+
+
 def wanted_records(bag, files):
-    """The (object type, id) of every exported record, as bytes, to keep their last journal documents."""
-    wanted = set()
-    for name, label in files.items():
-        with bag.open(name) as stream:
-            for row in csv.DictReader(io.TextIOWrapper(stream, encoding="utf-8", newline="")):
-                wanted.add((label.encode(), row.get("id", "").encode()))
-    return wanted
+    """The object types of the exported record files, as bytes: the journal pass keeps the last document of each
+    of their objects (one set lookup per entry, and no first pass over the record files)."""
+    return {label.encode() for label in files.values()}
+
+
+def _payload_of(document):
+    """The payload's JSON inside a canonical document, without parsing the rest: its keys are sorted, so the
+    payload is followed by the top-level "role" key, which comes last but two ("sequence", "tableau")."""
+    start = document.find(b'"payload":')
+    end = document.rfind(b',"role":')
+    if start == -1 or end < start:
+        return json.dumps(json.loads(document).get("payload", {})).encode()
+    return document[start + 10 : end]
 
 
 def reconcile(bag, files, last_documents):
     """Compare every exported record with its last journal document: each differing field is named."""
     problems = []
+    # json's C scanner called directly: json.loads' Python wrappers cost as much as the parsing of small documents.
+    scan = json.JSONDecoder().scan_once
     for name, label in sorted(files.items()):
-        with bag.open(name) as stream:
-            for row in csv.DictReader(io.TextIOWrapper(stream, encoding="utf-8", newline="")):
-                key = (label.encode(), row.get("id", "").encode())
-                record = f"{name}, {label} n° {row.get('id')}"
-                found = last_documents.get(key)
-                if found is None:
-                    problems.append(f"{record} : aucun document du journal exporté ne décrit cet enregistrement")
-                    continue
-                sequence, document = found
-                payload = json.loads(document).get("payload", {})
-                for field, value in payload.items():
-                    if field in row and not equivalent(value, row[field]):
-                        problems.append(
-                            f"{record} : le champ « {field} » vaut {row[field]!r} dans l'export, "
-                            f"{value!r} au journal (entrée n° {sequence.decode()})"
-                        )
+        rows = _rows(bag, name)
+        header = next(rows)
+        if "id" not in header:
+            problems.append(f"{name} : pas de colonne id, les enregistrements ne peuvent être rapprochés du journal")
+            continue
+        columns = {column: index for index, column in enumerate(header)}
+        at, object_type = columns["id"], label.encode()
+        pairs = None
+        for row in rows:
+            found = last_documents.get((object_type, row[at].encode()))
+            if found is None:
+                problems.append(
+                    f"{name}, {label} n° {row[at]} : aucun document du journal exporté ne décrit cet enregistrement"
+                )
+                continue
+            payload = scan(_payload_of(found[1]).decode(), 0)[0]
+            if pairs is None:
+                # The record's fields that the file carries, once per file: every document of a type has them all.
+                pairs = [(field, columns[field]) for field in payload if field in columns]
+            for field, index in pairs:
+                value = payload.get(field)
+                text = row[index]
+                # Fast paths first (the same text, or a UTC time as COPY writes it); `equivalent` decides the rest.
+                if value.__class__ is str:
+                    if value == text or (
+                        value[-1:] == "Z"
+                        and value.replace("T", " ").replace(".000000Z", "+00").replace("Z", "+00") == text
+                    ):
+                        continue
+                elif value.__class__ is int:
+                    if str(value) == text:
+                        continue
+                elif value.__class__ is dict and text[:1] == "{":
+                    try:
+                        if scan(text, 0)[0] == value:
+                            continue
+                    except (ValueError, StopIteration):
+                        pass
+                if not equivalent(value, text):
+                    problems.append(
+                        f"{name}, {label} n° {row[at]} : le champ « {field} » vaut {text!r} dans l'export, "
+                        f"{value!r} au journal (entrée n° {found[0].decode()})"
+                    )
+    return problems
+
+
+def seal_message(seal):
+    """The bytes a seal's key signed: canonical JSON of the casino, sequence, hash and time (casino/models.py)."""
+    document = {
+        "casino": int(seal["casino"]),
+        "sequence": int(seal["sequence"]),
+        "hash": seal["hash"],
+        "at": seal["at"],
+    }
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def read_seals(bag, names, files=()):
+    """The seals the export carries (data/seals.csv) and those of the files given (JSON downloaded by the
+    regulator from the page « Scellements » or GET /api/v1/seals/)."""
+    seals = []
+    if "data/seals.csv" in names:
+        rows = _rows(bag, "data/seals.csv")
+        header = next(rows)
+        seals += [dict(zip(header, row, strict=False)) for row in rows]
+    for path in files or ():
+        with open(path, encoding="utf-8") as file:
+            data = json.load(file)
+        seals += [
+            dict(seal, source=os.path.basename(path)) for seal in (data["seals"] if isinstance(data, dict) else data)
+        ]
+    return seals
+
+
+def check_seals(seals, sealed, summary, public_key, notes):
+    """Each seal must be signed by the casino's key and the exported entry it names must have its hash: a chain
+    rewritten and re-hashed up to a sealed entry no longer matches, and only the private key could sign again."""
+    from cryptography.exceptions import InvalidSignature
+
+    problems = []
+    given = raw_public_key(public_key) if public_key is not None else None
+    for seal in seals:
+        sequence = int(seal["sequence"])
+        label = f"scellement du {seal['at']} (entrée n° {sequence})"
+        try:
+            key = load_public_key(seal["public_key"])
+            signature = base64.b64decode(seal["signature"], validate=True)
+            if given is not None and raw_public_key(key) != given:
+                notes.append(
+                    f"attention : le {label} est signé par une autre clé que celle fournie ({seal.get('key_id')})"
+                )
+            key.verify(signature, seal_message(seal))
+        except (ValueError, binascii.Error, InvalidSignature, KeyError):
+            problems.append(f"{label} : signature invalide")
+            continue
+        found = sealed.get(sequence)
+        if found is not None:
+            if found.decode() != seal["hash"]:
+                problems.append(
+                    f"{label} : le journal a été réécrit, l'entrée n° {sequence} n'a plus l'empreinte scellée"
+                )
+        elif summary.get("last") is not None and sequence > summary["last"]:
+            notes.append(f"note : {label} postérieur à l'export, non vérifiable ici")
+        elif summary.get("first") is not None and sequence < summary["first"]:
+            notes.append(f"note : {label} antérieur à la période exportée, non vérifiable ici")
+        else:
+            problems.append(f"{label} : entrée scellée absente du journal exporté")
     return problems
 
 
@@ -346,7 +456,7 @@ def count_rows(stream):
 # The whole bag ----------------------------------------------------------------------------------------------
 
 
-def verify(path, public_key=None):
+def verify(path, public_key=None, seal_files=()):
     """Every problem of the export at `path`, as French sentences; an empty list when it is intact.
 
     public_key: the casino's published key (PEM or raw bytes, or the path of a file holding it); without it the
@@ -415,8 +525,21 @@ def verify(path, public_key=None):
         if JOURNAL in payload:
             files = {name: label for name, label in record_files(tags).items() if name in payload}
             wanted, last_documents = wanted_records(bag, files), {}
-            problems += _check_journal(bag, tags, wanted, last_documents)
+            try:
+                seals = read_seals(bag, names, seal_files)
+            except (OSError, ValueError, KeyError) as exc:
+                seals = []
+                problems.append(f"scellements illisibles : {exc}")
+            sealed, summary = {int(seal["sequence"]): None for seal in seals}, {}
+            problems += _check_journal(bag, tags, wanted, last_documents, sealed, summary)
             problems += reconcile(bag, files, last_documents)
+            try:
+                key = _given_key(public_key)
+            except ValueError:
+                key = None
+            problems += check_seals(seals, sealed, summary, key, notes)
+            if not seals:
+                notes.append("attention : aucun scellement, la chaîne n'est ancrée à rien hors de la base")
         else:
             problems.append(f"{JOURNAL} absent : la chaîne du journal ne peut être vérifiée")
     finally:
@@ -460,7 +583,16 @@ def _check_signature(bag, names, tags, public_key, notes):
     return []
 
 
-def _check_journal(bag, tags, wanted=None, last_documents=None):
+def _given_key(public_key):
+    if public_key is None:
+        return None
+    if isinstance(public_key, (str, os.PathLike)) and os.path.exists(public_key):
+        with open(public_key, "rb") as file:
+            public_key = file.read()
+    return load_public_key(public_key)
+
+
+def _check_journal(bag, tags, wanted=None, last_documents=None, sealed=None, summary_out=None):
     def tag(label):
         return tags.get(label, [None])[0]
 
@@ -475,9 +607,12 @@ def _check_journal(bag, tags, wanted=None, last_documents=None):
                 first_previous or None,
                 wanted,
                 last_documents,
+                sealed,
             )
     except (ValueError, csv.Error, UnicodeDecodeError) as exc:
         return [f"{JOURNAL} illisible : {exc}"]
+    if summary_out is not None:
+        summary_out.update(summary)
     for _sequence, message in chain_problems:
         problems.append(f"journal, {message}")
     if summary["count"] == 0:
@@ -502,15 +637,21 @@ def main(argv=None, write=print):
     parser = argparse.ArgumentParser(description="Vérifie hors ligne un export signé du journal (R23).")
     parser.add_argument("export", help="l'archive .zip ou .tar.gz (ou le dossier du sac BagIt)")
     parser.add_argument("--public-key", help="la clé publique Ed25519 de l'établissement (fichier PEM)")
+    parser.add_argument(
+        "--seals", action="append", default=[], help="scellements téléchargés (JSON) à vérifier aussi ; répétable"
+    )
     args = parser.parse_args(argv)
-    problems = verify(args.export, public_key=args.public_key)
+    problems = verify(args.export, public_key=args.public_key, seal_files=args.seals)
     if problems:
         write(f"EXPORT NON CONFORME : {args.export}")
         for problem in problems:
             write(f"  - {problem}")
         return 1
     key_note = "clé fournie" if args.public_key else "clé transportée par l'export (Signing-Public-Key)"
-    write(f"Export intègre : {args.export} (signature, manifestes et chaîne du journal vérifiés ; {key_note})")
+    write(
+        f"Export intègre : {args.export} (signature, manifestes, chaîne du journal, scellements et enregistrements "
+        f"vérifiés ; {key_note})"
+    )
     return 0
 
 

@@ -16,14 +16,20 @@ def load_verifier():
 
 
 class Command(BaseCommand):
-    help = "Vérifie un export signé (signature, manifestes, chaîne du journal) ; code de sortie 1 s'il est altéré."
+    help = (
+        "Vérifie un export signé (signature, manifestes, chaîne du journal, scellements, enregistrements) ; "
+        "code de sortie 1 s'il est altéré."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("export", help="l'archive .zip ou .tar.gz de l'export")
         parser.add_argument("--public-key", help="la clé publique Ed25519 de l'établissement (PEM)")
+        parser.add_argument("--seals", action="append", default=[], help="scellements téléchargés (JSON), répétable")
 
     def handle(self, *args, **options):
         verifier = load_verifier()
         argv = [options["export"]] + (["--public-key", options["public_key"]] if options["public_key"] else [])
+        for path in options["seals"]:
+            argv += ["--seals", path]
         if verifier.main(argv, write=self.stdout.write):
             raise CommandError("export non conforme", returncode=1)

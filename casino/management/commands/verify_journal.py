@@ -12,12 +12,23 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--casino", type=int, help="id of one casino")
+        parser.add_argument(
+            "--seals", action="append", default=[], help="a seals file downloaded earlier (JSON); may repeat"
+        )
 
-    def handle(self, *args, casino=None, **options):
+    def handle(self, *args, casino=None, seals=(), **options):
+        from casino.seals import load_file
+
+        documents = []
+        for path in seals:
+            try:
+                documents += load_file(path)
+            except (OSError, ValueError, KeyError) as exc:
+                raise CommandError(f"Scellements illisibles : {path} ({exc})") from exc
         casinos = Casino.objects.filter(pk=casino) if casino else Casino.objects.all()
         broken = False
         for item in casinos:
-            count, problems = verify_casino(item)
+            count, problems = verify_casino(item, seals=documents)
             if problems:
                 broken = True
                 for sequence, what in problems:
