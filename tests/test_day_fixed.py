@@ -167,25 +167,19 @@ def test_r15_settings_page_api_and_admin_say_from_which_day_a_change_applies(
     assert "la journée du 01/12/2026" in admin_page
 
 
-def test_r15_a_change_made_through_the_admin_applies_from_the_next_day(day_open, client, django_user_model, casino):
+def test_r15_the_admin_cannot_change_the_casino_settings_behind_the_dated_versions(
+    day_open, client, django_user_model, casino
+):
+    """/admin/ shows a casino read-only (R29): its settings change through the settings page, dated (R15)."""
     from tests.test_casino_settings import settings_form
 
     admin = django_user_model.objects.create_superuser("root", password=PASSWORD)
     client.force_login(admin)
     data = settings_form(casino, advance_multiple_boule="6000")
-    data |= {
-        "name": casino.name,
-        "arrete_reference": casino.arrete_reference,
-        "arrete_date": casino.arrete_date.isoformat(),
-        "chip_denominations": json.dumps(casino.chip_denominations),
-        "day_settings-TOTAL_FORMS": "0",
-        "day_settings-INITIAL_FORMS": "0",
-    }
     response = client.post(f"/admin/casino/casino/{casino.pk}/change/", data)
-    assert response.status_code == 302, response.content.decode()[:2000]
-    assert Casino.objects.get(pk=casino.pk).advance_multiple_boule == 6000
-    assert casino.advance_amount("boule") == Decimal("8000.00")
-    assert casino.settings_on(TOMORROW).advance_amount("boule") == Decimal("12000.00")
+    assert response.status_code == 403
+    assert Casino.objects.get(pk=casino.pk).advance_multiple_boule != 6000
+    assert casino.settings_on(TOMORROW).advance_amount("boule") == Decimal("8000.00")
 
 
 # Corrections (R15, R23) ----------------------------------------------------------------------------------------

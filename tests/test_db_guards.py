@@ -260,7 +260,24 @@ def new_signature(w, **changes):
     return Signature.objects.bulk_create([clone(original, **changes)])[0]
 
 
+def other_day(world, days, **changes):
+    """A copy of the world's gaming day on another date (one day per casino and date), with some values changed."""
+    day = world["seance"].gaming_day
+    return clone(day, date=day.date + datetime.timedelta(days=days), **changes)
+
+
 CONSTRAINT_TESTS = {
+    # Day-fixed values (R10, R11, R15): a day carries its hours and minimums, ends after it starts, and its
+    # advances, once fixed, are positive.
+    "gaming_day_values_fixed": lambda w: constraint_refuses(
+        "gaming_day_values_fixed", [other_day(w, 1000, start=None)]
+    ),
+    "gaming_day_ends_after_start": lambda w: constraint_refuses(
+        "gaming_day_ends_after_start", [other_day(w, 1001, end=w["seance"].gaming_day.start)]
+    ),
+    "r15_day_advance_positive": lambda w: constraint_refuses(
+        "r15_day_advance_positive", [other_day(w, 1002, advance_boule=Decimal("0"))]
+    ),
     "r10_authorised_minimum_positive": lambda w: constraint_refuses(
         "r10_authorised_minimum_positive", [clone(w["casino"], name="Zéro", min_stake_boule=Decimal("0"))]
     ),
