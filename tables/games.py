@@ -398,11 +398,14 @@ def odds(game, layout=None):
     game = check_game(game)
     current = layout or DEFAULT_LAYOUTS[game]
     cases = len(current.pockets)
-    bets = [Bet(BetKind.PLEIN, CENT, number) for number in current.numbers]
-    bets += [Bet(kind, CENT) for kind in current.chances]
+    # The stake plays no part in the odds: a mutant changing it is equivalent.
+    bets = [Bet(BetKind.PLEIN, CENT, number) for number in current.numbers]  # pragma: no mutate
+    bets += [Bet(kind, CENT) for kind in current.chances]  # pragma: no mutate
+    # `wins` reads the landing's number and colour, never its pocket index: a mutant of the index is equivalent.
+    landings = [Landing(p.number, p.index, p.colour) for p in current.pockets]  # pragma: no mutate
     rows = []
     for bet in bets:
-        winning = sum(wins(game, bet.bet, bet.number, Landing(p.number, p.index, p.colour)) for p in current.pockets)
+        winning = sum(wins(game, bet.bet, bet.number, landing) for landing in landings)
         probability = Fraction(winning, cases)
         multiple = multiple_of(game, bet)
         label = bet_label(bet).capitalize()
@@ -492,7 +495,8 @@ def check_player_stakes(game, stakes, minimum, max_plein, max_chances):
         key = (BetKind.PLEIN, stake.number) if stake.bet == BetKind.PLEIN else (stake.bet, None)
         groups[key].append((position, amount))
     for (kind, number), items in groups.items():
-        total = sum((amount for _, amount in items), Decimal("0"))
+        # Never empty, and Decimal + 0 is the same Decimal: dropping the start value is an equivalent mutant.
+        total = sum((amount for _, amount in items), Decimal("0"))  # pragma: no mutate
         maximum = max_plein if kind == BetKind.PLEIN else max_chances
         if total > maximum:
             what = f"le plein {number}" if kind == BetKind.PLEIN else BetKind(kind).label.lower()

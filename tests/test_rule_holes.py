@@ -286,3 +286,74 @@ def test_a_deactivated_membership_hides_the_staff_of_that_casino(api, director, 
     assert croupier.employee in Employee.objects.for_user(director)
     Membership.objects.filter(employee__user=director, casino=casino).update(active=False)
     assert list(Employee.objects.for_user(director)) == []
+
+
+# tables/games.py: what `make mutation MODULE=tables/games.py` found ---------------------------------------------
+
+
+def test_r9_an_unknown_previous_direction_is_refused_on_its_field_with_the_rule():
+    from tables.games import next_direction
+
+    with pytest.raises(GameError) as refused:
+        next_direction("vers le haut")
+    [refusal] = refused.value.refusals
+    assert (refusal.field, refusal.rule) == ("direction", "R9")
+    assert refusal.message == f"Sens inconnu : vers le haut ({ARTICLES['R9']})."
+
+
+def test_r9_the_refusals_of_play_say_why_in_french_with_the_article():
+    import datetime
+
+    from casino.rules import DomainError
+    from tables.games import check_direction, check_stake_accepted
+
+    with pytest.raises(DomainError) as same_direction:
+        check_direction("horaire", "horaire")
+    assert same_direction.value.message == (
+        f"Le cylindre doit tourner dans le sens opposé au coup précédent ({ARTICLES['R9']})."
+    )
+    announced = datetime.datetime(2025, 1, 1, 21, 0)
+    with pytest.raises(DomainError) as late:
+        check_stake_accepted(announced, announced)
+    assert late.value.message == (
+        f"« Rien ne va plus » a été annoncé : les enjeux ne sont plus admis, la mise est repoussée ({ARTICLES['R9']})."
+    )
+
+
+def test_r1_r7_a_refused_colour_correction_names_its_field_and_rule():
+    from tables.games import layout_of
+
+    with pytest.raises(GameError) as refused:
+        layout_of(Game.VINGT_TROIS, {(1, 1): "rouge", (5, 0): "vert"})
+    assert [(r.field, r.rule) for r in refused.value.refusals] == [("colours", "R1"), ("colours", "R7")]
+    first, second = (r.message for r in refused.value.refusals)
+    assert str(refused.value) == f"{first}; {second}"
+    assert first == f"La case 1 du 1 n'existe pas au vingt-trois ({ARTICLES['R1']})."
+
+
+def test_r1_the_limits_of_an_unknown_game_are_refused():
+    from tables.games import PlayerStake, check_player_stakes
+
+    with pytest.raises(GameError) as refused:
+        check_player_stakes("roulette", [PlayerStake("plein", Decimal("5"), 1)], "1", "50", "250")
+    assert refused.value.refusals[0].rule == "R1"
+
+
+def test_r10_r13_each_breach_carries_its_total_and_names_the_bet():
+    from tables.games import PlayerStake, check_player_stakes
+
+    stakes = [
+        PlayerStake("plein", Decimal("1.50"), 5, "T1"),
+        PlayerStake("plein", Decimal("60.00"), 5, "T2"),
+        PlayerStake("rouge", Decimal("300.00"), None, "T1"),
+        PlayerStake("rouge", Decimal("300.00"), None, "T2"),
+    ]
+    below, plein, rouge = check_player_stakes("boule", stakes, Decimal("2"), Decimal("50"), Decimal("500"))
+    assert (below.rule, below.stakes, below.total) == ("R10", (0,), Decimal("1.50"))
+    assert (plein.rule, plein.stakes, plein.total) == ("R11", (0, 1), Decimal("61.50"))
+    assert plein.message == (
+        "Les mises du joueur sur le plein 5 totalisent 61,50 € pour ce coup, tous tableaux confondus : "
+        f"le maximum est 50,00 € ({ARTICLES['R13']})."
+    )
+    assert (rouge.rule, rouge.stakes, rouge.total) == ("R11", (2, 3), Decimal("600.00"))
+    assert rouge.message.startswith("Les mises du joueur sur rouge totalisent 600,00 €")
