@@ -10,7 +10,7 @@ import pytest
 
 from cashbox.models import Advance, Correction, Count
 from casino.models import Casino, Membership
-from casino.rules import ARTICLES, RoleForbidden
+from casino.rules import ARTICLES, DomainError, RoleForbidden
 from sessions.models import GamingDay, Opening
 from sessions.services import open_tableau
 from tables.games import Bet, BetKind, Game, GameError, settle
@@ -357,3 +357,72 @@ def test_r10_r13_each_breach_carries_its_total_and_names_the_bet():
     )
     assert (rouge.rule, rouge.stakes, rouge.total) == ("R11", (2, 3), Decimal("600.00"))
     assert rouge.message.startswith("Les mises du joueur sur rouge totalisent 600,00 €")
+
+
+def test_r6_r8_each_settlement_explains_itself_in_french():
+    stake = Decimal("10.00")
+    _, [plein, rouge, lost] = settle(
+        Game.BOULE, 7, [Bet(BetKind.PLEIN, stake, 7), Bet(BetKind.ROUGE, stake), Bet(BetKind.PLEIN, stake, 1)]
+    )
+    assert plein.explanation == (
+        "Plein sur le 7 : le 7 sort, payé 7 fois la mise (70,00 €) ; le gagnant conserve sa mise (10,00 €) : "
+        f"80,00 € rendus ({ARTICLES['R8']})."
+    )
+    assert rouge.explanation == (
+        "Rouge : le 7 sort (rouge), payé une fois la mise (10,00 €) ; le gagnant conserve sa mise (10,00 €) : "
+        f"20,00 € rendus ({ARTICLES['R8']})."
+    )
+    assert lost.explanation == "Plein sur le 1 : le 7 sort, la mise est perdue."
+
+
+def test_r7_a_plein_names_no_colour_and_a_chance_names_the_pocket_colour():
+    _, [plein, noir] = settle(
+        Game.VINGT_TROIS, 12, [Bet(BetKind.PLEIN, Decimal("1.00"), 12), Bet(BetKind.NOIR, Decimal("1.00"))], pocket=2
+    )
+    assert plein.explanation.startswith("Plein sur le 12 : le 12 sort, payé 7 fois la mise")
+    assert noir.explanation.startswith("Noir : le 12 sort (noir), payé une fois la mise (1,00 €)")
+
+
+def test_r7_every_pocket_of_the_vingt_trois_has_its_index_among_its_number():
+    from tables.games import vingt_trois_layout
+
+    indices = [(pocket.number, pocket.index) for pocket in vingt_trois_layout().pockets]
+    assert indices[:6] == [(1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (5, 1)]
+    assert indices[-3:] == [(14, 0), (14, 1), (14, 2)]
+
+
+def test_r7_an_unknown_colour_is_refused_on_the_colours_field():
+    from tables.games import layout_of
+
+    with pytest.raises(GameError) as refused:
+        layout_of(Game.VINGT_TROIS, {(5, 0): "vert"})
+    assert [(r.field, r.rule) for r in refused.value.refusals] == [("colours", "R7")]
+
+
+# sessions/services.py: what `make mutation MODULE=sessions/services.py` found -------------------------------
+
+
+def test_r13_the_limits_of_another_apparatus_never_apply(director, boule, boule_tableau, vingt_trois_tableau, casino):
+    """A stake on a tableau of the vingt-trois is not checked against the boule's limits, nor its own."""
+    from sessions.services import check_stakes
+    from tables.games import PlayerStake
+
+    open_tableau(director, vingt_trois_tableau, today(casino), "1.00", "50.00", "250.00")
+    with pytest.raises(DomainError) as refused:
+        check_stakes(boule, today(casino), [PlayerStake("plein", Decimal("5.00"), 5, vingt_trois_tableau)])
+    assert refused.value.rule == "R10"
+    assert refused.value.message.startswith("Aucune limite n'est fixée ce jour pour le tableau n° 5 :")
+
+
+def test_r10_the_tableaux_without_limits_are_all_named(director, boule, boule_table, casino):
+    from sessions.services import check_stakes
+    from tables.games import PlayerStake
+
+    first, second = register_tableau(boule_table, 3), register_tableau(boule_table, 4)
+    stakes = [PlayerStake("rouge", Decimal("5.00"), None, first), PlayerStake("rouge", Decimal("5.00"), None, second)]
+    with pytest.raises(DomainError) as refused:
+        check_stakes(boule, today(casino), stakes)
+    assert refused.value.rule == "R10"
+    assert refused.value.message == (
+        f"Aucune limite n'est fixée ce jour pour les tableaux n° 3, 4 : ouvrez-le d'abord ({ARTICLES['R10']})."
+    )
