@@ -426,3 +426,33 @@ def test_r10_the_tableaux_without_limits_are_all_named(director, boule, boule_ta
     assert refused.value.message == (
         f"Aucune limite n'est fixée ce jour pour les tableaux n° 3, 4 : ouvrez-le d'abord ({ARTICLES['R10']})."
     )
+
+
+def test_r6_the_boule_colours_cannot_be_corrected():
+    from tables.games import layout_of
+
+    with pytest.raises(GameError) as refused:
+        layout_of(Game.BOULE, {(1, 0): "rouge"})
+    [refusal] = refused.value.refusals
+    assert (refusal.field, refusal.rule) == ("colours", "R6")
+    assert refusal.message == f"Les couleurs de la boule sont fixées par la règle ({ARTICLES['R6']})."
+
+
+def test_r6_the_boule_has_nine_pockets_coloured_by_its_simple_chances():
+    from tables.games import Colour, Pocket, layout_of
+
+    noir, rouge = {1, 3, 6, 8}, {2, 4, 7, 9}
+    expected = tuple(
+        Pocket(n, 0, Colour.NOIR if n in noir else Colour.ROUGE if n in rouge else Colour.JAUNE) for n in range(1, 10)
+    )
+    assert layout_of(Game.BOULE).pockets == expected
+
+
+def test_r6_a_plein_lost_on_the_5_is_simply_lost():
+    _, [plein, rouge] = settle(
+        Game.BOULE, 5, [Bet(BetKind.PLEIN, Decimal("1.00"), 1), Bet(BetKind.ROUGE, Decimal("1.00"))]
+    )
+    assert plein.explanation == "Plein sur le 1 : le 5 sort, la mise est perdue."
+    assert rouge.explanation == (
+        f"Rouge : le 5 sort (jaune) ; quand le 5 sort, toutes les chances simples perdent ({ARTICLES['R6']})."
+    )
