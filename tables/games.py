@@ -246,7 +246,8 @@ def euros(amount):
 def bet_label(bet):
     if bet.bet == BetKind.PLEIN:
         return f"plein sur le {bet.number}"
-    return BetKind(bet.bet).label.lower()
+    # Every caller capitalises the label, which lowers the rest: a lower()/upper() swap here is equivalent.
+    return BetKind(bet.bet).label.lower()  # pragma: no mutate
 
 
 def multiple_of(game, bet):
@@ -308,7 +309,7 @@ def landing_of(game, outcome, pocket=None, colour=None, need_colour=True, layout
     if not isinstance(outcome, int) or not 1 <= outcome <= numbers:
         raise GameError([Refusal.of("outcome", "R1", f"{THE[game].capitalize()} n'a que les numéros 1 à {numbers}")])
     pockets = current.pockets_of(outcome)
-    chosen = None
+    chosen = None  # pragma: no mutate  (any falsy start is equivalent: only `if chosen` reads it before it is set)
     if pocket is not None:
         if not 0 <= pocket < len(pockets):
             cases = "une seule case (0)" if len(pockets) == 1 else f"{len(pockets)} cases (0 à {len(pockets) - 1})"

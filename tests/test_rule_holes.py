@@ -456,3 +456,76 @@ def test_r6_a_plein_lost_on_the_5_is_simply_lost():
     assert rouge.explanation == (
         f"Rouge : le 5 sort (jaune) ; quand le 5 sort, toutes les chances simples perdent ({ARTICLES['R6']})."
     )
+
+
+def test_r10_a_codir_member_whose_approval_is_suspended_is_refused_with_the_rule(casino, boule_tableau):
+    import datetime
+
+    from casino.models import Role
+    from tests.conftest import make_employee
+
+    employee = make_employee("codir_suspendu", Role.CODIR, casino)
+    employee.suspended_from = datetime.date(2021, 1, 1)
+    employee.save()
+    with pytest.raises(RoleForbidden) as refused:
+        open_tableau(employee.user, boule_tableau, today(casino), "2.00", "200.00", "1000.00")
+    assert refused.value.rule == "R10"
+    assert refused.value.message == (
+        "Votre agrément n'est pas valide ce jour : vous ne pouvez pas fixer les limites d'un tableau "
+        f"({ARTICLES['R10']})."
+    )
+    assert not Opening.objects.exists()
+
+
+def test_r10_the_refusal_names_the_role_of_who_tried(chef, boule_tableau, casino):
+    from django.contrib.auth import get_user_model
+
+    with pytest.raises(RoleForbidden) as as_chef:
+        open_tableau(chef, boule_tableau, today(casino), "2.00", "200.00", "1000.00")
+    assert as_chef.value.message.endswith(f"(votre rôle : Chef de partie) ({ARTICLES['R10']}).")
+    nobody = get_user_model().objects.create_user("sans_role", password=PASSWORD)
+    with pytest.raises(RoleForbidden) as without_role:
+        open_tableau(nobody, boule_tableau, today(casino), "2.00", "200.00", "1000.00")
+    assert without_role.value.message.endswith(f"(votre rôle : aucun rôle) ({ARTICLES['R10']}).")
+
+
+def test_r1_a_plein_on_15_at_vingt_trois_is_refused():
+    with pytest.raises(GameError) as refused:
+        settle(Game.VINGT_TROIS, 1, [Bet(BetKind.PLEIN, Decimal("1.00"), 15)])
+    [refusal] = refused.value.refusals
+    assert (refusal.field, refusal.rule) == ("number", "R1")
+    assert refusal.message == f"Le vingt-trois n'a que les numéros 1 à 14 ({ARTICLES['R1']})."
+
+
+def test_r7_a_landing_on_a_two_coloured_number_needs_its_pocket_by_default():
+    from tables.games import landing_of
+
+    with pytest.raises(GameError) as refused:
+        landing_of(Game.VINGT_TROIS, 5)
+    [refusal] = refused.value.refusals
+    assert (refusal.field, refusal.rule) == ("pocket", "R7")
+    assert refusal.message == (
+        "Le 5 a des cases rouges et noires : indiquez la case sortie (pocket) ou sa couleur (colour) pour régler "
+        f"rouge et noir ({ARTICLES['R7']})."
+    )
+
+
+@pytest.mark.parametrize(
+    "game, outcome, pocket, colour, message",
+    [
+        (Game.BOULE, 3, 1, None, "À la boule, le 3 occupe une seule case (0)"),
+        (Game.VINGT_TROIS, 12, 3, None, "Au vingt-trois, le 12 occupe 3 cases (0 à 2)"),
+        (Game.VINGT_TROIS, 12, 0, "noir", "Au vingt-trois, la case 0 du 12 est rouge, pas noir"),
+        (Game.VINGT_TROIS, 1, None, "noir", "Au vingt-trois, le 1 est rouge, pas noir"),
+        (Game.VINGT_TROIS, 5, None, "blanc", "Au vingt-trois, le 5 est noir ou rouge, pas blanc"),
+    ],
+)
+def test_r1_r7_a_landing_that_does_not_exist_is_refused_and_explained(game, outcome, pocket, colour, message):
+    from tables.games import GAME_RULE, landing_of
+
+    with pytest.raises(GameError) as refused:
+        landing_of(game, outcome, pocket=pocket, colour=colour)
+    [refusal] = refused.value.refusals
+    rule = "R1" if colour is None else GAME_RULE[game]
+    assert refusal.rule == rule
+    assert refusal.message == f"{message} ({ARTICLES[rule]})."
