@@ -529,3 +529,24 @@ def test_r1_r7_a_landing_that_does_not_exist_is_refused_and_explained(game, outc
     rule = "R1" if colour is None else GAME_RULE[game]
     assert refusal.rule == rule
     assert refusal.message == f"{message} ({ARTICLES[rule]})."
+
+
+def test_r10_r11_yesterdays_limits_do_not_apply_today(director, boule, boule_tableau, casino):
+    import datetime
+
+    from sessions.services import check_stakes, gaming_day_for
+    from tables.games import PlayerStake
+
+    yesterday = gaming_day_for(casino, today(casino) - datetime.timedelta(days=1))
+    Opening.objects.create(
+        tableau=boule_tableau,
+        gaming_day=yesterday,
+        minimum="2.00",
+        max_plein="200.00",
+        max_chances="1000.00",
+        decided_by=director,
+        decided_role="directeur",
+    )
+    with pytest.raises(DomainError) as refused:
+        check_stakes(boule, today(casino), [PlayerStake("plein", Decimal("5.00"), 5, boule_tableau)])
+    assert refused.value.rule == "R10"

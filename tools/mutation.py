@@ -90,6 +90,12 @@ def prepare(module):
 
 def run(module, max_children):
     directory = prepare(module)
+    # mutmut maps each function to the tests that run it once, then keeps the map: a test file changed since
+    # then would not be run against the mutants it may kill, so the map is rebuilt.
+    stats = directory / "mutants" / "mutmut-stats.json"
+    tests = [ROOT / "tests" / name for name in MODULE_TESTS[module]] + [ROOT / "tests" / "conftest.py"]
+    if stats.exists() and max(path.stat().st_mtime for path in tests) > stats.stat().st_mtime:
+        stats.unlink()
     env = {**os.environ, "TEST_DATABASE_NAME": str(directory / "test-db.sqlite3"), "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("DATABASE_URL", None)  # SQLite: the mutants run one after the other on one reused test database
     mutmut = Path(sys.executable).with_name("mutmut")
