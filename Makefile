@@ -7,7 +7,7 @@ STAMP := $(VENV)/.requirements-stamp
 PORT ?= 8000
 
 .DEFAULT_GOAL := help
-.PHONY: help venv lock run test lint format check worker beat clean
+.PHONY: help venv lock run test mutation lint format check worker beat clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## .*$$' $(MAKEFILE_LIST) | sort \
@@ -36,8 +36,13 @@ run: $(STAMP) ## Migrate, seed the demo and serve on 127.0.0.1:$PORT (default 80
 	$(BIN)/python manage.py create_signing_key --demo
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
-test: $(STAMP) ## Run the test suite (SQLite; PostgreSQL, Celery and browser tests skip with a reason)
-	$(BIN)/pytest $(PYTEST_ARGS)
+# pytest-xdist: one worker per core (TEST_WORKERS=0 runs in one process); each worker has its own test database.
+TEST_WORKERS ?= auto
+test: $(STAMP) ## Run the test suite on every core (SQLite; PostgreSQL, Celery and browser tests skip with a reason)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+
+mutation: $(STAMP) ## Mutation testing of the rule modules (MODULE=tables/games.py for one): kill ratio, survivors
+	$(BIN)/python tools/mutation.py $(MODULE)
 
 lint: $(STAMP) ## Check formatting and lint with ruff
 	$(BIN)/ruff format --check .
@@ -59,5 +64,5 @@ beat: $(STAMP) ## Start Celery beat, which schedules the nightly approval check 
 	$(BIN)/celery -A casino beat --loglevel=INFO
 
 clean: ## Remove caches and collected static files (keeps .venv and db.sqlite3)
-	rm -rf .pytest_cache .ruff_cache .hypothesis staticfiles
+	rm -rf .pytest_cache .ruff_cache .hypothesis staticfiles mutants .mutation
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +

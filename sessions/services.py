@@ -180,7 +180,8 @@ def check_stakes(apparatus, date, stakes):
     by_tableau = {}
     for position, stake in enumerate(stakes):
         by_tableau.setdefault(stake.tableau.pk, []).append((position, stake))
-    unlimited = Decimal("1e12")
+    # Equivalent mutant: "1E12" is the same Decimal.
+    unlimited = Decimal("1e12")  # pragma: no mutate
     for tableau_id, items in by_tableau.items():
         opening = openings[tableau_id]
         for breach in check_player_stakes(apparatus.game, [s for _, s in items], opening.minimum, unlimited, unlimited):

@@ -266,7 +266,8 @@ class Settlement:
 def bet_label(bet):
     if bet.bet == BetKind.PLEIN:
         return f"plein sur le {bet.number}"
-    return BetKind(bet.bet).label.lower()
+    # Every caller capitalises the label, which lowers the rest: a lower()/upper() swap here is equivalent.
+    return BetKind(bet.bet).label.lower()  # pragma: no mutate
 
 
 def multiple_of(game, bet):
@@ -328,7 +329,7 @@ def landing_of(game, outcome, pocket=None, colour=None, need_colour=True, layout
     if not isinstance(outcome, int) or not 1 <= outcome <= numbers:
         raise GameError([Refusal.of("outcome", "R1", f"{THE[game].capitalize()} n'a que les numéros 1 à {numbers}")])
     pockets = current.pockets_of(outcome)
-    chosen = None
+    chosen = None  # pragma: no mutate  (any falsy start is equivalent: only `if chosen` reads it before it is set)
     if pocket is not None:
         if not 0 <= pocket < len(pockets):
             cases = "une seule case (0)" if len(pockets) == 1 else f"{len(pockets)} cases (0 à {len(pockets) - 1})"
@@ -418,11 +419,14 @@ def odds(game, layout=None):
     game = check_game(game)
     current = layout or DEFAULT_LAYOUTS[game]
     cases = len(current.pockets)
-    bets = [Bet(BetKind.PLEIN, CENT, number) for number in current.numbers]
-    bets += [Bet(kind, CENT) for kind in current.chances]
+    # The stake plays no part in the odds: a mutant changing it is equivalent.
+    bets = [Bet(BetKind.PLEIN, CENT, number) for number in current.numbers]  # pragma: no mutate
+    bets += [Bet(kind, CENT) for kind in current.chances]  # pragma: no mutate
+    # `wins` reads the landing's number and colour, never its pocket index: a mutant of the index is equivalent.
+    landings = [Landing(p.number, p.index, p.colour) for p in current.pockets]  # pragma: no mutate
     rows = []
     for bet in bets:
-        winning = sum(wins(game, bet.bet, bet.number, Landing(p.number, p.index, p.colour)) for p in current.pockets)
+        winning = sum(wins(game, bet.bet, bet.number, landing) for landing in landings)
         probability = Fraction(winning, cases)
         multiple = multiple_of(game, bet)
         label = bet_label(bet).capitalize()
@@ -512,7 +516,8 @@ def check_player_stakes(game, stakes, minimum, max_plein, max_chances):
         key = (BetKind.PLEIN, stake.number) if stake.bet == BetKind.PLEIN else (stake.bet, None)
         groups[key].append((position, amount))
     for (kind, number), items in groups.items():
-        total = sum((amount for _, amount in items), Decimal("0"))
+        # Never empty, and Decimal + 0 is the same Decimal: dropping the start value is an equivalent mutant.
+        total = sum((amount for _, amount in items), Decimal("0"))  # pragma: no mutate
         maximum = max_plein if kind == BetKind.PLEIN else max_chances
         if total > maximum:
             what = f"le plein {number}" if kind == BetKind.PLEIN else BetKind(kind).label.lower()

@@ -11,7 +11,7 @@ import pytest
 from cashbox.models import Advance, Correction, Count
 from casino.formats import euros
 from casino.models import Casino, Membership
-from casino.rules import ARTICLES, RoleForbidden
+from casino.rules import ARTICLES, DomainError, RoleForbidden
 from sessions.models import GamingDay, Opening
 from sessions.services import open_tableau
 from tables.games import Bet, BetKind, Game, GameError, settle
@@ -287,3 +287,267 @@ def test_a_deactivated_membership_hides_the_staff_of_that_casino(api, director, 
     assert croupier.employee in Employee.objects.for_user(director)
     Membership.objects.filter(employee__user=director, casino=casino).update(active=False)
     assert list(Employee.objects.for_user(director)) == []
+
+
+# tables/games.py: what `make mutation MODULE=tables/games.py` found ---------------------------------------------
+
+
+def test_r9_an_unknown_previous_direction_is_refused_on_its_field_with_the_rule():
+    from tables.games import next_direction
+
+    with pytest.raises(GameError) as refused:
+        next_direction("vers le haut")
+    [refusal] = refused.value.refusals
+    assert (refusal.field, refusal.rule) == ("direction", "R9")
+    assert refusal.message == f"Sens inconnu : vers le haut ({ARTICLES['R9']})."
+
+
+def test_r9_the_refusals_of_play_say_why_in_french_with_the_article():
+    import datetime
+
+    from casino.rules import DomainError
+    from tables.games import check_direction, check_stake_accepted
+
+    with pytest.raises(DomainError) as same_direction:
+        check_direction("horaire", "horaire")
+    assert same_direction.value.message == (
+        f"Le cylindre doit tourner dans le sens opposé au coup précédent ({ARTICLES['R9']})."
+    )
+    announced = datetime.datetime(2025, 1, 1, 21, 0)
+    with pytest.raises(DomainError) as late:
+        check_stake_accepted(announced, announced)
+    assert late.value.message == (
+        f"« Rien ne va plus » a été annoncé : les enjeux ne sont plus admis, la mise est repoussée ({ARTICLES['R9']})."
+    )
+
+
+def test_r1_r7_a_refused_colour_correction_names_its_field_and_rule():
+    from tables.games import layout_of
+
+    with pytest.raises(GameError) as refused:
+        layout_of(Game.VINGT_TROIS, {(1, 1): "rouge", (5, 0): "vert"})
+    assert [(r.field, r.rule) for r in refused.value.refusals] == [("colours", "R1"), ("colours", "R7")]
+    first, second = (r.message for r in refused.value.refusals)
+    assert str(refused.value) == f"{first}; {second}"
+    assert first == f"La case 1 du 1 n'existe pas au vingt-trois ({ARTICLES['R1']})."
+
+
+def test_r1_the_limits_of_an_unknown_game_are_refused():
+    from tables.games import PlayerStake, check_player_stakes
+
+    with pytest.raises(GameError) as refused:
+        check_player_stakes("roulette", [PlayerStake("plein", Decimal("5"), 1)], "1", "50", "250")
+    assert refused.value.refusals[0].rule == "R1"
+
+
+def test_r10_r13_each_breach_carries_its_total_and_names_the_bet():
+    from tables.games import PlayerStake, check_player_stakes
+
+    stakes = [
+        PlayerStake("plein", Decimal("1.50"), 5, "T1"),
+        PlayerStake("plein", Decimal("60.00"), 5, "T2"),
+        PlayerStake("rouge", Decimal("300.00"), None, "T1"),
+        PlayerStake("rouge", Decimal("300.00"), None, "T2"),
+    ]
+    below, plein, rouge = check_player_stakes("boule", stakes, Decimal("2"), Decimal("50"), Decimal("500"))
+    assert (below.rule, below.stakes, below.total) == ("R10", (0,), Decimal("1.50"))
+    assert (plein.rule, plein.stakes, plein.total) == ("R11", (0, 1), Decimal("61.50"))
+    assert plein.message == (
+        "Les mises du joueur sur le plein 5 totalisent 61,50 € pour ce coup, tous tableaux confondus : "
+        f"le maximum est 50,00 € ({ARTICLES['R13']})."
+    )
+    assert (rouge.rule, rouge.stakes, rouge.total) == ("R11", (2, 3), Decimal("600.00"))
+    assert rouge.message.startswith("Les mises du joueur sur rouge totalisent 600,00 €")
+
+
+def test_r6_r8_each_settlement_explains_itself_in_french():
+    stake = Decimal("10.00")
+    _, [plein, rouge, lost] = settle(
+        Game.BOULE, 7, [Bet(BetKind.PLEIN, stake, 7), Bet(BetKind.ROUGE, stake), Bet(BetKind.PLEIN, stake, 1)]
+    )
+    assert plein.explanation == (
+        "Plein sur le 7 : le 7 sort, payé 7 fois la mise (70,00 €) ; le gagnant conserve sa mise (10,00 €) : "
+        f"80,00 € rendus ({ARTICLES['R8']})."
+    )
+    assert rouge.explanation == (
+        "Rouge : le 7 sort (rouge), payé une fois la mise (10,00 €) ; le gagnant conserve sa mise (10,00 €) : "
+        f"20,00 € rendus ({ARTICLES['R8']})."
+    )
+    assert lost.explanation == "Plein sur le 1 : le 7 sort, la mise est perdue."
+
+
+def test_r7_a_plein_names_no_colour_and_a_chance_names_the_pocket_colour():
+    _, [plein, noir] = settle(
+        Game.VINGT_TROIS, 12, [Bet(BetKind.PLEIN, Decimal("1.00"), 12), Bet(BetKind.NOIR, Decimal("1.00"))], pocket=2
+    )
+    assert plein.explanation.startswith("Plein sur le 12 : le 12 sort, payé 7 fois la mise")
+    assert noir.explanation.startswith("Noir : le 12 sort (noir), payé une fois la mise (1,00 €)")
+
+
+def test_r7_every_pocket_of_the_vingt_trois_has_its_index_among_its_number():
+    from tables.games import vingt_trois_layout
+
+    indices = [(pocket.number, pocket.index) for pocket in vingt_trois_layout().pockets]
+    assert indices[:6] == [(1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (5, 1)]
+    assert indices[-3:] == [(14, 0), (14, 1), (14, 2)]
+
+
+def test_r7_an_unknown_colour_is_refused_on_the_colours_field():
+    from tables.games import layout_of
+
+    with pytest.raises(GameError) as refused:
+        layout_of(Game.VINGT_TROIS, {(5, 0): "vert"})
+    assert [(r.field, r.rule) for r in refused.value.refusals] == [("colours", "R7")]
+
+
+# sessions/services.py: what `make mutation MODULE=sessions/services.py` found -------------------------------
+
+
+def test_r13_the_limits_of_another_apparatus_never_apply(director, boule, boule_tableau, vingt_trois_tableau, casino):
+    """A stake on a tableau of the vingt-trois is not checked against the boule's limits, nor its own."""
+    from sessions.services import check_stakes
+    from tables.games import PlayerStake
+
+    open_tableau(director, vingt_trois_tableau, today(casino), "1.00", "50.00", "250.00")
+    with pytest.raises(DomainError) as refused:
+        check_stakes(boule, today(casino), [PlayerStake("plein", Decimal("5.00"), 5, vingt_trois_tableau)])
+    assert refused.value.rule == "R10"
+    assert refused.value.message.startswith("Aucune limite n'est fixée ce jour pour le tableau n° 5 :")
+
+
+def test_r10_the_tableaux_without_limits_are_all_named(director, boule, boule_table, casino):
+    from sessions.services import check_stakes
+    from tables.games import PlayerStake
+
+    first, second = register_tableau(boule_table, 3), register_tableau(boule_table, 4)
+    stakes = [PlayerStake("rouge", Decimal("5.00"), None, first), PlayerStake("rouge", Decimal("5.00"), None, second)]
+    with pytest.raises(DomainError) as refused:
+        check_stakes(boule, today(casino), stakes)
+    assert refused.value.rule == "R10"
+    assert refused.value.message == (
+        f"Aucune limite n'est fixée ce jour pour les tableaux n° 3, 4 : ouvrez-le d'abord ({ARTICLES['R10']})."
+    )
+
+
+def test_r6_the_boule_colours_cannot_be_corrected():
+    from tables.games import layout_of
+
+    with pytest.raises(GameError) as refused:
+        layout_of(Game.BOULE, {(1, 0): "rouge"})
+    [refusal] = refused.value.refusals
+    assert (refusal.field, refusal.rule) == ("colours", "R6")
+    assert refusal.message == f"Les couleurs de la boule sont fixées par la règle ({ARTICLES['R6']})."
+
+
+def test_r6_the_boule_has_nine_pockets_coloured_by_its_simple_chances():
+    from tables.games import Colour, Pocket, layout_of
+
+    noir, rouge = {1, 3, 6, 8}, {2, 4, 7, 9}
+    expected = tuple(
+        Pocket(n, 0, Colour.NOIR if n in noir else Colour.ROUGE if n in rouge else Colour.JAUNE) for n in range(1, 10)
+    )
+    assert layout_of(Game.BOULE).pockets == expected
+
+
+def test_r6_a_plein_lost_on_the_5_is_simply_lost():
+    _, [plein, rouge] = settle(
+        Game.BOULE, 5, [Bet(BetKind.PLEIN, Decimal("1.00"), 1), Bet(BetKind.ROUGE, Decimal("1.00"))]
+    )
+    assert plein.explanation == "Plein sur le 1 : le 5 sort, la mise est perdue."
+    assert rouge.explanation == (
+        f"Rouge : le 5 sort (jaune) ; quand le 5 sort, toutes les chances simples perdent ({ARTICLES['R6']})."
+    )
+
+
+def test_r10_a_codir_member_whose_approval_is_suspended_is_refused_with_the_rule(casino, boule_tableau):
+    import datetime
+
+    from casino.models import Role
+    from tests.conftest import make_employee
+
+    employee = make_employee("codir_suspendu", Role.CODIR, casino)
+    employee.suspended_from = datetime.date(2021, 1, 1)
+    employee.save()
+    with pytest.raises(RoleForbidden) as refused:
+        open_tableau(employee.user, boule_tableau, today(casino), "2.00", "200.00", "1000.00")
+    assert refused.value.rule == "R10"
+    assert refused.value.message == (
+        "Votre agrément n'est pas valide ce jour : vous ne pouvez pas fixer les limites d'un tableau "
+        f"({ARTICLES['R10']})."
+    )
+    assert not Opening.objects.exists()
+
+
+def test_r10_the_refusal_names_the_role_of_who_tried(chef, boule_tableau, casino):
+    from django.contrib.auth import get_user_model
+
+    with pytest.raises(RoleForbidden) as as_chef:
+        open_tableau(chef, boule_tableau, today(casino), "2.00", "200.00", "1000.00")
+    assert as_chef.value.message.endswith(f"(votre rôle : Chef de partie) ({ARTICLES['R10']}).")
+    nobody = get_user_model().objects.create_user("sans_role", password=PASSWORD)
+    with pytest.raises(RoleForbidden) as without_role:
+        open_tableau(nobody, boule_tableau, today(casino), "2.00", "200.00", "1000.00")
+    assert without_role.value.message.endswith(f"(votre rôle : aucun rôle) ({ARTICLES['R10']}).")
+
+
+def test_r1_a_plein_on_15_at_vingt_trois_is_refused():
+    with pytest.raises(GameError) as refused:
+        settle(Game.VINGT_TROIS, 1, [Bet(BetKind.PLEIN, Decimal("1.00"), 15)])
+    [refusal] = refused.value.refusals
+    assert (refusal.field, refusal.rule) == ("number", "R1")
+    assert refusal.message == f"Le vingt-trois n'a que les numéros 1 à 14 ({ARTICLES['R1']})."
+
+
+def test_r7_a_landing_on_a_two_coloured_number_needs_its_pocket_by_default():
+    from tables.games import landing_of
+
+    with pytest.raises(GameError) as refused:
+        landing_of(Game.VINGT_TROIS, 5)
+    [refusal] = refused.value.refusals
+    assert (refusal.field, refusal.rule) == ("pocket", "R7")
+    assert refusal.message == (
+        "Le 5 a des cases rouges et noires : indiquez la case sortie (pocket) ou sa couleur (colour) pour régler "
+        f"rouge et noir ({ARTICLES['R7']})."
+    )
+
+
+@pytest.mark.parametrize(
+    "game, outcome, pocket, colour, message",
+    [
+        (Game.BOULE, 3, 1, None, "À la boule, le 3 occupe une seule case (0)"),
+        (Game.VINGT_TROIS, 12, 3, None, "Au vingt-trois, le 12 occupe 3 cases (0 à 2)"),
+        (Game.VINGT_TROIS, 12, 0, "noir", "Au vingt-trois, la case 0 du 12 est rouge, pas noir"),
+        (Game.VINGT_TROIS, 1, None, "noir", "Au vingt-trois, le 1 est rouge, pas noir"),
+        (Game.VINGT_TROIS, 5, None, "blanc", "Au vingt-trois, le 5 est noir ou rouge, pas blanc"),
+    ],
+)
+def test_r1_r7_a_landing_that_does_not_exist_is_refused_and_explained(game, outcome, pocket, colour, message):
+    from tables.games import GAME_RULE, landing_of
+
+    with pytest.raises(GameError) as refused:
+        landing_of(game, outcome, pocket=pocket, colour=colour)
+    [refusal] = refused.value.refusals
+    rule = "R1" if colour is None else GAME_RULE[game]
+    assert refusal.rule == rule
+    assert refusal.message == f"{message} ({ARTICLES[rule]})."
+
+
+def test_r10_r11_yesterdays_limits_do_not_apply_today(director, boule, boule_tableau, casino):
+    import datetime
+
+    from sessions.services import check_stakes, gaming_day_for
+    from tables.games import PlayerStake
+
+    yesterday = gaming_day_for(casino, today(casino) - datetime.timedelta(days=1))
+    Opening.objects.create(
+        tableau=boule_tableau,
+        gaming_day=yesterday,
+        minimum="2.00",
+        max_plein="200.00",
+        max_chances="1000.00",
+        decided_by=director,
+        decided_role="directeur",
+    )
+    with pytest.raises(DomainError) as refused:
+        check_stakes(boule, today(casino), [PlayerStake("plein", Decimal("5.00"), 5, boule_tableau)])
+    assert refused.value.rule == "R10"

@@ -1,0 +1,168 @@
+"""Mutation testing of the rule modules, one module at a time against that module's tests (mutmut 3).
+
+    python tools/mutation.py                      # every module of MODULE_TESTS, then a summary
+    python tools/mutation.py tables/games.py      # one module
+    python tools/mutation.py --report             # the last figures, without running anything
+
+mutmut reads its settings from ./pyproject.toml and keeps its work in ./mutants. To give each module its own
+test selection and its own cache, each module runs in a scratch directory .mutation/<module>/ holding links to
+the sources and a pyproject.toml narrowed to it (written here from the project's [tool.mutmut]). mutmut then
+runs, for each mutant, only the tests of that module's list that execute the mutated function.
+
+Killed = a test failed (or timed out: the mutant looped); everything else — survived, or no test of the module
+reaches the function — counts against the module. Equivalent mutants are marked in the code with
+`# pragma: no mutate` and the reason beside it, and so are neither generated nor counted.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / ".mutation"
+# Linked into each scratch directory: what mutmut copies into mutants/ and what the tests need beside it.
+LINKED = ["casino", "tables", "sessions", "cashbox", "tests", "templates", "static", "manage.py", "pytest.ini"]
+
+# Each rule module and the tests of its rules (not every test that happens to import it): a mutant must be
+# caught by the tests written for its rule.
+MODULE_TESTS = {
+    "tables/games.py": ["test_games.py", "test_settle.py", "test_limits.py", "test_rule_holes.py"],
+    "tables/models.py": ["test_registry_rules.py", "test_registry_api.py"],
+    "sessions/models.py": ["test_seances.py", "test_limits.py", "test_rosters.py", "test_rule_holes.py"],
+    "sessions/services.py": ["test_seances.py", "test_limits.py", "test_rule_holes.py"],
+    "sessions/roster_services.py": ["test_rosters.py", "test_rotation.py"],
+    "cashbox/services.py": [
+        "test_cash_rules.py",
+        "test_cash_day.py",
+        "test_carnet_and_register.py",
+        "test_rule_holes.py",
+    ],
+    "casino/journal.py": ["test_journal.py", "test_rule_holes.py"],
+    "casino/append_only.py": ["test_journal.py", "test_rule_holes.py"],
+    "casino/roles.py": ["test_roles_and_isolation.py", "test_cash_roles.py"],
+    "casino/models.py": [
+        "test_roles_and_isolation.py",
+        "test_staff.py",
+        "test_casino_settings.py",
+        "test_rule_holes.py",
+    ],
+}
+KILLED = {1, 3, 24, -24, 36, 152, 255}  # a failing test, pytest's internal error, a timeout (see mutmut.stats)
+NOT_RUN = {None, 2}
+
+
+def slug(module):
+    return module.removesuffix(".py").replace("/", ".")
+
+
+def toml_value(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    return "[" + ", ".join(toml_value(item) for item in value) + "]"
+
+
+def prepare(module):
+    """The scratch directory of a module: links to the sources and mutmut's settings narrowed to the module."""
+    settings = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]
+    settings["only_mutate"] = [module]
+    settings["pytest_add_cli_args_test_selection"] = [f"tests/{name}" for name in MODULE_TESTS[module]]
+    directory = WORK / slug(module)
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in LINKED:
+        link = directory / name
+        if not link.is_symlink():
+            link.symlink_to(ROOT / name)
+    lines = ["# Written by tools/mutation.py from the project's pyproject.toml: do not edit.", "[tool.mutmut]"]
+    lines += [f"{key} = {toml_value(value)}" for key, value in settings.items()]
+    text = "\n".join(lines) + "\n"
+    target = directory / "pyproject.toml"
+    if not target.exists() or target.read_text() != text:
+        target.write_text(text)
+    return directory
+
+
+def run(module, max_children):
+    directory = prepare(module)
+    # mutmut maps each function to the tests that run it once, then keeps the map: a test file changed since
+    # then would not be run against the mutants it may kill, so the map is rebuilt.
+    stats = directory / "mutants" / "mutmut-stats.json"
+    tests = [ROOT / "tests" / name for name in MODULE_TESTS[module]] + [ROOT / "tests" / "conftest.py"]
+    if stats.exists() and max(path.stat().st_mtime for path in tests) > stats.stat().st_mtime:
+        stats.unlink()
+    env = {**os.environ, "TEST_DATABASE_NAME": str(directory / "test-db.sqlite3"), "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("DATABASE_URL", None)  # SQLite: the mutants run one after the other on one reused test database
+    mutmut = Path(sys.executable).with_name("mutmut")
+    command = [str(mutmut), "run", "--max-children", str(max_children)]
+    print(f"\n==== {module}: {' '.join(command)} (in {directory.relative_to(ROOT)})", flush=True)
+    subprocess.run(command, cwd=directory, env=env, check=False)
+
+
+def figures(module):
+    """(killed, total, survivors) from mutmut's record of the module, or None if it never ran."""
+    meta = WORK / slug(module) / "mutants" / f"{module}.meta"
+    if not meta.exists():
+        return None
+    exit_codes = json.loads(meta.read_text())["exit_code_by_key"]
+    checked = {name: code for name, code in exit_codes.items() if code not in NOT_RUN}
+    killed = sum(code in KILLED for code in checked.values())
+    survivors = sorted(name for name, code in checked.items() if code not in KILLED)
+    return killed, len(checked), survivors, len(exit_codes) - len(checked)
+
+
+def show(module, name):
+    directory = WORK / slug(module)
+    mutmut = Path(sys.executable).with_name("mutmut")
+    result = subprocess.run([str(mutmut), "show", name], cwd=directory, capture_output=True, text=True, check=False)
+    return "\n".join(
+        line
+        for line in result.stdout.splitlines()
+        if line.startswith(("+", "-", "#")) and not line.startswith(("+++", "---"))
+    )
+
+
+def report(modules, diffs=True):
+    rows, worst = [], 100.0
+    for module in modules:
+        result = figures(module)
+        if result is None:
+            rows.append(f"{module:32} not run")
+            continue
+        killed, total, survivors, not_checked = result
+        ratio = 100.0 * killed / total if total else 100.0
+        worst = min(worst, ratio)
+        extra = f", {not_checked} not checked" if not_checked else ""
+        rows.append(f"{module:32} {killed:4}/{total:<4} killed  {ratio:5.1f} %{extra}")
+        if survivors:
+            print(f"\nSurviving mutants of {module} (show one: cd .mutation/{slug(module)} && mutmut show NAME):")
+            for name in survivors:
+                print(f"  {name}")
+                if diffs:
+                    print("    " + show(module, name).replace("\n", "\n    "))
+    print("\nKill ratio per module (target ≥ 95 %):")
+    print("\n".join(rows))
+    return worst
+
+
+def main(argv):
+    report_only = "--report" in argv
+    argv = [arg for arg in argv if arg != "--report"]
+    modules = argv or list(MODULE_TESTS)
+    unknown = [module for module in modules if module not in MODULE_TESTS]
+    if unknown:
+        sys.exit(f"Not a rule module: {', '.join(unknown)}. Known: {', '.join(MODULE_TESTS)}")
+    if not report_only:
+        # One mutant at a time: the test database is one SQLite file, and this machine's cores are shared.
+        for module in modules:
+            run(module, max_children=int(os.environ.get("MUTATION_CHILDREN", "1")))
+    report(modules)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
