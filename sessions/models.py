@@ -317,6 +317,18 @@ class RosterMember(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="roster_places", verbose_name="lanceur"
     )
     position = models.PositiveSmallIntegerField("rang")
+    tableau = models.ForeignKey(
+        Tableau,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name="tableau servi",
+        help_text=(
+            "Le tableau que ce croupier sert pendant la séance ; les employés de la table présents au comptage "
+            f"final sont choisis parmi eux (R4, R20, {article('R20')})."
+        ),
+    )
 
     history = HistoricalRecords()
 

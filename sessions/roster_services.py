@@ -16,7 +16,7 @@ from casino.rules import DomainError, InvalidTransition, RoleForbidden, article,
 from sessions import rotation
 from sessions.models import Roster, RosterChange, RosterMember, Seance
 from sessions.services import require_director
-from tables.models import Apparatus
+from tables.models import Apparatus, Tableau
 
 # Launches of the last days weigh on the proposed order, so that nobody accumulates the role (R4).
 RECENT_DAYS = 7
@@ -97,6 +97,7 @@ def rosters_with_everything(queryset):
         "seance__gaming_day__casino", "apparatus", "chef", "created_by", "signature__signer"
     ).prefetch_related(
         "members__user__employee",
+        "members__tableau",
         "changes__member",
         "changes__replacement",
         "changes__recorded_by",
@@ -182,9 +183,49 @@ def _require_open_seance(seance, action):
         raise InvalidTransition("R4", f"La séance est close : impossible de {action}")
 
 
+def tableaux_in_play(apparatus):
+    """The tableaux of the apparatus in service, on tables in service, in their order numbers."""
+    return list(
+        Tableau.objects.filter(table__apparatus=apparatus, in_service=True, table__in_service=True).order_by("number")
+    )
+
+
+def _tableau_of(apparatus, number, field="tableaux"):
+    try:
+        number = int(number)
+    except (TypeError, ValueError):
+        raise invalid(field, "R4", f"Numéro de tableau invalide : {number}") from None
+    for tableau in tableaux_in_play(apparatus):
+        if tableau.number == number:
+            return tableau
+    raise invalid(field, "R4", f"Le tableau n° {number} n'est pas un tableau en service de {apparatus.name}")
+
+
+def tableau_staff(seance, tableau):
+    """The employees of a tableau in a séance, from its published roster: the croupiers the roster assigns to it,
+    those who relieved them, and the chef de partie of the table (R4, R20)."""
+    roster = (
+        Roster.objects.published()
+        .filter(seance=seance, apparatus_id=tableau.table.apparatus_id)
+        .select_related("chef")
+        .first()
+    )
+    if roster is None:
+        return []
+    members = {m.user_id: m.user for m in roster.members.filter(tableau=tableau).select_related("user")}
+    for change in roster.changes.filter(kind=RosterChange.Kind.RELIEF).select_related("replacement"):
+        if change.member_id in members:
+            members.setdefault(change.replacement_id, change.replacement)
+    return [*sorted(members.values(), key=lambda u: u.username), roster.chef]
+
+
 @transaction.atomic
-def create_roster(user, seance, apparatus, chef_username, member_usernames):
-    """Assign the chef and the launchers of an apparatus for a séance; the product proposes the order (R4)."""
+def create_roster(user, seance, apparatus, chef_username, member_usernames, tableaux=None):
+    """Assign the chef and the launchers of an apparatus for a séance; the product proposes the order (R4).
+
+    `tableaux` maps a launcher's username to the order number of the tableau they serve; without it the
+    launchers are spread over the apparatus's tableaux in service, in the proposed order.
+    """
     require_director(user, "R4", "établir l'ordre de roulement")
     casino = seance.gaming_day.casino
     # Lock the séance: two directors building the same roster at once must not both write one.
@@ -219,8 +260,33 @@ def create_roster(user, seance, apparatus, chef_username, member_usernames):
         created_by=user,
     )
     by_id = {m.pk: m for m in members}
+    playing = tableaux_in_play(apparatus)
+    tableaux = dict(tableaux or {})
+    unknown = sorted(set(tableaux) - set(usernames))
+    if unknown:
+        raise invalid("tableaux", "R4", f"{', '.join(unknown)} ne figure pas parmi les lanceurs désignés")
     for position, user_id in enumerate(order, start=1):
-        RosterMember.objects.create(roster=roster, user=by_id[user_id], position=position)
+        member = by_id[user_id]
+        if member.username in tableaux:
+            tableau = _tableau_of(apparatus, tableaux[member.username])
+        else:
+            tableau = playing[(position - 1) % len(playing)] if playing else None
+        RosterMember.objects.create(roster=roster, user=member, position=position, tableau=tableau)
+    return roster
+
+
+@transaction.atomic
+def assign_tableau(user, roster, username, tableau_number):
+    """The director says which tableau a launcher serves, while the order is a draft (R4, R20)."""
+    require_director(user, "R4", "modifier l'ordre de roulement")
+    roster = _lock_roster(roster)
+    if roster.state != Roster.State.DRAFT:
+        raise InvalidTransition("R23", "L'ordre de roulement est publié : il ne peut plus être modifié")
+    member = roster.members.filter(user__username=username or "").first()
+    if member is None:
+        raise invalid("member", "R4", f"{username} ne figure pas dans l'ordre de roulement")
+    member.tableau = _tableau_of(roster.apparatus, tableau_number, "tableau")
+    member.save(update_fields=["tableau"])
     return roster
 
 
@@ -257,8 +323,20 @@ def publish_roster(user, roster, signer, password):
     if roster.state != Roster.State.DRAFT:
         raise InvalidTransition("R23", "L'ordre de roulement est déjà publié")
     _require_open_seance(roster.seance, "publier son ordre de roulement")
-    members = list(roster.members.select_related("user").order_by("position"))
-    names = ", ".join(f"{m.position}. {_name(m.user)}" for m in members)
+    members = list(roster.members.select_related("user", "tableau").order_by("position"))
+    playing = tableaux_in_play(roster.apparatus)
+    if playing:
+        unassigned = [_name(m.user) for m in members if m.tableau_id is None]
+        if unassigned:
+            raise invalid("tableaux", "R4", f"Indiquez le tableau que sert chaque croupier : {', '.join(unassigned)}")
+        served = {m.tableau_id for m in members}
+        idle = [str(t.number) for t in playing if t.pk not in served]
+        if idle:
+            raise invalid("tableaux", "R4", f"Aucun croupier ne sert le(s) tableau(x) n° {', '.join(idle)}")
+    names = ", ".join(
+        f"{m.position}. {_name(m.user)}" + (f" (tableau n° {m.tableau.number})" if m.tableau_id else "")
+        for m in members
+    )
     statement = (
         f"Ordre de roulement de {roster.apparatus.name}, {roster.seance} : {names} ; chef de partie "
         f"{_name(roster.chef)} ; période {roster.period_minutes} min ({article('R4')})."

@@ -26,7 +26,7 @@ from sessions import roster_services
 from sessions.models import GamingDay, Opening, Roster, Seance
 from sessions.services import change_seance_state, plan_seances
 from tables.models import Apparatus, Cashbox, Table, Tableau
-from tests.cash_helpers import chips_for, main_box, post_advance, post_final_count, post_short_interruption
+from tests.cash_helpers import chips_for, main_box, open_seance, post_advance, post_final_count, post_short_interruption
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -158,6 +158,7 @@ EXPECTATIONS = {
     "roster-report-csv": page(get=ANY_ROLE),
     "roster-detail": page(get=ANY_ROLE),
     "roster-move": page(post=DIRECTION),
+    "roster-tableau": page(post=DIRECTION),
     "roster-publish": page(post=DIRECTION),
     "roster-change": page(post=FLOOR_CONTROL),
     "roster-print": page(get=ANY_ROLE),
@@ -195,6 +196,7 @@ EXPECTATIONS = {
         add=DIRECTION,
         actions={
             "reorder": ("post", DIRECTION),
+            "assign": ("post", DIRECTION),
             "publish": ("post", DIRECTION),
             "change": ("post", FLOOR_CONTROL),
             "report": ("get", ANY_ROLE),
@@ -240,6 +242,7 @@ PK_MODELS = {
     "opening-notice": Opening,
     "roster-detail": Roster,
     "roster-move": Roster,
+    "roster-tableau": Roster,
     "roster-publish": Roster,
     "roster-change": Roster,
     "roster-print": Roster,
@@ -315,7 +318,7 @@ def demo(api, settings, tmp_path, django_capture_on_commit_callbacks, cash_staff
 
     yesterday = today - datetime.timedelta(days=1)
     for seance in plan_seances(director, casino, yesterday):
-        change_seance_state(director, seance, Seance.State.OPEN)
+        open_seance(director, seance)
         if seance.kind == Seance.Kind.choices[0][0]:
             Opening.objects.create(
                 tableau=boule_tableau,
