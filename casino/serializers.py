@@ -63,6 +63,9 @@ class CasinoSerializer(CleanedModelSerializer):
             "rotation_period_minutes",
             "launch_share_threshold",
             "consecutive_seances_max",
+            "launch_share_factor",
+            "spin_bias_window",
+            "spin_bias_p_value",
             "approval_warning_days",
         ]
         read_only_fields = ["id", "name"]

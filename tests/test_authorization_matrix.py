@@ -22,8 +22,8 @@ from cashbox import services as cash_services
 from cashbox.models import Advance, ControlRegister, Count, Interruption
 from casino.exports import request_export
 from casino.models import Alert, Casino, Employee, Export
-from sessions import roster_services
-from sessions.models import GamingDay, Opening, Roster, Seance
+from sessions import roster_services, spins
+from sessions.models import GamingDay, Opening, Roster, Seance, Spin
 from sessions.services import change_seance_state, plan_seances
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tests.cash_helpers import chips_for, main_box, open_seance, post_advance, post_final_count, post_short_interruption
@@ -41,6 +41,7 @@ ANY_ROLE = frozenset(ROLES)  # any authenticated employee, whatever the role
 ANYONE = ANY_ROLE | {ANONYMOUS}  # public
 DIRECTION = frozenset({DIRECTOR, CODIR})  # seances, openings, rosters, register (DIRECTING, ROSTERING)
 FLOOR_CONTROL = DIRECTION | {CHEF}  # interruptions, resumptions, corrections, alerts, roster changes
+SPIN_ENTRY = DIRECTION | {CHEF}  # the register of spins (and the results display's service account)
 CASH_ENTRY = FLOOR_CONTROL | {CROUPIER, CAISSIER}  # advances and counts
 REGISTRY_WRITE = frozenset({DIRECTOR, ADMINISTRATOR})
 STAFF_WRITE = frozenset({ADMINISTRATOR})
@@ -178,6 +179,7 @@ EXPECTATIONS = {
     "api-token": page(post=ANYONE, guard=ANYONE),
     "api-settle": api(post=ANY_ROLE),
     "api-check-stakes": api(post=ANY_ROLE),
+    "api-apparatus-statistics": api(get=ANY_ROLE),
     "api-schema": api(get=ANY_ROLE),
     "api-docs": api(get=ANY_ROLE),
     "api:api-root": api(get=ANY_ROLE),
@@ -202,6 +204,7 @@ EXPECTATIONS = {
             "report": ("get", ANY_ROLE),
         },
     ),
+    **records("spin", add=SPIN_ENTRY, actions={"correct": ("post", SPIN_ENTRY)}),
     **records("advance", add=CASH_ENTRY),
     **records("count", add=CASH_ENTRY),
     **records("interruption", add=FLOOR_CONTROL, actions={"resume": ("post", FLOOR_CONTROL)}),
@@ -228,6 +231,7 @@ PK_MODELS = {
     "apparatus-detail": Apparatus,
     "apparatus-update": Apparatus,
     "api-check-stakes": Apparatus,
+    "api-apparatus-statistics": Apparatus,
     "table-detail": Table,
     "table-update": Table,
     "tableau-detail": Tableau,
@@ -316,6 +320,10 @@ def demo(api, settings, tmp_path, django_capture_on_commit_callbacks, cash_staff
     boule_tableau, vingt_trois_tableau = Tableau.objects.order_by("number")
     today = open_day.gaming_day.date
 
+    spin = spins.record_spin(
+        chef, open_day, vingt_trois_tableau.table.apparatus, "croupier1", pocket=3, direction="horaire"
+    )
+
     yesterday = today - datetime.timedelta(days=1)
     for seance in plan_seances(director, casino, yesterday):
         open_seance(director, seance)
@@ -364,6 +372,7 @@ def demo(api, settings, tmp_path, django_capture_on_commit_callbacks, cash_staff
         Seance: open_day,
         Opening: Opening.objects.get(tableau=boule_tableau, gaming_day=open_day.gaming_day),
         Roster: roster,
+        Spin: spin,
         Advance: Advance.objects.filter(seance=open_day).first(),
         Count: count,
         Interruption: Interruption.objects.get(pk=interruption.json()["id"]),
