@@ -25,6 +25,7 @@ from casino.rules import DomainError, RoleForbidden
 from casino.views import RoleRequiredMixin
 from sessions.models import GamingDay, Opening, Seance
 from sessions.roster_services import tableau_staff
+from sessions.spin_views import floor_spins
 from sessions.views import chosen_casino, chosen_date
 from tables.models import Cashbox, Tableau
 
@@ -101,6 +102,7 @@ class FloorView(RoleRequiredMixin, View):
             "seances": seances,
             "seance": seance,
             "rows": floor_rows(casino, date, seance),
+            "spin_panels": floor_spins(casino, seance),
             "blockers": blockers,
             "alerts": Alert.objects.open().filter(casino=casino).select_related("casino")[:50],
             "now": timezone.now(),

@@ -41,6 +41,7 @@ urlpatterns = [
     path("registre/", include("tables.urls")),
     path("seances/", include("sessions.urls")),
     path("roulement/", include("sessions.roster_urls")),
+    path("coups/", include("sessions.spin_urls")),
     path("caisse/", include("cashbox.urls")),
     path("personnel/", views.EmployeeListView.as_view(), name="employee-list"),
     path("personnel/nouveau/", views.EmployeeCreateView.as_view(), name="employee-create"),

@@ -163,6 +163,8 @@ EXPECTATIONS = {
     "roster-publish": page(post=DIRECTION),
     "roster-change": page(post=FLOOR_CONTROL),
     "roster-print": page(get=ANY_ROLE),
+    "spin-entry": page(get=ANY_ROLE, post=SPIN_ENTRY),
+    "spin-statistics": page(get=ANY_ROLE),
     # Cash (R14–R23)
     "floor": page(get=ANY_ROLE),
     "advance-create": page(get=CASH_ENTRY, post=CASH_ENTRY),
@@ -250,6 +252,8 @@ PK_MODELS = {
     "roster-publish": Roster,
     "roster-change": Roster,
     "roster-print": Roster,
+    "spin-entry": Apparatus,
+    "spin-statistics": Apparatus,
     "advance-create": Tableau,
     "final-count-create": Tableau,
     "interruption-short": Tableau,
