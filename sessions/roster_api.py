@@ -329,6 +329,9 @@ def report_json(report):
                 "over_threshold": [u.username for u in section["over_threshold"]],
                 "consecutive": [u.username for u in section["consecutive"]],
                 "chefs_listed": [u.username for u in section["chefs_listed"]],
+                "spins": section["spins"],
+                "spin_mismatches": section["spin_mismatches"],
+                "over_spin_share": [u.username for u in section["over_spin_share"]],
             }
             for section in report["sections"]
         ],

@@ -13,7 +13,7 @@ from django.utils import timezone
 from casino.models import Casino, Employee, Role
 from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, article, invalid
-from sessions import rotation
+from sessions import rotation, spin_stats
 from sessions.models import Roster, RosterChange, RosterMember, Seance
 from sessions.services import require_director
 from tables.models import Apparatus, Tableau
@@ -429,7 +429,10 @@ def compliance_report(casino, date_from, date_to, apparatus=None):
     eligible = eligible_launchers(casino, date_to)
     users = {u.pk: u for u in eligible}
     by_apparatus = {}
+    rosters = list(rosters)
+    rosters_of = {}
     for roster in rosters:
+        rosters_of.setdefault(roster.apparatus_id, []).append(roster)
         users.update(users_of(roster))
         turns = roster_timeline(roster)
         members = {m.user_id for m in roster.members.all()} | {
@@ -442,21 +445,36 @@ def compliance_report(casino, date_from, date_to, apparatus=None):
             )
         )
     apparatus_list = [apparatus] if apparatus is not None else list(Apparatus.objects.filter(casino=casino))
+    # Launches as they happened: the spins of each roster against the launcher it named at each spin (R4).
+    spin_pairs = spin_stats.spins_by_roster(rosters)
     sections = []
     every = []
     for item in apparatus_list:
         seances = by_apparatus.get(item, [])
         every.extend(seances)
-        sections.append(_section(item.name, item, seances, casino, users, casino.consecutive_seances_max))
+        spun = spin_stats.launch_shares([(r, s) for r, s in spin_pairs if r.apparatus_id == item.pk])
+        sections.append(_section(item.name, item, seances, casino, users, casino.consecutive_seances_max, spun))
     # Casino-wide: every eligible croupier of the casino is expected to launch somewhere (R4). Consecutive
     # séances are judged per apparatus only: the séances of two apparatus do not follow one another.
-    whole = _section("Tout l'établissement", None, every, casino, users, None, extra=[u.pk for u in eligible])
+    whole = _section(
+        "Tout l'établissement",
+        None,
+        every,
+        casino,
+        users,
+        None,
+        spin_stats.launch_shares(spin_pairs),
+        extra=[u.pk for u in eligible],
+    )
     return {"casino": casino, "from": date_from, "to": date_to, "apparatus": apparatus, "sections": [whole, *sections]}
 
 
-def _section(title, apparatus, seances, casino, users, consecutive_max, extra=()):
+def _section(title, apparatus, seances, casino, users, consecutive_max, spun=None, extra=()):
     limit = consecutive_max if consecutive_max is not None else len(seances) + 1
     result = rotation.compliance(seances, casino.launch_share_threshold, limit, extra_eligible=extra)
+    spun = spun or {"total": 0, "shares": {}, "mismatches": []}
+    over_spins = set(spin_stats.over_share(spun, casino.launch_share_factor, 1))
+    none = {"actual": 0, "planned": 0, "actual_share": 0.0, "planned_share": 0.0}
     rows = [
         {
             "user": users[share.member],
@@ -470,6 +488,11 @@ def _section(title, apparatus, seances, casino, users, consecutive_max, extra=()
             "too_many_consecutive": share.too_many_consecutive,
             "never_launched": share.member in result.never_launched,
             "chef_listed": share.member in result.chefs_listed,
+            "spins": spun["shares"].get(share.member, none)["actual"],
+            "spins_planned": spun["shares"].get(share.member, none)["planned"],
+            "spin_share": round(100 * spun["shares"].get(share.member, none)["actual_share"], 1),
+            "planned_spin_share": round(100 * spun["shares"].get(share.member, none)["planned_share"], 1),
+            "over_spin_share": share.member in over_spins,
         }
         for share in result.shares
     ]
@@ -482,7 +505,10 @@ def _section(title, apparatus, seances, casino, users, consecutive_max, extra=()
         "over_threshold": [users[m] for m in result.over_threshold],
         "consecutive": [users[m] for m in result.consecutive],
         "chefs_listed": [users[m] for m in result.chefs_listed],
-        "compliant": result.compliant,
+        "compliant": result.compliant and not over_spins and not spun["mismatches"],
+        "spins": spun["total"],
+        "spin_mismatches": len(spun["mismatches"]),
+        "over_spin_share": [users[m] for m in sorted(over_spins) if m in users],
     }
 
 

@@ -54,6 +54,18 @@ def reliable(total, probabilities):
     return total * min(probabilities.values()) >= MIN_EXPECTED_PER_CELL
 
 
+def biased(game, numbers, threshold):
+    """The fit of the numbers to the plateau when its p-value is below the threshold (an alert), else None.
+
+    Too few spins for the chi-square approximation never alert.
+    """
+    probabilities = number_probabilities(game)
+    if not reliable(len(numbers), probabilities):
+        return None
+    fit = chi_square(Counter(numbers), probabilities)
+    return fit if fit is not None and fit.p_value < float(threshold) else None
+
+
 def longest_run(outcomes):
     """(number, length) of the longest run of one number in a sequence, the first such run; (None, 0) if empty."""
     best, best_length, current, length = None, 0, None, 0

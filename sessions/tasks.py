@@ -1,7 +1,5 @@
 """Checks after each spin, off the request (queued with transaction.on_commit by sessions.spins)."""
 
-from collections import Counter
-
 from celery import shared_task
 from django.utils import timezone
 
@@ -99,11 +97,8 @@ def check_bias(apparatus):
     """R1: an alert for the director and the police des jeux when the last N spins do not fit the plateau."""
     casino = apparatus.casino
     numbers = spin_stats.last_window(apparatus, casino.spin_bias_window)
-    probabilities = spin_stats.number_probabilities(apparatus.game)
-    if not spin_stats.reliable(len(numbers), probabilities):
-        return 0
-    fit = spin_stats.chi_square(Counter(numbers), probabilities)
-    if fit is None or fit.p_value >= float(casino.spin_bias_p_value):
+    fit = spin_stats.biased(apparatus.game, numbers, casino.spin_bias_p_value)
+    if fit is None:
         return 0
     message = (
         f"Appareil {apparatus.name} : les {len(numbers)} derniers coups s'écartent des probabilités du plateau "
