@@ -486,7 +486,15 @@ class Spin(models.Model):
                 condition=models.Q(corrects__isnull=True) | ~models.Q(reason=""), name="r23_spin_correction_reason"
             ),
         ]
-        indexes = [models.Index(fields=["apparatus", "launched_at"], name="spin_apparatus_time")]
+        indexes = [
+            # The statistics read every spin of an apparatus over a period in the order they came out: on
+            # PostgreSQL this covering index serves them by an index-only scan, without sorting.
+            models.Index(
+                fields=["apparatus", "launched_at", "sequence"],
+                include=["id", "number", "pocket", "corrects"],
+                name="spin_apparatus_time",
+            )
+        ]
 
     def __str__(self):
         return f"Coup n° {self.sequence} — {self.apparatus.name} : {self.number}"

@@ -283,8 +283,11 @@ def spin_panel(seance, apparatus, moment=None, last=12):
     roster = published_roster(seance, apparatus) if seance else None
     expected = None
     if roster is not None:
+        from sessions.spin_stats import named_launchers
+
         roster = roster_services.rosters_with_everything(Roster.objects.filter(pk=roster.pk)).get()
-        expected = roster_services.roster_status(roster, moment)["now"]
+        named = named_launchers(roster, [moment])[0]
+        expected = roster_services.users_of(roster).get(named) if named else None
     spins = effective_spins(seance, apparatus) if seance else []
     previous = spins[-1] if spins else None
     required = None

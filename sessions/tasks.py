@@ -53,7 +53,9 @@ def check_launcher_named(spin):
         f"{_name(spin.launcher)} alors que l'ordre de roulement désignait {_name(expected) if expected else '—'} "
         f"({article('R4')})."
     )
-    return int(raise_alert(spin.apparatus.casino, "launcher", f"spin-launcher:{spin.pk}", message, "R4") is not None)
+    # One open alert per roster, launcher and launcher named: a whole turn launched by the wrong person is one alert.
+    key = f"spin-launcher:{roster.pk}:{spin.launcher_id}:{named}"
+    return int(raise_alert(spin.apparatus.casino, "launcher", key, message, "R4") is not None)
 
 
 def _share_alerts(casino, apparatus, shares, over, scope, key):

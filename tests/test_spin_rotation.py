@@ -87,7 +87,7 @@ def test_r4_a_launcher_above_the_factor_of_their_share_in_the_seance_raises_an_a
             spin_at(chef, playing, boule, first["launcher"].username, moment)
     alert = Alert.objects.get(kind="launch_share")
     assert alert.rule == "R4" and first["launcher"].username.title() in alert.message
-    assert Alert.objects.filter(kind="launcher").count() == 10
+    assert Alert.objects.filter(kind="launcher").count() == 1
 
 
 def test_r4_the_factor_is_a_casino_setting_citing_r4(casino):
