@@ -76,12 +76,8 @@ class SpinEntryView(RoleRequiredMixin, View):
         if self.seance is None:
             return self.render(409, "Aucune séance ouverte : aucun coup ne peut être enregistré.")
         data = request.POST
-        moment = (
-            spins.parse_moment(data.get("rien_ne_va_plus_at"), "rien_ne_va_plus_at")
-            if data.get("rien_ne_va_plus_at")
-            else None
-        )
         try:
+            moment = spins.parse_moment(data.get("rien_ne_va_plus_at"), "rien_ne_va_plus_at")
             with transaction.atomic():
                 spin = spins.record_spin(
                     request.user,
@@ -109,7 +105,7 @@ def chart(rows, label_key="number"):
         return None
     top = max(max(r["frequency"] for r in rows), max(r["expected"] for r in rows)) * 1.15 or 1
     width = (CHART_WIDTH - CHART_MARGIN) / len(rows)
-    plot = CHART_HEIGHT - 2 * CHART_MARGIN // 2 - 20
+    plot = CHART_HEIGHT - CHART_MARGIN - 20  # room below the bars for their labels
     bars = []
     for index, row in enumerate(rows):
         x = CHART_MARGIN + index * width

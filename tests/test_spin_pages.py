@@ -65,3 +65,10 @@ def test_the_statistics_page_draws_observed_against_expected(as_user, regulator,
     assert 'id="spin-count">3<' in page and "<svg" in page
     assert page.count('class="observed"') == 14 + 27
     assert 'id="longest-run">2 fois le 14<' in page
+
+
+def test_a_malformed_rien_ne_va_plus_time_is_refused_not_a_crash(as_user, chef, open_day, boule):
+    data = {"launcher": "croupier1", "number": "6", "rien_ne_va_plus_at": "hier soir"}
+    response = as_user(chef).post(f"/coups/{boule.pk}/", data)
+    assert response.status_code == 400
+    assert not Spin.objects.exists()
