@@ -98,19 +98,26 @@ class AdvanceForm(CashForm):
 class FinalCountForm(CashForm):
     chips_required = False
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, table_staff=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["counted_by"] = forms.ChoiceField(
             label="compté par (croupier)", choices=people(self.casino, {Role.CROUPIER})
         )
+        # R20: the table's employees are those the séance's roster puts at this tableau; none is ticked in
+        # advance, so that each presence is an explicit statement.
         self.fields["witnesses"] = forms.MultipleChoiceField(
             label="employés de la table présents",
-            choices=people(self.casino, {Role.CROUPIER, Role.CHEF}),
-            required=False,
+            choices=[(u.username, u.get_full_name() or u.username) for u in table_staff],
+            required=True,
+            error_messages={
+                "required": f"Cochez au moins un employé de la table présent au comptage (R20, {article('R20')})."
+            },
             widget=forms.CheckboxSelectMultiple,
+            help_text="Selon l'ordre de roulement publié de la séance (R4).",
         )
+        # No caissier is proposed by default: the one present is chosen explicitly (R20).
         self.fields["caissier"] = forms.ChoiceField(
-            label="caissier présent", choices=people(self.casino, {Role.CAISSIER})
+            label="caissier présent", choices=[("", "— choisir —"), *people(self.casino, {Role.CAISSIER})]
         )
         signer_fields(self, {Role.DIRECTOR, Role.CODIR}, "certifié « exact » par")
 

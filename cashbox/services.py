@@ -28,6 +28,7 @@ from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, in
 from casino.security import check_secrets, signer_in
 from casino.words import amount_in_words
 from sessions.models import GamingDay, Opening, Seance
+from sessions.roster_services import tableau_staff
 from tables.games import Game, euros
 from tables.models import Cashbox, Tableau
 
@@ -241,6 +242,25 @@ def _count_people(casino, tableau, counted_by, witnesses):
     return counter, present
 
 
+def _table_employees(seance, tableau, witnesses):
+    """R20: the employees of the table present at the final count, at least one, all serving the tableau in the
+    séance's published roster (R4)."""
+    usernames = [u for u in dict.fromkeys(witnesses or []) if u]
+    if not usernames:
+        raise invalid("witnesses", "R20", "Indiquez au moins un employé de la table présent au comptage")
+    staff = {user.username: user for user in tableau_staff(seance, tableau)}
+    strangers = [u for u in usernames if u not in staff]
+    if strangers:
+        known = ", ".join(sorted(staff)) or "aucun : l'ordre de roulement n'affecte personne à ce tableau"
+        raise invalid(
+            "witnesses",
+            "R20",
+            f"{', '.join(strangers)} ne sert pas le tableau n° {tableau.number} à cette séance "
+            f"(employés de la table selon l'ordre de roulement : {known})",
+        )
+    return [staff[u] for u in usernames]
+
+
 @names_actor
 @transaction.atomic
 def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, caissier, signer, password, otp=None):
@@ -265,7 +285,8 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
             )
         raise InvalidTransition("R17", "Le tableau est interrompu : reprenez d'abord la partie")
     chips, amount = parse_chips(casino, chips, rule="R20") if chips else ({}, Decimal("0.00"))
-    counter, present = _count_people(casino, tableau, counted_by, witnesses)
+    counter, present = _count_people(casino, tableau, counted_by, [])
+    present += _table_employees(seance, tableau, witnesses)
     cashier = staff_member(casino, caissier, {Role.CAISSIER}, "caissier", "R20", "Le caissier présent")
     advances_total = sum((effective_amount(a) for a in advances), Decimal("0.00"))
     result = amount - advances_total

@@ -24,6 +24,8 @@ from casino.models import Alert
 from casino.rules import DomainError, RoleForbidden
 from casino.views import RoleRequiredMixin
 from sessions.models import GamingDay, Opening, Seance
+from sessions.roster_services import tableau_staff
+from sessions.spin_views import floor_spins
 from sessions.views import chosen_casino, chosen_date
 from tables.models import Cashbox, Tableau
 
@@ -100,6 +102,7 @@ class FloorView(RoleRequiredMixin, View):
             "seances": seances,
             "seance": seance,
             "rows": floor_rows(casino, date, seance),
+            "spin_panels": floor_spins(casino, seance),
             "blockers": blockers,
             "alerts": Alert.objects.open().filter(casino=casino).select_related("casino")[:50],
             "now": timezone.now(),
@@ -219,6 +222,9 @@ class FinalCountView(TableauActionView):
 
     def get_title(self):
         return f"Comptage de fin de séance — tableau n° {self.tableau.number}"
+
+    def form_kwargs(self):
+        return {**super().form_kwargs(), "table_staff": tableau_staff(self.seance, self.tableau)}
 
     def perform(self, form):
         data = form.cleaned_data

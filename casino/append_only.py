@@ -95,7 +95,10 @@ GUARDS = {
     ),
     "seances.Opening": WRITE_ONCE,
     "seances.Roster": Guard(transitions={"state": (("draft", "published"),)}, fill_once=("published_at", "signature")),
-    "seances.RosterMember": Guard(free_while={"position": ROSTER_IS_DRAFT}),
+    # A draft order's places and tableaux may change; a published one's may not (R4, R20).
+    "seances.RosterMember": Guard(free_while={"position": ROSTER_IS_DRAFT, "tableau": ROSTER_IS_DRAFT}),
+    # The register of spins (R9, R4, R1): a spin is written once; a mistake is a new spin that corrects it (R23).
+    "seances.Spin": WRITE_ONCE,
     "seances.RosterChange": WRITE_ONCE,
     # Cash (R14–R23): money is written once; an interruption is resumed once; a register is signed twice, once each.
     "cashbox.Signature": WRITE_ONCE,

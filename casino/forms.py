@@ -29,6 +29,9 @@ class CasinoForm(forms.ModelForm):
             "rotation_period_minutes",
             "launch_share_threshold",
             "consecutive_seances_max",
+            "launch_share_factor",
+            "spin_bias_window",
+            "spin_bias_p_value",
             "approval_warning_days",
             "vingt_trois_colours",
         ]

@@ -97,6 +97,36 @@ class Casino(models.Model):
         validators=[MinValueValidator(1)],
         help_text=f"Au-delà, le rapport de conformité signale une spécialisation (R4, {article('R4')}).",
     )
+    launch_share_factor = models.DecimalField(
+        "part de coups maximale d'un lanceur (multiple de la part égale)",
+        max_digits=4,
+        decimal_places=2,
+        default=Decimal("1.50"),
+        validators=[MinValueValidator(Decimal("1.00"))],
+        help_text=(
+            "Une alerte est levée quand la part réelle des coups lancés par un employé, sur une séance ou sur les "
+            f"30 derniers jours, dépasse ce multiple de la part égale (R4, {article('R4')})."
+        ),
+    )
+    spin_bias_window = models.PositiveIntegerField(
+        "coups examinés pour le biais d'un appareil",
+        default=2000,
+        validators=[MinValueValidator(50)],
+        help_text=(
+            f"Le test du khi-deux porte sur ce nombre de derniers coups de chaque appareil (R1, R9, {article('R9')})."
+        ),
+    )
+    spin_bias_p_value = models.DecimalField(
+        "seuil de probabilité d'un biais",
+        max_digits=6,
+        decimal_places=5,
+        default=Decimal("0.00100"),
+        validators=[MinValueValidator(Decimal("0.00001"))],
+        help_text=(
+            "Une alerte est levée pour le directeur et la police des jeux quand la p-valeur du khi-deux des "
+            f"derniers coups d'un appareil tombe sous ce seuil (R1, {article('R1')})."
+        ),
+    )
     approval_warning_days = models.PositiveIntegerField(
         "préavis d'expiration des agréments (jours)",
         default=30,
@@ -359,6 +389,8 @@ class Role(models.TextChoices):
     CAISSIER = "caissier", "Caissier"
     CONTROLEUR = "controleur", "Contrôleur (police des jeux)"
     ADMIN = "administrateur", "Administrateur"
+    # A service account of an electronic results display: it records spins and reads them, nothing else.
+    AFFICHEUR = "afficheur", "Afficheur de résultats (compte de service)"
 
 
 # Roles that act at the tables or sign: they need a valid ministerial approval.

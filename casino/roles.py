@@ -8,7 +8,7 @@ REGISTRY = ["tables.apparatus", "tables.table", "tables.tableau", "tables.cashbo
 STAFF = ["casino.employee", "casino.membership"]
 SEANCES = ["seances.gamingday", "seances.seance", "seances.opening"]
 # The rotation order (R4, R5): everyone of the floor and the regulator reads it.
-ROSTERS = ["seances.roster", "seances.rostermember", "seances.rosterchange"]
+ROSTERS = ["seances.roster", "seances.rostermember", "seances.rosterchange", "seances.spin"]
 # The management sets and publishes the order; the chef de partie records the changes during play.
 ROSTERING = ["seances.roster:add", "seances.roster:change", "seances.rosterchange:add"]
 CASH = [
@@ -24,6 +24,8 @@ FLOOR_VIEW = [f"{model}:view" for model in [*SEANCES, *ROSTERS, *CASH]]
 CASH_ENTRY = ["cashbox.advance:add", "cashbox.count:add"]
 FLOOR_CONTROL = ["cashbox.interruption:add", "cashbox.interruption:change", "cashbox.correction:add"]
 DIRECTING = ["seances.seance:add", "seances.seance:change", "seances.open_tableau"]
+# The register of spins (R4, R9): the chef de partie at the table, the management, or a results display.
+SPIN_ENTRY = ["seances.spin:add"]
 AUDIT = ["casino.casino", "casino.alert", "casino.journalentry"]
 # Proposed roles and approvals (R29): the administrator proposes, the direction decides with its signature.
 ACCOUNT_CHANGES = ["casino.accountchange", "casino.accountdecision"]
@@ -44,6 +46,7 @@ ROLE_PERMISSIONS = {
         "cashbox.sign_register",
         *ROSTERING,
         "casino.decide_accountchange",
+        *SPIN_ENTRY,
     ],
     Role.CODIR: [
         *VIEW_ALL,
@@ -56,6 +59,7 @@ ROLE_PERMISSIONS = {
         "cashbox.sign_register",
         *ROSTERING,
         "casino.decide_accountchange",
+        *SPIN_ENTRY,
     ],
     Role.CHEF: [
         *[f"{model}:view" for model in [*REGISTRY, "casino.casino", "casino.alert"]],
@@ -64,10 +68,13 @@ ROLE_PERMISSIONS = {
         *FLOOR_CONTROL,
         "casino.alert:change",
         "seances.rosterchange:add",
+        *SPIN_ENTRY,
     ],
     Role.CROUPIER: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino"]], *FLOOR_VIEW, *CASH_ENTRY],
     Role.CAISSIER: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino"]], *FLOOR_VIEW, *CASH_ENTRY],
     Role.CONTROLEUR: [*VIEW_ALL, "casino.view_audit"],
+    # The token of a results display reaches the spins only (R9).
+    Role.AFFICHEUR: [*SPIN_ENTRY, "seances.spin:view"],
     Role.ADMIN: [
         *VIEW_ALL,
         *[f"{model}:add" for model in [*REGISTRY, *STAFF]],

@@ -12,7 +12,7 @@ from casino.accounts import views as accounts_views
 from casino.permissions import RolePermission
 from casino.schema_views import CachedSchemaView
 from sessions import api as sessions_api
-from sessions import roster_api
+from sessions import roster_api, spin_api
 from tables import api as tables_api
 from tables import game_api, game_views
 
@@ -27,6 +27,7 @@ router.register("cashboxes", tables_api.CashboxViewSet, basename="cashbox")
 router.register("seances", sessions_api.SeanceViewSet, basename="seance")
 router.register("openings", sessions_api.OpeningViewSet, basename="opening")
 router.register("rosters", roster_api.RosterViewSet, basename="roster")
+router.register("spins", spin_api.SpinViewSet, basename="spin")
 router.register("advances", cashbox_api.AdvanceViewSet, basename="advance")
 router.register("counts", cashbox_api.CountViewSet, basename="count")
 router.register("interruptions", cashbox_api.InterruptionViewSet, basename="interruption")
@@ -45,6 +46,7 @@ urlpatterns = [
     path("registre/", include("tables.urls")),
     path("seances/", include("sessions.urls")),
     path("roulement/", include("sessions.roster_urls")),
+    path("coups/", include("sessions.spin_urls")),
     path("caisse/", include("cashbox.urls")),
     path("personnel/", views.EmployeeListView.as_view(), name="employee-list"),
     path("personnel/nouveau/", views.EmployeeCreateView.as_view(), name="employee-create"),
@@ -83,6 +85,11 @@ urlpatterns = [
     path("api/v1/seals/", casino_api.SealListView.as_view(), name="api-seals"),
     path("api/v1/games/<str:game>/settle/", game_api.SettleView.as_view(), name="api-settle"),
     path("api/v1/apparatus/<int:pk>/check-stakes/", sessions_api.CheckStakesView.as_view(), name="api-check-stakes"),
+    path(
+        "api/v1/apparatus/<int:pk>/statistics/",
+        spin_api.ApparatusStatisticsView.as_view(),
+        name="api-apparatus-statistics",
+    ),
     # Namespaced: the router's names ("apparatus-detail", …) would otherwise shadow the pages' names, and
     # get_absolute_url() and every {% url %} of the pages would lead to the API.
     path("api/v1/", include((router.urls, "api"))),

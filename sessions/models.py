@@ -9,7 +9,7 @@ from simple_history.models import HistoricalRecords
 
 from casino.models import Casino, Role, ScopedQuerySet, money
 from casino.rules import InvalidTransition, article, rule_error
-from tables.games import check_maximums, euros
+from tables.games import Direction, check_maximums, euros
 from tables.models import Tableau
 
 
@@ -462,6 +462,18 @@ class RosterMember(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="roster_places", verbose_name="lanceur"
     )
     position = models.PositiveSmallIntegerField("rang")
+    tableau = models.ForeignKey(
+        Tableau,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name="tableau servi",
+        help_text=(
+            "Le tableau que ce croupier sert pendant la séance ; les employés de la table présents au comptage "
+            f"final sont choisis parmi eux (R4, R20, {article('R20')})."
+        ),
+    )
 
     history = HistoricalRecords()
 
@@ -521,3 +533,117 @@ class RosterChange(models.Model):
 
     def __str__(self):
         return f"{self.get_kind_display()} — {self.member} ({self.at:%H:%M})"
+
+
+# The register of spins (coups): R1, R4, R9 ------------------------------------------------------------------------
+
+
+class SpinQuerySet(ScopedQuerySet):
+    casino_path = "apparatus__casino"
+
+    def effective(self):
+        """The spins as corrected (R23): each original without a correction, and the latest correction of each."""
+        later = Spin.objects.filter(corrects=models.OuterRef("corrects"), pk__gt=models.OuterRef("pk"))
+        corrected = Spin.objects.filter(corrects=models.OuterRef("pk"))
+        return self.alias(corrected_flag=models.Exists(corrected), later_flag=models.Exists(later)).filter(
+            models.Q(corrects__isnull=True, corrected_flag=False) | models.Q(corrects__isnull=False, later_flag=False)
+        )
+
+
+class Spin(models.Model):
+    """One launch of the ball or turn of the cylinder, with who launched it, its direction and its number (R9).
+
+    A mistake is corrected by a new entry referencing the original (`corrects`), never by editing it (R23); the
+    latest correction gives the effective number, pocket, direction and launcher, at the original's sequence.
+    """
+
+    seance = models.ForeignKey(Seance, on_delete=models.PROTECT, related_name="spins", verbose_name="séance")
+    apparatus = models.ForeignKey(
+        "tables.Apparatus", on_delete=models.PROTECT, related_name="spins", verbose_name="appareil"
+    )
+    sequence = models.PositiveIntegerField("numéro du coup", help_text="Numéro d'ordre du coup dans la séance.")
+    launched_at = models.DateTimeField("lancé à", default=timezone.now)
+    rien_ne_va_plus_at = models.DateTimeField(
+        "« Rien ne va plus » à",
+        help_text=f"Annoncé avant le coup ; les enjeux placés après sont refusés (R9, {article('R9')}).",
+    )
+    launcher = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        related_name="spins",
+        verbose_name="lanceur",
+        help_text=f"Un employé de l'ordre de roulement, jamais un chef de partie (R4, {article('R4')}).",
+    )
+    number = models.PositiveSmallIntegerField(
+        "numéro sorti", help_text=f"Boule : 1 à 9 ; vingt-trois : 1 à 14 (R1, {article('R1')})."
+    )
+    pocket = models.PositiveSmallIntegerField(
+        "case du plateau",
+        null=True,
+        blank=True,
+        help_text=f"Vingt-trois : la case sortie, 1 à 27 sur le plateau (R1, {article('R1')}).",
+    )
+    direction = models.CharField(
+        "sens du cylindre",
+        max_length=12,
+        blank=True,
+        choices=Direction.choices,
+        help_text=f"Vingt-trois : opposé au sens du coup précédent (R9, {article('R9')}).",
+    )
+    corrects = models.ForeignKey(
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="corrections",
+        verbose_name="corrige le coup",
+    )
+    reason = models.CharField("motif de la correction", max_length=300, blank=True)
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name="saisi par"
+    )
+    recorded_at = models.DateTimeField("saisi le", default=timezone.now)
+
+    objects = SpinQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "coup"
+        ordering = ["apparatus", "launched_at", "sequence", "pk"]
+        constraints = [
+            # Two tablets (or a tablet and a display) never give two spins the same number in the séance.
+            models.UniqueConstraint(
+                fields=["seance", "apparatus", "sequence"],
+                condition=models.Q(corrects__isnull=True),
+                name="r9_one_spin_per_sequence_number",
+            ),
+            models.CheckConstraint(condition=models.Q(sequence__gte=1), name="r9_spin_sequence_positive"),
+            models.CheckConstraint(condition=models.Q(number__gte=1, number__lte=14), name="r1_spin_number_range"),
+            models.CheckConstraint(
+                condition=models.Q(pocket__isnull=True) | models.Q(pocket__gte=1, pocket__lte=27),
+                name="r1_spin_pocket_range",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(direction__in=["", *Direction.values]), name="r9_spin_direction_known"
+            ),
+            # R23: a correction says why.
+            models.CheckConstraint(
+                condition=models.Q(corrects__isnull=True) | ~models.Q(reason=""), name="r23_spin_correction_reason"
+            ),
+        ]
+        indexes = [
+            # The statistics read every spin of an apparatus over a period in the order they came out: on
+            # PostgreSQL this covering index serves them by an index-only scan, without sorting.
+            models.Index(
+                fields=["apparatus", "launched_at", "sequence"],
+                include=["id", "number", "pocket", "corrects"],
+                name="spin_apparatus_time",
+            )
+        ]
+
+    def __str__(self):
+        return f"Coup n° {self.sequence} — {self.apparatus.name} : {self.number}"
+
+    @property
+    def casino(self):
+        return self.apparatus.casino

@@ -28,6 +28,7 @@ class PersonSerializer(serializers.Serializer):
 
 class MemberSerializer(PersonSerializer):
     position = serializers.IntegerField()
+    tableau = serializers.IntegerField(allow_null=True, help_text="Numéro d'ordre du tableau servi (R4, R20).")
 
 
 class ChangeOutSerializer(serializers.Serializer):
@@ -103,7 +104,10 @@ class RosterSerializer(serializers.ModelSerializer):
     @extend_schema_field(MemberSerializer(many=True))
     def get_members(self, roster):
         members = sorted(roster.members.all(), key=lambda m: m.position)
-        return [{"position": m.position, **person(m.user)} for m in members]
+        return [
+            {"position": m.position, **person(m.user), "tableau": m.tableau.number if m.tableau_id else None}
+            for m in members
+        ]
 
     @extend_schema_field(ChangeOutSerializer(many=True))
     def get_changes(self, roster):
@@ -147,6 +151,16 @@ class RosterCreateSerializer(serializers.Serializer):
     members = serializers.ListField(
         child=serializers.CharField(max_length=150), max_length=100, help_text="Identifiants des lanceurs (R4)."
     )
+    tableaux = serializers.DictField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="Numéro d'ordre du tableau servi par chaque lanceur ; par défaut répartis sur les tableaux en service.",
+    )
+
+
+class AssignSerializer(serializers.Serializer):
+    member = serializers.CharField(max_length=150, help_text="Identifiant du lanceur.")
+    tableau = serializers.IntegerField(help_text="Numéro d'ordre du tableau qu'il sert (R4, R20).")
 
 
 class ReorderSerializer(serializers.Serializer):
@@ -193,6 +207,7 @@ class RosterViewSet(RecordViewSet):
     action_permissions = {
         "create": ["seances.add_roster"],
         "reorder": ["seances.change_roster"],
+        "assign": ["seances.change_roster"],
         "publish": ["seances.change_roster"],
         "change": ["seances.add_rosterchange"],
         "report": ["seances.view_roster"],
@@ -213,7 +228,12 @@ class RosterViewSet(RecordViewSet):
         seance = get_object_or_404(Seance.objects.for_user(request.user), pk=data.validated_data["seance"])
         apparatus = get_object_or_404(Apparatus.objects.for_user(request.user), pk=data.validated_data["apparatus"])
         roster = services.create_roster(
-            request.user, seance, apparatus, data.validated_data["chef"], data.validated_data["members"]
+            request.user,
+            seance,
+            apparatus,
+            data.validated_data["chef"],
+            data.validated_data["members"],
+            data.validated_data.get("tableaux"),
         )
         return self.respond(roster, status.HTTP_201_CREATED)
 
@@ -224,6 +244,18 @@ class RosterViewSet(RecordViewSet):
         data = ReorderSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         return self.respond(services.reorder_roster(request.user, roster, data.validated_data["order"]))
+
+    @extend_schema(request=AssignSerializer, responses=RosterSerializer)
+    @action(detail=True, methods=["post"])
+    def assign(self, request, pk=None):
+        """Which tableau a launcher serves, while the order is a draft."""
+        roster = self.get_object()
+        data = AssignSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        roster = services.assign_tableau(
+            request.user, roster, data.validated_data["member"], data.validated_data["tableau"]
+        )
+        return self.respond(roster)
 
     @extend_schema(request=PublishSerializer, responses=RosterSerializer)
     @action(detail=True, methods=["post"])
@@ -313,6 +345,9 @@ def report_json(report):
                 "over_threshold": [u.username for u in section["over_threshold"]],
                 "consecutive": [u.username for u in section["consecutive"]],
                 "chefs_listed": [u.username for u in section["chefs_listed"]],
+                "spins": section["spins"],
+                "spin_mismatches": section["spin_mismatches"],
+                "over_spin_share": [u.username for u in section["over_spin_share"]],
             }
             for section in report["sections"]
         ],

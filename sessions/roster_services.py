@@ -14,10 +14,10 @@ from casino.actors import names_actor
 from casino.models import Casino, Employee, Role
 from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, article, invalid
-from sessions import rotation
+from sessions import rotation, spin_stats
 from sessions.models import Roster, RosterChange, RosterMember, Seance
 from sessions.services import require_director
-from tables.models import Apparatus
+from tables.models import Apparatus, Tableau
 
 # Launches of the last days weigh on the proposed order, so that nobody accumulates the role (R4).
 RECENT_DAYS = 7
@@ -110,6 +110,7 @@ def rosters_with_everything(queryset):
         "seance__gaming_day__casino", "apparatus", "chef", "created_by", "signature__signer"
     ).prefetch_related(
         "members__user__employee",
+        "members__tableau",
         "changes__member",
         "changes__replacement",
         "changes__recorded_by",
@@ -195,10 +196,50 @@ def _require_open_seance(seance, action):
         raise InvalidTransition("R4", f"La séance est close : impossible de {action}")
 
 
+def tableaux_in_play(apparatus):
+    """The tableaux of the apparatus in service, on tables in service, in their order numbers."""
+    return list(
+        Tableau.objects.filter(table__apparatus=apparatus, in_service=True, table__in_service=True).order_by("number")
+    )
+
+
+def _tableau_of(apparatus, number, field="tableaux"):
+    try:
+        number = int(number)
+    except (TypeError, ValueError):
+        raise invalid(field, "R4", f"Numéro de tableau invalide : {number}") from None
+    for tableau in tableaux_in_play(apparatus):
+        if tableau.number == number:
+            return tableau
+    raise invalid(field, "R4", f"Le tableau n° {number} n'est pas un tableau en service de {apparatus.name}")
+
+
+def tableau_staff(seance, tableau):
+    """The employees of a tableau in a séance, from its published roster: the croupiers the roster assigns to it,
+    those who relieved them, and the chef de partie of the table (R4, R20)."""
+    roster = (
+        Roster.objects.published()
+        .filter(seance=seance, apparatus_id=tableau.table.apparatus_id)
+        .select_related("chef")
+        .first()
+    )
+    if roster is None:
+        return []
+    members = {m.user_id: m.user for m in roster.members.filter(tableau=tableau).select_related("user")}
+    for change in roster.changes.filter(kind=RosterChange.Kind.RELIEF).select_related("replacement"):
+        if change.member_id in members:
+            members.setdefault(change.replacement_id, change.replacement)
+    return [*sorted(members.values(), key=lambda u: u.username), roster.chef]
+
+
 @names_actor
 @transaction.atomic
-def create_roster(user, seance, apparatus, chef_username, member_usernames):
-    """Assign the chef and the launchers of an apparatus for a séance; the product proposes the order (R4)."""
+def create_roster(user, seance, apparatus, chef_username, member_usernames, tableaux=None):
+    """Assign the chef and the launchers of an apparatus for a séance; the product proposes the order (R4).
+
+    `tableaux` maps a launcher's username to the order number of the tableau they serve; without it the
+    launchers are spread over the apparatus's tableaux in service, in the proposed order.
+    """
     require_director(user, "R4", "établir l'ordre de roulement")
     casino = seance.gaming_day.casino
     # Lock the séance: two directors building the same roster at once must not both write one.
@@ -233,8 +274,33 @@ def create_roster(user, seance, apparatus, chef_username, member_usernames):
         created_by=user,
     )
     by_id = {m.pk: m for m in members}
+    playing = tableaux_in_play(apparatus)
+    tableaux = dict(tableaux or {})
+    unknown = sorted(set(tableaux) - set(usernames))
+    if unknown:
+        raise invalid("tableaux", "R4", f"{', '.join(unknown)} ne figure pas parmi les lanceurs désignés")
     for position, user_id in enumerate(order, start=1):
-        RosterMember.objects.create(roster=roster, user=by_id[user_id], position=position)
+        member = by_id[user_id]
+        if member.username in tableaux:
+            tableau = _tableau_of(apparatus, tableaux[member.username])
+        else:
+            tableau = playing[(position - 1) % len(playing)] if playing else None
+        RosterMember.objects.create(roster=roster, user=member, position=position, tableau=tableau)
+    return roster
+
+
+@transaction.atomic
+def assign_tableau(user, roster, username, tableau_number):
+    """The director says which tableau a launcher serves, while the order is a draft (R4, R20)."""
+    require_director(user, "R4", "modifier l'ordre de roulement")
+    roster = _lock_roster(roster)
+    if roster.state != Roster.State.DRAFT:
+        raise InvalidTransition("R23", "L'ordre de roulement est publié : il ne peut plus être modifié")
+    member = roster.members.filter(user__username=username or "").first()
+    if member is None:
+        raise invalid("member", "R4", f"{username} ne figure pas dans l'ordre de roulement")
+    member.tableau = _tableau_of(roster.apparatus, tableau_number, "tableau")
+    member.save(update_fields=["tableau"])
     return roster
 
 
@@ -273,8 +339,20 @@ def publish_roster(user, roster, signer, password, otp=None):
     if roster.state != Roster.State.DRAFT:
         raise InvalidTransition("R23", "L'ordre de roulement est déjà publié")
     _require_open_seance(roster.seance, "publier son ordre de roulement")
-    members = list(roster.members.select_related("user").order_by("position"))
-    names = ", ".join(f"{m.position}. {_name(m.user)}" for m in members)
+    members = list(roster.members.select_related("user", "tableau").order_by("position"))
+    playing = tableaux_in_play(roster.apparatus)
+    if playing:
+        unassigned = [_name(m.user) for m in members if m.tableau_id is None]
+        if unassigned:
+            raise invalid("tableaux", "R4", f"Indiquez le tableau que sert chaque croupier : {', '.join(unassigned)}")
+        served = {m.tableau_id for m in members}
+        idle = [str(t.number) for t in playing if t.pk not in served]
+        if idle:
+            raise invalid("tableaux", "R4", f"Aucun croupier ne sert le(s) tableau(x) n° {', '.join(idle)}")
+    names = ", ".join(
+        f"{m.position}. {_name(m.user)}" + (f" (tableau n° {m.tableau.number})" if m.tableau_id else "")
+        for m in members
+    )
     statement = (
         f"Ordre de roulement de {roster.apparatus.name}, {roster.seance} : {names} ; chef de partie "
         f"{_name(roster.chef)} ; période {roster.period_minutes} min ({article('R4')})."
@@ -371,7 +449,10 @@ def compliance_report(casino, date_from, date_to, apparatus=None):
     eligible = eligible_launchers(casino, date_to)
     users = {u.pk: u for u in eligible}
     by_apparatus = {}
+    rosters = list(rosters)
+    rosters_of = {}
     for roster in rosters:
+        rosters_of.setdefault(roster.apparatus_id, []).append(roster)
         users.update(users_of(roster))
         turns = roster_timeline(roster)
         members = {m.user_id for m in roster.members.all()} | {
@@ -384,21 +465,36 @@ def compliance_report(casino, date_from, date_to, apparatus=None):
             )
         )
     apparatus_list = [apparatus] if apparatus is not None else list(Apparatus.objects.filter(casino=casino))
+    # Launches as they happened: the spins of each roster against the launcher it named at each spin (R4).
+    spin_pairs = spin_stats.spins_by_roster(rosters)
     sections = []
     every = []
     for item in apparatus_list:
         seances = by_apparatus.get(item, [])
         every.extend(seances)
-        sections.append(_section(item.name, item, seances, casino, users, casino.consecutive_seances_max))
+        spun = spin_stats.launch_shares([(r, s) for r, s in spin_pairs if r.apparatus_id == item.pk])
+        sections.append(_section(item.name, item, seances, casino, users, casino.consecutive_seances_max, spun))
     # Casino-wide: every eligible croupier of the casino is expected to launch somewhere (R4). Consecutive
     # séances are judged per apparatus only: the séances of two apparatus do not follow one another.
-    whole = _section("Tout l'établissement", None, every, casino, users, None, extra=[u.pk for u in eligible])
+    whole = _section(
+        "Tout l'établissement",
+        None,
+        every,
+        casino,
+        users,
+        None,
+        spin_stats.launch_shares(spin_pairs),
+        extra=[u.pk for u in eligible],
+    )
     return {"casino": casino, "from": date_from, "to": date_to, "apparatus": apparatus, "sections": [whole, *sections]}
 
 
-def _section(title, apparatus, seances, casino, users, consecutive_max, extra=()):
+def _section(title, apparatus, seances, casino, users, consecutive_max, spun=None, extra=()):
     limit = consecutive_max if consecutive_max is not None else len(seances) + 1
     result = rotation.compliance(seances, casino.launch_share_threshold, limit, extra_eligible=extra)
+    spun = spun or {"total": 0, "shares": {}, "mismatches": []}
+    over_spins = set(spin_stats.over_share(spun, casino.launch_share_factor, 1))
+    none = {"actual": 0, "planned": 0, "actual_share": 0.0, "planned_share": 0.0}
     rows = [
         {
             "user": users[share.member],
@@ -412,6 +508,11 @@ def _section(title, apparatus, seances, casino, users, consecutive_max, extra=()
             "too_many_consecutive": share.too_many_consecutive,
             "never_launched": share.member in result.never_launched,
             "chef_listed": share.member in result.chefs_listed,
+            "spins": spun["shares"].get(share.member, none)["actual"],
+            "spins_planned": spun["shares"].get(share.member, none)["planned"],
+            "spin_share": round(100 * spun["shares"].get(share.member, none)["actual_share"], 1),
+            "planned_spin_share": round(100 * spun["shares"].get(share.member, none)["planned_share"], 1),
+            "over_spin_share": share.member in over_spins,
         }
         for share in result.shares
     ]
@@ -424,7 +525,10 @@ def _section(title, apparatus, seances, casino, users, consecutive_max, extra=()
         "over_threshold": [users[m] for m in result.over_threshold],
         "consecutive": [users[m] for m in result.consecutive],
         "chefs_listed": [users[m] for m in result.chefs_listed],
-        "compliant": result.compliant,
+        "compliant": result.compliant and not over_spins and not spun["mismatches"],
+        "spins": spun["total"],
+        "spin_mismatches": len(spun["mismatches"]),
+        "over_spin_share": [users[m] for m in sorted(over_spins) if m in users],
     }
 
 

@@ -99,6 +99,7 @@ class RosterDetailView(ScopedDetailView):
         context["status"] = status
         context["members"] = sorted(roster.members.all(), key=lambda m: m.position)
         context["tables"] = [t for t in roster.apparatus.tables.all() if t.in_service]
+        context["tableaux"] = services.tableaux_in_play(roster.apparatus)
         context["changes"] = list(roster.changes.all())
         context["kinds"] = RosterChange.Kind.choices
         in_force = {u.pk for u in status["order"]}
@@ -139,6 +140,16 @@ class RosterMoveView(RosterActionView):
             order[index], order[target] = order[target], order[index]
         services.reorder_roster(request.user, roster, order)
         return "Ordre modifié."
+
+
+class RosterTableauView(RosterActionView):
+    """Say which tableau a launcher serves, while the order is a draft (R4, R20)."""
+
+    permission_required = "seances.change_roster"
+
+    def act(self, request, roster):
+        services.assign_tableau(request.user, roster, request.POST.get("member"), request.POST.get("tableau"))
+        return "Tableau affecté."
 
 
 class RosterPublishView(RosterActionView):

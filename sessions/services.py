@@ -10,9 +10,9 @@ from casino.actors import names_actor
 from casino.models import Role
 from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden
-from sessions.models import GamingDay, Opening, Seance
+from sessions.models import GamingDay, Opening, Roster, Seance
 from tables.games import euros
-from tables.models import Tableau
+from tables.models import Apparatus, Tableau
 
 # Default planned hours of each séance; the gaming day crosses midnight.
 DEFAULT_HOURS = {
@@ -61,6 +61,23 @@ def plan_seances(user, casino, date):
     return seances
 
 
+def apparatus_in_play(casino):
+    """The casino's apparatus in service with at least one tableau in service on a table in service."""
+    return (
+        Apparatus.objects.filter(
+            casino=casino, in_service=True, tables__in_service=True, tables__tableaux__in_service=True
+        )
+        .distinct()
+        .order_by("name")
+    )
+
+
+def apparatus_without_roster(seance):
+    """R4: the apparatus in play whose rotation order for the séance is not published yet."""
+    published = Roster.objects.published().filter(seance=seance).values("apparatus_id")
+    return list(apparatus_in_play(seance.gaming_day.casino).exclude(pk__in=published))
+
+
 @names_actor
 @transaction.atomic
 def change_seance_state(user, seance, new_state):
@@ -72,6 +89,14 @@ def change_seance_state(user, seance, new_state):
         other = Seance.objects.filter(gaming_day=seance.gaming_day, state=Seance.State.OPEN).exclude(pk=seance.pk)
         if other.exists():
             raise DomainError("transition", "Une autre séance de la journée est encore ouverte : fermez-la d'abord.")
+        missing = apparatus_without_roster(seance)
+        if missing:
+            raise InvalidTransition(
+                "R4",
+                "La séance ne peut s'ouvrir avant la publication de l'ordre de roulement de chaque appareil en jeu ; "
+                f"manque : {', '.join(a.name for a in missing)}",
+                details=[{"rule": "R4", "apparatus": a.pk, "name": a.name} for a in missing],
+            )
     if new_state == Seance.State.CLOSED:
         # Imported here: the cash app builds on séances, not the other way round.
         from cashbox.services import closing_blockers

@@ -16,12 +16,41 @@ def chips_for(amount, denomination="100.00"):
     return {denomination: int(quantity)}
 
 
+def publish_rosters(director, seance, chef=None, launchers=None):
+    """R4: publish the rotation order of every apparatus in play still without one, so that the séance may open.
+
+    By default the casino's first chef de partie and its first two croupiers, spread over the tableaux.
+    """
+    from sessions import roster_services
+    from sessions.models import Roster
+    from sessions.services import apparatus_without_roster
+
+    casino, day = seance.gaming_day.casino, seance.gaming_day.date
+    chef = chef or roster_services.eligible_chefs(casino, day)[0]
+    launchers = launchers or roster_services.eligible_launchers(casino, day)[:2]
+    rosters = []
+    for apparatus in apparatus_without_roster(seance):
+        roster = Roster.objects.filter(seance=seance, apparatus=apparatus).first()
+        if roster is None:
+            roster = roster_services.create_roster(
+                director, seance, apparatus, chef.username, [u.username for u in launchers]
+            )
+        rosters.append(roster_services.publish_roster(director, roster, director.username, PASSWORD))
+    return rosters
+
+
+def open_seance(director, seance):
+    """Publish the missing rotation orders (R4), then open the séance."""
+    publish_rosters(director, seance)
+    return change_seance_state(director, seance, Seance.State.OPEN)
+
+
 @pytest.fixture
-def open_day(director, casino, boule_tableau, vingt_trois_tableau):
-    """Today's afternoon séance open, both tableaux opened with their limits."""
+def open_day(director, casino, boule_tableau, vingt_trois_tableau, chef, croupier, croupier2):
+    """Today's afternoon séance open, both tableaux opened with their limits, after the rotation orders (R4)."""
     day = GamingDay.date_at(casino)
     afternoon, _evening = plan_seances(director, casino, day)
-    change_seance_state(director, afternoon, Seance.State.OPEN)
+    open_seance(director, afternoon)
     open_tableau(director, boule_tableau, day, "2.00", "200.00", "1000.00")
     open_tableau(director, vingt_trois_tableau, day, "1.00", "50.00", "250.00")
     afternoon.refresh_from_db()

@@ -10,12 +10,12 @@ from cashbox.models import Advance, ControlRegisterLine, Correction, Interruptio
 from casino import append_only
 from casino.models import Alert, CasinoKey, Employee, Export, JournalEntry, Membership, Role, Seal
 from casino.services import acknowledge_alert, raise_alert
-from sessions import roster_services
-from sessions.models import Opening, RosterChange, RosterMember, Seance
+from sessions import roster_services, spins
+from sessions.models import Opening, Roster, RosterChange, RosterMember, Seance, Spin
 from sessions.services import change_seance_state
 from tables.games import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
-from tests.cash_helpers import chips_for, main_box
+from tests.cash_helpers import chips_for, main_box, open_seance
 from tests.conftest import PASSWORD, make_employee
 
 
@@ -54,11 +54,10 @@ def world(
     acknowledged; an export done."""
     seance = open_day
     third = make_employee("croupier3", Role.CROUPIER, casino).user
-    roster = roster_services.create_roster(
-        director, seance, boule, chef.username, [croupier.username, croupier2.username, third.username]
-    )
-    roster = roster_services.publish_roster(director, roster, director.username, PASSWORD)
-    roster_services.record_change(chef, roster, RosterChange.Kind.ABSENCE, third.username, "Malaise")
+    # The rotation order open_day published before the séance opened (R4), changed during play.
+    roster = Roster.objects.get(seance=seance, apparatus=boule)
+    roster_services.record_change(chef, roster, RosterChange.Kind.ABSENCE, croupier2.username, "Malaise")
+    spins.record_spin(chef, seance, boule, croupier.username, number=5)
     box = main_box(boule_tableau)
     advance = casino.advance_amount(Game.BOULE)
     cash.record_advance(chef, box, seance, "initial", chips_for(advance), "croupier1", "directeur", PASSWORD)
@@ -72,7 +71,7 @@ def world(
     cash.correct(chef, count, chips_for("9100"), "Erreur de report", "neuf mille cent euros", "directeur", PASSWORD)
     change_seance_state(director, seance, Seance.State.CLOSED)
     for other in seance.gaming_day.seances.exclude(pk=seance.pk):
-        change_seance_state(director, other, Seance.State.OPEN)
+        open_seance(director, other)
         change_seance_state(director, other, Seance.State.CLOSED)
     register, _ = cash.draw_up_register(director, seance.gaming_day)
     cash.sign_register(register, "directeur", PASSWORD)
@@ -129,6 +128,7 @@ SAMPLES = {
     "seances.Roster": lambda w: w["roster"].pk,
     "seances.RosterMember": lambda w: first_pk(RosterMember),
     "seances.RosterChange": lambda w: first_pk(RosterChange),
+    "seances.Spin": lambda w: first_pk(Spin),
     "cashbox.Signature": lambda w: first_pk(Signature),
     "cashbox.Advance": lambda w: first_pk(Advance),
     "cashbox.Count": lambda w: w["count"].pk,

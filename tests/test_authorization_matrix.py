@@ -22,11 +22,11 @@ from cashbox.models import Advance, ControlRegister, Count, Interruption
 from casino.accounts.services import propose, state_of
 from casino.exports import request_export
 from casino.models import AccountChange, Alert, Casino, Employee, Export
-from sessions import roster_services
-from sessions.models import GamingDay, Opening, Roster, Seance
+from sessions import roster_services, spins
+from sessions.models import GamingDay, Opening, Roster, Seance, Spin
 from sessions.services import change_seance_state, plan_seances
 from tables.models import Apparatus, Cashbox, Table, Tableau
-from tests.cash_helpers import chips_for, main_box, post_advance, post_final_count, post_short_interruption
+from tests.cash_helpers import chips_for, main_box, open_seance, post_advance, post_final_count, post_short_interruption
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -41,6 +41,7 @@ ANY_ROLE = frozenset(ROLES)  # any authenticated employee, whatever the role
 ANYONE = ANY_ROLE | {ANONYMOUS}  # public
 DIRECTION = frozenset({DIRECTOR, CODIR})  # seances, openings, rosters, register (DIRECTING, ROSTERING)
 FLOOR_CONTROL = DIRECTION | {CHEF}  # interruptions, resumptions, corrections, alerts, roster changes
+SPIN_ENTRY = DIRECTION | {CHEF}  # the register of spins (and the results display's service account)
 CASH_ENTRY = FLOOR_CONTROL | {CROUPIER, CAISSIER}  # advances and counts
 REGISTRY_WRITE = frozenset({DIRECTOR, ADMINISTRATOR})
 STAFF_WRITE = frozenset({ADMINISTRATOR})
@@ -170,9 +171,12 @@ EXPECTATIONS = {
     "roster-report-csv": page(get=ANY_ROLE),
     "roster-detail": page(get=ANY_ROLE),
     "roster-move": page(post=DIRECTION),
+    "roster-tableau": page(post=DIRECTION),
     "roster-publish": page(post=DIRECTION),
     "roster-change": page(post=FLOOR_CONTROL),
     "roster-print": page(get=ANY_ROLE),
+    "spin-entry": page(get=ANY_ROLE, post=SPIN_ENTRY),
+    "spin-statistics": page(get=ANY_ROLE),
     # Cash (R14–R23)
     "floor": page(get=ANY_ROLE),
     "advance-create": page(get=CASH_ENTRY, post=CASH_ENTRY),
@@ -195,6 +199,7 @@ EXPECTATIONS = {
     "account-tokens": page(get=ANY_ROLE, post=ANY_ROLE, anonymous="405-first"),
     "api-settle": api(post=ANY_ROLE),
     "api-check-stakes": api(post=ANY_ROLE),
+    "api-apparatus-statistics": api(get=ANY_ROLE),
     "api-schema": api(get=ANY_ROLE),
     "api-docs": api(get=ANY_ROLE),
     "api:api-root": api(get=ANY_ROLE),
@@ -220,11 +225,13 @@ EXPECTATIONS = {
         add=DIRECTION,
         actions={
             "reorder": ("post", DIRECTION),
+            "assign": ("post", DIRECTION),
             "publish": ("post", DIRECTION),
             "change": ("post", FLOOR_CONTROL),
             "report": ("get", ANY_ROLE),
         },
     ),
+    **records("spin", add=SPIN_ENTRY, actions={"correct": ("post", SPIN_ENTRY)}),
     **records("advance", add=CASH_ENTRY),
     **records("count", add=CASH_ENTRY),
     **records("interruption", add=FLOOR_CONTROL, actions={"resume": ("post", FLOOR_CONTROL)}),
@@ -254,6 +261,7 @@ PK_MODELS = {
     "apparatus-detail": Apparatus,
     "apparatus-update": Apparatus,
     "api-check-stakes": Apparatus,
+    "api-apparatus-statistics": Apparatus,
     "table-detail": Table,
     "table-update": Table,
     "tableau-detail": Tableau,
@@ -268,9 +276,12 @@ PK_MODELS = {
     "opening-notice": Opening,
     "roster-detail": Roster,
     "roster-move": Roster,
+    "roster-tableau": Roster,
     "roster-publish": Roster,
     "roster-change": Roster,
     "roster-print": Roster,
+    "spin-entry": Apparatus,
+    "spin-statistics": Apparatus,
     "advance-create": Tableau,
     "final-count-create": Tableau,
     "interruption-short": Tableau,
@@ -343,9 +354,13 @@ def demo(
     boule_tableau, vingt_trois_tableau = Tableau.objects.order_by("number")
     today = open_day.gaming_day.date
 
+    spin = spins.record_spin(
+        chef, open_day, vingt_trois_tableau.table.apparatus, "croupier1", pocket=3, direction="horaire"
+    )
+
     yesterday = today - datetime.timedelta(days=1)
     for seance in plan_seances(director, casino, yesterday):
-        change_seance_state(director, seance, Seance.State.OPEN)
+        open_seance(director, seance)
         if seance.kind == Seance.Kind.choices[0][0]:
             Opening.objects.create(
                 tableau=boule_tableau,
@@ -394,6 +409,7 @@ def demo(
         Seance: open_day,
         Opening: Opening.objects.get(tableau=boule_tableau, gaming_day=open_day.gaming_day),
         Roster: roster,
+        Spin: spin,
         Advance: Advance.objects.filter(seance=open_day).first(),
         Count: count,
         Interruption: Interruption.objects.get(pk=interruption.json()["id"]),

@@ -11,7 +11,7 @@ from cashbox.models import Advance, ControlRegister, ControlRegisterLine, Correc
 from casino.rules import InvalidTransition
 from sessions.models import GamingDay, Opening, Seance
 from sessions.services import change_seance_state, plan_seances
-from tests.cash_helpers import chips_for, main_box, post_advance
+from tests.cash_helpers import chips_for, main_box, open_seance, post_advance
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -58,7 +58,7 @@ def day_of_play(staff, casino, date, plays):
     director = staff["director"]
     seances = plan_seances(director, casino, date)
     for seance in seances:
-        change_seance_state(director, seance, Seance.State.OPEN)
+        open_seance(director, seance)
         for tableau, encaisse in plays.get(seance.kind, []):
             play_seance(staff, tableau, seance, encaisse)
         change_seance_state(director, seance, Seance.State.CLOSED)
@@ -176,7 +176,7 @@ def test_r22_r23_the_register_carries_corrected_results(api, staff, casino, boul
     director = staff["director"]
     date = GamingDay.date_at(casino)
     seances = plan_seances(director, casino, date)
-    change_seance_state(director, seances[0], Seance.State.OPEN)
+    open_seance(director, seances[0])
     count = play_seance(staff, boule_tableau, seances[0], "9000")
     services.correct(
         staff["chef"],
@@ -188,7 +188,7 @@ def test_r22_r23_the_register_carries_corrected_results(api, staff, casino, boul
         PASSWORD,
     )
     change_seance_state(director, seances[0], Seance.State.CLOSED)
-    change_seance_state(director, seances[1], Seance.State.OPEN)
+    open_seance(director, seances[1])
     change_seance_state(director, seances[1], Seance.State.CLOSED)
     body = draw_up(api, director, casino, seances[0].gaming_day).json()
     assert body["total"] == "900.00" and body["total_in_words"] == "neuf cents euros"

@@ -11,6 +11,7 @@ from tests.cash_helpers import (
     post_advance,
     post_final_count,
     post_short_interruption,
+    publish_rosters,
 )
 from tests.conftest import PASSWORD
 
@@ -76,6 +77,13 @@ def test_a_whole_day_runs_through_the_api(api, staff, open_day, boule_tableau, v
     closed = api.post(f"/api/v1/seances/{seance.pk}/close/")
     assert closed.status_code == 200, closed.json()
     evening = seance.gaming_day.seances.get(kind="soiree")
+    refused = api.post(f"/api/v1/seances/{evening.pk}/open/")
+    assert refused.status_code == 409 and refused.json()["code"] == "R4"
+    for apparatus in (boule_tableau.table.apparatus, vingt_trois_tableau.table.apparatus):
+        body = {"seance": evening.pk, "apparatus": apparatus.pk, "chef": "chef", "members": ["croupier1", "croupier2"]}
+        roster = api.post("/api/v1/rosters/", body, format="json").json()
+        published = api.post(f"/api/v1/rosters/{roster['id']}/publish/", {"signer": "directeur", "password": PASSWORD})
+        assert published.status_code == 200, published.json()
     assert api.post(f"/api/v1/seances/{evening.pk}/open/").status_code == 200
     assert api.post(f"/api/v1/seances/{evening.pk}/close/").status_code == 200
 
@@ -153,6 +161,7 @@ def test_r22_a_second_signature_by_the_same_person_is_refused(api, staff, open_d
     api.force_authenticate(staff["director"])
     for seance in open_day.gaming_day.seances.all():
         if seance.state == "planned":
+            publish_rosters(staff["director"], seance)
             api.post(f"/api/v1/seances/{seance.pk}/open/")
         api.post(f"/api/v1/seances/{seance.pk}/close/")
     register = api.post(
@@ -174,6 +183,6 @@ def test_an_idempotency_key_already_seen_returns_the_first_result_and_writes_not
     again = post_advance(api, staff["chef"], boule_tableau, open_day, headers={"HTTP_IDEMPOTENCY_KEY": "tablet-42"})
     assert first.status_code == again.status_code == 201
     assert first.json() == again.json()
-    assert Advance.objects.count() == 1 and Signature.objects.count() == 1
+    assert Advance.objects.count() == 1 and Signature.objects.exclude(purpose="roster").count() == 1
     assert Count.objects.count() == 0
     assert Decimal(first.json()["amount"]) == Decimal("8000.00")

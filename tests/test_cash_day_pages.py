@@ -4,7 +4,8 @@ close, carnet, control register signed twice (R10–R23)."""
 import pytest
 
 from cashbox.models import Advance, ControlRegister, Count, Interruption
-from sessions.models import GamingDay, Seance
+from sessions.models import GamingDay, Roster, Seance
+from tables.models import Apparatus
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -15,6 +16,16 @@ def ok(response):
     return response
 
 
+def publish_rosters_through_pages(client, casino, seance):
+    """R4: the rotation order of each apparatus in play, built and published on the roster pages."""
+    for apparatus in Apparatus.objects.filter(casino=casino):
+        data = {"seance": seance.pk, "apparatus": apparatus.pk, "chef": "chef", "members": ["croupier1", "croupier2"]}
+        ok(client.post("/roulement/nouveau/", data))
+        roster = Roster.objects.get(seance=seance, apparatus=apparatus)
+        ok(client.post(f"/roulement/{roster.pk}/publier/", {"signer": "directeur", "password": PASSWORD}))
+        assert Roster.objects.get(pk=roster.pk).state == "published"
+
+
 def test_a_whole_day_runs_through_the_pages(client, cash_staff, casino, boule_tableau, vingt_trois_tableau):
     director, chef = cash_staff["director"], cash_staff["chef"]
     day = GamingDay.date_at(casino)
@@ -22,6 +33,7 @@ def test_a_whole_day_runs_through_the_pages(client, cash_staff, casino, boule_ta
     client.force_login(director)
     ok(client.post("/seances/planifier/", {"casino": casino.pk, "date": day.isoformat()}))
     afternoon = Seance.objects.get(kind="apres_midi")
+    publish_rosters_through_pages(client, casino, afternoon)
     ok(client.post(f"/seances/{afternoon.pk}/ouvrir/"))
     limits = {boule_tableau: ("2.00", "200.00", "1000.00"), vingt_trois_tableau: ("1.00", "50.00", "250.00")}
     for tableau, (minimum, plein, chances) in limits.items():
@@ -66,6 +78,7 @@ def test_a_whole_day_runs_through_the_pages(client, cash_staff, casino, boule_ta
     client.force_login(director)
     ok(client.post(f"/seances/{afternoon.pk}/fermer/"))
     evening = Seance.objects.get(kind="soiree")
+    publish_rosters_through_pages(client, casino, evening)
     ok(client.post(f"/seances/{evening.pk}/ouvrir/"))
     ok(client.post(f"/seances/{evening.pk}/fermer/"))
 

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from cashbox.models import Advance, ControlRegister, Count, Interruption
 from casino.formats import euros
-from tests.cash_helpers import main_box, post_advance, post_final_count
+from tests.cash_helpers import main_box, open_seance, post_advance, post_final_count
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -139,7 +139,7 @@ def test_r22_the_register_is_drawn_up_and_signed_twice_in_the_browser(
     post_final_count(api, chef, boule_tableau, open_day, "9000")
     for seance in open_day.gaming_day.seances.order_by("planned_start"):
         if seance.state == "planned":
-            change_seance_state(director, seance, "open")
+            open_seance(director, seance)
         change_seance_state(director, seance, "closed")
     client = as_user(director)
     url = f"/caisse/registres/{open_day.gaming_day.date.isoformat()}/?casino={casino.pk}"

@@ -8,7 +8,7 @@ from cashbox.services import draw_up_register
 from casino.models import Alert
 from sessions.models import Seance
 from sessions.services import change_seance_state
-from tests.cash_helpers import chips_for, post_advance, post_final_count, post_short_interruption
+from tests.cash_helpers import chips_for, open_seance, post_advance, post_final_count, post_short_interruption
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -57,7 +57,7 @@ def day_done(api, staff, open_day, boule_tableau, vingt_trois_tableau, casino):
     for seance in open_day.gaming_day.seances.order_by("planned_start"):
         seance.refresh_from_db()
         if seance.state == Seance.State.PLANNED:
-            change_seance_state(director, seance, Seance.State.OPEN)
+            open_seance(director, seance)
         change_seance_state(director, seance, Seance.State.CLOSED)
     register, _ = draw_up_register(director, open_day.gaming_day)
     Alert.objects.create(casino=casino, kind="short_interruption_too_long", key="k1", message="Alerte test")

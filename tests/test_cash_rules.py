@@ -13,7 +13,7 @@ from sessions.models import Seance
 from sessions.services import change_seance_state, open_tableau
 from tables.models import Cashbox
 from tables.services import register_tableau
-from tests.cash_helpers import chips_for, main_box, post_advance, post_final_count, post_short_interruption
+from tests.cash_helpers import chips_for, main_box, open_seance, post_advance, post_final_count, post_short_interruption
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -566,7 +566,7 @@ def test_r22_no_correction_after_the_register_is_drawn_up(
     for seance in playing.gaming_day.seances.order_by("planned_start"):
         seance.refresh_from_db()
         if seance.state == Seance.State.PLANNED:
-            change_seance_state(director, seance, Seance.State.OPEN)
+            open_seance(director, seance)
         change_seance_state(director, seance, Seance.State.CLOSED)
     api.force_authenticate(director)
     drawn = api.post(

@@ -44,7 +44,7 @@ from sessions.services import change_seance_state, open_tableau, plan_seances
 from tables.games import Game
 from tables.models import Apparatus, Table
 from tables.services import register_tableau
-from tests.cash_helpers import chips_for
+from tests.cash_helpers import chips_for, open_seance, publish_rosters
 from tests.conftest import PASSWORD, make_employee
 
 CASH_MODELS = [Advance, Count, Interruption, Signature, Correction, ControlRegister, ControlRegisterLine]
@@ -110,7 +110,7 @@ class CashDay(RuleBasedStateMachine):
             plein, chances = (50, 200) if tableau.game == Game.BOULE else (30, 150)
             open_tableau(director, tableau, self.date, minimum, minimum * plein, minimum * chances)
         self.days.append(self.seances[0].gaming_day)
-        change_seance_state(director, self.seances[0], Seance.State.OPEN)
+        open_seance(director, self.seances[0])
 
     def _open_seance(self):
         return Seance.objects.filter(pk__in=[s.pk for s in self.seances], state=Seance.State.OPEN).first()
@@ -158,6 +158,8 @@ class CashDay(RuleBasedStateMachine):
             states = {s.pk: s.state for s in self.seances}
         planned = [s for s in self.seances if states[s.pk] == Seance.State.PLANNED]
         if planned:
+            # The rotation orders come first (R4); only the opening itself is the attempt that may be refused.
+            publish_rosters(self.people["directeur"], planned[0])
             self.attempt(lambda: change_seance_state(self.people["directeur"], planned[0], Seance.State.OPEN))
 
     @precondition(lambda self: self._open_seance() is not None)

@@ -28,6 +28,9 @@ def settings_form(casino, **overrides):
         "rotation_period_minutes": "20",
         "launch_share_threshold": "50",
         "consecutive_seances_max": "3",
+        "launch_share_factor": "1.50",
+        "spin_bias_window": "2000",
+        "spin_bias_p_value": "0.00100",
         "approval_warning_days": "30",
         "vingt_trois_colours": "",
     }

@@ -28,7 +28,7 @@ from cashbox.models import (
 from casino import append_only
 from casino.models import Alert, Casino, Employee, Export, IdempotentRequest, JournalEntry, Membership, Role
 from sessions import roster_services
-from sessions.models import GamingDay, Opening, RosterChange, RosterMember, Seance
+from sessions.models import GamingDay, Opening, RosterChange, RosterMember, Seance, Spin
 from tables.games import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tests.conftest import PASSWORD
@@ -266,7 +266,24 @@ def other_day(world, days, **changes):
     return clone(day, date=day.date + datetime.timedelta(days=days), **changes)
 
 
+def other_spin(**changes):
+    """A copy of the world's spin with some values changed, under a sequence number of its own unless given."""
+    spin = Spin.objects.order_by("pk").first()
+    return clone(spin, **{"sequence": spin.sequence + 100, **changes})
+
+
 CONSTRAINT_TESTS = {
+    # The register of spins (R1, R9, R23).
+    "r9_one_spin_per_sequence_number": lambda w: constraint_refuses(
+        "r9_one_spin_per_sequence_number", [other_spin(sequence=Spin.objects.order_by("pk").first().sequence)]
+    ),
+    "r9_spin_sequence_positive": lambda w: constraint_refuses("r9_spin_sequence_positive", [other_spin(sequence=0)]),
+    "r1_spin_number_range": lambda w: constraint_refuses("r1_spin_number_range", [other_spin(number=15)]),
+    "r1_spin_pocket_range": lambda w: constraint_refuses("r1_spin_pocket_range", [other_spin(pocket=28)]),
+    "r9_spin_direction_known": lambda w: constraint_refuses("r9_spin_direction_known", [other_spin(direction="x")]),
+    "r23_spin_correction_reason": lambda w: constraint_refuses(
+        "r23_spin_correction_reason", [other_spin(corrects=Spin.objects.order_by("pk").first(), reason="")]
+    ),
     # Day-fixed values (R10, R11, R15): a day carries its hours and minimums, ends after it starts, and its
     # advances, once fixed, are positive.
     "gaming_day_values_fixed": lambda w: constraint_refuses(

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from cashbox.models import Count
-from sessions import roster_services
+from sessions.models import Roster
 from tests.cash_helpers import chips_for, main_box, post_advance, post_final_count
 from tests.conftest import PASSWORD
 
@@ -30,10 +30,8 @@ def hostile(api, as_user, cash_staff, open_day, boule_table, boule_tableau, ving
     )
     assert response.status_code == 200, response.json()
 
-    roster = roster_services.create_roster(
-        director, open_day, boule_table.apparatus, "chef", ["croupier1", "croupier2"]
-    )
-    roster_services.publish_roster(director, roster, "directeur", PASSWORD)
+    # The séance opened with its published rotation orders (R4).
+    roster = Roster.objects.get(seance=open_day, apparatus=boule_table.apparatus)
     page = as_user(chef).post(
         reverse("roster-change", args=[roster.pk]), {"kind": "absence", "member": "croupier2", "reason": XSS}
     )

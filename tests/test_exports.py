@@ -18,7 +18,7 @@ from casino.exports import request_export, signing_key
 from casino.models import CasinoKey, Export, JournalEntry, Role
 from sessions.models import Seance
 from sessions.services import change_seance_state
-from tests.cash_helpers import post_advance, post_final_count
+from tests.cash_helpers import open_seance, post_advance, post_final_count
 from tests.conftest import make_employee
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -42,7 +42,7 @@ def demo_day(api, cash_staff, open_day, boule_tableau, vingt_trois_tableau):
         assert post_final_count(api, chef, tableau, open_day, encaisse).status_code == 201
     change_seance_state(director, open_day, Seance.State.CLOSED)
     for seance in open_day.gaming_day.seances.exclude(pk=open_day.pk):
-        change_seance_state(director, seance, Seance.State.OPEN)
+        open_seance(director, seance)
         change_seance_state(director, seance, Seance.State.CLOSED)
     cash_services.draw_up_register(director, open_day.gaming_day)
     return open_day.gaming_day

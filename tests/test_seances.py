@@ -6,6 +6,7 @@ import zoneinfo
 import pytest
 
 from sessions.models import GamingDay, Seance
+from tests.cash_helpers import publish_rosters
 
 pytestmark = pytest.mark.django_db
 PARIS = zoneinfo.ZoneInfo("Europe/Paris")
@@ -89,13 +90,14 @@ def test_another_casino_sees_none_of_our_seances(api, director, outsider, casino
     assert api.get("/api/v1/seances/").json()["results"] == []
 
 
-def test_the_day_page_opens_and_closes_a_seance(as_user, director, casino, boule_tableau):
+def test_the_day_page_opens_and_closes_a_seance(as_user, director, casino, boule_tableau, chef, croupier, croupier2):
     client = as_user(director)
     day = GamingDay.date_at(casino)
     client.post("/seances/planifier/", {"casino": casino.pk, "date": day.isoformat()})
     seance = Seance.objects.get(kind="apres_midi")
     page = client.get(f"/seances/?casino={casino.pk}&date={day.isoformat()}").content.decode()
     assert "Ouvrir la séance" in page and "À ouvrir" in page
+    publish_rosters(director, seance)
     client.post(f"/seances/{seance.pk}/ouvrir/")
     seance.refresh_from_db()
     assert seance.state == "open"

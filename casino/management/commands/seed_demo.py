@@ -90,6 +90,15 @@ class Command(BaseCommand):
             return
         director = get_user_model().objects.get(username="directeur")
         afternoon, _evening = plan_seances(director, casino, date)
+        # R4: the rotation order of every apparatus in play is published before the séance opens.
+        from sessions import roster_services
+
+        crews = {Game.BOULE: ("chef1", 4, 0), Game.VINGT_TROIS: ("chef2", 2, 4)}
+        for apparatus in Apparatus.objects.filter(casino=casino, in_service=True).order_by("name"):
+            chef, size, offset = crews[apparatus.game]
+            launchers = [f"croupier{offset + i}" for i in range(1, size + 1)]
+            roster = roster_services.create_roster(director, afternoon, apparatus, chef, launchers)
+            roster_services.publish_roster(director, roster, "directeur", PASSWORD)
         change_seance_state(director, afternoon, Seance.State.OPEN)
         limits = {Game.BOULE: ("2.00", "200.00", "1000.00"), Game.VINGT_TROIS: ("1.00", "50.00", "250.00")}
         for number, advance in ((1, True), (5, True), (2, False)):
@@ -109,6 +118,28 @@ class Command(BaseCommand):
                     PASSWORD,
                     brought_by="caissier1",
                 )
+        self.spins_of_the_day(casino, afternoon)
+
+    def spins_of_the_day(self, casino, seance, count=150):
+        """A few hundred spins through the service, so that the floor, the report and the statistics show them."""
+        import random
+
+        from sessions import spins
+
+        chefs = {Game.BOULE: "chef1", Game.VINGT_TROIS: "chef2"}
+        rng = random.Random(1959)
+        for apparatus in Apparatus.objects.filter(casino=casino, in_service=True).order_by("name"):
+            chef = get_user_model().objects.get(username=chefs[apparatus.game])
+            for index in range(count):
+                # The launcher the roster names at this moment (R4); the cylinder alternates (R9).
+                launcher = spins.spin_panel(seance, apparatus)["expected"]
+                if apparatus.game == Game.BOULE:
+                    spins.record_spin(chef, seance, apparatus, launcher.username, number=rng.randint(1, 9))
+                else:
+                    direction = ("horaire", "antihoraire")[index % 2]
+                    spins.record_spin(
+                        chef, seance, apparatus, launcher.username, pocket=rng.randint(1, 27), direction=direction
+                    )
 
     def casino(self, name, reference, date, min_boule, min_23):
         casino, _ = Casino.objects.get_or_create(

@@ -1,0 +1,178 @@
+"""The roster comes first (R4): no séance opens before the rotation order of every apparatus in play is published;
+the roster says which croupiers serve which tableau, and the final count's table employees come from it (R20)."""
+
+import pytest
+
+from cashbox.models import Count
+from casino.models import Role
+from casino.rules import ARTICLES
+from sessions import roster_services
+from sessions.models import GamingDay, Roster, Seance
+from sessions.services import change_seance_state, plan_seances
+from tables.services import register_tableau
+from tests.cash_helpers import post_advance, post_final_count, publish_rosters
+from tests.conftest import PASSWORD, make_employee
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def afternoon(director, casino, boule_tableau, vingt_trois_tableau, chef, croupier, croupier2):
+    return plan_seances(director, casino, GamingDay.date_at(casino))[0]
+
+
+def build(director, seance, apparatus, members=("croupier1", "croupier2"), tableaux=None):
+    return roster_services.create_roster(director, seance, apparatus, "chef", list(members), tableaux)
+
+
+def test_r4_a_seance_without_any_published_roster_cannot_open(api, director, afternoon):
+    api.force_authenticate(director)
+    response = api.post(f"/api/v1/seances/{afternoon.pk}/open/")
+    assert response.status_code == 409
+    body = response.json()
+    assert body["code"] == "R4" and ARTICLES["R4"] in body["message"]
+    assert "Boule" in body["message"] and "Vingt-trois" in body["message"]
+    afternoon.refresh_from_db()
+    assert afternoon.state == Seance.State.PLANNED and afternoon.actual_start is None
+
+
+def test_r4_the_refusal_names_only_the_apparatus_still_missing(api, director, afternoon, boule, vingt_trois):
+    roster_services.publish_roster(director, build(director, afternoon, boule), "directeur", PASSWORD)
+    api.force_authenticate(director)
+    body = api.post(f"/api/v1/seances/{afternoon.pk}/open/").json()
+    assert body["code"] == "R4" and "Vingt-trois" in body["message"] and "Boule," not in body["message"]
+    assert [d["apparatus"] for d in body["errors"]] == [vingt_trois.pk]
+
+
+def test_r4_a_draft_roster_does_not_let_the_seance_open(director, afternoon, boule, vingt_trois):
+    roster_services.publish_roster(director, build(director, afternoon, boule), "directeur", PASSWORD)
+    build(director, afternoon, vingt_trois)
+    with pytest.raises(Exception) as refusal:
+        change_seance_state(director, afternoon, Seance.State.OPEN)
+    assert refusal.value.rule == "R4"
+
+
+def test_r4_the_seance_opens_once_every_apparatus_in_play_has_its_published_roster(director, afternoon):
+    publish_rosters(director, afternoon)
+    assert change_seance_state(director, afternoon, Seance.State.OPEN).state == Seance.State.OPEN
+
+
+def test_r4_an_apparatus_without_a_tableau_in_service_needs_no_roster(director, afternoon, boule_tableau, vingt_trois):
+    roster_services.publish_roster(
+        director, build(director, afternoon, boule_tableau.table.apparatus), "directeur", PASSWORD
+    )
+    vingt_trois.in_service = False
+    vingt_trois.save()
+    assert change_seance_state(director, afternoon, Seance.State.OPEN).state == Seance.State.OPEN
+
+
+def test_r4_the_seance_page_refuses_to_open_it_and_says_why(as_user, director, afternoon):
+    response = as_user(director).post(f"/seances/{afternoon.pk}/ouvrir/", follow=True)
+    assert "ordre de roulement" in response.content.decode()
+    afternoon.refresh_from_db()
+    assert afternoon.state == Seance.State.PLANNED
+
+
+# Which croupiers serve which tableau ----------------------------------------------------------------------------
+
+
+def test_the_roster_spreads_its_croupiers_over_the_tableaux_and_the_api_shows_it(api, director, afternoon, boule):
+    second = register_tableau(boule.tables.first(), 2)
+    make_employee("croupier3", Role.CROUPIER, afternoon.gaming_day.casino)
+    roster = build(director, afternoon, boule, ["croupier1", "croupier2", "croupier3"])
+    served = {m.user.username: m.tableau.number for m in roster.members.all()}
+    assert set(served.values()) == {1, second.number}
+    api.force_authenticate(director)
+    assigned = api.post(f"/api/v1/rosters/{roster.pk}/assign/", {"member": "croupier1", "tableau": 2})
+    assert assigned.status_code == 200, assigned.json()
+    members = {m["username"]: m["tableau"] for m in assigned.json()["members"]}
+    assert members["croupier1"] == 2
+
+
+def test_r4_a_roster_leaving_a_tableau_unserved_cannot_be_published(director, afternoon, boule):
+    register_tableau(boule.tables.first(), 2)
+    roster = build(director, afternoon, boule, tableaux={"croupier1": 1, "croupier2": 1})
+    with pytest.raises(Exception) as refusal:
+        roster_services.publish_roster(director, roster, "directeur", PASSWORD)
+    assert "n° 2" in str(refusal.value)
+    assert Roster.objects.get(pk=roster.pk).state == Roster.State.DRAFT
+
+
+def test_r4_a_tableau_of_another_apparatus_cannot_be_assigned(api, director, afternoon, boule, vingt_trois_tableau):
+    api.force_authenticate(director)
+    body = {
+        "seance": afternoon.pk,
+        "apparatus": boule.pk,
+        "chef": "chef",
+        "members": ["croupier1", "croupier2"],
+        "tableaux": {"croupier1": vingt_trois_tableau.number},
+    }
+    response = api.post("/api/v1/rosters/", body, format="json")
+    assert response.status_code == 400 and response.json()["code"] == "R4"
+    assert not Roster.objects.exists()
+
+
+def test_r4_a_published_roster_no_longer_changes_its_tableaux(api, director, afternoon, boule):
+    roster = roster_services.publish_roster(director, build(director, afternoon, boule), "directeur", PASSWORD)
+    api.force_authenticate(director)
+    response = api.post(f"/api/v1/rosters/{roster.pk}/assign/", {"member": "croupier1", "tableau": 1})
+    assert response.status_code == 409 and response.json()["code"] == "R23"
+
+
+# The final count's table employees (R20) -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def counted_day(api, open_day, cash_staff, boule_tableau):
+    assert post_advance(api, cash_staff["chef"], boule_tableau, open_day).status_code == 201
+    return open_day
+
+
+def test_r20_a_final_count_without_any_table_employee_is_refused(api, cash_staff, counted_day, boule_tableau):
+    response = post_final_count(api, cash_staff["chef"], boule_tableau, counted_day, "8000", witnesses=[])
+    assert response.status_code == 400 and response.json()["code"] == "R20"
+    assert not Count.objects.exists()
+
+
+def test_r20_a_witness_who_does_not_serve_the_tableau_is_refused(api, casino, cash_staff, counted_day, boule_tableau):
+    make_employee("croupier9", Role.CROUPIER, casino)
+    response = post_final_count(api, cash_staff["chef"], boule_tableau, counted_day, "8000", witnesses=["croupier9"])
+    assert response.status_code == 400 and response.json()["code"] == "R20"
+    assert "croupier9" in response.json()["message"]
+    assert not Count.objects.exists()
+
+
+def test_r20_the_caissier_is_never_a_table_employee(api, cash_staff, counted_day, boule_tableau):
+    response = post_final_count(api, cash_staff["chef"], boule_tableau, counted_day, "8000", witnesses=["caissier"])
+    assert response.status_code == 400 and response.json()["code"] == "R20"
+
+
+def test_r20_table_employees_from_the_roster_are_accepted(api, cash_staff, counted_day, boule_tableau):
+    response = post_final_count(
+        api, cash_staff["chef"], boule_tableau, counted_day, "8000", witnesses=["croupier2", "chef"]
+    )
+    assert response.status_code == 201, response.json()
+    count = Count.objects.get()
+    assert {"croupier2", "chef", "caissier"} <= set(count.witnesses.values_list("username", flat=True))
+
+
+def test_r20_the_count_form_offers_the_tableau_staff_none_ticked_and_no_caissier_by_default(
+    as_user, casino, cash_staff, counted_day, boule_tableau
+):
+    make_employee("croupier9", Role.CROUPIER, casino)
+    page = as_user(cash_staff["chef"]).get(f"/caisse/tableaux/{boule_tableau.pk}/comptage-final/").content.decode()
+    witnesses = page[page.index('id="id_witnesses"') :][:2000]
+    assert 'value="croupier2"' in witnesses and 'value="croupier9"' not in witnesses
+    assert "checked" not in witnesses
+    caissier = page[page.index('name="caissier"') :]
+    caissier = caissier[: caissier.index("</select>")]
+    assert 'value="" selected' in caissier or "selected" not in caissier
+
+
+def test_r20_the_count_form_refuses_a_count_with_no_table_employee(as_user, cash_staff, counted_day, boule_tableau):
+    data = {"counted_by": "croupier1", "caissier": "caissier", "signer": "directeur", "password": PASSWORD}
+    data["chips_100_00"] = "80"
+    response = as_user(cash_staff["chef"]).post(f"/caisse/tableaux/{boule_tableau.pk}/comptage-final/", data)
+    assert response.status_code == 400
+    assert ARTICLES["R20"] in response.content.decode().replace("&#x27;", "'")
+    assert not Count.objects.exists()
