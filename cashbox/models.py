@@ -28,6 +28,13 @@ class Signature(models.Model):
         CORRECTION = "correction", "Approbation de correction"
         REGISTER = "register", "Registre de contrôle"
         ROSTER = "roster", "Publication de l'ordre de roulement"
+        SEANCE_NOT_HELD = "seance_not_held", "Déclaration de séance non tenue"
+        REGISTER_AMENDMENT = "register_amendment", "Rectificatif du registre de contrôle"
+        DEPUTY = "deputy", "Désignation du suppléant du directeur responsable"
+        LEVY_SCHEDULE = "levy_schedule", "Barème des prélèvements"
+        MONTHLY_STATEMENT = "monthly_statement", "Situation mensuelle"
+        OBSERVATION = "observation", "Observation au registre spécial"
+        OBSERVATION_ACTION = "observation_action", "Suite donnée à une observation"
 
     signer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="signatures")
     role = models.CharField("en qualité de", max_length=20, choices=Role.choices)

@@ -515,7 +515,8 @@ def draw_up_register(user, gaming_day):
     seances = list(gaming_day.seances.all())
     if not seances:
         raise InvalidTransition("R22", "Aucune séance pour cette journée de jeu")
-    open_ones = [s for s in seances if s.state != Seance.State.CLOSED]
+    # A séance declared « non tenue » is not waited for (R24).
+    open_ones = [s for s in seances if s.state not in (Seance.State.CLOSED, Seance.State.NOT_HELD)]
     if open_ones:
         raise InvalidTransition(
             "R22", "Toutes les séances de la journée doivent être closes : " + ", ".join(str(s) for s in open_ones)

@@ -406,7 +406,7 @@ class RegisterView(RoleRequiredMixin, View):
             "day": day,
             "casino": day.casino,
             "register": register,
-            "seances": list(day.seances.all()),
+            "seances": list(day.seances.select_related("not_held_signature__signer")),
             "form": form or SignForm(casino=day.casino),
         }
 

@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "tables",
     "sessions.apps.SeancesConfig",
     "cashbox",
+    "books",
 ]
 
 MIDDLEWARE = [

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from casino.models import Role
 from casino.roles import role_of
-from casino.rules import DomainError, InvalidTransition, RoleForbidden
+from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
 from sessions.models import GamingDay, Opening, Seance
 from tables.games import euros
 from tables.models import Tableau
@@ -82,6 +82,45 @@ def change_seance_state(user, seance, new_state):
                 details=[{"rule": rule, "message": message} for rule, message in blockers],
             )
     seance.set_state(new_state, user)
+    seance.full_clean()
+    seance.save()
+    return seance
+
+
+@transaction.atomic
+def declare_not_held(user, seance, reason, signer, password):
+    """Declare a planned séance « non tenue », with its reason, signed by the direction (R24).
+
+    It can then never open, and the day's register no longer waits for it.
+    """
+    # Imported here: the cash app builds on séances, not the other way round.
+    from cashbox.models import Signature
+    from cashbox.services import sign
+
+    require_director(user, "R24", "déclarer une séance non tenue")
+    # Lock the séance: « non tenue » and « ouvrir » pressed at once on two tablets must not both succeed.
+    seance = Seance.objects.select_for_update().select_related("gaming_day__casino").get(pk=seance.pk)
+    if seance.state != Seance.State.PLANNED:
+        raise InvalidTransition(
+            "R24",
+            f"Seule une séance prévue peut être déclarée non tenue ; {seance} est {seance.get_state_display().lower()}",
+        )
+    reason = (reason or "").strip()
+    if not reason:
+        raise invalid("reason", "R24", "Indiquez le motif pour lequel la séance n'a pas été tenue")
+    statement = f"{seance} déclarée non tenue — motif : {reason}"
+    signature = sign(
+        seance.gaming_day.casino,
+        signer,
+        password,
+        Signature.Purpose.SEANCE_NOT_HELD,
+        statement,
+        DIRECTING_ROLES,
+        "R24",
+    )
+    seance.set_state(Seance.State.NOT_HELD, user)
+    seance.not_held_reason = reason
+    seance.not_held_signature = signature
     seance.full_clean()
     seance.save()
     return seance

@@ -148,6 +148,7 @@ EXPECTATIONS = {
     "seance-detail": page(get=ANY_ROLE),
     "seance-open": page(post=DIRECTION),
     "seance-close": page(post=DIRECTION),
+    "seance-not-held": page(get=DIRECTION, post=DIRECTION),
     "opening-create": page(get=DIRECTION, post=DIRECTION),
     "opening-detail": page(get=ANY_ROLE),
     "opening-notice": page(get=ANY_ROLE),
@@ -187,7 +188,11 @@ EXPECTATIONS = {
     **records("table", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
     **records("tableau", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
     **records("cashbox", add=REGISTRY_WRITE),
-    **records("seance", add=DIRECTION, actions={"open": ("post", DIRECTION), "close": ("post", DIRECTION)}),
+    **records(
+        "seance",
+        add=DIRECTION,
+        actions={"open": ("post", DIRECTION), "close": ("post", DIRECTION), "not-held": ("post", DIRECTION)},
+    ),
     # Limits never change once fixed (R10, R11): PUT and PATCH reach the rule, which answers 409.
     **records("opening", add=DIRECTION, change=DIRECTION),
     **records(
@@ -235,6 +240,7 @@ PK_MODELS = {
     "seance-detail": Seance,
     "seance-open": Seance,
     "seance-close": Seance,
+    "seance-not-held": Seance,
     "opening-create": Tableau,
     "opening-detail": Opening,
     "opening-notice": Opening,
