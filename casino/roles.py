@@ -18,6 +18,8 @@ CASH = [
     "cashbox.correction",
     "cashbox.controlregister",
     "cashbox.signature",
+    "cashbox.registeramendment",
+    "cashbox.deputy",
 ]
 FLOOR_VIEW = [f"{model}:view" for model in [*SEANCES, *ROSTERS, *CASH]]
 # Who enters money records; the signer of each is checked separately, with their password (R15, R20).
@@ -40,6 +42,7 @@ ROLE_PERMISSIONS = {
         *FLOOR_CONTROL,
         "cashbox.controlregister:add",
         "cashbox.sign_register",
+        "cashbox.deputy:add",
         *ROSTERING,
     ],
     Role.CODIR: [
@@ -51,6 +54,7 @@ ROLE_PERMISSIONS = {
         *FLOOR_CONTROL,
         "cashbox.controlregister:add",
         "cashbox.sign_register",
+        "cashbox.deputy:add",
         *ROSTERING,
     ],
     Role.CHEF: [

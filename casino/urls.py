@@ -29,6 +29,8 @@ router.register("interruptions", cashbox_api.InterruptionViewSet, basename="inte
 router.register("corrections", cashbox_api.CorrectionViewSet, basename="correction")
 router.register("carnets", cashbox_api.CarnetViewSet, basename="carnet")
 router.register("control-registers", cashbox_api.ControlRegisterViewSet, basename="control-register")
+router.register("register-amendments", cashbox_api.RegisterAmendmentViewSet, basename="register-amendment")
+router.register("deputies", cashbox_api.DeputyViewSet, basename="deputy")
 router.register("alerts", cashbox_api.AlertViewSet, basename="alert")
 
 urlpatterns = [

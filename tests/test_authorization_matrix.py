@@ -19,7 +19,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 
 from cashbox import services as cash_services
-from cashbox.models import Advance, ControlRegister, Count, Interruption
+from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment
 from casino.exports import request_export
 from casino.models import Alert, Casino, Employee, Export
 from sessions import roster_services
@@ -174,6 +174,8 @@ EXPECTATIONS = {
     "register-list": page(get=ANY_ROLE),
     # Everyone of the floor reads the register; only the direction draws it up (the body asks for that).
     "register-day": page(get=ANY_ROLE, post=DIRECTION, guard=ANY_ROLE, body={"action": "draw_up"}),
+    # The director records his deputy (R22); the CoDir members hold the permission, the signature is the director's.
+    "deputy-create": page(get=DIRECTION, post=DIRECTION),
     # API outside the router
     "api-token": page(post=ANYONE, guard=ANYONE),
     "api-settle": api(post=ANY_ROLE),
@@ -211,6 +213,9 @@ EXPECTATIONS = {
     **records("correction", add=FLOOR_CONTROL),
     **records("carnet"),
     **records("control-register", add=DIRECTION, actions={"sign": ("post", DIRECTION)}),
+    # A rectificatif is drawn up by a correction, never posted (R24); signed by the direction.
+    **records("register-amendment", add=NOBODY, actions={"sign": ("post", DIRECTION)}),
+    **records("deputy", add=DIRECTION),
     # Alerts are raised by the product, never posted: POST asks a permission no role holds.
     **records("alert", read=ALERT_READ, add=NOBODY, actions={"acknowledge": ("post", FLOOR_CONTROL)}),
 }
@@ -335,7 +340,15 @@ def demo(api, settings, tmp_path, django_capture_on_commit_callbacks, cash_staff
             assert post_advance(api, chef, boule_tableau, seance).status_code == 201
             assert post_final_count(api, chef, boule_tableau, seance, "9000").status_code == 201
         change_seance_state(director, seance, Seance.State.CLOSED)
-    register = cash_services.draw_up_register(director, GamingDay.objects.get(casino=casino, date=yesterday))[0]
+    yesterday_day = GamingDay.objects.get(casino=casino, date=yesterday)
+    register = cash_services.draw_up_register(director, yesterday_day)[0]
+    deputy = cash_services.designate_deputy(director, yesterday_day, "codir", "Congé", "directeur", PASSWORD)
+    cash_services.sign_register(register, "directeur", PASSWORD)
+    cash_services.sign_register(register, "codir", PASSWORD)
+    late = Count.objects.filter(seance__gaming_day=yesterday_day, kind="final").first()
+    late_correction = cash_services.correct(
+        chef, late, chips_for("8900"), "Plaque comptée deux fois", "huit mille neuf cents euros", "directeur", PASSWORD
+    )
 
     assert post_advance(api, chef, boule_tableau, open_day).status_code == 201
     assert post_advance(api, chef, vingt_trois_tableau, open_day).status_code == 201
@@ -372,6 +385,8 @@ def demo(api, settings, tmp_path, django_capture_on_commit_callbacks, cash_staff
         Interruption: Interruption.objects.get(pk=interruption.json()["id"]),
         type(correction): correction,
         ControlRegister: register,
+        RegisterAmendment: late_correction.amendment,
+        Deputy: deputy,
     }
 
 
