@@ -30,3 +30,37 @@ class DeputyForm(CashForm):
         )
         self.fields["reason"] = forms.CharField(label="motif", required=False)
         signer_fields(self, {Role.DIRECTOR}, "désigné par le directeur responsable")
+
+
+class ObservationForm(forms.Form):
+    visited_at = forms.DateTimeField(
+        label="date et heure de la visite", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+    text = forms.CharField(label="observations", widget=forms.Textarea(attrs={"rows": 4}))
+    injunction = forms.CharField(
+        label="injonction (le cas échéant)",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=f"La direction inscrit la suite donnée dans les 8 jours (R27, {article('R27')}).",
+    )
+    password = forms.CharField(
+        label="votre mot de passe (signature)",
+        widget=forms.PasswordInput(attrs={"autocomplete": "off"}),
+        help_text="Vous signez vous-même votre inscription.",
+    )
+
+    def __init__(self, *args, casino=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.casino = casino
+
+    def other_fields(self):
+        return list(self)
+
+
+class ObservationActionForm(CashForm):
+    with_chips = False
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["text"] = forms.CharField(label="suite donnée", widget=forms.Textarea(attrs={"rows": 3}))
+        signer_fields(self, {Role.DIRECTOR, Role.CODIR}, "signé par (direction)")

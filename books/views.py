@@ -3,7 +3,9 @@
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 
-from books.forms import DeputyForm, NotHeldForm
+from books import services
+from books.forms import DeputyForm, NotHeldForm, ObservationActionForm, ObservationForm
+from books.models import Observation
 from cashbox import services as cash_services
 from cashbox.views import ServiceFormView
 from sessions import services as seance_services
@@ -60,3 +62,74 @@ class DeputyView(ServiceFormView):
         cash_services.designate_deputy(
             self.request.user, day, data["deputy"], data["reason"], data["signer"], data["password"]
         )
+
+
+class ByMethodPermission:
+    """Reading and writing a book ask different permissions."""
+
+    write_permission = None
+
+    def get_permission_required(self):
+        if self.request.method == "POST":
+            return (self.write_permission,)
+        return (self.permission_required,)
+
+
+class ObservationListView(ByMethodPermission, ServiceFormView):
+    """The registre spécial d'observations of a casino, printable; the police des jeux writes in it (R27)."""
+
+    permission_required = "books.view_observation"
+    write_permission = "books.add_observation"
+    form_class = ObservationForm
+    template_name = "books/observations.html"
+    title = "Registre spécial d'observations"
+    success_message = "Observation inscrite et signée."
+
+    def setup_objects(self):
+        self.casino = chosen_casino(self.request)
+
+    def success_url(self):
+        return f"{reverse('observation-list')}?casino={self.casino.pk}"
+
+    def extra_context(self):
+        observations = (
+            Observation.objects.filter(casino=self.casino)
+            .select_related("written_by", "signature__signer")
+            .prefetch_related("actions__signature__signer")
+        )
+        return {"casino": self.casino, "observations": observations}
+
+    def perform(self, form):
+        data = form.cleaned_data
+        services.record_observation(
+            self.request.user, self.casino, data["visited_at"], data["text"], data["injunction"], data["password"]
+        )
+
+
+class ObservationDetailView(ByMethodPermission, ServiceFormView):
+    """One observation and its follow-ups; the direction records what was done about it (R27)."""
+
+    permission_required = "books.view_observation"
+    write_permission = "books.add_observationaction"
+    form_class = ObservationActionForm
+    template_name = "books/observation_detail.html"
+    success_message = "Suite donnée inscrite et signée."
+
+    def setup_objects(self, pk):
+        self.observation = get_object_or_404(
+            Observation.objects.for_user(self.request.user).select_related("casino", "written_by"), pk=pk
+        )
+        self.casino = self.observation.casino
+
+    def get_title(self):
+        return f"{self.observation} — {self.casino.name}"
+
+    def success_url(self):
+        return reverse("observation-detail", args=[self.observation.pk])
+
+    def extra_context(self):
+        return {"observation": self.observation, "casino": self.casino}
+
+    def perform(self, form):
+        data = form.cleaned_data
+        services.record_action(self.request.user, self.observation, data["text"], data["signer"], data["password"])

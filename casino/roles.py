@@ -27,7 +27,11 @@ CASH_ENTRY = ["cashbox.advance:add", "cashbox.count:add"]
 FLOOR_CONTROL = ["cashbox.interruption:add", "cashbox.interruption:change", "cashbox.correction:add"]
 DIRECTING = ["seances.seance:add", "seances.seance:change", "seances.open_tableau"]
 AUDIT = ["casino.casino", "casino.alert", "casino.journalentry"]
-VIEW_ALL = [f"{model}:view" for model in [*REGISTRY, *STAFF, *SEANCES, *ROSTERS, *CASH, *AUDIT]]
+# The books beyond the day (R25–R27): the direction, the regulator and the administrator read them.
+BOOKS = ["books.observation", "books.observationaction"]
+VIEW_ALL = [f"{model}:view" for model in [*REGISTRY, *STAFF, *SEANCES, *ROSTERS, *CASH, *AUDIT, *BOOKS]]
+# The direction records what was done about the regulator's observations (R27).
+BOOKS_DIRECTING = ["books.observationaction:add"]
 
 ROLE_PERMISSIONS = {
     Role.DIRECTOR: [
@@ -43,6 +47,7 @@ ROLE_PERMISSIONS = {
         "cashbox.controlregister:add",
         "cashbox.sign_register",
         "cashbox.deputy:add",
+        *BOOKS_DIRECTING,
         *ROSTERING,
     ],
     Role.CODIR: [
@@ -55,6 +60,7 @@ ROLE_PERMISSIONS = {
         "cashbox.controlregister:add",
         "cashbox.sign_register",
         "cashbox.deputy:add",
+        *BOOKS_DIRECTING,
         *ROSTERING,
     ],
     Role.CHEF: [
@@ -67,7 +73,8 @@ ROLE_PERMISSIONS = {
     ],
     Role.CROUPIER: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino"]], *FLOOR_VIEW, *CASH_ENTRY],
     Role.CAISSIER: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino"]], *FLOOR_VIEW, *CASH_ENTRY],
-    Role.CONTROLEUR: [*VIEW_ALL, "casino.view_audit"],
+    # The registre spécial d'observations is the only book the regulator writes in (R27).
+    Role.CONTROLEUR: [*VIEW_ALL, "casino.view_audit", "books.observation:add"],
     Role.ADMIN: [
         *VIEW_ALL,
         *[f"{model}:add" for model in [*REGISTRY, *STAFF]],

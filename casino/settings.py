@@ -189,6 +189,8 @@ CELERY_BEAT_SCHEDULE = {
     "check-short-interruptions": {"task": "cashbox.tasks.check_short_interruptions", "schedule": 60},
     "check-control-registers": {"task": "cashbox.tasks.check_control_registers", "schedule": 5 * 60},
     "verify-journal-nightly": {"task": "casino.tasks.verify_journal", "schedule": 24 * 60 * 60},
+    # The registre d'observations' 8-day deadlines are days: hourly is enough (R27).
+    "check-observations": {"task": "books.tasks.check_observations", "schedule": 60 * 60},
 }
 # History is read, never reverted: a revert would rewrite what is recorded (R23).
 SIMPLE_HISTORY_REVERT_DISABLED = True

@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
+from books import api as books_api
 from cashbox import api as cashbox_api
 from casino import api as casino_api
 from casino import auth, export_views, journal_views, views
@@ -31,6 +32,7 @@ router.register("carnets", cashbox_api.CarnetViewSet, basename="carnet")
 router.register("control-registers", cashbox_api.ControlRegisterViewSet, basename="control-register")
 router.register("register-amendments", cashbox_api.RegisterAmendmentViewSet, basename="register-amendment")
 router.register("deputies", cashbox_api.DeputyViewSet, basename="deputy")
+router.register("observations", books_api.ObservationViewSet, basename="observation")
 router.register("alerts", cashbox_api.AlertViewSet, basename="alert")
 
 urlpatterns = [
@@ -43,6 +45,7 @@ urlpatterns = [
     path("seances/", include("sessions.urls")),
     path("roulement/", include("sessions.roster_urls")),
     path("caisse/", include("cashbox.urls")),
+    path("livres/", include("books.urls")),
     path("personnel/", views.EmployeeListView.as_view(), name="employee-list"),
     path("personnel/nouveau/", views.EmployeeCreateView.as_view(), name="employee-create"),
     path("personnel/<int:pk>/", views.EmployeeDetailView.as_view(), name="employee-detail"),

@@ -17,7 +17,10 @@ from dataclasses import dataclass, field
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
+from django.utils import timezone
 
+from books import services as books_services
+from books.models import Observation
 from cashbox import services as cash_services
 from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment
 from casino.exports import request_export
@@ -176,6 +179,9 @@ EXPECTATIONS = {
     "register-day": page(get=ANY_ROLE, post=DIRECTION, guard=ANY_ROLE, body={"action": "draw_up"}),
     # The director records his deputy (R22); the CoDir members hold the permission, the signature is the director's.
     "deputy-create": page(get=DIRECTION, post=DIRECTION),
+    # Registre spécial d'observations (R27): the regulator's only write; the direction records the follow-up.
+    "observation-list": page(get=READ_ALL, post=frozenset({REGULATOR})),
+    "observation-detail": page(get=READ_ALL, post=DIRECTION),
     # API outside the router
     "api-token": page(post=ANYONE, guard=ANYONE),
     "api-settle": api(post=ANY_ROLE),
@@ -216,6 +222,7 @@ EXPECTATIONS = {
     # A rectificatif is drawn up by a correction, never posted (R24); signed by the direction.
     **records("register-amendment", add=NOBODY, actions={"sign": ("post", DIRECTION)}),
     **records("deputy", add=DIRECTION),
+    **records("observation", read=READ_ALL, add=frozenset({REGULATOR}), actions={"follow-up": ("post", DIRECTION)}),
     # Alerts are raised by the product, never posted: POST asks a permission no role holds.
     **records("alert", read=ALERT_READ, add=NOBODY, actions={"acknowledge": ("post", FLOOR_CONTROL)}),
 }
@@ -260,6 +267,7 @@ PK_MODELS = {
     "interruption-full": Tableau,
     "interruption-resume": Interruption,
     "correction-create": Count,
+    "observation-detail": Observation,
 }
 
 
@@ -367,6 +375,9 @@ def demo(api, settings, tmp_path, django_capture_on_commit_callbacks, cash_staff
     with django_capture_on_commit_callbacks(execute=True):
         export = request_export(regulator, casino, yesterday, yesterday)
     alert = Alert.objects.create(casino=casino, rule="R18", kind="test", key="matrix", message="Alerte de test")
+    observation = books_services.record_observation(
+        regulator, casino, timezone.now(), "Visite", "Afficher les limites", PASSWORD
+    )
     return {
         "date": yesterday,
         Casino: casino,
@@ -387,6 +398,7 @@ def demo(api, settings, tmp_path, django_capture_on_commit_callbacks, cash_staff
         ControlRegister: register,
         RegisterAmendment: late_correction.amendment,
         Deputy: deputy,
+        Observation: observation,
     }
 
 
