@@ -2,9 +2,11 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from books import services
-from books.models import Observation
+from books.models import LevySchedule, Observation
+from books.prelevements import sheet, sheet_json
 from books.serializers import (
     ObservationActionCreateSerializer,
     ObservationActionSerializer,
@@ -14,6 +16,7 @@ from books.serializers import (
 from cashbox.api import CashViewSet
 from casino.idempotency import idempotent
 from casino.models import Casino
+from casino.schema import AutoSchema
 
 
 class ObservationViewSet(CashViewSet):
@@ -50,3 +53,20 @@ class ObservationViewSet(CashViewSet):
         data = self.validated(request, ObservationActionCreateSerializer)
         follow_up = services.record_action(request.user, observation, data["text"], data["signer"], data["password"])
         return Response(ObservationActionSerializer(follow_up).data, status=201)
+
+
+class LevySheetView(APIView):
+    """Sheet n° {n} (November = 1) of the carnet des prélèvements of a season (modèle 13, R25); ?casino= to choose."""
+
+    # Read for the permission check only: GET asks books.view_levyschedule.
+    queryset = LevySchedule.objects.all()
+    schema = AutoSchema()
+
+    @extend_schema(responses={200: dict})
+    def get(self, request, season, n):
+        casinos = Casino.objects.for_user(request.user)
+        wanted = request.query_params.get("casino", "")
+        casino = get_object_or_404(casinos, pk=wanted) if wanted.isdigit() else casinos.first()
+        if casino is None:
+            return Response({"code": "not_found", "message": "Aucun établissement."}, status=404)
+        return Response(sheet_json(sheet(casino, season, n)))

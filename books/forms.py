@@ -64,3 +64,32 @@ class ObservationActionForm(CashForm):
         super().__init__(*args, **kwargs)
         self.fields["text"] = forms.CharField(label="suite donnée", widget=forms.Textarea(attrs={"rows": 3}))
         signer_fields(self, {Role.DIRECTOR, Role.CODIR}, "signé par (direction)")
+
+
+class LevyScheduleForm(CashForm):
+    with_chips = False
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        from cashbox.carnets import current_season
+
+        self.fields["season"] = forms.IntegerField(
+            label="saison (année où elle commence, le 1er novembre)", initial=current_season()
+        )
+        self.fields["name"] = forms.CharField(label="prélèvement", max_length=120)
+        self.fields["brackets"] = forms.CharField(
+            label="tranches : une par ligne, « de ; à ; taux % » (la dernière sans borne haute)",
+            widget=forms.Textarea(attrs={"rows": 5, "placeholder": "0 ; 100000 ; 10\n100000 ; ; 20"}),
+            help_text=f"Montants en euros, taux en pour cent (R25, {article('R25')}).",
+        )
+        signer_fields(self, {Role.DIRECTOR}, "saisi et signé par le directeur responsable")
+
+    def brackets(self):
+        rows = []
+        for line in self.cleaned_data["brackets"].splitlines():
+            if not line.strip():
+                continue
+            parts = [part.strip().replace(",", ".").replace(" ", "").rstrip("%") for part in line.split(";")]
+            parts += [""] * (3 - len(parts))
+            rows.append({"lower": parts[0], "upper": parts[1], "rate": parts[2]})
+        return rows

@@ -87,3 +87,61 @@ class ObservationAction(models.Model):
 
     def __str__(self):
         return f"Suite donnée le {timezone.localtime(self.recorded_at):%d/%m/%Y %H:%M}"
+
+
+class LevyScheduleQuerySet(ScopedQuerySet):
+    def in_force(self, casino, season):
+        """The schedule of each levy for the season: the latest entered prevails, the earlier ones stay (R23)."""
+        latest = {}
+        for schedule in self.filter(casino=casino, season=season).order_by("entered_at", "pk"):
+            latest[schedule.name] = schedule
+        return list(latest.values())
+
+
+class LevySchedule(models.Model):
+    """The brackets and rates of one levy, entered by the casino for a season (R25).
+
+    Never changed: a new schedule for the same levy and season supersedes it, and both stay readable."""
+
+    casino = models.ForeignKey(Casino, on_delete=models.PROTECT, related_name="levy_schedules")
+    season = models.PositiveIntegerField("saison", help_text="Année où la saison commence (1er novembre).")
+    name = models.CharField("prélèvement", max_length=120)
+    signature = models.OneToOneField(Signature, on_delete=models.PROTECT, related_name="levy_schedule")
+    entered_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    entered_at = models.DateTimeField("saisi le", default=timezone.now)
+
+    objects = LevyScheduleQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "barème de prélèvement"
+        verbose_name_plural = "barèmes de prélèvement"
+        ordering = ["-season", "name", "entered_at"]
+
+    def __str__(self):
+        return f"{self.name} — saison {self.season}-{self.season + 1}"
+
+
+class LevyBracket(models.Model):
+    """One bracket of a levy schedule: the rate applies to the part of the base between its bounds (R25)."""
+
+    casino = models.ForeignKey(Casino, on_delete=models.PROTECT, related_name="+")
+    schedule = models.ForeignKey(LevySchedule, on_delete=models.PROTECT, related_name="brackets")
+    lower = models.DecimalField("de (€)", max_digits=14, decimal_places=2)
+    upper = models.DecimalField("à (€)", max_digits=14, decimal_places=2, null=True, blank=True)
+    rate = models.DecimalField("taux (%)", max_digits=7, decimal_places=4)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "tranche de barème"
+        ordering = ["schedule", "lower"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(lower__gte=0), name="r25_bracket_lower_not_negative"),
+            models.CheckConstraint(
+                condition=models.Q(upper__isnull=True) | models.Q(upper__gt=models.F("lower")),
+                name="r25_bracket_upper_above_lower",
+            ),
+            models.CheckConstraint(condition=models.Q(rate__gte=0, rate__lte=100), name="r25_rate_is_a_percentage"),
+            models.UniqueConstraint(fields=["schedule", "lower"], name="r25_one_bracket_per_lower_bound"),
+        ]

@@ -71,3 +71,64 @@ def record_action(user, observation, text, signer, password):
     return ObservationAction.objects.create(
         casino=observation.casino, observation=observation, text=text, signature=signature, recorded_by=user
     )
+
+
+def parse_brackets(brackets):
+    """Normalise a schedule's brackets [{"lower", "upper", "rate"}, …]: contiguous from 0, the last one open,
+    rates in percent; Decimal from strings, never float (R25)."""
+    from decimal import Decimal, InvalidOperation
+
+    if not isinstance(brackets, list) or not brackets:
+        raise invalid("brackets", "R25", "Indiquez au moins une tranche (de, à, taux)")
+    parsed = []
+    for position, bracket in enumerate(brackets, 1):
+        try:
+            lower = Decimal(str(bracket.get("lower", ""))).quantize(Decimal("0.01"))
+            upper_value = bracket.get("upper")
+            upper = None if upper_value in (None, "") else Decimal(str(upper_value)).quantize(Decimal("0.01"))
+            rate = Decimal(str(bracket.get("rate", ""))).quantize(Decimal("0.0001"))
+        except (InvalidOperation, AttributeError, TypeError):
+            raise invalid("brackets", "R25", f"Tranche n° {position} : montants et taux en nombres décimaux") from None
+        if not (lower.is_finite() and rate.is_finite() and (upper is None or upper.is_finite())):
+            raise invalid("brackets", "R25", f"Tranche n° {position} : montants et taux en nombres décimaux")
+        if not Decimal(0) <= rate <= Decimal(100):
+            raise invalid("brackets", "R25", f"Tranche n° {position} : le taux est un pourcentage entre 0 et 100")
+        expected = Decimal("0.00") if not parsed else parsed[-1][1]
+        if expected is None or lower != expected:
+            raise invalid(
+                "brackets",
+                "R25",
+                f"Tranche n° {position} : les tranches se suivent sans trou ni chevauchement, dès 0 €",
+            )
+        if upper is not None and upper <= lower:
+            raise invalid("brackets", "R25", f"Tranche n° {position} : la borne haute dépasse la borne basse")
+        parsed.append((lower, upper, rate))
+    if parsed[-1][1] is not None:
+        raise invalid("brackets", "R25", "La dernière tranche est ouverte (sans borne haute)")
+    return parsed
+
+
+@transaction.atomic
+def enter_levy_schedule(user, casino, season, name, brackets, signer, password):
+    """The director enters the schedule of a levy for a season; a later one for the same levy supersedes it (R25)."""
+    from books.models import LevyBracket, LevySchedule
+
+    if role_of(user) not in DIRECTING:
+        raise RoleForbidden("R25", "Seule la direction saisit le barème des prélèvements")
+    name = (name or "").strip()
+    if not name:
+        raise invalid("name", "R25", "Nommez le prélèvement (ex. « prélèvement progressif de l'État »)")
+    if not isinstance(season, int) or not 2000 <= season <= 2100:
+        raise invalid("season", "R25", "Indiquez la saison (année où elle commence, le 1er novembre)")
+    parsed = parse_brackets(brackets)
+    described = " ; ".join(
+        f"{lower} € à {'∞' if upper is None else f'{upper} €'} : {rate} %" for lower, upper, rate in parsed
+    )
+    statement = f"Barème « {name} » de la saison {season}-{season + 1} — {described}"
+    signature = sign(casino, signer, password, Signature.Purpose.LEVY_SCHEDULE, statement, {Role.DIRECTOR}, "R25")
+    schedule = LevySchedule.objects.create(
+        casino=casino, season=season, name=name, signature=signature, entered_by=user
+    )
+    for lower, upper, rate in parsed:
+        LevyBracket.objects.create(casino=casino, schedule=schedule, lower=lower, upper=upper, rate=rate)
+    return schedule

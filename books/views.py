@@ -1,13 +1,20 @@
 """Pages of the books beyond the day (R24–R27): each calls the one service function of its workflow."""
 
-from django.shortcuts import get_object_or_404
+from django.core.exceptions import ValidationError
+from django.http import Http404
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils import timezone
+from django.views import View
 
 from books import services
-from books.forms import DeputyForm, NotHeldForm, ObservationActionForm, ObservationForm
-from books.models import Observation
+from books.forms import DeputyForm, LevyScheduleForm, NotHeldForm, ObservationActionForm, ObservationForm
+from books.models import LevySchedule, Observation
+from books.prelevements import sheet, sheet_number
 from cashbox import services as cash_services
+from cashbox.carnets import current_season
 from cashbox.views import ServiceFormView
+from casino.views import RoleRequiredMixin
 from sessions import services as seance_services
 from sessions.models import GamingDay, Seance
 from sessions.views import chosen_casino
@@ -133,3 +140,65 @@ class ObservationDetailView(ByMethodPermission, ServiceFormView):
     def perform(self, form):
         data = form.cleaned_data
         services.record_action(self.request.user, self.observation, data["text"], data["signer"], data["password"])
+
+
+class LevyIndexView(RoleRequiredMixin, View):
+    """The carnet des prélèvements of a season: its twelve sheets and the schedules entered (R25)."""
+
+    permission_required = "books.view_levyschedule"
+
+    def get(self, request):
+        casino = chosen_casino(request)
+        value = request.GET.get("saison", "")
+        season = int(value) if value.isdigit() else current_season()
+        context = {
+            "casino": casino,
+            "season": season,
+            "sheets": [(n, (10 + n) % 12 or 12) for n in range(1, 13)],
+            "current": sheet_number(timezone.localdate()) if season == current_season() else None,
+            "schedules": LevySchedule.objects.filter(casino=casino, season=season)
+            .select_related("signature__signer")
+            .prefetch_related("brackets"),
+        }
+        return render(request, "books/levy_index.html", context)
+
+
+class LevySheetView(RoleRequiredMixin, View):
+    """One sheet of the carnet des prélèvements (modèle 13), printable on A4 (R25)."""
+
+    permission_required = "books.view_levyschedule"
+
+    def get(self, request, season, n):
+        casino = chosen_casino(request)
+        try:
+            data = sheet(casino, season, n)
+        except ValidationError:
+            raise Http404("Feuille inconnue.") from None
+        return render(request, "books/levy_sheet.html", {"sheet": data, "casino": casino})
+
+
+class LevyScheduleView(ServiceFormView):
+    """The director enters the schedule of a levy for a season (R25)."""
+
+    permission_required = "books.add_levyschedule"
+    form_class = LevyScheduleForm
+    title = "Barème des prélèvements"
+    success_message = "Barème saisi et signé."
+
+    def setup_objects(self):
+        self.casino = chosen_casino(self.request)
+
+    def success_url(self):
+        return f"{reverse('levy-index')}?casino={self.casino.pk}"
+
+    def perform(self, form):
+        data = form.cleaned_data
+        services.enter_levy_schedule(
+            self.request.user,
+            self.casino,
+            data["season"],
+            data["name"],
+            form.brackets(),
+            data["signer"],
+            data["password"],
+        )
