@@ -5,13 +5,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from books import services
-from books.models import LevySchedule, Observation
+from books.models import LevySchedule, MonthlyStatement, Observation
 from books.prelevements import sheet, sheet_json
 from books.serializers import (
     ObservationActionCreateSerializer,
     ObservationActionSerializer,
     ObservationCreateSerializer,
     ObservationSerializer,
+    StatementSignSerializer,
 )
 from cashbox.api import CashViewSet
 from casino.idempotency import idempotent
@@ -70,3 +71,53 @@ class LevySheetView(APIView):
         if casino is None:
             return Response({"code": "not_found", "message": "Aucun établissement."}, status=404)
         return Response(sheet_json(sheet(casino, season, n)))
+
+
+class StatementView(APIView):
+    """The situation mensuelle (modèle 5) of a month, its content hash and signatures; POST: the director signs it
+    (R26). ?casino= to choose."""
+
+    # For the permission check: GET asks books.view_monthlystatement, POST books.add_monthlystatement.
+    queryset = MonthlyStatement.objects.all()
+    schema = AutoSchema()
+
+    def casino(self, request):
+        casinos = Casino.objects.for_user(request.user)
+        wanted = request.query_params.get("casino", "")
+        return get_object_or_404(casinos, pk=wanted) if wanted.isdigit() else get_object_or_404(casinos[:1])
+
+    def answer(self, casino, year, month):
+        from books.statements import statement
+
+        data = statement(casino, year, month)
+        return {
+            "casino": casino.pk,
+            "month": f"{year}-{month:02d}",
+            "content_hash": data["hash"],
+            "signed": data["signed"],
+            "signatures": [
+                {
+                    "signer": s.signature.signer.username,
+                    "signed_at": s.signed_at,
+                    "content_hash": s.content_hash,
+                    "matches": s.content_hash == data["hash"],
+                }
+                for s in data["signatures"]
+            ],
+            "statement": data["document"],
+        }
+
+    @extend_schema(responses={200: dict})
+    def get(self, request, year, month):
+        return Response(self.answer(self.casino(request), year, month))
+
+    @extend_schema(request=StatementSignSerializer, responses={201: dict})
+    @idempotent
+    def post(self, request, year, month):
+        casino = self.casino(request)
+        data = StatementSignSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.sign_statement(
+            request.user, casino, year, month, data.validated_data["signer"], data.validated_data["password"]
+        )
+        return Response(self.answer(casino, year, month), status=201)

@@ -93,3 +93,11 @@ class LevyScheduleForm(CashForm):
             parts += [""] * (3 - len(parts))
             rows.append({"lower": parts[0], "upper": parts[1], "rate": parts[2]})
         return rows
+
+
+class StatementSignForm(CashForm):
+    with_chips = False
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        signer_fields(self, {Role.DIRECTOR}, "signée par le directeur responsable")

@@ -145,3 +145,36 @@ class LevyBracket(models.Model):
             models.CheckConstraint(condition=models.Q(rate__gte=0, rate__lte=100), name="r25_rate_is_a_percentage"),
             models.UniqueConstraint(fields=["schedule", "lower"], name="r25_one_bracket_per_lower_bound"),
         ]
+
+
+class MonthlyStatementQuerySet(ScopedQuerySet):
+    pass
+
+
+class MonthlyStatement(models.Model):
+    """The director's signature of the situation mensuelle (modèle 5) of a month: the SHA-256 of its content (R26).
+
+    The statement itself is computed from the books; if they change afterwards (a rectificatif), the hash no longer
+    matches and the statement is signed again. Every signature stays."""
+
+    casino = models.ForeignKey(Casino, on_delete=models.PROTECT, related_name="monthly_statements")
+    year = models.PositiveIntegerField("année")
+    month = models.PositiveSmallIntegerField("mois")
+    content_hash = models.CharField("empreinte SHA-256 du contenu", max_length=64)
+    signature = models.OneToOneField(Signature, on_delete=models.PROTECT, related_name="monthly_statement")
+    signed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    signed_at = models.DateTimeField("signée le", default=timezone.now)
+
+    objects = MonthlyStatementQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "signature de situation mensuelle"
+        verbose_name_plural = "signatures de situations mensuelles"
+        ordering = ["-year", "-month", "signed_at"]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(month__gte=1, month__lte=12), name="r26_month_1_to_12"),
+        ]
+
+    def __str__(self):
+        return f"Situation mensuelle {self.month:02d}/{self.year}"

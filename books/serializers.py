@@ -45,3 +45,7 @@ class ObservationCreateSerializer(serializers.Serializer):
 
 class ObservationActionCreateSerializer(SignerFields):
     text = serializers.CharField(allow_blank=True, help_text="La suite donnée à l'observation (R27).")
+
+
+class StatementSignSerializer(SignerFields):
+    """The director re-enters their password to sign the month's statement (R26)."""

@@ -1,5 +1,7 @@
 """Workflows of the books beyond the day (R25–R27), called alike by the pages, the API and the tasks."""
 
+import datetime
+
 from django.contrib.auth import authenticate
 from django.db import transaction
 from django.utils import timezone
@@ -132,3 +134,34 @@ def enter_levy_schedule(user, casino, season, name, brackets, signer, password):
     for lower, upper, rate in parsed:
         LevyBracket.objects.create(casino=casino, schedule=schedule, lower=lower, upper=upper, rate=rate)
     return schedule
+
+
+@transaction.atomic
+def sign_statement(user, casino, year, month, signer, password):
+    """The director signs the situation mensuelle of a past month: a record of its content's hash (R26)."""
+    from books.models import MonthlyStatement
+    from books.statements import content_hash, month_bounds, next_month, statement_of
+    from casino.rules import InvalidTransition
+
+    if role_of(user) not in DIRECTING:
+        raise RoleForbidden("R26", "Seule la direction présente la situation mensuelle à la signature")
+    month_bounds(year, month)
+    # Lock the casino: two signatures of the same content at once must not both be recorded.
+    casino = Casino.objects.select_for_update().get(pk=casino.pk)
+    opens = datetime.date(*next_month(year, month), 1)
+    if timezone.localdate() < opens:
+        raise InvalidTransition(
+            "R26", f"La situation de {month:02d}/{year} se signe à partir du {opens:%d/%m/%Y}, le mois écoulé"
+        )
+    document = statement_of(casino, year, month)
+    digest = content_hash(document)
+    latest = (
+        MonthlyStatement.objects.filter(casino=casino, year=year, month=month).order_by("-signed_at", "-pk").first()
+    )
+    if latest is not None and latest.content_hash == digest:
+        raise InvalidTransition("R26", f"La situation de {month:02d}/{year} est déjà signée, et inchangée depuis")
+    statement = f"Situation mensuelle de {month:02d}/{year} — {casino.name} — contenu SHA-256 {digest}"
+    signature = sign(casino, signer, password, Signature.Purpose.MONTHLY_STATEMENT, statement, {Role.DIRECTOR}, "R26")
+    return MonthlyStatement.objects.create(
+        casino=casino, year=year, month=month, content_hash=digest, signature=signature, signed_by=signature.signer
+    )

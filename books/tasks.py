@@ -39,3 +39,35 @@ def check_observations(now=None):
         if raise_alert(observation.casino, "observation", key, message, "R27"):
             raised += 1
     return raised
+
+
+# The statement is due before the 5th: the alert comes on the 3rd (R26).
+STATEMENT_ALERT_DAY = 3
+
+
+@shared_task
+def check_monthly_statements(now=None):
+    """From the 3rd of the month, alert each casino whose previous month's statement is not signed (R26)."""
+    from books.models import MonthlyStatement
+    from books.statements import month_bounds, previous_month
+    from casino.models import Casino
+    from sessions.models import GamingDay
+
+    today = timezone.localdate(_moment(now))
+    if today.day < STATEMENT_ALERT_DAY:
+        return 0
+    year, month = previous_month(today)
+    first, last = month_bounds(year, month)
+    raised = 0
+    for casino in Casino.objects.all():
+        if not GamingDay.objects.filter(casino=casino, date__range=(first, last), seances__isnull=False).exists():
+            continue
+        if MonthlyStatement.objects.filter(casino=casino, year=year, month=month).exists():
+            continue
+        message = (
+            f"La situation mensuelle de {month:02d}/{year} n'est pas signée : elle est due avant le 5 "
+            f"({article('R26')})."
+        )
+        if raise_alert(casino, "statement_unsigned", f"statement-unsigned:{year}-{month:02d}", message, "R26"):
+            raised += 1
+    return raised

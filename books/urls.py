@@ -8,4 +8,6 @@ urlpatterns = [
     path("prelevements/", views.LevyIndexView.as_view(), name="levy-index"),
     path("prelevements/bareme/", views.LevyScheduleView.as_view(), name="levy-schedule"),
     path("prelevements/<int:season>/<int:n>/", views.LevySheetView.as_view(), name="levy-sheet"),
+    path("situations/", views.StatementListView.as_view(), name="statement-list"),
+    path("situations/<int:year>/<int:month>/", views.StatementView.as_view(), name="statement"),
 ]

@@ -8,8 +8,15 @@ from django.utils import timezone
 from django.views import View
 
 from books import services
-from books.forms import DeputyForm, LevyScheduleForm, NotHeldForm, ObservationActionForm, ObservationForm
-from books.models import LevySchedule, Observation
+from books.forms import (
+    DeputyForm,
+    LevyScheduleForm,
+    NotHeldForm,
+    ObservationActionForm,
+    ObservationForm,
+    StatementSignForm,
+)
+from books.models import LevySchedule, MonthlyStatement, Observation
 from books.prelevements import sheet, sheet_number
 from cashbox import services as cash_services
 from cashbox.carnets import current_season
@@ -199,6 +206,72 @@ class LevyScheduleView(ServiceFormView):
             data["season"],
             data["name"],
             form.brackets(),
+            data["signer"],
+            data["password"],
+        )
+
+
+class StatementListView(RoleRequiredMixin, View):
+    """The situations mensuelles of the last twelve months and whether each is signed (R26)."""
+
+    permission_required = "books.view_monthlystatement"
+
+    def get(self, request):
+        from books.statements import MONTHS, previous_month
+
+        casino = chosen_casino(request)
+        signed = set(MonthlyStatement.objects.filter(casino=casino).values_list("year", "month"))
+        year, month = previous_month(timezone.localdate())
+        months = []
+        for _ in range(12):
+            months.append(
+                {
+                    "year": year,
+                    "month": month,
+                    "label": f"{MONTHS[month - 1]} {year}",
+                    "signed": (year, month) in signed,
+                }
+            )
+            year, month = (year - 1, 12) if month == 1 else (year, month - 1)
+        return render(request, "books/statement_list.html", {"casino": casino, "months": months})
+
+
+class StatementView(ByMethodPermission, ServiceFormView):
+    """The situation mensuelle (modèle 5) of a month, printable; the director signs its content (R26)."""
+
+    permission_required = "books.view_monthlystatement"
+    write_permission = "books.add_monthlystatement"
+    form_class = StatementSignForm
+    template_name = "books/statement.html"
+    success_message = "Situation mensuelle signée."
+
+    def setup_objects(self, year, month):
+        from books.statements import statement
+
+        self.casino = chosen_casino(self.request)
+        try:
+            self.statement = statement(self.casino, year, month)
+        except ValidationError:
+            raise Http404("Mois inconnu.") from None
+
+    def get_title(self):
+        return f"Situation mensuelle — {self.statement['label']}"
+
+    def success_url(self):
+        return (
+            reverse("statement", args=[self.statement["year"], self.statement["month"]]) + f"?casino={self.casino.pk}"
+        )
+
+    def extra_context(self):
+        return {"casino": self.casino, "statement": self.statement, "document": self.statement["document"]}
+
+    def perform(self, form):
+        data = form.cleaned_data
+        services.sign_statement(
+            self.request.user,
+            self.casino,
+            self.statement["year"],
+            self.statement["month"],
             data["signer"],
             data["password"],
         )

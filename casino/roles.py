@@ -28,7 +28,13 @@ FLOOR_CONTROL = ["cashbox.interruption:add", "cashbox.interruption:change", "cas
 DIRECTING = ["seances.seance:add", "seances.seance:change", "seances.open_tableau"]
 AUDIT = ["casino.casino", "casino.alert", "casino.journalentry"]
 # The books beyond the day (R25–R27): the direction, the regulator and the administrator read them.
-BOOKS = ["books.observation", "books.observationaction", "books.levyschedule", "books.levybracket"]
+BOOKS = [
+    "books.observation",
+    "books.observationaction",
+    "books.levyschedule",
+    "books.levybracket",
+    "books.monthlystatement",
+]
 VIEW_ALL = [f"{model}:view" for model in [*REGISTRY, *STAFF, *SEANCES, *ROSTERS, *CASH, *AUDIT, *BOOKS]]
 # The direction records what was done about the regulator's observations (R27).
 BOOKS_DIRECTING = ["books.observationaction:add"]
@@ -38,6 +44,8 @@ ROLE_PERMISSIONS = {
         *VIEW_ALL,
         # The director enters the levy schedule of each season (R25).
         "books.levyschedule:add",
+        # The director signs the situation mensuelle (R26).
+        "books.monthlystatement:add",
         *[f"{model}:add" for model in REGISTRY],
         *[f"{model}:change" for model in REGISTRY],
         "casino.casino:change",

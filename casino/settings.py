@@ -191,6 +191,8 @@ CELERY_BEAT_SCHEDULE = {
     "verify-journal-nightly": {"task": "casino.tasks.verify_journal", "schedule": 24 * 60 * 60},
     # The registre d'observations' 8-day deadlines are days: hourly is enough (R27).
     "check-observations": {"task": "books.tasks.check_observations", "schedule": 60 * 60},
+    # The situation mensuelle is due before the 5th: checked hourly, alerting from the 3rd (R26).
+    "check-monthly-statements": {"task": "books.tasks.check_monthly_statements", "schedule": 60 * 60},
 }
 # History is read, never reverted: a revert would rewrite what is recorded (R23).
 SIMPLE_HISTORY_REVERT_DISABLED = True

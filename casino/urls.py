@@ -64,6 +64,7 @@ urlpatterns = [
     path("api/v1/auth/token/", auth.TokenView.as_view(), name="api-token"),
     path("api/v1/games/<str:game>/settle/", game_api.SettleView.as_view(), name="api-settle"),
     path("api/v1/prelevements/<int:season>/<int:n>/", books_api.LevySheetView.as_view(), name="api-levy-sheet"),
+    path("api/v1/situations/<int:year>/<int:month>/", books_api.StatementView.as_view(), name="api-statement"),
     path("api/v1/apparatus/<int:pk>/check-stakes/", sessions_api.CheckStakesView.as_view(), name="api-check-stakes"),
     # Namespaced: the router's names ("apparatus-detail", …) would otherwise shadow the pages' names, and
     # get_absolute_url() and every {% url %} of the pages would lead to the API.

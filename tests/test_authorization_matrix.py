@@ -188,6 +188,10 @@ EXPECTATIONS = {
     "levy-sheet": page(get=READ_ALL),
     "levy-schedule": page(get=frozenset({DIRECTOR}), post=frozenset({DIRECTOR})),
     "api-levy-sheet": api(get=READ_ALL),
+    # Situation mensuelle (R26): read by the direction, the regulator and the administrator; the director signs.
+    "statement-list": page(get=READ_ALL),
+    "statement": page(get=READ_ALL, post=frozenset({DIRECTOR})),
+    "api-statement": api(get=READ_ALL, post=frozenset({DIRECTOR})),
     # API outside the router
     "api-token": page(post=ANYONE, guard=ANYONE),
     "api-settle": api(post=ANY_ROLE),
