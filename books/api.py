@@ -1,5 +1,5 @@
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -56,6 +56,19 @@ class ObservationViewSet(CashViewSet):
         return Response(ObservationActionSerializer(follow_up).data, status=201)
 
 
+def _path(name, low, high, description):
+    return OpenApiParameter(
+        name, {"type": "integer", "minimum": low, "maximum": high}, OpenApiParameter.PATH, description=description
+    )
+
+
+SEASON = _path("season", 2000, 2100, "Saison : année où elle commence (1er novembre).")
+SHEET = _path("n", 1, 12, "Numéro de la feuille : novembre = 1, octobre = 12.")
+YEAR = _path("year", 2000, 2100, "Année.")
+MONTH = _path("month", 1, 12, "Mois.")
+CASINO = OpenApiParameter("casino", int, description="Établissement (par défaut : le premier de l'utilisateur).")
+
+
 class LevySheetView(APIView):
     """Sheet n° {n} (November = 1) of the carnet des prélèvements of a season (modèle 13, R25); ?casino= to choose."""
 
@@ -63,7 +76,7 @@ class LevySheetView(APIView):
     queryset = LevySchedule.objects.all()
     schema = AutoSchema()
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(parameters=[SEASON, SHEET, CASINO], responses={200: dict})
     def get(self, request, season, n):
         casinos = Casino.objects.for_user(request.user)
         wanted = request.query_params.get("casino", "")
@@ -107,11 +120,11 @@ class StatementView(APIView):
             "statement": data["document"],
         }
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(parameters=[YEAR, MONTH, CASINO], responses={200: dict})
     def get(self, request, year, month):
         return Response(self.answer(self.casino(request), year, month))
 
-    @extend_schema(request=StatementSignSerializer, responses={201: dict})
+    @extend_schema(parameters=[YEAR, MONTH, CASINO], request=StatementSignSerializer, responses={201: dict})
     @idempotent
     def post(self, request, year, month):
         casino = self.casino(request)
