@@ -132,7 +132,8 @@ def test_r24_a_refused_correction_writes_no_rectificatif(api, staff, day):
 
 def test_r24_a_rectificatif_is_never_posted_nor_changed(api, staff, day):
     api.force_authenticate(staff["director"])
-    assert api.post("/api/v1/register-amendments/", {}, format="json").status_code == 405
+    # No role may post one: a rectificatif is drawn up by a correction only.
+    assert api.post("/api/v1/register-amendments/", {}, format="json").status_code == 403
     signed_register(staff, day)
     correct(api, staff["chef"], boule_count(day), "8900", "huit mille neuf cents euros")
     api.force_authenticate(staff["director"])
