@@ -7,7 +7,7 @@ from rest_framework.response import Response
 
 from cashbox import services
 from cashbox.carnets import SEASONS, carnet_of, current_season, season_param
-from cashbox.models import Advance, ControlRegister, Correction, Count, Interruption
+from cashbox.models import Advance, ControlRegister, Correction, Count, Deputy, Interruption, RegisterAmendment
 from cashbox.serializers import (
     AdvanceCreateSerializer,
     AdvanceSerializer,
@@ -15,9 +15,12 @@ from cashbox.serializers import (
     CorrectionCreateSerializer,
     CorrectionSerializer,
     CountSerializer,
+    DeputyCreateSerializer,
+    DeputySerializer,
     FinalCountCreateSerializer,
     InterruptionCreateSerializer,
     InterruptionSerializer,
+    RegisterAmendmentSerializer,
     RegisterCreateSerializer,
     ResumeSerializer,
     SignerFields,
@@ -213,7 +216,7 @@ class ControlRegisterViewSet(CashViewSet):
             super()
             .get_queryset()
             .select_related("gaming_day", "first_signature__signer", "second_signature__signer")
-            .prefetch_related("lines__cashbox__tableau", "lines__seance")
+            .prefetch_related("lines__cashbox__tableau", "lines__seance", "amendments")
         )
 
     @extend_schema(request=RegisterCreateSerializer, responses=ControlRegisterSerializer)
@@ -231,6 +234,58 @@ class ControlRegisterViewSet(CashViewSet):
         data = self.validated(request, SignerFields)
         register = services.sign_register(register, data["signer"], data["password"], otp=data.get("otp"))
         return Response(self.serializer_class(register).data)
+
+
+class RegisterAmendmentViewSet(CashViewSet):
+    """Rectificatifs of the control register (R24): drawn up by a correction after the register, signed by two."""
+
+    queryset = RegisterAmendment.objects.all()
+    serializer_class = RegisterAmendmentSerializer
+    http_method_names = ["get", "head", "options", "post"]
+    # No role holds add_registeramendment: a rectificatif is never posted (POST answers 403 to every role).
+    action_permissions = {"sign": ["cashbox.sign_register"], "create": ["cashbox.add_registeramendment"]}
+
+    def get_queryset(self):
+        return (
+            super()
+            .get_queryset()
+            .select_related("register__gaming_day", "correction", "first_signature__signer", "second_signature__signer")
+            .prefetch_related("lines__cashbox__tableau", "lines__seance")
+        )
+
+    def create(self, request, *args, **kwargs):
+        # A rectificatif is never posted: a correction after the register draws it up (POST /corrections/).
+        raise MethodNotAllowed("POST")
+
+    @extend_schema(request=SignerFields, responses=RegisterAmendmentSerializer)
+    @action(detail=True, methods=["post"])
+    def sign(self, request, pk=None):
+        amendment = self.get_object()
+        data = self.validated(request, SignerFields)
+        amendment = services.sign_amendment(amendment, data["signer"], data["password"], otp=data.get("otp"))
+        return Response(self.serializer_class(amendment).data)
+
+
+class DeputyViewSet(CashViewSet):
+    """The CoDir member standing in for the directeur responsable on a gaming day, signed by the director (R22)."""
+
+    queryset = Deputy.objects.all()
+    serializer_class = DeputySerializer
+    create_serializer_class = DeputyCreateSerializer
+    action_permissions = {"create": ["cashbox.add_deputy"]}
+
+    def get_queryset(self):
+        return super().get_queryset().select_related("gaming_day", "deputy", "designation__signer")
+
+    @extend_schema(request=DeputyCreateSerializer, responses=DeputySerializer)
+    def create(self, request, *args, **kwargs):
+        data = self.validated(request)
+        casino = get_object_or_404(Casino.objects.for_user(request.user), pk=data["casino"])
+        day, _ = GamingDay.objects.get_or_create(casino=casino, date=data["gaming_day"])
+        deputy = services.designate_deputy(
+            request.user, day, data["deputy"], data.get("reason", ""), data["signer"], data["password"]
+        )
+        return self.created(deputy)
 
 
 class CarnetSummarySerializer(serializers.Serializer):

@@ -29,6 +29,13 @@ class Signature(models.Model):
         REGISTER = "register", "Registre de contrôle"
         ROSTER = "roster", "Publication de l'ordre de roulement"
         ACCOUNT = "account", "Décision sur un rôle ou un agrément (R29)"
+        SEANCE_NOT_HELD = "seance_not_held", "Déclaration de séance non tenue"
+        REGISTER_AMENDMENT = "register_amendment", "Rectificatif du registre de contrôle"
+        DEPUTY = "deputy", "Désignation du suppléant du directeur responsable"
+        LEVY_SCHEDULE = "levy_schedule", "Barème des prélèvements"
+        MONTHLY_STATEMENT = "monthly_statement", "Situation mensuelle"
+        OBSERVATION = "observation", "Observation au registre spécial"
+        OBSERVATION_ACTION = "observation_action", "Suite donnée à une observation"
 
     signer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="signatures")
     role = models.CharField("en qualité de", max_length=20, choices=Role.choices)
@@ -347,6 +354,25 @@ class ControlRegister(models.Model):
     def signed(self):
         return self.second_signature_id is not None
 
+    @property
+    def amended(self):
+        """« Rectifié »: an amended register (rectificatif) follows this one (R24)."""
+        return self.amendments.exists()
+
+    def versions(self):
+        """The register, then its rectificatifs in order (R24)."""
+        return [self, *self.amendments.order_by("number")]
+
+    def latest_signed(self):
+        """The version the later books follow: the latest one signed twice, or None (R24, R25, R26)."""
+        signed = [version for version in self.versions() if version.signed]
+        return signed[-1] if signed else None
+
+    def pending(self):
+        """The version still awaiting its signatures, if any: no rectificatif is drawn up until it is signed."""
+        latest = self.versions()[-1]
+        return None if latest.signed else latest
+
 
 class ControlRegisterLine(models.Model):
     """One cash box's result for one séance, carried from its certified final count (R21, R22)."""
@@ -367,3 +393,121 @@ class ControlRegisterLine(models.Model):
                 fields=["register", "seance", "cashbox"], name="r22_one_line_per_seance_and_cashbox"
             )
         ]
+
+
+class DeputyQuerySet(ScopedQuerySet):
+    casino_path = "gaming_day__casino"
+
+
+class Deputy(models.Model):
+    """The CoDir member standing in for the directeur responsable on a gaming day, recorded as his deputy (R22)."""
+
+    gaming_day = models.OneToOneField(GamingDay, on_delete=models.PROTECT, related_name="deputy")
+    deputy = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name="suppléant"
+    )
+    reason = models.TextField("motif", blank=True)
+    designation = models.OneToOneField(
+        Signature,
+        on_delete=models.PROTECT,
+        related_name="deputy_designation",
+        help_text=f"Signée par le directeur responsable (R22, {article('R22')}).",
+    )
+    recorded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    recorded_at = models.DateTimeField("inscrit le", default=timezone.now)
+
+    objects = DeputyQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "suppléant du directeur responsable"
+        verbose_name_plural = "suppléants du directeur responsable"
+        ordering = ["-gaming_day__date"]
+
+    def __str__(self):
+        return f"{self.deputy.get_full_name() or self.deputy.username}, suppléant le {self.gaming_day.date:%d/%m/%Y}"
+
+
+class RegisterAmendmentQuerySet(ScopedQuerySet):
+    casino_path = "register__gaming_day__casino"
+
+
+class RegisterAmendment(models.Model):
+    """A rectificatif: the amended control register drawn up when a correction comes after it (R24, R22, R23).
+
+    It references the original, carries every line with its corrected figure, the new total in words and the
+    difference, and is signed by two again; the original stays as it was."""
+
+    register = models.ForeignKey(
+        ControlRegister, on_delete=models.PROTECT, related_name="amendments", verbose_name="registre rectifié"
+    )
+    number = models.PositiveIntegerField("rectificatif n°")
+    correction = models.OneToOneField(Correction, on_delete=models.PROTECT, related_name="amendment")
+    previous_total = money(verbose_name="total de la version rectifiée")
+    total = money(verbose_name="nouveau total")
+    difference = money(verbose_name="différence", help_text="Nouveau total − total de la version rectifiée.")
+    total_in_words = models.TextField("arrêté à la somme de")
+    drawn_up_at = models.DateTimeField("établi le", default=timezone.now)
+    drawn_up_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    first_signature = models.OneToOneField(
+        Signature, on_delete=models.PROTECT, null=True, blank=True, related_name="amendment_first"
+    )
+    second_signature = models.OneToOneField(
+        Signature, on_delete=models.PROTECT, null=True, blank=True, related_name="amendment_second"
+    )
+
+    objects = RegisterAmendmentQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "rectificatif du registre de contrôle"
+        verbose_name_plural = "rectificatifs du registre de contrôle"
+        ordering = ["register", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["register", "number"], name="r24_one_amendment_number_per_register"),
+            models.CheckConstraint(
+                condition=models.Q(difference=models.F("total") - models.F("previous_total")),
+                name="r24_difference_is_new_minus_previous_total",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(second_signature__isnull=True) | models.Q(first_signature__isnull=False),
+                name="r24_second_signature_after_first",
+            ),
+        ]
+
+    def __str__(self):
+        return f"Rectificatif n° {self.number} du registre de contrôle du {self.register.gaming_day.date:%d/%m/%Y}"
+
+    @property
+    def gaming_day(self):
+        return self.register.gaming_day
+
+    @property
+    def signed(self):
+        return self.second_signature_id is not None
+
+
+class RegisterAmendmentLine(models.Model):
+    """One cash box's result for one séance in a rectificatif, beside the figure of the version it amends (R24)."""
+
+    amendment = models.ForeignKey(RegisterAmendment, on_delete=models.PROTECT, related_name="lines")
+    seance = models.ForeignKey(Seance, on_delete=models.PROTECT, related_name="+")
+    cashbox = models.ForeignKey(Cashbox, on_delete=models.PROTECT, related_name="+")
+    count = models.ForeignKey(Count, on_delete=models.PROTECT, related_name="amendment_lines")
+    previous_result = money(verbose_name="résultat de la version rectifiée")
+    result = money(verbose_name="résultat")
+
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "ligne de rectificatif"
+        ordering = ["seance__planned_start", "cashbox__tableau__number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["amendment", "seance", "cashbox"], name="r24_one_amendment_line_per_seance_and_cashbox"
+            )
+        ]
+
+    @property
+    def corrected(self):
+        return self.result != self.previous_result

@@ -2,7 +2,18 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from cashbox.models import Advance, ControlRegister, ControlRegisterLine, Correction, Count, Interruption, Signature
+from cashbox.models import (
+    Advance,
+    ControlRegister,
+    ControlRegisterLine,
+    Correction,
+    Count,
+    Deputy,
+    Interruption,
+    RegisterAmendment,
+    RegisterAmendmentLine,
+    Signature,
+)
 from sessions.models import Seance
 from tables.models import Cashbox, Tableau
 
@@ -219,6 +230,67 @@ class RegisterLineSerializer(serializers.ModelSerializer):
         fields = ["seance", "seance_kind", "cashbox", "number", "count", "result"]
 
 
+class AmendmentLineSerializer(serializers.ModelSerializer):
+    number = serializers.IntegerField(source="cashbox.tableau.number")
+    seance_kind = serializers.CharField(source="seance.kind")
+    corrected = serializers.BooleanField()
+
+    class Meta:
+        model = RegisterAmendmentLine
+        fields = ["seance", "seance_kind", "cashbox", "number", "count", "previous_result", "result", "corrected"]
+
+
+class RegisterAmendmentSerializer(serializers.ModelSerializer):
+    """A rectificatif (R24): it references the register it amends and the correction that brought it."""
+
+    casino = serializers.IntegerField(source="register.gaming_day.casino_id")
+    gaming_day = serializers.DateField(source="register.gaming_day.date")
+    lines = AmendmentLineSerializer(many=True)
+    reason = serializers.CharField(source="correction.reason")
+    first_signature = SignatureSerializer(allow_null=True)
+    second_signature = SignatureSerializer(allow_null=True)
+    signed = serializers.BooleanField()
+
+    class Meta:
+        model = RegisterAmendment
+        fields = [
+            "id",
+            "register",
+            "number",
+            "casino",
+            "gaming_day",
+            "correction",
+            "reason",
+            "lines",
+            "previous_total",
+            "total",
+            "difference",
+            "total_in_words",
+            "drawn_up_at",
+            "first_signature",
+            "second_signature",
+            "signed",
+        ]
+
+
+class DeputySerializer(serializers.ModelSerializer):
+    casino = serializers.IntegerField(source="gaming_day.casino_id")
+    gaming_day = serializers.DateField(source="gaming_day.date")
+    deputy = serializers.CharField(source="deputy.username")
+    designation = SignatureSerializer()
+
+    class Meta:
+        model = Deputy
+        fields = ["id", "casino", "gaming_day", "deputy", "reason", "designation", "recorded_at"]
+
+
+class DeputyCreateSerializer(SignerFields):
+    casino = serializers.IntegerField()
+    gaming_day = serializers.DateField()
+    deputy = serializers.CharField(help_text="Identifiant du membre du comité de direction qui remplace le directeur.")
+    reason = serializers.CharField(required=False, allow_blank=True)
+
+
 class ControlRegisterSerializer(serializers.ModelSerializer):
     casino = serializers.IntegerField(source="gaming_day.casino_id")
     gaming_day = serializers.DateField(source="gaming_day.date")
@@ -226,6 +298,8 @@ class ControlRegisterSerializer(serializers.ModelSerializer):
     first_signature = SignatureSerializer(allow_null=True)
     second_signature = SignatureSerializer(allow_null=True)
     signed = serializers.BooleanField()
+    amended = serializers.BooleanField(help_text="« Rectifié » : un rectificatif suit ce registre (R24).")
+    amendments = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
 
     class Meta:
         model = ControlRegister
@@ -240,6 +314,8 @@ class ControlRegisterSerializer(serializers.ModelSerializer):
             "first_signature",
             "second_signature",
             "signed",
+            "amended",
+            "amendments",
         ]
 
 

@@ -18,7 +18,10 @@ from cashbox.models import (
     ControlRegisterLine,
     Correction,
     Count,
+    Deputy,
     Interruption,
+    RegisterAmendment,
+    RegisterAmendmentLine,
     Signature,
 )
 from casino.actors import names_actor
@@ -515,11 +518,16 @@ def correct(user, original, chips, reason, approval_words, signer, password, otp
         .get(pk=original.pk)
     )
     casino = original.cashbox.tableau.casino
-    register = ControlRegister.objects.filter(gaming_day=day).first()
+    # Lock the register too: two corrections of the same day must not both amend the same signed version (R24).
+    register = ControlRegister.objects.select_for_update().filter(gaming_day=day).first()
     if register is not None:
-        raise InvalidTransition(
-            "R22", "Le registre de contrôle de la journée est établi : la correction n'est plus possible"
-        )
+        pending = register.pending()
+        if pending is not None:
+            raise InvalidTransition(
+                "R24",
+                f"{pending} attend ses deux signatures : signez-le d'abord ; la correction fera l'objet d'un "
+                "rectificatif",
+            )
     if not (reason or "").strip():
         raise invalid("reason", "R23", "Indiquez le motif de la correction")
     chips, amount = parse_chips(casino, chips, rule="R23")
@@ -549,7 +557,7 @@ def correct(user, original, chips, reason, approval_words, signer, password, otp
         f"approuvé : {approval_words}"
     )
     approval = sign(casino, signer, password, Signature.Purpose.CORRECTION, statement, {Role.DIRECTOR}, "R23", otp=otp)
-    return Correction.objects.create(
+    correction = Correction.objects.create(
         casino=casino,
         advance=original if model is Advance else None,
         count=original if model is Count else None,
@@ -561,6 +569,9 @@ def correct(user, original, chips, reason, approval_words, signer, password, otp
         approval=approval,
         recorded_by=user,
     )
+    if register is not None:
+        draw_up_amendment(user, register, correction)
+    return correction
 
 
 # Control register (R21, R22) ---------------------------------------------------------------------------------
@@ -585,17 +596,13 @@ def draw_up_register(user, gaming_day):
     seances = list(gaming_day.seances.all())
     if not seances:
         raise InvalidTransition("R22", "Aucune séance pour cette journée de jeu")
-    open_ones = [s for s in seances if s.state != Seance.State.CLOSED]
+    # A séance declared « non tenue » is not waited for (R24).
+    open_ones = [s for s in seances if s.state not in (Seance.State.CLOSED, Seance.State.NOT_HELD)]
     if open_ones:
         raise InvalidTransition(
             "R22", "Toutes les séances de la journée doivent être closes : " + ", ".join(str(s) for s in open_ones)
         )
-    counts = list(
-        Count.objects.filter(seance__gaming_day=gaming_day, kind=Count.Kind.FINAL)
-        .select_related("cashbox__tableau", "seance")
-        .prefetch_related("corrections")
-    )
-    lines = [(count, effective_result(count)) for count in counts]
+    lines = day_lines(gaming_day)
     total = sum((result for _, result in lines), Decimal("0.00"))
     register = ControlRegister.objects.create(
         gaming_day=gaming_day, total=total, total_in_words=amount_in_words(total), drawn_up_by=user
@@ -607,32 +614,143 @@ def draw_up_register(user, gaming_day):
     return register, True
 
 
-@transaction.atomic
-def sign_register(register, signer, password, otp=None):
-    """Sign the register: the directeur responsable and another CoDir member, two different people (R22)."""
-    # Lock the register: two simultaneous signatures must not both take the first place.
-    register = ControlRegister.objects.select_for_update().select_related("gaming_day__casino").get(pk=register.pk)
-    if register.signed:
-        raise InvalidTransition("R22", "Le registre de contrôle porte déjà ses deux signatures")
-    first = register.first_signature
-    statement = (
-        f"{register} — arrêté à la somme de {register.total_in_words} ({euros(register.total)}) — "
-        f"{register.lines.count()} ligne(s)"
+def day_lines(gaming_day):
+    """(count, result) of every certified final count of the day, its corrections applied (R21, R23)."""
+    counts = (
+        Count.objects.filter(seance__gaming_day=gaming_day, kind=Count.Kind.FINAL)
+        .select_related("cashbox__tableau", "seance")
+        .prefetch_related("corrections")
+        .order_by("seance__planned_start", "cashbox__tableau__number")
     )
+    return [(count, effective_result(count)) for count in counts]
+
+
+def draw_up_amendment(user, register, correction):
+    """The rectificatif a correction after the register brings: every line with its corrected figure, the new total
+    in words and the difference with the version it amends, to be signed by two again (R24).
+
+    Called inside correct(), which holds the register's lock and checked that its latest version is signed.
+    """
+    previous = register.latest_signed()
+    previous_results = {line.count_id: line.result for line in previous.lines.all()}
+    lines = day_lines(register.gaming_day)
+    total = sum((result for _, result in lines), Decimal("0.00"))
+    amendment = RegisterAmendment.objects.create(
+        register=register,
+        number=register.amendments.count() + 1,
+        correction=correction,
+        previous_total=previous.total,
+        total=total,
+        difference=total - previous.total,
+        total_in_words=amount_in_words(total),
+        drawn_up_by=user,
+    )
+    for count, result in lines:
+        RegisterAmendmentLine.objects.create(
+            amendment=amendment,
+            seance=count.seance,
+            cashbox=count.cashbox,
+            count=count,
+            previous_result=previous_results.get(count.pk, result),
+            result=result,
+        )
+    return amendment
+
+
+def is_director_or_deputy(signature, gaming_day):
+    """The directeur responsable, or the CoDir member recorded as his deputy that day (R22)."""
+    if signature.role == Role.DIRECTOR:
+        return True
+    return Deputy.objects.filter(gaming_day=gaming_day, deputy=signature.signer).exists()
+
+
+def _sign_twice(book, gaming_day, signer, password, purpose, statement, otp=None):
+    """Put a signature on a register or a rectificatif: the directeur responsable (or his deputy recorded that day)
+    and another CoDir member, two different people (R22)."""
+    if book.signed:
+        raise InvalidTransition("R22", f"{book} porte déjà ses deux signatures")
+    first = book.first_signature
+    if Deputy.objects.filter(gaming_day=gaming_day, deputy__username=signer or "").exists():
+        statement += " — en qualité de suppléant du directeur responsable"
     signature = sign(
-        register.gaming_day.casino,
+        gaming_day.casino,
         signer,
         password,
-        Signature.Purpose.REGISTER,
+        purpose,
         statement,
         DIRECTING,
         "R22",
         not_by=[first.signer] if first else [],
         otp=otp,
     )
+    if first is not None and not (
+        is_director_or_deputy(first, gaming_day) or is_director_or_deputy(signature, gaming_day)
+    ):
+        # The transaction rolls back: the signature just made is not kept.
+        raise RoleForbidden(
+            "R22",
+            "L'une des deux signatures est celle du directeur responsable, ou du membre du comité de direction "
+            "enregistré comme son suppléant ce jour : deux autres membres du comité ne suffisent pas",
+        )
     if first is None:
-        register.first_signature = signature
+        book.first_signature = signature
     else:
-        register.second_signature = signature
-    register.save()
-    return register
+        book.second_signature = signature
+    book.save()
+    return book
+
+
+@transaction.atomic
+def sign_register(register, signer, password, otp=None):
+    """Sign the register: the directeur responsable (or his deputy) and another CoDir member (R22)."""
+    # Lock the register: two simultaneous signatures must not both take the first place.
+    register = ControlRegister.objects.select_for_update().select_related("gaming_day__casino").get(pk=register.pk)
+    statement = (
+        f"{register} — arrêté à la somme de {register.total_in_words} ({euros(register.total)}) — "
+        f"{register.lines.count()} ligne(s)"
+    )
+    return _sign_twice(register, register.gaming_day, signer, password, Signature.Purpose.REGISTER, statement, otp=otp)
+
+
+@transaction.atomic
+def sign_amendment(amendment, signer, password, otp=None):
+    """Sign a rectificatif, as the register is signed: by two again (R22, R24)."""
+    # Lock the rectificatif: two simultaneous signatures must not both take the first place.
+    amendment = (
+        RegisterAmendment.objects.select_for_update()
+        .select_related("register__gaming_day__casino", "correction")
+        .get(pk=amendment.pk)
+    )
+    statement = (
+        f"{amendment} — rectifie le registre établi le {amendment.register.drawn_up_at:%d/%m/%Y} — "
+        f"arrêté à la somme de {amendment.total_in_words} ({euros(amendment.total)}) — différence "
+        f"{euros(amendment.difference)} — motif : {amendment.correction.reason}"
+    )
+    gaming_day = amendment.register.gaming_day
+    return _sign_twice(
+        amendment, gaming_day, signer, password, Signature.Purpose.REGISTER_AMENDMENT, statement, otp=otp
+    )
+
+
+@transaction.atomic
+def designate_deputy(user, gaming_day, deputy, reason, signer, password):
+    """Record the CoDir member standing in for the directeur responsable that day; the director signs (R22)."""
+    if role_of(user) not in DIRECTING:
+        raise RoleForbidden("R22", "Seule la direction enregistre le suppléant du directeur responsable")
+    # Lock the day: one deputy per gaming day, even with two requests at once.
+    gaming_day = GamingDay.objects.select_for_update().select_related("casino").get(pk=gaming_day.pk)
+    if Deputy.objects.filter(gaming_day=gaming_day).exists():
+        raise InvalidTransition("R22", f"Un suppléant est déjà enregistré pour la {gaming_day}")
+    person = staff_member(gaming_day.casino, deputy, {Role.CODIR}, "deputy", "R22", "Le suppléant")
+    statement = (
+        f"{person.get_full_name() or person.username} remplace le directeur responsable pour la {gaming_day}"
+        + (f" — motif : {reason.strip()}" if (reason or "").strip() else "")
+    )
+    designation = sign(gaming_day.casino, signer, password, Signature.Purpose.DEPUTY, statement, {Role.DIRECTOR}, "R22")
+    return Deputy.objects.create(
+        gaming_day=gaming_day,
+        deputy=person,
+        reason=(reason or "").strip(),
+        designation=designation,
+        recorded_by=user,
+    )

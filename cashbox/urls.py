@@ -2,6 +2,7 @@ import datetime
 
 from django.urls import path, register_converter
 
+from books import views as books_views
 from cashbox import views
 
 
@@ -30,4 +31,5 @@ urlpatterns = [
     path("carnets/<int:pk>/", views.CarnetView.as_view(), name="carnet"),
     path("registres/", views.RegisterListView.as_view(), name="register-list"),
     path("registres/<date:date>/", views.RegisterView.as_view(), name="register-day"),
+    path("registres/<date:date>/suppleant/", books_views.DeputyView.as_view(), name="deputy-create"),
 ]

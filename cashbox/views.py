@@ -18,7 +18,7 @@ from cashbox.forms import (
     ShortInterruptionForm,
     SignForm,
 )
-from cashbox.models import Advance, ControlRegister, Count, Interruption, season_of
+from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment, season_of
 from casino.middleware import mark_refusal, refusal_of
 from casino.models import Alert
 from casino.rules import DomainError, RoleForbidden
@@ -376,9 +376,23 @@ class CarnetView(RoleRequiredMixin, View):
                 f"de {SEASONS[0]} à {SEASONS[-1]}.",
                 content_type="text/plain; charset=utf-8",
             )
+        carnet = carnet_of(cashbox, season)
+        registers = {
+            register.gaming_day.date: register
+            for register in ControlRegister.objects.filter(
+                gaming_day__casino=cashbox.tableau.casino, gaming_day__date__in=[d["date"] for d in carnet["days"]]
+            ).select_related("gaming_day")
+        }
+        for day in carnet["days"]:
+            # A correction after the register makes a rectificatif, which waits until the latest version is signed
+            # (R24): no « corriger » link that would always fail.
+            register = registers.get(day["date"])
+            day["register"] = register
+            day["pending"] = register.pending() if register else None
+            day["correctable"] = day["pending"] is None
         context = {
             "cashbox": cashbox,
-            "carnet": carnet_of(cashbox, season),
+            "carnet": carnet,
             "season": season,
             "previous": season - 1,
             "next": season + 1,
@@ -412,18 +426,30 @@ class RegisterView(RoleRequiredMixin, View):
         casino = chosen_casino(request)
         return get_object_or_404(GamingDay.objects.select_related("casino"), casino=casino, date=date)
 
-    def context(self, day, form=None):
+    def context(self, day, form=None, amendment_form=None):
         register = (
             ControlRegister.objects.filter(gaming_day=day)
             .select_related("first_signature__signer", "second_signature__signer")
             .prefetch_related("lines__cashbox__tableau", "lines__seance", "lines__count__corrections")
             .first()
         )
+        amendments = (
+            list(
+                register.amendments.select_related(
+                    "correction__approval__signer", "first_signature__signer", "second_signature__signer"
+                ).prefetch_related("lines__cashbox__tableau", "lines__seance")
+            )
+            if register
+            else []
+        )
         return {
             "day": day,
             "casino": day.casino,
             "register": register,
-            "seances": list(day.seances.all()),
+            "amendments": amendments,
+            "deputy": Deputy.objects.filter(gaming_day=day).select_related("deputy", "designation__signer").first(),
+            "amendment_form": amendment_form or SignForm(casino=day.casino),
+            "seances": list(day.seances.select_related("not_held_signature__signer")),
             "form": form or SignForm(casino=day.casino),
         }
 
@@ -433,7 +459,8 @@ class RegisterView(RoleRequiredMixin, View):
 
     def post(self, request, date):
         day = self.get_day(request, date)
-        form = SignForm(request.POST, casino=day.casino) if request.POST.get("action") == "sign" else None
+        action = request.POST.get("action")
+        form = SignForm(request.POST, casino=day.casino) if action in ("sign", "sign_amendment") else None
         status = 200
         try:
             with transaction.atomic():
@@ -446,12 +473,23 @@ class RegisterView(RoleRequiredMixin, View):
                     if not request.user.has_perm("cashbox.sign_register"):
                         raise RoleForbidden("R22", "Votre rôle ne permet pas de présenter le registre à la signature")
                     register = get_object_or_404(ControlRegister, gaming_day=day)
-                    services.sign_register(
-                        register,
-                        form.cleaned_data["signer"],
-                        form.cleaned_data["password"],
-                        otp=form.cleaned_data.get("otp"),
-                    )
+                    if action == "sign_amendment":
+                        amendment = get_object_or_404(
+                            RegisterAmendment, register=register, pk=request.POST.get("amendment") or 0
+                        )
+                        services.sign_amendment(
+                            amendment,
+                            form.cleaned_data["signer"],
+                            form.cleaned_data["password"],
+                            otp=form.cleaned_data.get("otp"),
+                        )
+                    else:
+                        services.sign_register(
+                            register,
+                            form.cleaned_data["signer"],
+                            form.cleaned_data["password"],
+                            otp=form.cleaned_data.get("otp"),
+                        )
                     messages.success(request, "Signature apposée.")
                     form = None
                 else:
@@ -468,4 +506,6 @@ class RegisterView(RoleRequiredMixin, View):
             status = exc.status_code
         if status == 200 and form is None:
             return redirect(request.get_full_path())
+        if action == "sign_amendment":
+            return render(request, "cashbox/register.html", self.context(day, None, form), status=status)
         return render(request, "cashbox/register.html", self.context(day, form), status=status)

@@ -15,7 +15,9 @@ class CasinoConfig(AppConfig):
 
         # Sent once per app: the last app's signal comes after every app's tables and permissions exist.
         last = self.apps.get_app_config("cashbox")
-        post_migrate.connect(ensure_groups, sender=last, dispatch_uid="ensure_groups")
+        # The groups take permissions of every app: after the last installed app has created its own.
+        newest = [config for config in self.apps.get_app_configs() if config.models_module is not None][-1]
+        post_migrate.connect(ensure_groups, sender=newest, dispatch_uid="ensure_groups")
         post_migrate.connect(install_append_only, sender=last, dispatch_uid="append_only")
         # Every history row of a regulated record is journaled in the same transaction (R23).
         post_create_historical_record.connect(on_historical_record, dispatch_uid="journal")

@@ -474,6 +474,11 @@ def write_books(casino, date_from, date_to, data_dir, add):
     for register in registers:
         html = render_to_string("casino/export_register.html", {"register": register, "casino": casino})
         add(f"registres/registre-{register.gaming_day.date.isoformat()}.html", html.encode())
+    # The books beyond the day (R24–R27): séances non tenues, deputies, rectificatifs, observations, carnet des
+    # prélèvements (modèle 13) and situations mensuelles (modèle 5), as canonical JSON.
+    from books.exports import write_documents
+
+    write_documents(casino, date_from, date_to, data_dir, add)
 
 
 # Building the package -------------------------------------------------------------------------------------

@@ -18,6 +18,8 @@ CASH = [
     "cashbox.correction",
     "cashbox.controlregister",
     "cashbox.signature",
+    "cashbox.registeramendment",
+    "cashbox.deputy",
 ]
 FLOOR_VIEW = [f"{model}:view" for model in [*SEANCES, *ROSTERS, *CASH]]
 # Who enters money records; the signer of each is checked separately, with their password (R15, R20).
@@ -29,11 +31,27 @@ SPIN_ENTRY = ["seances.spin:add"]
 AUDIT = ["casino.casino", "casino.alert", "casino.journalentry"]
 # Proposed roles and approvals (R29): the administrator proposes, the direction decides with its signature.
 ACCOUNT_CHANGES = ["casino.accountchange", "casino.accountdecision"]
-VIEW_ALL = [f"{model}:view" for model in [*REGISTRY, *STAFF, *ACCOUNT_CHANGES, *SEANCES, *ROSTERS, *CASH, *AUDIT]]
+# The books beyond the day (R25–R27): the direction, the regulator and the administrator read them.
+BOOKS = [
+    "books.observation",
+    "books.observationaction",
+    "books.levyschedule",
+    "books.levybracket",
+    "books.monthlystatement",
+]
+VIEW_ALL = [
+    f"{model}:view" for model in [*REGISTRY, *STAFF, *ACCOUNT_CHANGES, *SEANCES, *ROSTERS, *CASH, *AUDIT, *BOOKS]
+]
+# The direction records what was done about the regulator's observations (R27).
+BOOKS_DIRECTING = ["books.observationaction:add"]
 
 ROLE_PERMISSIONS = {
     Role.DIRECTOR: [
         *VIEW_ALL,
+        # The director enters the levy schedule of each season (R25).
+        "books.levyschedule:add",
+        # The director signs the situation mensuelle (R26).
+        "books.monthlystatement:add",
         *[f"{model}:add" for model in REGISTRY],
         *[f"{model}:change" for model in REGISTRY],
         "casino.casino:change",
@@ -44,6 +62,8 @@ ROLE_PERMISSIONS = {
         *FLOOR_CONTROL,
         "cashbox.controlregister:add",
         "cashbox.sign_register",
+        "cashbox.deputy:add",
+        *BOOKS_DIRECTING,
         *ROSTERING,
         "casino.decide_accountchange",
         *SPIN_ENTRY,
@@ -57,6 +77,8 @@ ROLE_PERMISSIONS = {
         *FLOOR_CONTROL,
         "cashbox.controlregister:add",
         "cashbox.sign_register",
+        "cashbox.deputy:add",
+        *BOOKS_DIRECTING,
         *ROSTERING,
         "casino.decide_accountchange",
         *SPIN_ENTRY,
@@ -72,7 +94,8 @@ ROLE_PERMISSIONS = {
     ],
     Role.CROUPIER: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino"]], *FLOOR_VIEW, *CASH_ENTRY],
     Role.CAISSIER: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino"]], *FLOOR_VIEW, *CASH_ENTRY],
-    Role.CONTROLEUR: [*VIEW_ALL, "casino.view_audit"],
+    # The registre spécial d'observations is the only book the regulator writes in (R27).
+    Role.CONTROLEUR: [*VIEW_ALL, "casino.view_audit", "books.observation:add"],
     # The token of a results display reaches the spins only (R9).
     Role.AFFICHEUR: [*SPIN_ENTRY, "seances.spin:view"],
     Role.ADMIN: [

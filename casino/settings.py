@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "tables",
     "sessions.apps.SeancesConfig",
     "cashbox",
+    "books",
 ]
 
 MIDDLEWARE = [
@@ -309,6 +310,18 @@ CELERY_BEAT_SCHEDULE = {
         "task": "casino.tasks.seal_gaming_days",
         "schedule": crontab(minute="*/15"),
         "options": {"expire_seconds": 10 * 60},
+    },
+    # The registre d'observations' 8-day deadlines are days: hourly is enough (R27).
+    "check-observations": {
+        "task": "books.tasks.check_observations",
+        "schedule": crontab(minute=5),
+        "options": {"expire_seconds": 30 * 60},
+    },
+    # The situation mensuelle is due before the 5th: checked hourly, alerting from the 3rd (R26).
+    "check-monthly-statements": {
+        "task": "books.tasks.check_monthly_statements",
+        "schedule": crontab(minute=10),
+        "options": {"expire_seconds": 30 * 60},
     },
 }
 # Idempotency keys and one-time form tokens are kept this long: a retry comes within minutes, not days.

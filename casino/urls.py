@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
+from books import api as books_api
 from cashbox import api as cashbox_api
 from casino import api as casino_api
 from casino import auth, export_views, health, journal_views, views
@@ -34,6 +35,9 @@ router.register("interruptions", cashbox_api.InterruptionViewSet, basename="inte
 router.register("corrections", cashbox_api.CorrectionViewSet, basename="correction")
 router.register("carnets", cashbox_api.CarnetViewSet, basename="carnet")
 router.register("control-registers", cashbox_api.ControlRegisterViewSet, basename="control-register")
+router.register("register-amendments", cashbox_api.RegisterAmendmentViewSet, basename="register-amendment")
+router.register("deputies", cashbox_api.DeputyViewSet, basename="deputy")
+router.register("observations", books_api.ObservationViewSet, basename="observation")
 router.register("alerts", cashbox_api.AlertViewSet, basename="alert")
 
 urlpatterns = [
@@ -48,6 +52,7 @@ urlpatterns = [
     path("roulement/", include("sessions.roster_urls")),
     path("coups/", include("sessions.spin_urls")),
     path("caisse/", include("cashbox.urls")),
+    path("livres/", include("books.urls")),
     path("personnel/", views.EmployeeListView.as_view(), name="employee-list"),
     path("personnel/nouveau/", views.EmployeeCreateView.as_view(), name="employee-create"),
     path("personnel/<int:pk>/", views.EmployeeDetailView.as_view(), name="employee-detail"),
@@ -84,6 +89,8 @@ urlpatterns = [
     path("api/v1/auth/tokens/<str:key>/revoke/", auth.TokenRevokeView.as_view(), name="api-token-revoke"),
     path("api/v1/seals/", casino_api.SealListView.as_view(), name="api-seals"),
     path("api/v1/games/<str:game>/settle/", game_api.SettleView.as_view(), name="api-settle"),
+    path("api/v1/prelevements/<int:season>/<int:n>/", books_api.LevySheetView.as_view(), name="api-levy-sheet"),
+    path("api/v1/situations/<int:year>/<int:month>/", books_api.StatementView.as_view(), name="api-statement"),
     path("api/v1/apparatus/<int:pk>/check-stakes/", sessions_api.CheckStakesView.as_view(), name="api-check-stakes"),
     path(
         "api/v1/apparatus/<int:pk>/statistics/",

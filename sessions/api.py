@@ -9,12 +9,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casino.api import RecordViewSet
+from casino.idempotency import idempotent
 from casino.models import Casino
 from casino.rules import cite
 from casino.schema import AutoSchema
 from sessions import services
 from sessions.models import GamingDay, Opening, Seance
-from sessions.serializers import OpeningSerializer, PlanSeancesSerializer, SeanceSerializer
+from sessions.serializers import NotHeldSerializer, OpeningSerializer, PlanSeancesSerializer, SeanceSerializer
 from tables.games import BetKind, PlayerStake, check_bet
 from tables.models import Apparatus, Tableau
 
@@ -29,13 +30,14 @@ class SeanceViewSet(RecordViewSet):
         "create": ["seances.add_seance"],
         "open": ["seances.change_seance"],
         "close": ["seances.change_seance"],
+        "not_held": ["seances.change_seance"],
     }
 
     def get_queryset(self):
         return (
             super()
             .get_queryset()
-            .select_related("gaming_day", "opened_by", "closed_by")
+            .select_related("gaming_day", "opened_by", "closed_by", "not_held_signature__signer")
             .order_by("-gaming_day__date", "planned_start")
         )
 
@@ -58,6 +60,17 @@ class SeanceViewSet(RecordViewSet):
     @action(detail=True, methods=["post"])
     def close(self, request, pk=None):
         seance = services.change_seance_state(request.user, self.get_object(), Seance.State.CLOSED)
+        return Response(SeanceSerializer(seance).data)
+
+    @extend_schema(request=NotHeldSerializer, responses=SeanceSerializer)
+    @action(detail=True, methods=["post"], url_path="not-held")
+    @idempotent
+    def not_held(self, request, pk=None):
+        """Declare a planned séance « non tenue », with its reason, signed by the direction (R24)."""
+        seance = self.get_object()
+        data = NotHeldSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        seance = services.declare_not_held(request.user, seance, **data.validated_data)
         return Response(SeanceSerializer(seance).data)
 
 

@@ -220,8 +220,15 @@ class Seance(models.Model):
         PLANNED = "planned", "Prévue"
         OPEN = "open", "Ouverte"
         CLOSED = "closed", "Close"
+        NOT_HELD = "not_held", "Non tenue"
 
-    TRANSITIONS = {State.PLANNED: {State.OPEN}, State.OPEN: {State.CLOSED}, State.CLOSED: set()}
+    # A planned séance that does not take place is declared « non tenue » and never opens afterwards (R24).
+    TRANSITIONS = {
+        State.PLANNED: {State.OPEN, State.NOT_HELD},
+        State.OPEN: {State.CLOSED},
+        State.CLOSED: set(),
+        State.NOT_HELD: set(),
+    }
 
     gaming_day = models.ForeignKey(GamingDay, on_delete=models.PROTECT, related_name="seances")
     kind = models.CharField("séance", max_length=20, choices=Kind.choices)
@@ -235,6 +242,19 @@ class Seance(models.Model):
     )
     closed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    not_held_reason = models.TextField(
+        "motif de la séance non tenue",
+        blank=True,
+        help_text=f"Déclarée par la direction pour que le registre de la journée puisse être établi (R24, {article('R24')}).",
+    )
+    not_held_signature = models.OneToOneField(
+        "cashbox.Signature",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="seance_not_held",
+        verbose_name="déclaration signée",
     )
 
     objects = SeanceQuerySet.as_manager()
@@ -251,8 +271,14 @@ class Seance(models.Model):
             models.CheckConstraint(
                 condition=models.Q(state="planned", actual_start__isnull=True, actual_end__isnull=True)
                 | models.Q(state="open", actual_start__isnull=False, actual_end__isnull=True)
-                | models.Q(state="closed", actual_start__isnull=False, actual_end__isnull=False),
+                | models.Q(state="closed", actual_start__isnull=False, actual_end__isnull=False)
+                | models.Q(state="not_held", actual_start__isnull=True, actual_end__isnull=True),
                 name="seance_times_follow_state",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(state="not_held")
+                | (~models.Q(not_held_reason="") & models.Q(not_held_signature__isnull=False)),
+                name="r24_not_held_with_reason_and_signature",
             ),
         ]
 
@@ -275,7 +301,9 @@ class Seance(models.Model):
                 raise ValidationError({"planned_start": "La séance doit commencer pendant sa journée de jeu."})
 
     def set_state(self, new_state, user, moment=None):
-        """Move along planned → open → closed; any other move is an InvalidTransition (HTTP 409)."""
+        """Move along planned → open → closed (or planned → not held); any other move is an InvalidTransition (409)."""
+        if self.state == self.State.NOT_HELD:
+            raise InvalidTransition("R24", f"{self} a été déclarée non tenue : elle ne peut plus être ouverte ni close")
         if new_state not in self.TRANSITIONS[self.state]:
             raise InvalidTransition(
                 "transition",
@@ -285,7 +313,7 @@ class Seance(models.Model):
         moment = moment or timezone.now()
         if new_state == self.State.OPEN:
             self.actual_start, self.opened_by = moment, user
-        else:
+        elif new_state == self.State.CLOSED:
             self.actual_end, self.closed_by = moment, user
         self.state = new_state
 

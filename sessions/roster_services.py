@@ -192,8 +192,8 @@ def _lock_roster(roster):
 
 
 def _require_open_seance(seance, action):
-    if seance.state == Seance.State.CLOSED:
-        raise InvalidTransition("R4", f"La séance est close : impossible de {action}")
+    if seance.state in (Seance.State.CLOSED, Seance.State.NOT_HELD):
+        raise InvalidTransition("R4", f"La séance est {seance.get_state_display().lower()} : impossible de {action}")
 
 
 def tableaux_in_play(apparatus):

@@ -56,7 +56,7 @@ class RosterListView(RoleRequiredMixin, View):
             "previous": date - datetime.timedelta(days=1),
             "next": date + datetime.timedelta(days=1),
             "rows": rows,
-            "seances": [s for s in seances if s.state != Seance.State.CLOSED],
+            "seances": [s for s in seances if s.state in (Seance.State.PLANNED, Seance.State.OPEN)],
             "apparatus": Apparatus.objects.filter(casino=casino, in_service=True),
             "chefs": services.eligible_chefs(casino, date),
             "launchers": services.eligible_launchers(casino, date),

@@ -10,6 +10,9 @@ class SeanceSerializer(serializers.ModelSerializer):
     gaming_day = serializers.DateField(source="gaming_day.date", read_only=True)
     opened_by = serializers.CharField(source="opened_by.username", read_only=True, default=None, allow_null=True)
     closed_by = serializers.CharField(source="closed_by.username", read_only=True, default=None, allow_null=True)
+    not_held_by = serializers.CharField(
+        source="not_held_signature.signer.username", read_only=True, default=None, allow_null=True
+    )
 
     class Meta:
         model = Seance
@@ -25,8 +28,20 @@ class SeanceSerializer(serializers.ModelSerializer):
             "actual_end",
             "opened_by",
             "closed_by",
+            "not_held_reason",
+            "not_held_by",
         ]
         read_only_fields = fields
+
+
+class NotHeldSerializer(serializers.Serializer):
+    reason = serializers.CharField(
+        allow_blank=True, help_text="Motif pour lequel la séance prévue n'a pas été tenue (R24)."
+    )
+    signer = serializers.CharField(help_text="Identifiant du directeur ou du membre du CoDir qui signe.")
+    password = serializers.CharField(
+        help_text="Mot de passe du signataire, ressaisi.", style={"input_type": "password"}
+    )
 
 
 class PlanSeancesSerializer(serializers.Serializer):

@@ -9,7 +9,7 @@ from django.utils import timezone
 from casino.actors import names_actor
 from casino.models import Role
 from casino.roles import role_of
-from casino.rules import DomainError, InvalidTransition, RoleForbidden
+from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
 from sessions.models import GamingDay, Opening, Roster, Seance
 from tables.games import euros
 from tables.models import Apparatus, Tableau
@@ -116,6 +116,45 @@ def change_seance_state(user, seance, new_state):
 
 
 @names_actor
+@transaction.atomic
+def declare_not_held(user, seance, reason, signer, password):
+    """Declare a planned séance « non tenue », with its reason, signed by the direction (R24).
+
+    It can then never open, and the day's register no longer waits for it.
+    """
+    # Imported here: the cash app builds on séances, not the other way round.
+    from cashbox.models import Signature
+    from cashbox.services import sign
+
+    require_director(user, "R24", "déclarer une séance non tenue")
+    # Lock the séance: « non tenue » and « ouvrir » pressed at once on two tablets must not both succeed.
+    seance = Seance.objects.select_for_update().select_related("gaming_day__casino").get(pk=seance.pk)
+    if seance.state != Seance.State.PLANNED:
+        raise InvalidTransition(
+            "R24",
+            f"Seule une séance prévue peut être déclarée non tenue ; {seance} est {seance.get_state_display().lower()}",
+        )
+    reason = (reason or "").strip()
+    if not reason:
+        raise invalid("reason", "R24", "Indiquez le motif pour lequel la séance n'a pas été tenue")
+    statement = f"{seance} déclarée non tenue — motif : {reason}"
+    signature = sign(
+        seance.gaming_day.casino,
+        signer,
+        password,
+        Signature.Purpose.SEANCE_NOT_HELD,
+        statement,
+        DIRECTING_ROLES,
+        "R24",
+    )
+    seance.set_state(Seance.State.NOT_HELD, user)
+    seance.not_held_reason = reason
+    seance.not_held_signature = signature
+    seance.full_clean()
+    seance.save()
+    return seance
+
+
 @transaction.atomic
 def open_tableau(user, tableau, date, minimum, max_plein, max_chances):
     """Open a tableau for a gaming day with its limits (R10–R12); they hold until the next day.

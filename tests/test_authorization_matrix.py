@@ -16,9 +16,12 @@ from dataclasses import dataclass, field
 
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
+from django.utils import timezone
 
+from books import services as books_services
+from books.models import Observation
 from cashbox import services as cash_services
-from cashbox.models import Advance, ControlRegister, Count, Interruption
+from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment
 from casino.accounts.services import propose, state_of
 from casino.exports import request_export
 from casino.models import AccountChange, Alert, Casino, Employee, Export
@@ -161,6 +164,7 @@ EXPECTATIONS = {
     "seance-detail": page(get=ANY_ROLE),
     "seance-open": page(post=DIRECTION),
     "seance-close": page(post=DIRECTION),
+    "seance-not-held": page(get=DIRECTION, post=DIRECTION),
     "opening-create": page(get=DIRECTION, post=DIRECTION),
     "opening-detail": page(get=ANY_ROLE),
     "opening-notice": page(get=ANY_ROLE),
@@ -189,6 +193,21 @@ EXPECTATIONS = {
     "register-list": page(get=ANY_ROLE),
     # Everyone of the floor reads the register; only the direction draws it up (the body asks for that).
     "register-day": page(get=ANY_ROLE, post=DIRECTION, guard=ANY_ROLE, body={"action": "draw_up"}),
+    # The director records his deputy (R22); the CoDir members hold the permission, the signature is the director's.
+    "deputy-create": page(get=DIRECTION, post=DIRECTION),
+    # Registre spécial d'observations (R27): the regulator's only write; the direction records the follow-up.
+    "observation-list": page(get=READ_ALL, post=frozenset({REGULATOR})),
+    "observation-detail": page(get=READ_ALL, post=DIRECTION),
+    # Carnet des prélèvements (R25): read by the direction, the regulator and the administrator; the director
+    # enters the schedule.
+    "levy-index": page(get=READ_ALL),
+    "levy-sheet": page(get=READ_ALL),
+    "levy-schedule": page(get=frozenset({DIRECTOR}), post=frozenset({DIRECTOR})),
+    "api-levy-sheet": api(get=READ_ALL),
+    # Situation mensuelle (R26): read by the direction, the regulator and the administrator; the director signs.
+    "statement-list": page(get=READ_ALL),
+    "statement": page(get=READ_ALL, post=frozenset({DIRECTOR})),
+    "api-statement": api(get=READ_ALL, post=frozenset({DIRECTOR})),
     # API outside the router
     "api-token": page(post=ANYONE, guard=ANYONE),
     # The health check of compose and the load balancer: public, names the checks and nothing else.
@@ -217,7 +236,11 @@ EXPECTATIONS = {
     **records("table", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
     **records("tableau", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
     **records("cashbox", add=REGISTRY_WRITE),
-    **records("seance", add=DIRECTION, actions={"open": ("post", DIRECTION), "close": ("post", DIRECTION)}),
+    **records(
+        "seance",
+        add=DIRECTION,
+        actions={"open": ("post", DIRECTION), "close": ("post", DIRECTION), "not-held": ("post", DIRECTION)},
+    ),
     # Limits never change once fixed (R10, R11): PUT and PATCH reach the rule, which answers 409.
     **records("opening", add=DIRECTION, change=DIRECTION),
     **records(
@@ -238,12 +261,19 @@ EXPECTATIONS = {
     **records("correction", add=FLOOR_CONTROL),
     **records("carnet"),
     **records("control-register", add=DIRECTION, actions={"sign": ("post", DIRECTION)}),
+    # A rectificatif is drawn up by a correction, never posted (R24); signed by the direction.
+    **records("register-amendment", add=NOBODY, actions={"sign": ("post", DIRECTION)}),
+    **records("deputy", add=DIRECTION),
+    **records("observation", read=READ_ALL, add=frozenset({REGULATOR}), actions={"follow-up": ("post", DIRECTION)}),
     # Alerts are raised by the product, never posted: POST asks a permission no role holds.
     **records("alert", read=ALERT_READ, add=NOBODY, actions={"acknowledge": ("post", FLOOR_CONTROL)}),
 }
 # Django's admin: no employee is staff; every role is sent to the admin's login page, its only open door.
 ADMIN_NAMESPACE = "admin:"
 ADMIN_ENTRANCE = {"admin:login", "admin:logout"}
+
+# Routes whose numbers are a season, a sheet, a year or a month, not an object: each user reads their own casino's.
+NUMBERS_NOT_IDS = {"levy-sheet", "api-levy-sheet", "statement", "api-statement"}
 
 # <int:pk> of a page → the model whose object fills it (the API's come from the viewset's queryset).
 PK_MODELS = {
@@ -271,6 +301,7 @@ PK_MODELS = {
     "seance-detail": Seance,
     "seance-open": Seance,
     "seance-close": Seance,
+    "seance-not-held": Seance,
     "opening-create": Tableau,
     "opening-detail": Opening,
     "opening-notice": Opening,
@@ -288,6 +319,7 @@ PK_MODELS = {
     "interruption-full": Tableau,
     "interruption-resume": Interruption,
     "correction-create": Count,
+    "observation-detail": Observation,
 }
 
 
@@ -374,7 +406,15 @@ def demo(
             assert post_advance(api, chef, boule_tableau, seance).status_code == 201
             assert post_final_count(api, chef, boule_tableau, seance, "9000").status_code == 201
         change_seance_state(director, seance, Seance.State.CLOSED)
-    register = cash_services.draw_up_register(director, GamingDay.objects.get(casino=casino, date=yesterday))[0]
+    yesterday_day = GamingDay.objects.get(casino=casino, date=yesterday)
+    register = cash_services.draw_up_register(director, yesterday_day)[0]
+    deputy = cash_services.designate_deputy(director, yesterday_day, "codir", "Congé", "directeur", PASSWORD)
+    cash_services.sign_register(register, "directeur", PASSWORD)
+    cash_services.sign_register(register, "codir", PASSWORD)
+    late = Count.objects.filter(seance__gaming_day=yesterday_day, kind="final").first()
+    late_correction = cash_services.correct(
+        chef, late, chips_for("8900"), "Plaque comptée deux fois", "huit mille neuf cents euros", "directeur", PASSWORD
+    )
 
     assert post_advance(api, chef, boule_tableau, open_day).status_code == 201
     assert post_advance(api, chef, vingt_trois_tableau, open_day).status_code == 201
@@ -395,6 +435,9 @@ def demo(
     alert = Alert.objects.create(casino=casino, rule="R18", kind="test", key="matrix", message="Alerte de test")
     caissier = cash_staff["caissier"].employee
     change = propose(administrator, caissier, state_of(caissier) | {"role": "chef"})
+    observation = books_services.record_observation(
+        regulator, casino, timezone.now(), "Visite", "Afficher les limites", PASSWORD
+    )
     return {
         AccountChange: change,
         "date": yesterday,
@@ -415,6 +458,9 @@ def demo(
         Interruption: Interruption.objects.get(pk=interruption.json()["id"]),
         type(correction): correction,
         ControlRegister: register,
+        RegisterAmendment: late_correction.amendment,
+        Deputy: deputy,
+        Observation: observation,
     }
 
 
@@ -523,7 +569,9 @@ def test_the_director_of_another_casino_finds_nothing_of_the_first(client, demo,
         if name.startswith(ADMIN_NAMESPACE) or name == "logout":
             continue
         route = EXPECTATIONS[name]
-        has_object = bool(re.search(r"/\d+(/|\.pem|$)", url)) or name == "register-day"
+        has_object = (
+            bool(re.search(r"/\d+(/|\.pem|$)", url)) and name not in NUMBERS_NOT_IDS
+        ) or name == "register-day"
         if has_object:
             for method in METHODS:
                 status = send(client, method, url, route.body).status_code

@@ -558,7 +558,7 @@ def test_r23_a_croupier_cannot_enter_a_correction(api, staff, final_count):
     assert rows() == before
 
 
-def test_r22_no_correction_after_the_register_is_drawn_up(
+def test_r24_no_correction_while_the_drawn_up_register_awaits_its_signatures(
     api, staff, playing, final_count, vingt_trois_tableau, casino
 ):
     post_final_count(api, staff["chef"], vingt_trois_tableau, playing, "10000")
@@ -578,7 +578,8 @@ def test_r22_no_correction_after_the_register_is_drawn_up(
     before = rows()
     original = Count.objects.values().get(pk=final_count.pk)
     response = post_correction(api, staff["chef"], final_count, "9100", "neuf mille cent euros")
-    assert_refused(response, 409, "R22", before)
+    # Once signed, the correction makes a rectificatif (tests/test_register_amendment.py).
+    assert_refused(response, 409, "R24", before)
     assert Count.objects.values().get(pk=final_count.pk) == original
 
 

@@ -319,7 +319,12 @@ class CashDay(RuleBasedStateMachine):
         )
         if correction is not None:
             assert right_words and signer == "directeur" and reason
-            assert not ControlRegister.objects.filter(gaming_day=original.seance.gaming_day).exists()
+            # After the register, a correction amends its latest signed version by a rectificatif (R24).
+            register = ControlRegister.objects.filter(gaming_day=original.seance.gaming_day).first()
+            if register is not None:
+                amendment = correction.amendment
+                assert amendment.register == register and not amendment.signed
+                assert amendment.total == sum(line.result for line in amendment.lines.all())
             key = ("advance" if isinstance(original, Advance) else "count", original.pk)
             assert correction.previous_amount == self.amounts[key]
             self.amounts[key] = amount

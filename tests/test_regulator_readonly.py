@@ -15,7 +15,7 @@ from tests.cash_helpers import post_advance, post_final_count, post_short_interr
 pytestmark = pytest.mark.django_db
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-APPS = ["casino", "tables", "sessions", "cashbox"]
+APPS = ["casino", "tables", "sessions", "cashbox", "books"]
 # Logging in re-renders its form; settling a spin only computes. Neither writes: the row counts below prove it.
 # The activation steps are for a person not logged in; without a pending activation they write nothing (R28).
 NOT_WRITES = {
@@ -145,3 +145,32 @@ def test_r23_reverting_history_is_disabled(settings):
 
 def test_the_demo_day_is_today(demo_day):
     assert abs((demo_day.gaming_day.date - datetime.date.today()).days) <= 1
+
+
+def test_r27_the_regulators_only_write_is_a_signed_observation(api, regulator, demo_day):
+    """The registre spécial d'observations is the one book the regulator writes in: one entry and its signature."""
+    from django.utils import timezone
+
+    from tests.conftest import PASSWORD
+
+    before = row_counts()
+    api.force_authenticate(regulator)
+    response = api.post(
+        "/api/v1/observations/",
+        {
+            "casino": demo_day.gaming_day.casino_id,
+            "visited_at": timezone.now().isoformat(),
+            "text": "Visite sans remarque.",
+            "password": PASSWORD,
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    after = row_counts()
+    changed = {label: after[label] - before[label] for label in after if after[label] != before[label]}
+    assert changed == {
+        "books.observation": 1,
+        "books.historicalobservation": 1,
+        "cashbox.signature": 1,
+        "cashbox.historicalsignature": 1,
+    }

@@ -1,0 +1,136 @@
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.decorators import action
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from books import services
+from books.models import LevySchedule, MonthlyStatement, Observation
+from books.prelevements import sheet, sheet_json
+from books.serializers import (
+    ObservationActionCreateSerializer,
+    ObservationActionSerializer,
+    ObservationCreateSerializer,
+    ObservationSerializer,
+    StatementSignSerializer,
+)
+from cashbox.api import CashViewSet
+from casino.idempotency import idempotent
+from casino.models import Casino
+from casino.schema import AutoSchema
+
+
+class ObservationViewSet(CashViewSet):
+    """The registre spécial d'observations (R27): the police des jeux writes, the direction records the follow-up."""
+
+    queryset = Observation.objects.all()
+    serializer_class = ObservationSerializer
+    create_serializer_class = ObservationCreateSerializer
+    action_permissions = {"follow_up": ["books.add_observationaction"]}
+
+    def get_queryset(self):
+        return (
+            super()
+            .get_queryset()
+            .select_related("written_by", "signature__signer")
+            .prefetch_related("actions__signature__signer")
+        )
+
+    @extend_schema(request=ObservationCreateSerializer, responses=ObservationSerializer)
+    @idempotent
+    def create(self, request, *args, **kwargs):
+        data = self.validated(request)
+        casino = get_object_or_404(Casino.objects.for_user(request.user), pk=data["casino"])
+        observation = services.record_observation(
+            request.user, casino, data["visited_at"], data["text"], data.get("injunction", ""), data["password"]
+        )
+        return self.created(observation)
+
+    @extend_schema(request=ObservationActionCreateSerializer, responses=ObservationActionSerializer)
+    @action(detail=True, methods=["post"], url_path="follow-up")
+    @idempotent
+    def follow_up(self, request, pk=None):
+        observation = self.get_object()
+        data = self.validated(request, ObservationActionCreateSerializer)
+        follow_up = services.record_action(request.user, observation, data["text"], data["signer"], data["password"])
+        return Response(ObservationActionSerializer(follow_up).data, status=201)
+
+
+def _path(name, low, high, description):
+    return OpenApiParameter(
+        name, {"type": "integer", "minimum": low, "maximum": high}, OpenApiParameter.PATH, description=description
+    )
+
+
+SEASON = _path("season", 2000, 2100, "Saison : année où elle commence (1er novembre).")
+SHEET = _path("n", 1, 12, "Numéro de la feuille : novembre = 1, octobre = 12.")
+YEAR = _path("year", 2000, 2100, "Année.")
+MONTH = _path("month", 1, 12, "Mois.")
+CASINO = OpenApiParameter("casino", int, description="Établissement (par défaut : le premier de l'utilisateur).")
+
+
+class LevySheetView(APIView):
+    """Sheet n° {n} (November = 1) of the carnet des prélèvements of a season (modèle 13, R25); ?casino= to choose."""
+
+    # Read for the permission check only: GET asks books.view_levyschedule.
+    queryset = LevySchedule.objects.all()
+    schema = AutoSchema()
+
+    @extend_schema(parameters=[SEASON, SHEET, CASINO], responses={200: dict})
+    def get(self, request, season, n):
+        casinos = Casino.objects.for_user(request.user)
+        wanted = request.query_params.get("casino", "")
+        casino = get_object_or_404(casinos, pk=wanted) if wanted.isdigit() else casinos.first()
+        if casino is None:
+            return Response({"code": "not_found", "message": "Aucun établissement."}, status=404)
+        return Response(sheet_json(sheet(casino, season, n)))
+
+
+class StatementView(APIView):
+    """The situation mensuelle (modèle 5) of a month, its content hash and signatures; POST: the director signs it
+    (R26). ?casino= to choose."""
+
+    # For the permission check: GET asks books.view_monthlystatement, POST books.add_monthlystatement.
+    queryset = MonthlyStatement.objects.all()
+    schema = AutoSchema()
+
+    def casino(self, request):
+        casinos = Casino.objects.for_user(request.user)
+        wanted = request.query_params.get("casino", "")
+        return get_object_or_404(casinos, pk=wanted) if wanted.isdigit() else get_object_or_404(casinos[:1])
+
+    def answer(self, casino, year, month):
+        from books.statements import statement
+
+        data = statement(casino, year, month)
+        return {
+            "casino": casino.pk,
+            "month": f"{year}-{month:02d}",
+            "content_hash": data["hash"],
+            "signed": data["signed"],
+            "signatures": [
+                {
+                    "signer": s.signature.signer.username,
+                    "signed_at": s.signed_at,
+                    "content_hash": s.content_hash,
+                    "matches": s.content_hash == data["hash"],
+                }
+                for s in data["signatures"]
+            ],
+            "statement": data["document"],
+        }
+
+    @extend_schema(parameters=[YEAR, MONTH, CASINO], responses={200: dict})
+    def get(self, request, year, month):
+        return Response(self.answer(self.casino(request), year, month))
+
+    @extend_schema(parameters=[YEAR, MONTH, CASINO], request=StatementSignSerializer, responses={201: dict})
+    @idempotent
+    def post(self, request, year, month):
+        casino = self.casino(request)
+        data = StatementSignSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.sign_statement(
+            request.user, casino, year, month, data.validated_data["signer"], data.validated_data["password"]
+        )
+        return Response(self.answer(casino, year, month), status=201)

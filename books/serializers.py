@@ -1,0 +1,51 @@
+from rest_framework import serializers
+
+from books.models import Observation, ObservationAction
+from cashbox.serializers import SignatureSerializer, SignerFields
+
+
+class ObservationActionSerializer(serializers.ModelSerializer):
+    signature = SignatureSerializer()
+
+    class Meta:
+        model = ObservationAction
+        fields = ["id", "observation", "text", "signature", "recorded_at"]
+
+
+class ObservationSerializer(serializers.ModelSerializer):
+    written_by = serializers.CharField(source="written_by.username")
+    signature = SignatureSerializer()
+    actions = ObservationActionSerializer(many=True)
+
+    class Meta:
+        model = Observation
+        fields = [
+            "id",
+            "casino",
+            "visited_at",
+            "text",
+            "injunction",
+            "deadline",
+            "written_by",
+            "signature",
+            "recorded_at",
+            "actions",
+        ]
+
+
+class ObservationCreateSerializer(serializers.Serializer):
+    """The regulator signs their own entry: their password, re-entered (R27, R28)."""
+
+    casino = serializers.IntegerField()
+    visited_at = serializers.DateTimeField()
+    text = serializers.CharField(allow_blank=True)
+    injunction = serializers.CharField(required=False, allow_blank=True)
+    password = serializers.CharField(write_only=True, style={"input_type": "password"})
+
+
+class ObservationActionCreateSerializer(SignerFields):
+    text = serializers.CharField(allow_blank=True, help_text="La suite donnée à l'observation (R27).")
+
+
+class StatementSignSerializer(SignerFields):
+    """The director re-enters their password to sign the month's statement (R26)."""

@@ -1,0 +1,167 @@
+"""Workflows of the books beyond the day (R25–R27), called alike by the pages, the API and the tasks."""
+
+import datetime
+
+from django.contrib.auth import authenticate
+from django.db import transaction
+from django.utils import timezone
+
+from books.models import Observation, ObservationAction
+from cashbox.models import Signature
+from cashbox.services import DIRECTING, sign
+from casino.models import Casino, Role
+from casino.roles import role_of
+from casino.rules import RoleForbidden, invalid
+
+
+def regulator_signature(user, password, casino, purpose, statement, rule):
+    """The regulator signs their own entry with their own password (R27, R28).
+
+    Hand-written beside cashbox.services.sign(), which asks every signer for a ministerial approval: the police des
+    jeux holds none, and signs only as the logged-in writer, never in anyone else's name.
+    """
+    if authenticate(username=user.username, password=password or "") is None:
+        raise invalid("password", rule, "Signature refusée : mot de passe incorrect")
+    return Signature.objects.create(
+        signer=user, role=Role.CONTROLEUR, casino=casino, purpose=purpose, statement=statement
+    )
+
+
+@transaction.atomic
+def record_observation(user, casino, visited_at, text, injunction, password):
+    """The police des jeux records a visit and any injunction in the registre spécial d'observations (R27)."""
+    if role_of(user) != Role.CONTROLEUR:
+        raise RoleForbidden("R27", "Seule la police des jeux inscrit ses observations au registre spécial")
+    if not Casino.objects.for_user(user).filter(pk=casino.pk).exists():
+        raise RoleForbidden("R27", "Cet établissement n'est pas dans votre ressort")
+    text, injunction = (text or "").strip(), (injunction or "").strip()
+    if not text:
+        raise invalid("text", "R27", "Inscrivez les observations de la visite")
+    now = timezone.now()
+    if visited_at is None or visited_at > now:
+        raise invalid("visited_at", "R27", "La visite est datée, et ne peut être postérieure à son inscription")
+    statement = f"Observation de la visite du {timezone.localtime(visited_at):%d/%m/%Y %H:%M} — {text}" + (
+        f" — injonction : {injunction}" if injunction else ""
+    )
+    signature = regulator_signature(user, password, casino, Signature.Purpose.OBSERVATION, statement, "R27")
+    return Observation.objects.create(
+        casino=casino,
+        visited_at=visited_at,
+        text=text,
+        injunction=injunction,
+        deadline=Observation.deadline_from(timezone.localdate(now)) if injunction else None,
+        written_by=user,
+        signature=signature,
+        recorded_at=now,
+    )
+
+
+@transaction.atomic
+def record_action(user, observation, text, signer, password):
+    """The direction records what was done about an observation, in a signed follow-up entry (R27)."""
+    if role_of(user) not in DIRECTING:
+        raise RoleForbidden("R27", "Seule la direction inscrit la suite donnée aux observations")
+    # Lock the observation: its follow-ups are written one after the other, never interleaved.
+    observation = Observation.objects.select_for_update().select_related("casino").get(pk=observation.pk)
+    text = (text or "").strip()
+    if not text:
+        raise invalid("text", "R27", "Inscrivez la suite donnée à l'observation")
+    statement = f"Suite donnée à l'{observation} — {text}"
+    signature = sign(
+        observation.casino, signer, password, Signature.Purpose.OBSERVATION_ACTION, statement, DIRECTING, "R27"
+    )
+    return ObservationAction.objects.create(
+        casino=observation.casino, observation=observation, text=text, signature=signature, recorded_by=user
+    )
+
+
+def parse_brackets(brackets):
+    """Normalise a schedule's brackets [{"lower", "upper", "rate"}, …]: contiguous from 0, the last one open,
+    rates in percent; Decimal from strings, never float (R25)."""
+    from decimal import Decimal, InvalidOperation
+
+    if not isinstance(brackets, list) or not brackets:
+        raise invalid("brackets", "R25", "Indiquez au moins une tranche (de, à, taux)")
+    parsed = []
+    for position, bracket in enumerate(brackets, 1):
+        try:
+            lower = Decimal(str(bracket.get("lower", ""))).quantize(Decimal("0.01"))
+            upper_value = bracket.get("upper")
+            upper = None if upper_value in (None, "") else Decimal(str(upper_value)).quantize(Decimal("0.01"))
+            rate = Decimal(str(bracket.get("rate", ""))).quantize(Decimal("0.0001"))
+        except (InvalidOperation, AttributeError, TypeError):
+            raise invalid("brackets", "R25", f"Tranche n° {position} : montants et taux en nombres décimaux") from None
+        if not (lower.is_finite() and rate.is_finite() and (upper is None or upper.is_finite())):
+            raise invalid("brackets", "R25", f"Tranche n° {position} : montants et taux en nombres décimaux")
+        if not Decimal(0) <= rate <= Decimal(100):
+            raise invalid("brackets", "R25", f"Tranche n° {position} : le taux est un pourcentage entre 0 et 100")
+        expected = Decimal("0.00") if not parsed else parsed[-1][1]
+        if expected is None or lower != expected:
+            raise invalid(
+                "brackets",
+                "R25",
+                f"Tranche n° {position} : les tranches se suivent sans trou ni chevauchement, dès 0 €",
+            )
+        if upper is not None and upper <= lower:
+            raise invalid("brackets", "R25", f"Tranche n° {position} : la borne haute dépasse la borne basse")
+        parsed.append((lower, upper, rate))
+    if parsed[-1][1] is not None:
+        raise invalid("brackets", "R25", "La dernière tranche est ouverte (sans borne haute)")
+    return parsed
+
+
+@transaction.atomic
+def enter_levy_schedule(user, casino, season, name, brackets, signer, password):
+    """The director enters the schedule of a levy for a season; a later one for the same levy supersedes it (R25)."""
+    from books.models import LevyBracket, LevySchedule
+
+    if role_of(user) not in DIRECTING:
+        raise RoleForbidden("R25", "Seule la direction saisit le barème des prélèvements")
+    name = (name or "").strip()
+    if not name:
+        raise invalid("name", "R25", "Nommez le prélèvement (ex. « prélèvement progressif de l'État »)")
+    if not isinstance(season, int) or not 2000 <= season <= 2100:
+        raise invalid("season", "R25", "Indiquez la saison (année où elle commence, le 1er novembre)")
+    parsed = parse_brackets(brackets)
+    described = " ; ".join(
+        f"{lower} € à {'∞' if upper is None else f'{upper} €'} : {rate} %" for lower, upper, rate in parsed
+    )
+    statement = f"Barème « {name} » de la saison {season}-{season + 1} — {described}"
+    signature = sign(casino, signer, password, Signature.Purpose.LEVY_SCHEDULE, statement, {Role.DIRECTOR}, "R25")
+    schedule = LevySchedule.objects.create(
+        casino=casino, season=season, name=name, signature=signature, entered_by=user
+    )
+    for lower, upper, rate in parsed:
+        LevyBracket.objects.create(casino=casino, schedule=schedule, lower=lower, upper=upper, rate=rate)
+    return schedule
+
+
+@transaction.atomic
+def sign_statement(user, casino, year, month, signer, password):
+    """The director signs the situation mensuelle of a past month: a record of its content's hash (R26)."""
+    from books.models import MonthlyStatement
+    from books.statements import content_hash, month_bounds, next_month, statement_of
+    from casino.rules import InvalidTransition
+
+    if role_of(user) not in DIRECTING:
+        raise RoleForbidden("R26", "Seule la direction présente la situation mensuelle à la signature")
+    month_bounds(year, month)
+    # Lock the casino: two signatures of the same content at once must not both be recorded.
+    casino = Casino.objects.select_for_update().get(pk=casino.pk)
+    opens = datetime.date(*next_month(year, month), 1)
+    if timezone.localdate() < opens:
+        raise InvalidTransition(
+            "R26", f"La situation de {month:02d}/{year} se signe à partir du {opens:%d/%m/%Y}, le mois écoulé"
+        )
+    document = statement_of(casino, year, month)
+    digest = content_hash(document)
+    latest = (
+        MonthlyStatement.objects.filter(casino=casino, year=year, month=month).order_by("-signed_at", "-pk").first()
+    )
+    if latest is not None and latest.content_hash == digest:
+        raise InvalidTransition("R26", f"La situation de {month:02d}/{year} est déjà signée, et inchangée depuis")
+    statement = f"Situation mensuelle de {month:02d}/{year} — {casino.name} — contenu SHA-256 {digest}"
+    signature = sign(casino, signer, password, Signature.Purpose.MONTHLY_STATEMENT, statement, {Role.DIRECTOR}, "R26")
+    return MonthlyStatement.objects.create(
+        casino=casino, year=year, month=month, content_hash=digest, signature=signature, signed_by=signature.signer
+    )
