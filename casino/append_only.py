@@ -90,8 +90,16 @@ GUARDS = {
     # Séances (R10–R13, R4): a day's values are fixed once; a séance only moves forward.
     "seances.GamingDay": Guard(frozen=("casino", "date"), others=FILL_ONCE),
     "seances.Seance": Guard(
-        transitions={"state": (("planned", "open"), ("open", "closed"))},
-        fill_once=("actual_start", "opened_by", "actual_end", "closed_by"),
+        # A planned séance opens then closes, or is declared « non tenue » with its reason and signature (R24).
+        transitions={"state": (("planned", "open"), ("open", "closed"), ("planned", "not_held"))},
+        fill_once=(
+            "actual_start",
+            "opened_by",
+            "actual_end",
+            "closed_by",
+            "not_held_reason",
+            "not_held_signature",
+        ),
     ),
     "seances.Opening": WRITE_ONCE,
     "seances.Roster": Guard(transitions={"state": (("draft", "published"),)}, fill_once=("published_at", "signature")),
@@ -109,6 +117,15 @@ GUARDS = {
     "cashbox.Correction": WRITE_ONCE,
     "cashbox.ControlRegister": Guard(fill_once=("first_signature", "second_signature")),
     "cashbox.ControlRegisterLine": WRITE_ONCE,
+    # The books beyond the day (R22, R24–R27): a rectificatif is signed by two, once each; the rest is written once.
+    "cashbox.Deputy": WRITE_ONCE,
+    "cashbox.RegisterAmendment": Guard(fill_once=("first_signature", "second_signature")),
+    "cashbox.RegisterAmendmentLine": WRITE_ONCE,
+    "books.Observation": WRITE_ONCE,
+    "books.ObservationAction": WRITE_ONCE,
+    "books.LevySchedule": WRITE_ONCE,
+    "books.LevyBracket": WRITE_ONCE,
+    "books.MonthlyStatement": WRITE_ONCE,
 }
 
 

@@ -102,6 +102,7 @@ CASINO_PATHS = (
     "register.gaming_day.casino_id",
     "roster.seance.gaming_day.casino_id",
     "change.casino_id",
+    "amendment.register.gaming_day.casino_id",
 )
 
 

@@ -1,12 +1,14 @@
 """Going past the guards as an intruder with DDL rights would: drop a table's triggers inside the test."""
 
+import datetime
+
 import pytest
 from django.apps import apps
 from django.db import connection, models
 from django.utils import timezone
 
 from cashbox import services as cash
-from cashbox.models import Advance, ControlRegisterLine, Correction, Interruption, Signature
+from cashbox.models import Advance, ControlRegisterLine, Correction, Interruption, Signature, season_of
 from casino import append_only
 from casino.models import Alert, CasinoKey, Employee, Export, JournalEntry, Membership, Role, Seal
 from casino.services import acknowledge_alert, raise_alert
@@ -74,8 +76,32 @@ def world(
         open_seance(director, other)
         change_seance_state(director, other, Seance.State.CLOSED)
     register, _ = cash.draw_up_register(director, seance.gaming_day)
+    cash.designate_deputy(director, seance.gaming_day, "codir", "Congé", "directeur", PASSWORD)
     cash.sign_register(register, "directeur", PASSWORD)
     cash.sign_register(register, "codir", PASSWORD)
+    # A mistake found after the register is signed: a rectificatif, signed by two again (R24).
+    late = cash.correct(
+        chef, count, chips_for("9200"), "Plaque oubliée", "neuf mille deux cents euros", "directeur", PASSWORD
+    )
+    cash.sign_amendment(late.amendment, "directeur", PASSWORD)
+    # The books beyond the day (R25–R27).
+    from books import services as books
+
+    observation = books.record_observation(
+        regulator, casino, timezone.now(), "Visite", "Afficher les limites", PASSWORD
+    )
+    books.record_action(director, observation, "Limites affichées", "directeur", PASSWORD)
+    books.enter_levy_schedule(
+        director,
+        casino,
+        season_of(seance.gaming_day.date),
+        "Prélèvement progressif",
+        [{"lower": "0", "upper": "1000", "rate": "10"}, {"lower": "1000", "upper": "", "rate": "20"}],
+        "directeur",
+        PASSWORD,
+    )
+    last_month = seance.gaming_day.date.replace(day=1) - datetime.timedelta(days=1)
+    books.sign_statement(director, casino, last_month.year, last_month.month, "directeur", PASSWORD)
     alert = raise_alert(casino, "test", "cle", "Une alerte")
     acknowledge_alert(director, alert)
     Export.objects.create(
@@ -129,6 +155,14 @@ SAMPLES = {
     "seances.RosterMember": lambda w: first_pk(RosterMember),
     "seances.RosterChange": lambda w: first_pk(RosterChange),
     "seances.Spin": lambda w: first_pk(Spin),
+    "cashbox.Deputy": lambda w: first_pk(apps.get_model("cashbox", "Deputy")),
+    "cashbox.RegisterAmendment": lambda w: first_pk(apps.get_model("cashbox", "RegisterAmendment")),
+    "cashbox.RegisterAmendmentLine": lambda w: first_pk(apps.get_model("cashbox", "RegisterAmendmentLine")),
+    "books.Observation": lambda w: first_pk(apps.get_model("books", "Observation")),
+    "books.ObservationAction": lambda w: first_pk(apps.get_model("books", "ObservationAction")),
+    "books.LevySchedule": lambda w: first_pk(apps.get_model("books", "LevySchedule")),
+    "books.LevyBracket": lambda w: first_pk(apps.get_model("books", "LevyBracket")),
+    "books.MonthlyStatement": lambda w: first_pk(apps.get_model("books", "MonthlyStatement")),
     "cashbox.Signature": lambda w: first_pk(Signature),
     "cashbox.Advance": lambda w: first_pk(Advance),
     "cashbox.Count": lambda w: w["count"].pk,

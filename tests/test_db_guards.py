@@ -23,6 +23,8 @@ from cashbox.models import (
     Correction,
     Count,
     Interruption,
+    RegisterAmendment,
+    RegisterAmendmentLine,
     Signature,
 )
 from casino import append_only
@@ -272,7 +274,50 @@ def other_spin(**changes):
     return clone(spin, **{"sequence": spin.sequence + 100, **changes})
 
 
+def other_amendment(**changes):
+    """A copy of the world's rectificatif with another number, for the correction made before the register."""
+    amendment = RegisterAmendment.objects.order_by("pk").first()
+    free = Correction.objects.filter(amendment__isnull=True).order_by("pk").first()
+    values = {"number": 90, "correction": free, "first_signature": None, "second_signature": None}
+    return clone(amendment, **{**values, **changes})
+
+
+def seance_not_held_without_reason(world):
+    day = other_day(world, 1003)
+    GamingDay.objects.bulk_create([day])
+    day = GamingDay.objects.get(casino=day.casino, date=day.date)
+    return clone(
+        world["seance"],
+        gaming_day=day,
+        state="not_held",
+        not_held_reason="",
+        not_held_signature=None,
+        actual_start=None,
+        opened_by=None,
+        actual_end=None,
+        closed_by=None,
+    )
+
+
 CONSTRAINT_TESTS = {
+    # The rectificatif and the séance non tenue (R24).
+    "r24_difference_is_new_minus_previous_total": lambda w: constraint_refuses(
+        "r24_difference_is_new_minus_previous_total",
+        [other_amendment(difference=RegisterAmendment.objects.get().difference + 1)],
+    ),
+    "r24_second_signature_after_first": lambda w: constraint_refuses(
+        "r24_second_signature_after_first",
+        [other_amendment(second_signature=RegisterAmendment.objects.get().first_signature)],
+    ),
+    "r24_one_amendment_number_per_register": lambda w: constraint_refuses(
+        "r24_one_amendment_number_per_register", [other_amendment(number=RegisterAmendment.objects.get().number)]
+    ),
+    "r24_one_amendment_line_per_seance_and_cashbox": lambda w: constraint_refuses(
+        "r24_one_amendment_line_per_seance_and_cashbox", [clone(RegisterAmendmentLine.objects.order_by("pk").first())]
+    ),
+    "r24_not_held_with_reason_and_signature": lambda w: constraint_refuses(
+        "r24_not_held_with_reason_and_signature", [seance_not_held_without_reason(w)]
+    ),
     # The register of spins (R1, R9, R23).
     "r9_one_spin_per_sequence_number": lambda w: constraint_refuses(
         "r9_one_spin_per_sequence_number", [other_spin(sequence=Spin.objects.order_by("pk").first().sequence)]
