@@ -608,9 +608,10 @@ def _build(export, staging):
     from casino.seals import as_document, seal
 
     export_seal = seal(casino, Seal.Reason.EXPORT, export=export)
-    if starts and export_seal is not None:
-        first = JournalEntry.objects.get(casino=casino, sequence=min(starts))
+    if export_seal is not None:
         last = JournalEntry.objects.get(casino=casino, sequence=export_seal.sequence)
+        # A period without any entry still carries the sealed head, so that the seal can be checked offline.
+        first = JournalEntry.objects.get(casino=casino, sequence=min(starts)) if starts else last
     sha, _size, rows = write_journal(
         os.path.join(bag_dir, JOURNAL_FILE), casino.pk, first and first.sequence, last and last.sequence
     )

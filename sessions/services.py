@@ -155,6 +155,7 @@ def declare_not_held(user, seance, reason, signer, password):
     return seance
 
 
+@names_actor
 @transaction.atomic
 def open_tableau(user, tableau, date, minimum, max_plein, max_chances):
     """Open a tableau for a gaming day with its limits (R10–R12); they hold until the next day.

@@ -8,7 +8,7 @@ from cashbox import services
 from cashbox.models import ControlRegister, ControlRegisterLine, Correction, Signature
 from sessions.models import GamingDay, Opening, Seance
 from sessions.services import change_seance_state, plan_seances
-from tests.cash_helpers import chips_for, main_box
+from tests.cash_helpers import chips_for, main_box, open_seance
 from tests.conftest import PASSWORD, make_employee
 
 
@@ -57,7 +57,7 @@ def day_of_play(staff, casino, date, plays, not_held=()):
         if seance.kind in not_held:
             declare_not_held(director, seance, "Fermeture exceptionnelle", "directeur", PASSWORD)
             continue
-        change_seance_state(director, seance, Seance.State.OPEN)
+        open_seance(director, seance)
         for tableau, encaisse in plays.get(seance.kind, []):
             play_seance(staff, tableau, seance, encaisse)
         change_seance_state(director, seance, Seance.State.CLOSED)

@@ -42,6 +42,7 @@ def test_r12_director_opens_a_tableau_and_sees_the_ranges_follow_the_minimum(pag
     expect(page.locator("dl.facts")).to_contain_text("500,00 €")
 
     page.go_back()
+    page.reload()  # a fresh form: the one-time token of the first submission is spent
     page.fill("#id_max_plein", "400")
     page.get_by_role("button", name="Fixer les limites et ouvrir").click()
     expect(page.get_by_role("alert").first).to_contain_text("lendemain")

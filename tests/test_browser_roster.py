@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from casino.models import Role
 from sessions.models import GamingDay, Roster, RosterChange, Seance
-from sessions.services import change_seance_state, plan_seances
+from sessions.services import change_seance_state, gaming_day_for
 from tests.conftest import PASSWORD, make_employee
 from tests.test_browser import browser, log_in, page  # noqa: F401 (fixtures)
 
@@ -32,7 +32,14 @@ def test_r4_director_publishes_the_roster_and_the_chef_records_an_absence(
     boule_table,
 ):
     make_employee("croupier3", Role.CROUPIER, casino)
-    seance = plan_seances(director, casino, GamingDay.date_at(casino))[0]
+    # A séance planned around now, whatever the hour the test runs at (the default hours leave gaps).
+    now = timezone.now()
+    seance = Seance.objects.create(
+        gaming_day=gaming_day_for(casino, GamingDay.date_at(casino)),
+        kind=Seance.Kind.AFTERNOON,
+        planned_start=now - datetime.timedelta(hours=1),
+        planned_end=now + datetime.timedelta(hours=5),
+    )
 
     log_in(page, director)
     page.get_by_role("link", name="Roulement", exact=True).click()

@@ -14,9 +14,9 @@ from django.utils import timezone
 from cashbox.models import Advance, Correction
 from casino.models import Casino
 from casino.rules import ARTICLES, DomainError
-from sessions.models import GamingDay, Opening, Seance
-from sessions.services import change_seance_state, open_tableau, plan_seances
-from tests.cash_helpers import chips_for, post_advance
+from sessions.models import GamingDay, Opening
+from sessions.services import open_tableau, plan_seances
+from tests.cash_helpers import chips_for, open_seance, post_advance
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -38,7 +38,7 @@ def clock():
 def day_open(clock, director, codir, chef, croupier, croupier2, caissier, casino, boule_tableau, vingt_trois_tableau):
     """The afternoon séance of the 30th open, both tableaux opened: the day's advances are fixed."""
     afternoon, _ = plan_seances(director, casino, TODAY)
-    change_seance_state(director, afternoon, Seance.State.OPEN)
+    open_seance(director, afternoon)
     open_tableau(director, boule_tableau, TODAY, "2.00", "200.00", "1000.00")
     open_tableau(director, vingt_trois_tableau, TODAY, "1.00", "50.00", "250.00")
     afternoon.refresh_from_db()

@@ -120,6 +120,11 @@ def test_the_worker_and_beat_containers_run_the_same_checks_without_http(setting
     env.pop("CELERY_BROKER_URL", None)
     env["EXPORT_ROOT"] = str(settings.EXPORT_ROOT)
     env["HEALTH_MIN_FREE_MB"] = "1"
+    # A container checks a migrated database (the cache shared by the workers is one of its tables).
+    migrated = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert migrated.returncode == 0, migrated.stdout + migrated.stderr
     result = subprocess.run(
         [sys.executable, "manage.py", "health_check", "health", "--no-http"],
         cwd=ROOT,

@@ -10,6 +10,7 @@ from casino.rules import ARTICLES, InvalidTransition
 from sessions.models import GamingDay, Seance
 from sessions.services import change_seance_state, declare_not_held, plan_seances
 from tests.books_helpers import day_of_play, play_seance, rows, staff_fixture  # noqa: F401
+from tests.cash_helpers import open_seance
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -100,7 +101,7 @@ def test_r24_the_register_no_longer_waits_for_a_seance_not_held(api, staff, casi
 
 def test_r24_without_the_declaration_a_planned_seance_still_blocks_the_register(staff, casino, boule_tableau):
     afternoon, _evening = plan_seances(staff["director"], casino, GamingDay.date_at(casino))
-    change_seance_state(staff["director"], afternoon, Seance.State.OPEN)
+    open_seance(staff["director"], afternoon)
     play_seance(staff, boule_tableau, afternoon, "9000")
     change_seance_state(staff["director"], afternoon, Seance.State.CLOSED)
     with pytest.raises(InvalidTransition) as refusal:
@@ -129,7 +130,7 @@ def test_r24_through_the_pages_the_day_and_the_register_show_the_seance_not_held
     day_page = client.get(f"/seances/?casino={casino.pk}&date={evening.gaming_day.date.isoformat()}").content.decode()
     assert "Non tenue" in day_page and "Salle inondée" in day_page
     afternoon = evening.gaming_day.seances.get(kind="apres_midi")
-    change_seance_state(staff["director"], afternoon, Seance.State.OPEN)
+    open_seance(staff["director"], afternoon)
     play_seance(staff, boule_tableau, afternoon, "9000")
     change_seance_state(staff["director"], afternoon, Seance.State.CLOSED)
     url = f"/caisse/registres/{evening.gaming_day.date.isoformat()}/?casino={casino.pk}"

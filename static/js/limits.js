@@ -1,4 +1,5 @@
-// Show the allowed range of each maximum (R12, art. 47) as soon as the minimum is typed.
+// Show the allowed range of each maximum (R12) as soon as the minimum is typed; the citation comes from the page
+// (casino.rules, through data-article), never written here.
 (function () {
   var form = document.getElementById("opening-form");
   if (!form) return;
@@ -16,7 +17,7 @@
       var high = min * parseInt(input.dataset.limitsHigh, 10);
       input.min = (low / 100).toFixed(2);
       input.max = (high / 100).toFixed(2);
-      out.textContent = "Autorisé : de " + euros(low) + " à " + euros(high) + " (art. 47).";
+      out.textContent = "Autorisé : de " + euros(low) + " à " + euros(high) + " (" + form.dataset.article + ").";
       var value = cents(input.value);
       out.classList.toggle("error", value > 0 && (value < low || value > high));
     });
