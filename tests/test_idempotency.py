@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from cashbox.models import Advance, Correction, Signature
 from casino.models import IdempotentRequest
-from sessions.models import Opening, Roster
+from sessions.models import Opening, Roster, Seance
 from tests.cash_helpers import chips_for, post_advance, post_final_count
 from tests.conftest import PASSWORD
 
@@ -28,6 +28,7 @@ def key(value):
 
 
 def test_the_same_key_with_another_body_is_refused_with_422_naming_the_key(api, staff, open_day, boule_tableau):
+    signatures = Signature.objects.count()  # the rotation orders published before the opening are signed (R4)
     first = post_advance(api, staff["chef"], boule_tableau, open_day, headers=key("tablette-3"))
     assert first.status_code == 201
     other = post_advance(
@@ -37,7 +38,7 @@ def test_the_same_key_with_another_body_is_refused_with_422_naming_the_key(api, 
     body = other.json()
     assert body["code"] == "idempotency"
     assert "« tablette-3 »" in body["message"] and "autre contenu" in body["message"]
-    assert Advance.objects.count() == 1 and Signature.objects.count() == 1
+    assert Advance.objects.count() == 1 and Signature.objects.count() == signatures + 1
 
 
 def test_the_same_key_and_body_in_another_order_replays_the_first_answer(api, staff, open_day, boule_tableau):
@@ -108,8 +109,11 @@ def test_openings_rosters_corrections_and_signatures_accept_a_key(api, staff, ca
     assert changed.status_code == 422
     assert Opening.objects.filter(tableau=tableau).count() == 1
 
+    # The open séance already has its rotation orders (R4): the roster is drawn up for the evening séance.
+    evening = Seance.objects.filter(gaming_day=open_day.gaming_day).exclude(pk=open_day.pk).get()
+    rosters = Roster.objects.count()
     roster_body = {
-        "seance": open_day.pk,
+        "seance": evening.pk,
         "apparatus": boule_tableau.table.apparatus_id,
         "chef": "chef",
         "members": ["croupier1", "croupier2"],
@@ -118,7 +122,7 @@ def test_openings_rosters_corrections_and_signatures_accept_a_key(api, staff, ca
     replay = api.post("/api/v1/rosters/", roster_body, format="json", **key("roster-1"))
     assert created.status_code == 201, created.json()
     assert replay.status_code == 201 and replay.headers.get("Idempotent-Replayed") == "true"
-    assert Roster.objects.count() == 1
+    assert Roster.objects.count() == rosters + 1
 
     assert post_advance(api, staff["chef"], boule_tableau, open_day).status_code == 201
     count = post_final_count(api, staff["chef"], boule_tableau, open_day, "9000").json()

@@ -57,8 +57,12 @@ def test_r28_a_witness_of_another_casino_is_an_unknown_employee(api, cash_staff,
     assert post_advance(api, cash_staff["chef"], boule_tableau, open_day).status_code == 201
     amount = boule_tableau.casino.advance_amount(boule_tableau.game)
     response = post_final_count(api, cash_staff["chef"], boule_tableau, open_day, amount, witnesses=["lucas"])
+    nobody = post_final_count(api, cash_staff["chef"], boule_tableau, open_day, amount, witnesses=["personne"])
     message = refusal(response)
-    assert "employé inconnu" in message and "Bernard" not in message
+    # R20: witnesses are the tableau's roster staff; someone of another casino is refused exactly like a name that
+    # belongs to nobody, without a word on who they are or where they work.
+    assert "ne sert pas le tableau" in message and "Bernard" not in message and "appartient" not in message
+    assert message.replace("lucas", "personne") == refusal(nobody)
 
 
 def test_r28_a_signer_or_key_holder_of_another_casino_is_an_unknown_employee(

@@ -158,35 +158,49 @@ def test_r14_a_final_count_with_a_quantity_of_minus_one_is_refused(api, cash_sta
     assert not Count.objects.exists()
 
 
-# R20: a final count accounts for a correction of an advance made before it -----------------------------------
+# R20: a final count accounts for the corrections of the entries it rests on ----------------------------------------
+
+
+def correct_entry(api, user, field, entry, chips, words):
+    api.force_authenticate(user)
+    return api.post(
+        "/api/v1/corrections/",
+        {
+            field: entry.pk,
+            "chips": chips,
+            "reason": "Une colonne de jetons mal comptée",
+            "approval_words": words,
+            "signer": "directeur",
+            "password": PASSWORD,
+        },
+        format="json",
+    )
 
 
 def test_r20_a_final_count_accounts_for_a_correction_of_an_advance_made_before_it(
     api, cash_staff, playing, boule_tableau
 ):
     advance = Advance.objects.get()
-    api.force_authenticate(cash_staff["chef"])
-    correction = api.post(
-        "/api/v1/corrections/",
-        {
-            "advance": advance.pk,
-            "chips": chips_for("8100"),
-            "reason": "Une colonne de jetons mal comptée",
-            "approval_words": "huit mille cent euros",
-            "signer": "directeur",
-            "password": PASSWORD,
-        },
-        format="json",
-    )
+    # R15: the advance may not become another amount than the day's fixed one, not even by a correction.
+    refused = correct_entry(api, cash_staff["chef"], "advance", advance, chips_for("8100"), "huit mille cent euros")
+    assert refused.status_code == 400 and refused.json()["code"] == "R15", refused.json()
+    assert not Correction.objects.exists()
+    # Its chips were miscounted though: 8 000 € in 1 000 € plaques, not in 100 € chips.
+    recount = chips_for("8000", "1000.00")
+    correction = correct_entry(api, cash_staff["chef"], "advance", advance, recount, "huit mille euros")
     assert correction.status_code == 201, correction.json()
+    assert Correction.objects.get().advance_id == advance.pk
     response = post_final_count(api, cash_staff["chef"], boule_tableau, playing, "9000")
     assert response.status_code == 201, response.json()
     body = response.json()
-    assert (body["advances_total"], body["result"]) == ("8100.00", "900.00")
-    assert Correction.objects.get().advance_id == advance.pk
+    assert (body["advances_total"], body["result"]) == ("8000.00", "1000.00")
+    # The final count, corrected in turn, carries its corrected figure into the carnet: 9 100 − 8 000 €.
+    count = Count.objects.get(pk=body["id"])
+    fixed = correct_entry(api, cash_staff["chef"], "count", count, chips_for("9100"), "neuf mille cent euros")
+    assert fixed.status_code == 201, fixed.json()
     api.force_authenticate(cash_staff["director"])
     row = api.get(f"/api/v1/carnets/{main_box(boule_tableau).pk}/").json()["days"][0]["rows"][0]
-    assert row["result"] == "900.00"
+    assert row["result"] == "1100.00"
 
 
 # R23: the write-once tables and the journal's own hash ---------------------------------------------------------
@@ -353,11 +367,11 @@ def test_r10_r13_each_breach_carries_its_total_and_names_the_bet():
     assert (below.rule, below.stakes, below.total) == ("R10", (0,), Decimal("1.50"))
     assert (plein.rule, plein.stakes, plein.total) == ("R11", (0, 1), Decimal("61.50"))
     assert plein.message == (
-        "Les mises du joueur sur le plein 5 totalisent 61,50 € pour ce coup, tous tableaux confondus : "
-        f"le maximum est 50,00 € ({ARTICLES['R13']})."
+        f"Les mises du joueur sur le plein 5 totalisent {euros(Decimal('61.50'))} pour ce coup, tous tableaux "
+        f"confondus : le maximum est {euros(Decimal('50'))} ({ARTICLES['R13']})."
     )
     assert (rouge.rule, rouge.stakes, rouge.total) == ("R11", (2, 3), Decimal("600.00"))
-    assert rouge.message.startswith("Les mises du joueur sur rouge totalisent 600,00 €")
+    assert rouge.message.startswith(f"Les mises du joueur sur rouge totalisent {euros(Decimal('600'))}")
 
 
 def test_r6_r8_each_settlement_explains_itself_in_french():
@@ -366,12 +380,12 @@ def test_r6_r8_each_settlement_explains_itself_in_french():
         Game.BOULE, 7, [Bet(BetKind.PLEIN, stake, 7), Bet(BetKind.ROUGE, stake), Bet(BetKind.PLEIN, stake, 1)]
     )
     assert plein.explanation == (
-        "Plein sur le 7 : le 7 sort, payé 7 fois la mise (70,00 €) ; le gagnant conserve sa mise (10,00 €) : "
-        f"80,00 € rendus ({ARTICLES['R8']})."
+        f"Plein sur le 7 : le 7 sort, payé 7 fois la mise ({euros(Decimal('70'))}) ; le gagnant conserve sa mise "
+        f"({euros(stake)}) : {euros(Decimal('80'))} rendus ({ARTICLES['R8']})."
     )
     assert rouge.explanation == (
-        "Rouge : le 7 sort (rouge), payé une fois la mise (10,00 €) ; le gagnant conserve sa mise (10,00 €) : "
-        f"20,00 € rendus ({ARTICLES['R8']})."
+        f"Rouge : le 7 sort (rouge), payé une fois la mise ({euros(stake)}) ; le gagnant conserve sa mise "
+        f"({euros(stake)}) : {euros(Decimal('20'))} rendus ({ARTICLES['R8']})."
     )
     assert lost.explanation == "Plein sur le 1 : le 7 sort, la mise est perdue."
 
@@ -381,7 +395,7 @@ def test_r7_a_plein_names_no_colour_and_a_chance_names_the_pocket_colour():
         Game.VINGT_TROIS, 12, [Bet(BetKind.PLEIN, Decimal("1.00"), 12), Bet(BetKind.NOIR, Decimal("1.00"))], pocket=2
     )
     assert plein.explanation.startswith("Plein sur le 12 : le 12 sort, payé 7 fois la mise")
-    assert noir.explanation.startswith("Noir : le 12 sort (noir), payé une fois la mise (1,00 €)")
+    assert noir.explanation.startswith(f"Noir : le 12 sort (noir), payé une fois la mise ({euros(Decimal('1'))})")
 
 
 def test_r7_every_pocket_of_the_vingt_trois_has_its_index_among_its_number():
