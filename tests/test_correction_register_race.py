@@ -14,7 +14,7 @@ from cashbox.models import ControlRegister, Correction, Count
 from casino.rules import DomainError
 from sessions.models import GamingDay, Seance
 from sessions.services import change_seance_state
-from tests.cash_helpers import chips_for, post_advance, post_final_count
+from tests.cash_helpers import chips_for, open_seance, post_advance, post_final_count
 from tests.conftest import PASSWORD
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -37,7 +37,7 @@ def counted_day(director, codir, chef, croupier, croupier2, caissier, open_day, 
     for seance in open_day.gaming_day.seances.order_by("planned_start"):
         seance.refresh_from_db()
         if seance.state == Seance.State.PLANNED:
-            change_seance_state(director, seance, Seance.State.OPEN)
+            open_seance(director, seance)  # after its rotation orders (R4)
         change_seance_state(director, seance, Seance.State.CLOSED)
     return open_day.gaming_day
 
