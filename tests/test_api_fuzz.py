@@ -19,7 +19,6 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from tests.cash_helpers import post_advance
-from tests.conftest import PASSWORD
 from tests.test_api_schema import ENUM_NAME_OVERRIDES, SCHEMA_CLASS
 from tests.test_authorization_matrix import ROLES, demo  # noqa: F401 (the demo day fixture)
 
@@ -202,12 +201,10 @@ def test_a_username_over_150_characters_is_a_400(api, administrator, casino):
 
 
 def test_a_roster_change_reason_over_300_characters_is_a_400(api, director, chef, croupier, croupier2, open_day):
-    from sessions.roster_services import create_roster, publish_roster
+    from sessions.models import Roster
 
-    roster = create_roster(
-        director, open_day, open_day.gaming_day.casino.apparatus.first(), "chef", ["croupier1", "croupier2"]
-    )
-    publish_roster(director, roster, "directeur", PASSWORD)
+    # The order open_day published before the séance opened (R4).
+    roster = Roster.objects.filter(seance=open_day).order_by("pk").first()
     api.force_authenticate(director)
     body = {"kind": "absence", "member": "croupier1", "reason": "r" * 301}
     response = api.post(f"/api/v1/rosters/{roster.pk}/change/", body, format="json")
