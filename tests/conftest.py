@@ -255,3 +255,12 @@ def _fresh_throttle_counts():
     from django.core.cache import cache
 
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _celery_may_wait_for_eager_results():
+    """Code that runs as a worker (a health check's ping, a worker's set-up) turns on Celery's process-wide
+    "inside a worker" flag; on the same xdist worker, the next test's eager task would then refuse result.get()."""
+    from celery._state import _set_task_join_will_block
+
+    _set_task_join_will_block(False)
