@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 from urllib.parse import quote
@@ -61,6 +62,9 @@ def worker_queue():
         "DATABASE_URL": database_url(),
         "DEBUG": "0",
         "SECRET_KEY": "celery-worker-test-only",
+        # The worker seals what it exports: a throwaway key of its own, never the repository's keys/.
+        "CASINO_SIGNING_KEY_DIR": tempfile.mkdtemp(prefix="worker-keys-"),
+        "CASINO_SIGNING_KEY_AUTOCREATE": "1",
         "DJANGO_SETTINGS_MODULE": "casino.settings",
     }
     worker = subprocess.Popen(
