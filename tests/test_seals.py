@@ -238,3 +238,38 @@ def test_r23_seals_and_keys_are_written_once(world):
         Seal.objects.filter(pk=made.pk).update(hash="0" * 64)
     with pytest.raises(IntegrityError, match="r23_append_only"), transaction.atomic():
         CasinoKey.objects.filter(pk=made.key_id).update(public_key_pem="x")
+
+
+def test_r23_a_missing_production_key_raises_an_alert_and_the_next_run_seals(world, settings, tmp_path, caplog):
+    from casino.models import Alert
+    from casino.rules import ARTICLES
+
+    casino = world["casino"]
+    tomorrow = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=2)
+    key_dir = settings.CASINO_SIGNING_KEY_DIR
+    settings.CASINO_SIGNING_KEY_DIR = tmp_path  # the secret is not mounted
+    settings.CASINO_SIGNING_KEY_AUTOCREATE = False
+    before = Seal.objects.filter(casino=casino, reason=Seal.Reason.DAY_END).count()
+    with caplog.at_level("ERROR", logger="casino.seals"):
+        assert seal_ended_days(tomorrow) == []  # no crash
+    assert f"seal of casino {casino.pk}" in caplog.text
+    alert = Alert.objects.open().get(casino=casino, kind="seal")
+    assert "n'a pas pu être scellé" in alert.message and ARTICLES["R23"] in alert.message and alert.rule == "R23"
+    assert Seal.objects.filter(casino=casino, reason=Seal.Reason.DAY_END).count() == before
+    assert seal_ended_days(tomorrow) == []
+    assert Alert.objects.open().filter(casino=casino, kind="seal").count() == 1  # one alert, not one per run
+    assert isinstance(seal_gaming_days(), int)  # the beat task does not crash either
+
+    settings.CASINO_SIGNING_KEY_DIR = key_dir  # the secret is back: the next run seals the day
+    assert [s.casino_id for s in seal_ended_days(tomorrow)] == [casino.pk]
+
+
+def test_r23_the_director_and_the_regulator_see_the_unsealed_day_alert(
+    world, settings, tmp_path, as_user, director, regulator
+):
+    settings.CASINO_SIGNING_KEY_DIR = tmp_path
+    settings.CASINO_SIGNING_KEY_AUTOCREATE = False
+    seal_ended_days(datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=2))
+    for person in (director, regulator):
+        page = as_user(person).get("/").content.decode()
+        assert "pas pu être scellé" in page
