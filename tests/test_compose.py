@@ -15,7 +15,11 @@ ROOT = Path(__file__).resolve().parent.parent
 COMPOSE = ROOT / "docker-compose.yml"
 APP_SERVICES = ("migrate", "web", "worker", "beat")
 SECRETS = ("SECRET_KEY", "POSTGRES_PASSWORD", "APP_DB_PASSWORD", "REDIS_PASSWORD")
-REQUIRED_ENV = {name: f"{name.lower().replace('_', '-')}-value" for name in SECRETS}
+KEYS_HOST_DIR = "/srv/casino/signing-keys"
+REQUIRED_ENV = {name: f"{name.lower().replace('_', '-')}-value" for name in SECRETS} | {
+    "CASINO_SIGNING_KEYS": KEYS_HOST_DIR
+}
+KEYS_MOUNT = "/run/secrets/casino-signing-keys"
 VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -139,3 +143,31 @@ def test_the_dockerfile_installs_from_the_lock_and_checks_its_health():
     assert "pip install --require-hashes -r requirements.txt" in dockerfile
     assert "HEALTHCHECK" in dockerfile and "docker/healthcheck.py" in dockerfile
     assert "collectstatic" in dockerfile
+
+
+def test_the_stack_refuses_to_start_without_the_signing_keys_folder():
+    with pytest.raises(MissingVariable, match="CASINO_SIGNING_KEYS"):
+        compose(CASINO_SIGNING_KEYS="")
+
+
+def test_the_signing_keys_are_mounted_read_only_where_the_settings_read_them_for_the_services_that_sign():
+    services = compose()["services"]
+    for name in ("web", "worker"):
+        assert f"{KEYS_HOST_DIR}:{KEYS_MOUNT}:ro" in services[name]["volumes"], name
+        environment = services[name]["environment"]
+        assert environment["CASINO_SIGNING_KEY_DIR"] == KEYS_MOUNT, name
+        assert environment["CASINO_SIGNING_KEY_AUTOCREATE"] == "0", name  # a missing key is an alert, not a new key
+        # The merge kept the common settings.
+        assert environment["DEBUG"] == "0" and environment["EXPORT_ROOT"] == "/app/exports", name
+        assert "exports:/app/exports" in services[name]["volumes"], name
+    for name in ("beat", "migrate", "postgres", "redis"):
+        assert not any(KEYS_MOUNT in volume for volume in services[name].get("volumes", [])), name
+        assert "CASINO_SIGNING_KEY_DIR" not in services[name].get("environment", {}), name
+    # The image holds no key: the Dockerfile copies the project, and keys/ is left out of the build context.
+    assert "keys" in (ROOT / ".dockerignore").read_text().split()
+
+
+def test_the_settings_read_the_keys_folder_where_compose_mounts_it():
+    settings_text = (ROOT / "casino" / "settings.py").read_text()
+    assert 'os.environ.get("CASINO_SIGNING_KEY_DIR"' in settings_text
+    assert 'env_bool("CASINO_SIGNING_KEY_AUTOCREATE"' in settings_text
