@@ -11,17 +11,19 @@ RSS (ru_maxrss) is its own:
   (a) the journal export as the real export does it (casino.exports.journal_range + write_journal: COPY through
       Django's connection, hashed while written), with its peak memory;
   (b) a raw `COPY (SELECT …) TO STDOUT` of the same rows, for reference;
-  (c) the verification of the exported file by tools/verify_export.py with reconciliation on: the chain entry by
-      entry, and every current record row (one advance per three entries, written as the export writes them)
+  (c) the verification of the exported file by tools/verify_export.py with reconciliation on: the chain in
+      parallel blocks stitched at their seams, and every current record row (one advance per three entries, written as the export writes them)
       against its last journal document (entries per second, records included in the time).
 
 Targets: export ≤ 1.5 × raw COPY time; memory flat (< 300 MB, and not growing with size); verification with
-reconciliation ≥ 200,000 entries/s.
+reconciliation ≥ 1,000,000 entries/s on both cores (issue 15), printed beside the bound: SHA-256 alone over the
+same lines. The last line holds the figures as name=value, for a script.
 """
 
 import argparse
 import csv
 import datetime
+import hashlib
 import json
 import os
 import resource
@@ -202,8 +204,9 @@ def child_raw(casino_id, path):
 
 
 def child_verify(path, records_path):
-    """The chain check of tools/verify_export.py with reconciliation on: every record row of `records_path` is
-    compared with its last journal document, as the verifier does for each Record-File of an export."""
+    """The chain check of tools/verify_export.py with reconciliation on, as it verifies an export: the journal in
+    parallel blocks stitched at their seams (both cores), then every record row of `records_path` compared with its
+    last journal document, the rows split between the cores too."""
     sys.path.insert(0, str(BASE_DIR / "tools"))
     import verify_export
 
@@ -213,24 +216,28 @@ def child_verify(path, records_path):
     baseline = maxrss_mb()
     began = time.perf_counter()
     wanted, last_documents = verify_export.wanted_records(bag, files), {}
-    with open(path, "rb", buffering=1024 * 1024) as stream:
-        problems, summary = verify_export.verify_journal(stream, wanted=wanted, last_documents=last_documents)
+    problems, summary = verify_export.check_journal_file(path, wanted=wanted, last_documents=last_documents)
+    chain_seconds = time.perf_counter() - began
     problems += verify_export.reconcile(bag, files, last_documents)
     seconds = time.perf_counter() - began
-    # The chain alone, for reference: what reconciliation costs on this machine at this moment.
+    peak = maxrss_mb()
+    # The bound: SHA-256 of every line of the same file by hashlib, one core, nothing else.
     began = time.perf_counter()
     with open(path, "rb", buffering=1024 * 1024) as stream:
-        verify_export.verify_journal(stream)
-    chain_only = time.perf_counter() - began
+        stream.readline()
+        hashed = sum(1 for line in stream if hashlib.sha256(line).hexdigest())
+    sha_seconds = time.perf_counter() - began
     return {
         "seconds": seconds,
         "rows": summary["count"],
         "problems": len(problems),
         "records": len(last_documents),
-        "chain_only_per_second": summary["count"] / chain_only,
+        "chain_only_per_second": summary["count"] / chain_seconds,
         "per_second": summary["count"] / seconds,
+        "sha256_per_second": hashed / sha_seconds,
+        "processes": os.cpu_count(),
         "baseline_mb": baseline,
-        "peak_mb": maxrss_mb(),
+        "peak_mb": peak,
     }
 
 
@@ -251,17 +258,24 @@ def measure(casino_id, entries, folder, records_path):
         runs["raw"].append(run_child("raw", casino_id, raw))
         runs["export"].append(run_child("export", casino_id, exported))
     os.remove(raw)
-    verify = min((run_child("verify", exported, records_path) for _ in range(2)), key=lambda r: r["seconds"])
+    # The machine may be shared: several runs, the best and the median are both reported.
+    verifies = sorted(
+        (run_child("verify", exported, records_path) for _ in range(VERIFY_RUNS)), key=lambda r: r["seconds"]
+    )
     best = {kind: min(results, key=lambda r: r["seconds"]) for kind, results in runs.items()}
     os.remove(exported)
+    verify = dict(verifies[0], median_per_second=verifies[len(verifies) // 2]["per_second"])
     return {"entries": entries, **best, "verify": verify}
+
+
+VERIFY_RUNS = 3
 
 
 def report(results):
     print()
     print(
         f"{'entries':>10} {'export s':>9} {'raw COPY s':>10} {'ratio':>6} {'export MB':>10} {'peak RSS':>9} "
-        f"{'verify s':>9} {'entries/s':>10} {'chain only/s':>12} {'verify MB':>10}"
+        f"{'verify s':>9} {'entries/s':>10} {'chain only/s':>12} {'SHA-256/s':>10} {'verify MB':>10}"
     )
     for r in results:
         export, raw, verify = r["export"], r["raw"], r["verify"]
@@ -269,7 +283,7 @@ def report(results):
             f"{r['entries']:>10,} {export['seconds']:>9.2f} {raw['seconds']:>10.2f} "
             f"{export['seconds'] / raw['seconds']:>6.2f} {export['bytes'] / 2**20:>10.1f} "
             f"{export['peak_mb']:>8.0f}M {verify['seconds']:>9.2f} {verify['per_second']:>10,.0f} "
-            f"{verify['chain_only_per_second']:>12,.0f} "
+            f"{verify['chain_only_per_second']:>12,.0f} {verify['sha256_per_second']:>10,.0f} "
             f"{verify['peak_mb'] - verify['baseline_mb']:>9.1f}M"
         )
     big, small = results[-1], results[0]
@@ -288,14 +302,28 @@ def report(results):
             abs(growth) < 20,
         ),
         (
-            f"verification with reconciliation ≥ 200,000 entries/s ({big['verify']['per_second']:,.0f}/s, "
-            f"{big['verify']['records']:,} records reconciled)",
-            big["verify"]["per_second"] >= 200_000,
+            f"verification with reconciliation ≥ 1,000,000 entries/s ({big['verify']['per_second']:,.0f}/s best, "
+            f"{big['verify']['median_per_second']:,.0f}/s median of {VERIFY_RUNS}, {big['verify']['records']:,} "
+            f"records reconciled, {big['verify']['processes']} processes; SHA-256 alone over the same lines, one core: "
+            f"{big['verify']['sha256_per_second']:,.0f}/s)",
+            big["verify"]["per_second"] >= 1_000_000,
         ),
         (f"verified chain intact ({big['verify']['problems']} problems)", big["verify"]["problems"] == 0),
     ]
     for label, ok in checks:
         print(f"  [{'OK' if ok else 'ÉCHEC'}] {label}")
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
+    verify = big["verify"]
+    figures = {
+        "export_ratio": f"{ratio:.2f}",
+        "peak_mb": f"{big['export']['peak_mb']:.0f}",
+        "verify_per_s": f"{verify['per_second']:.0f}",
+        "verify_median_per_s": f"{verify['median_per_second']:.0f}",
+        "chain_per_s": f"{verify['chain_only_per_second']:.0f}",
+        "sha256_per_s": f"{verify['sha256_per_second']:.0f}",
+        "load1": f"{os.getloadavg()[0]:.2f}",
+    }
+    print(" ".join(f"{name}={value}" for name, value in figures.items()))
     return all(ok for _label, ok in checks)
 
 

@@ -22,11 +22,17 @@ import csv
 import decimal
 import hashlib
 import io
+import itertools
 import json
+import multiprocessing
 import os
+import re
+import shutil
 import sys
 import tarfile
+import tempfile
 import zipfile
+from operator import itemgetter
 
 GENESIS = "0" * 64
 CHUNK = 1024 * 1024
@@ -168,8 +174,9 @@ def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None
     Returns (problems, summary): problems as [(sequence, message)]; summary with the count and the first and last
     sequence and hash seen. Memory stays flat: only the numbers missing so far are remembered.
 
-    wanted: a set of object types as bytes; the newest (sequence, document) of each object of those types is kept in
-    `last_documents` (a dict keyed by (type, id)), unparsed, for the reconciliation of the exported records.
+    wanted: a set of object types as bytes; the newest (sequence, payload) of each object of those types is kept in
+    `last_documents` (a dict keyed by (type, id)), the payload's JSON unparsed, for the reconciliation of the
+    exported records.
     sealed: {sequence: None} of the sealed entries; each one found gets its hash (bytes).
     """
     header = stream.readline().rstrip(b"\r\n").decode("utf-8", "replace")
@@ -203,7 +210,7 @@ def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None
             document = row[9]
         sequence_text, previous_hash, digest = row[0], row[7], row[8]
         if wanted is not None and row[5] in wanted and row[4].startswith(row[5] + b"."):
-            last_documents[(row[5], row[6])] = (sequence_text, document)
+            last_documents[(row[5], row[6])] = (sequence_text, document)  # the payload is cut out at the end
         try:
             sequence = int(sequence_text)
         except ValueError:
@@ -258,6 +265,190 @@ def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None
     problems.sort(key=lambda problem: (problem[0] is None, problem[0] or 0))
     summary = {"count": count, "first": first, "last": last, "last_hash": last_hash and last_hash.decode()}
     return problems, summary
+
+
+# The journal chain, in parallel blocks ----------------------------------------------------------------------
+#
+# The file is cut into one block per core at line boundaries. Each block is read in bulk: one regular expression
+# (C) over the whole block checks the shape of every line and takes its columns, the sequence numbers and the links
+# between lines are compared as whole lists, and only the SHA-256 of each entry is a Python step. The blocks are then
+# stitched: each one must start with the number after the previous block's last one, and its first entry must name
+# that entry's hash as its previous hash. An intact journal is proven so; anything else is located (sequence number
+# and what broke) and then described entry by entry by `verify_journal`, whose messages say what is missing or moved.
+
+# Bytes of a block read at a time: memory stays flat whatever the file's size, and small pieces reuse the allocator's
+# memory (8 MB pieces spent more on page faults than on hashing).
+PIECE = 512 * 1024
+PARALLEL_MINIMUM = 20_000  # entries: below this, starting processes costs more than it saves
+# The top-level "sequence" of each document, un-quoted: the last key but "tableau" in canonical order.
+DOCUMENT_SEQUENCE = re.compile(rb'"sequence":(\d+)(?:,"tableau":(?:null|\d+))?\}"$', re.M)
+_hexdigest = type(hashlib.sha256()).hexdigest
+_repeat = itertools.repeat
+
+
+def block_bounds(path, start, blocks):
+    """[(start, end)] byte ranges of `path` from `start`, cut at line ends, about equal."""
+    size = os.path.getsize(path)
+    bounds, begin = [], start
+    with open(path, "rb") as file:
+        for index in range(1, blocks):
+            file.seek(max(begin, start + (size - start) * index // blocks))
+            file.readline()
+            cut = file.tell()
+            if begin < cut < size:
+                bounds.append((begin, cut))
+                begin = cut
+    bounds.append((begin, size))
+    return bounds
+
+
+def scan_block(path, start, end, wanted=None, sealed=()):
+    """Check the entries of one block, by pieces: returns its summary, the first break found in it and, for the
+    wanted object types, the newest (sequence, payload) of each object."""
+    result = {"count": 0, "breaks": [], "last_documents": {}, "sealed": {}}
+    documents = {}
+    with open(path, "rb") as file:
+        file.seek(start)
+        position = start
+        while position < end and not result["breaks"]:
+            data = file.read(min(PIECE, end - position))
+            if position + len(data) < end and not data.endswith(b"\n"):
+                data += file.readline()
+            position += len(data)
+            if not data:
+                break
+            _scan_piece(data, result, documents, wanted, sealed)
+    if wanted and not result["breaks"]:
+        result["last_documents"] = documents  # each document still between its CSV quotes: _payload_of cuts inside
+    return result
+
+
+def _scan_piece(data, result, documents, wanted, sealed):
+    """One piece of a block: every step is a C loop over all its lines (split, compare, hash); no Python per line.
+
+    The piece is un-quoted as a whole first: the document is the only quoted column, so each line then reads
+    `sequence,…,previous hash,hash,"{document}"`. Should another column be quoted, or a line be malformed, the
+    fields taken are wrong and the hashes do not match: the block is then read line by line (`verify_journal`)."""
+    if b',"",' in data:
+        # PostgreSQL quotes an empty string (`""`) in the columns before the document, which are not hashed.
+        data = data.replace(b',"",', b",,").replace(b',"",', b",,")
+    body = data.replace(b'""', b'"')
+    lines = body.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    rows = list(map(bytes.split, lines, _repeat(b","), _repeat(9)))
+    count = len(rows)
+    if not count:
+        return None
+    if set(map(len, rows)) != {10}:
+        return _piece_break(result, lines, "ligne de forme inattendue")
+    sequence_texts = list(map(itemgetter(0), rows))
+    previous_hashes = list(map(itemgetter(7), rows))
+    hashes = list(map(itemgetter(8), rows))
+    try:
+        sequences = list(map(int, sequence_texts))
+    except ValueError:
+        return _piece_break(result, lines, "numéro d'ordre illisible")
+    first = sequences[0]
+    documents_bytes = map(itemgetter(slice(1, -1)), map(itemgetter(9), rows))
+    messages = map(b"\n".join, zip(previous_hashes, documents_bytes, strict=True))
+    if "".join(map(_hexdigest, map(hashlib.sha256, messages))).encode() != b"".join(hashes):
+        for index, row in enumerate(rows):
+            if hashlib.sha256(row[7] + b"\n" + row[9][1:-1]).hexdigest().encode() != row[8]:
+                return _piece_break(result, lines, "l'entrée a été modifiée", sequences[index])
+    if sequences != list(range(first, first + count)):
+        index = next(i for i in range(1, count) if sequences[i] != sequences[i - 1] + 1)
+        return _piece_break(result, lines, "numéro d'ordre discontinu", sequences[index - 1] + 1)
+    if previous_hashes[1:] != hashes[:-1]:
+        index = next(i for i in range(1, count) if previous_hashes[i] != hashes[i - 1])
+        return _piece_break(result, lines, "chaînage rompu", sequences[index])
+    if DOCUMENT_SEQUENCE.findall(body) != sequence_texts:
+        return _piece_break(result, lines, "numéro d'ordre différent de celui du document signé")
+    if "first" not in result:
+        result.update(first=first, first_previous=previous_hashes[0])
+    elif first != result["last"] + 1:
+        return _piece_break(result, lines, "numéro d'ordre discontinu", result["last"] + 1)
+    elif previous_hashes[0] != result["last_hash"]:
+        return _piece_break(result, lines, "chaînage rompu", first)
+    result["count"] += count
+    result["last"], result["last_hash"] = sequences[-1], hashes[-1]
+    for sequence in sealed:
+        if first <= sequence <= sequences[-1]:
+            result["sealed"][sequence] = hashes[sequence - first]
+    if wanted:
+        types = list(map(itemgetter(5), rows))
+        present = set(types)
+        if present & wanted:
+            kinds = set(zip(map(itemgetter(4), rows), types, strict=True))
+            if all(action.startswith(kind + b".") for action, kind in kinds if kind in wanted):
+                # Every entry of a wanted type is a history document: the newest of each object wins (file order).
+                pairs = zip(
+                    zip(types, map(itemgetter(6), rows), strict=True),
+                    zip(sequence_texts, map(itemgetter(9), rows), strict=True),
+                    strict=True,
+                )
+                documents.update(pairs if present <= wanted else (pair for pair in pairs if pair[0][0] in wanted))
+            else:
+                for row in rows:
+                    if row[5] in wanted and row[4].startswith(row[5] + b"."):
+                        documents[(row[5], row[6])] = (row[0], row[9])
+    return None
+
+
+def _piece_break(result, lines, what, sequence=None):
+    """Record the first break of a block; without a number from the caller, the first line the fast reading could
+    not take is located entry by entry."""
+    if sequence is None:
+        for line in lines:
+            row = line.split(b",", 9)
+            if len(row) == 10 and row[9][:1] == b'"' and row[9][-1:] == b'"' and row[0].isdigit():
+                continue
+            sequence = int(row[0]) if row[0].isdigit() else None
+            break
+        else:
+            sequence = int(lines[0].split(b",", 1)[0]) if lines[0].split(b",", 1)[0].isdigit() else None
+    result["breaks"].append((sequence, what))
+
+
+def scan_parallel(path, start, first_sequence=None, first_previous=None, wanted=None, sealed=(), processes=None):
+    """Verify the journal entries of `path` from byte `start` in blocks, in parallel, and stitch the blocks.
+
+    Returns (breaks, summary, last_documents, sealed hashes): breaks as [(sequence, what)] — the first of each
+    block and each seam that does not hold —, empty when the chain is intact."""
+    processes = processes or os.cpu_count() or 1
+    bounds = block_bounds(path, start, processes)
+    jobs = [(path, begin, end, wanted, tuple(sealed)) for begin, end in bounds]
+    if len(jobs) > 1:
+        with _pool(len(jobs)) as pool:
+            results = pool.starmap(scan_block, jobs)
+    else:
+        results = [scan_block(*job) for job in jobs]
+    breaks, last_documents, found_sealed = [], {}, {}
+    expected, previous = first_sequence, first_previous.encode() if isinstance(first_previous, str) else first_previous
+    summary = {"count": 0, "first": None, "last": None, "last_hash": None}
+    for result in results:
+        summary["count"] += result["count"]
+        breaks += result["breaks"]
+        if "first" not in result:
+            continue
+        if summary["first"] is None:
+            summary["first"] = result["first"]
+        if expected is not None and result["first"] != expected:
+            breaks.append((expected, f"couture de blocs : n° {result['first']} trouvé, {expected} attendu"))
+        elif previous is not None and result["first_previous"] != previous:
+            breaks.append((result["first"], "couture de blocs : chaînage rompu"))
+        expected, previous = result["last"] + 1, result["last_hash"]
+        summary["last"], summary["last_hash"] = result["last"], result["last_hash"].decode()
+        last_documents.update(result["last_documents"])
+        found_sealed.update(result["sealed"])
+    return breaks, summary, last_documents, found_sealed
+
+
+def _pool(processes):
+    # fork: the children start at once and inherit what the parent holds (the record rows of `reconcile`);
+    # where it does not exist (Windows, macOS default), spawn.
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn").Pool(processes)
 
 
 def _datetime(text):
@@ -328,59 +519,90 @@ def _payload_of(document):
     start = document.find(b'"payload":')
     end = document.rfind(b',"role":')
     if start == -1 or end < start:
-        return json.dumps(json.loads(document).get("payload", {})).encode()
+        return json.dumps(json.loads(document.strip(b'"')).get("payload", {})).encode()
     return document[start + 10 : end]
 
 
-def reconcile(bag, files, last_documents):
-    """Compare every exported record with its last journal document: each differing field is named."""
+def reconcile(bag, files, last_documents, processes=None):
+    """Compare every exported record with its last journal document: each differing field is named.
+
+    The rows of a large file are compared in parallel, by the children of a fork that inherit the rows and the
+    journal's documents (nothing is copied to them); elsewhere, or for a small file, in this process."""
     problems = []
-    # json's C scanner called directly: json.loads' Python wrappers cost as much as the parsing of small documents.
-    scan = json.JSONDecoder().scan_once
+    processes = processes or os.cpu_count() or 1
     for name, label in sorted(files.items()):
         rows = _rows(bag, name)
         header = next(rows)
         if "id" not in header:
             problems.append(f"{name} : pas de colonne id, les enregistrements ne peuvent être rapprochés du journal")
             continue
-        columns = {column: index for index, column in enumerate(header)}
-        at, object_type = columns["id"], label.encode()
-        pairs = None
-        for row in rows:
-            found = last_documents.get((object_type, row[at].encode()))
-            if found is None:
+        rows = list(rows)
+        job = (name, label, header, rows, last_documents)
+        if processes < 2 or len(rows) < PARALLEL_MINIMUM // 3 or "fork" not in multiprocessing.get_all_start_methods():
+            problems += compare_rows(job, 0, len(rows))
+            continue
+        global _JOB
+        _JOB = job
+        try:
+            step = -(-len(rows) // processes)
+            with multiprocessing.get_context("fork").Pool(processes) as pool:
+                for found in pool.starmap(_compare_inherited, [(i, i + step) for i in range(0, len(rows), step)]):
+                    problems += found
+        finally:
+            _JOB = None
+    return problems
+
+
+_JOB = None  # the rows being reconciled, inherited by the forked children
+
+
+def _compare_inherited(begin, end):
+    return compare_rows(_JOB, begin, end)
+
+
+def compare_rows(job, begin, end):
+    """The problems of the rows [begin, end) of one record file against their last journal documents."""
+    name, label, header, rows, last_documents = job
+    problems = []
+    # json's C scanner called directly: json.loads' Python wrappers cost as much as the parsing of small documents.
+    scan = json.JSONDecoder().scan_once
+    columns = {column: index for index, column in enumerate(header)}
+    at, object_type = columns["id"], label.encode()
+    pairs = None
+    for row in rows[begin:end]:
+        found = last_documents.get((object_type, row[at].encode()))
+        if found is None:
+            problems.append(
+                f"{name}, {label} n° {row[at]} : aucun document du journal exporté ne décrit cet enregistrement"
+            )
+            continue
+        payload = scan(_payload_of(found[1]).decode(), 0)[0]
+        if pairs is None:
+            # The record's fields that the file carries, once per file: every document of a type has them all.
+            pairs = [(field, columns[field]) for field in payload if field in columns]
+        for field, index in pairs:
+            value = payload.get(field)
+            text = row[index]
+            # Fast paths first (the same text, or a UTC time as COPY writes it); `equivalent` decides the rest.
+            if value.__class__ is str:
+                if value == text or (
+                    value[-1:] == "Z" and value.replace("T", " ").replace(".000000Z", "+00").replace("Z", "+00") == text
+                ):
+                    continue
+            elif value.__class__ is int:
+                if str(value) == text:
+                    continue
+            elif value.__class__ is dict and text[:1] == "{":
+                try:
+                    if scan(text, 0)[0] == value:
+                        continue
+                except (ValueError, StopIteration):
+                    pass
+            if not equivalent(value, text):
                 problems.append(
-                    f"{name}, {label} n° {row[at]} : aucun document du journal exporté ne décrit cet enregistrement"
+                    f"{name}, {label} n° {row[at]} : le champ « {field} » vaut {text!r} dans l'export, "
+                    f"{value!r} au journal (entrée n° {found[0].decode()})"
                 )
-                continue
-            payload = scan(_payload_of(found[1]).decode(), 0)[0]
-            if pairs is None:
-                # The record's fields that the file carries, once per file: every document of a type has them all.
-                pairs = [(field, columns[field]) for field in payload if field in columns]
-            for field, index in pairs:
-                value = payload.get(field)
-                text = row[index]
-                # Fast paths first (the same text, or a UTC time as COPY writes it); `equivalent` decides the rest.
-                if value.__class__ is str:
-                    if value == text or (
-                        value[-1:] == "Z"
-                        and value.replace("T", " ").replace(".000000Z", "+00").replace("Z", "+00") == text
-                    ):
-                        continue
-                elif value.__class__ is int:
-                    if str(value) == text:
-                        continue
-                elif value.__class__ is dict and text[:1] == "{":
-                    try:
-                        if scan(text, 0)[0] == value:
-                            continue
-                    except (ValueError, StopIteration):
-                        pass
-                if not equivalent(value, text):
-                    problems.append(
-                        f"{name}, {label} n° {row[at]} : le champ « {field} » vaut {text!r} dans l'export, "
-                        f"{value!r} au journal (entrée n° {found[0].decode()})"
-                    )
     return problems
 
 
@@ -600,16 +822,16 @@ def _check_journal(bag, tags, wanted=None, last_documents=None, sealed=None, sum
     first_previous = tag("Journal-First-Previous-Hash")
     problems = []
     try:
-        with bag.open(JOURNAL) as stream:
-            chain_problems, summary = verify_journal(
-                stream,
+        with _journal_file(bag) as path:
+            chain_problems, summary = check_journal_file(
+                path,
                 int(first_sequence) if first_sequence else None,
                 first_previous or None,
                 wanted,
                 last_documents,
                 sealed,
             )
-    except (ValueError, csv.Error, UnicodeDecodeError) as exc:
+    except (ValueError, csv.Error, UnicodeDecodeError, OSError) as exc:
         return [f"{JOURNAL} illisible : {exc}"]
     if summary_out is not None:
         summary_out.update(summary)
@@ -631,6 +853,50 @@ def _check_journal(bag, tags, wanted=None, last_documents=None, sealed=None, sum
     elif last_hash and summary["last_hash"] != last_hash:
         problems.append(f"journal : l'empreinte de la dernière entrée (n° {last_sequence}) n'est pas celle annoncée")
     return problems
+
+
+class _journal_file:
+    """The path of data/journal.csv on disk: in place for a folder; copied out of an archive (by chunks, memory
+    stays flat) into a temporary file otherwise, so that each block can be read at its own offset."""
+
+    def __init__(self, bag):
+        self.bag, self.temporary = bag, None
+
+    def __enter__(self):
+        if self.bag.kind == "dir":
+            return os.path.join(self.bag.root, JOURNAL)
+        self.temporary = tempfile.NamedTemporaryFile(prefix="journal-", suffix=".csv", delete=False)  # noqa: SIM115
+        with self.temporary, self.bag.open(JOURNAL) as stream:
+            shutil.copyfileobj(stream, self.temporary, CHUNK)
+        return self.temporary.name
+
+    def __exit__(self, *exc):
+        if self.temporary is not None:
+            os.unlink(self.temporary.name)
+
+
+def check_journal_file(
+    path, first_sequence=None, first_previous=None, wanted=None, last_documents=None, sealed=None, processes=None
+):
+    """The chain of a journal.csv file: in parallel blocks (scan_parallel) when it is large; when a block or a seam
+    does not hold, or the file is small, entry by entry (verify_journal), which describes each problem."""
+    with open(path, "rb") as stream:
+        header = stream.readline()
+    if header.rstrip(b"\r\n").decode("utf-8", "replace").split(",") != JOURNAL_HEADER:
+        raise ValueError(f"en-tête inattendu de journal.csv : {header.decode('utf-8', 'replace').strip()}")
+    processes = processes or os.cpu_count() or 1
+    if processes > 1 and os.path.getsize(path) > PARALLEL_MINIMUM * 300:
+        breaks, summary, found, found_sealed = scan_parallel(
+            path, len(header), first_sequence, first_previous, wanted, sealed or (), processes
+        )
+        if not breaks:
+            if last_documents is not None:
+                last_documents.update(found)
+            if sealed is not None:
+                sealed.update(found_sealed)
+            return [], summary
+    with open(path, "rb", buffering=CHUNK) as stream:
+        return verify_journal(stream, first_sequence, first_previous, wanted, last_documents, sealed)
 
 
 def main(argv=None, write=print):

@@ -1,0 +1,212 @@
+"""The offline verifier's parallel path (issue 15): the journal is checked in blocks on every core and the blocks are
+stitched at their seams; a break at a seam or inside a later block is found with its sequence number, and the
+problems reported are those of the entry-by-entry reading. Record rows are reconciled in parallel too."""
+
+import csv
+import datetime
+import hashlib
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+from casino.journal import GENESIS, canonical, chain_hash
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+import verify_export  # noqa: E402
+
+ENTRIES = 3000
+PROCESSES = 3
+START = datetime.datetime(2025, 1, 1, 10, tzinfo=datetime.UTC)
+WANTED = {b"cashbox.advance"}
+
+
+def entry_line(sequence, previous, amount=None, role="croupier"):
+    """One journal.csv line as PostgreSQL's COPY writes it (an empty role is quoted, `""`), and its hash."""
+    object_id = str(sequence // 3 + 1)
+    at = START + datetime.timedelta(seconds=sequence)
+    document = {
+        "casino": 1,
+        "sequence": sequence,
+        "at": at,
+        "actor": "",
+        "role": role,
+        "action": "cashbox.advance.create",
+        "object_type": "cashbox.advance",
+        "object_id": object_id,
+        "tableau": sequence % 5 or None,
+        "payload": {"id": int(object_id), "amount": amount or f"{8000 + sequence % 3}.00", "kind": "initial"},
+    }
+    body = canonical(document)
+    digest = chain_hash(previous, body)
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow(
+        [sequence, at.strftime("%Y-%m-%d %H:%M:%S+00"), "", role, document["action"], document["object_type"]]
+        + [object_id, previous, digest, body.decode()]
+    )
+    line = buffer.getvalue().encode()
+    if not role:
+        line = line.replace(b",,cashbox.advance.create", b',"",cashbox.advance.create')
+    return line, digest
+
+
+def journal(first=1, count=ENTRIES, previous=GENESIS, **kwargs):
+    lines = []
+    for sequence in range(first, first + count):
+        line, previous = entry_line(sequence, previous, role="" if sequence % 7 == 0 else "croupier", **kwargs)
+        lines.append(line)
+    return lines
+
+
+def header():
+    return (",".join(verify_export.JOURNAL_HEADER) + "\n").encode()
+
+
+@pytest.fixture
+def parallel(monkeypatch):
+    """Any journal is read in parallel blocks, whatever its size."""
+    monkeypatch.setattr(verify_export, "PARALLEL_MINIMUM", 1)
+
+
+def write(tmp_path, lines):
+    path = tmp_path / "journal.csv"
+    path.write_bytes(header() + b"".join(lines))
+    return str(path)
+
+
+def seams(path):
+    """The sequence number of the first entry of each block after the first."""
+    bounds = verify_export.block_bounds(path, len(header()), PROCESSES)
+    firsts = []
+    with open(path, "rb") as file:
+        for start, _end in bounds[1:]:
+            file.seek(start)
+            firsts.append(int(file.readline().split(b",", 1)[0]))
+    return firsts
+
+
+def sequential(path):
+    last_documents, sealed = {}, {}
+    with open(path, "rb") as stream:
+        problems, summary = verify_export.verify_journal(stream, 1, GENESIS, WANTED, last_documents, sealed)
+    return problems, summary, last_documents
+
+
+def in_parallel(path):
+    last_documents = {}
+    problems, summary = verify_export.check_journal_file(path, 1, GENESIS, WANTED, last_documents, {}, PROCESSES)
+    return problems, summary, last_documents
+
+
+def test_an_intact_journal_is_proven_in_parallel_blocks_with_the_same_documents(parallel, tmp_path):
+    path = write(tmp_path, journal())
+    assert len(seams(path)) == PROCESSES - 1
+    breaks, summary, documents, _sealed = verify_export.scan_parallel(
+        path, len(header()), 1, GENESIS, WANTED, processes=PROCESSES
+    )
+    assert breaks == []
+    assert summary["count"] == ENTRIES and (summary["first"], summary["last"]) == (1, ENTRIES)
+    problems, expected_summary, expected_documents = sequential(path)
+    assert problems == [] and summary == expected_summary
+    assert {
+        key: (sequence, verify_export._payload_of(document)) for key, (sequence, document) in documents.items()
+    } == {
+        key: (sequence, verify_export._payload_of(document)) for key, (sequence, document) in expected_documents.items()
+    }
+
+
+def test_the_seals_are_found_in_whichever_block_holds_them(parallel, tmp_path):
+    lines = journal()
+    path = write(tmp_path, lines)
+    sealed = {seam: None for seam in seams(path)} | {ENTRIES: None}
+    verify_export.check_journal_file(path, 1, GENESIS, None, None, sealed, PROCESSES)
+    for sequence, digest in sealed.items():
+        assert digest == lines[sequence - 1].split(b",")[8], sequence
+
+
+def test_a_chain_rehashed_from_a_block_seam_is_caught_at_the_seam(parallel, tmp_path):
+    # From the first entry of the second block on, every entry is rewritten and re-hashed onto another previous
+    # hash: each block is consistent in itself, only the seam does not hold.
+    lines = journal()
+    path = write(tmp_path, lines)
+    seam = seams(path)[0]
+    forged = journal(first=seam, count=ENTRIES - seam + 1, previous="f" * 64, amount="9999.00")
+    path = write(tmp_path, lines[: seam - 1] + forged)
+    assert seams(path)[0] == seam
+    breaks = verify_export.scan_parallel(path, len(header()), 1, GENESIS, WANTED, processes=PROCESSES)[0]
+    assert breaks == [(seam, "couture de blocs : chaînage rompu")]
+    problems = in_parallel(path)[0]
+    assert problems == sequential(path)[0]
+    assert [sequence for sequence, _what in problems] == [seam]
+    assert f"n° {seam} : le chaînage est rompu" in problems[0][1]
+
+
+def test_a_flipped_byte_inside_a_later_block_is_located(parallel, tmp_path):
+    lines = journal()
+    path = write(tmp_path, lines)
+    target = seams(path)[-1] + 100  # inside the last block
+    lines[target - 1] = lines[target - 1].replace(b'amount"":""', b'amount"":""9')
+    path = write(tmp_path, lines)
+    breaks = verify_export.scan_parallel(path, len(header()), 1, GENESIS, WANTED, processes=PROCESSES)[0]
+    assert breaks == [(target, "l'entrée a été modifiée")]
+    problems = in_parallel(path)[0]
+    assert problems == sequential(path)[0]
+    assert problems[0][0] == target and "modifiée" in problems[0][1]
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    ["delete_in_later_block", "delete_at_seam", "swap_across_seam", "duplicate", "sequence_column", "bad_shape"],
+)
+def test_every_break_is_reported_as_the_entry_by_entry_reading_reports_it(parallel, tmp_path, tamper):
+    lines = journal()
+    path = write(tmp_path, lines)
+    seam = seams(path)[-1]
+    if tamper == "delete_in_later_block":
+        del lines[seam + 50]
+    elif tamper == "delete_at_seam":
+        del lines[seam - 1]
+    elif tamper == "swap_across_seam":
+        lines[seam - 2], lines[seam - 1] = lines[seam - 1], lines[seam - 2]
+    elif tamper == "duplicate":
+        lines.insert(seam + 10, lines[seam + 9])
+    elif tamper == "sequence_column":
+        lines[seam + 20] = str(seam + 99_999).encode() + lines[seam + 20][lines[seam + 20].index(b",") :]
+    else:
+        lines[seam + 30] = b"ceci n'est pas une entr\xc3\xa9e\n"
+    path = write(tmp_path, lines)
+    breaks = verify_export.scan_parallel(path, len(header()), 1, GENESIS, WANTED, processes=PROCESSES)[0]
+    assert breaks, "the parallel reading must not pass a broken journal"
+    problems = in_parallel(path)[0]
+    assert problems and problems == sequential(path)[0]
+
+
+def test_records_are_reconciled_in_parallel_and_a_changed_field_is_named(parallel, tmp_path):
+    lines = journal()
+    write(tmp_path, lines)
+    records = ["id,kind,amount"]
+    for object_id in range(1, ENTRIES // 3 + 2):
+        last = min(object_id * 3 - 1, ENTRIES)
+        records.append(f"{object_id},initial,{8000 + last % 3}.00")
+    records[500] = records[500].replace(",initial,", ",initial,1")
+    (tmp_path / "advances.csv").write_text("\n".join(records) + "\n")
+    bag = verify_export.Bag(str(tmp_path))
+    files = {"advances.csv": "cashbox.advance"}
+    problems, _summary, documents = in_parallel(str(tmp_path / "journal.csv"))
+    assert problems == []
+    found = verify_export.reconcile(bag, files, documents, processes=2)
+    assert found == verify_export.reconcile(bag, files, sequential(str(tmp_path / "journal.csv"))[2], processes=1)
+    assert len(found) == 1 and "cashbox.advance n° 500 : le champ « amount »" in found[0]
+
+
+def test_a_small_journal_is_read_entry_by_entry(tmp_path, monkeypatch):
+    path = write(tmp_path, journal(count=50))
+    monkeypatch.setattr(verify_export, "scan_parallel", lambda *a, **k: pytest.fail("no process for 50 entries"))
+    assert verify_export.check_journal_file(path, 1, GENESIS, processes=PROCESSES)[0] == []
+
+
+def test_the_block_reading_hashes_what_hashlib_hashes(tmp_path):
+    line, digest = entry_line(1, GENESIS)
+    document = next(csv.reader([line.decode()]))[9].encode()
+    assert hashlib.sha256(GENESIS.encode() + b"\n" + document).hexdigest() == digest
