@@ -210,3 +210,21 @@ def test_the_block_reading_hashes_what_hashlib_hashes(tmp_path):
     line, digest = entry_line(1, GENESIS)
     document = next(csv.reader([line.decode()]))[9].encode()
     assert hashlib.sha256(GENESIS.encode() + b"\n" + document).hexdigest() == digest
+
+
+def test_the_project_command_verifies_large_journals_in_parallel_too(parallel, tmp_path):
+    from casino.management.commands.verify_export import load_verifier
+
+    verifier = load_verifier()
+    verifier.PARALLEL_MINIMUM = 1
+    path = write(tmp_path, journal())
+    calls = []
+    original = verifier.scan_parallel
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        return original(*args, **kwargs)
+
+    verifier.scan_parallel = spy
+    assert verifier.check_journal_file(path, 1, GENESIS, WANTED, {}, {}, PROCESSES) == sequential(path)[:2]
+    assert calls
