@@ -1,9 +1,9 @@
 """Benchmark of the journal export and of its offline verification (R23), on PostgreSQL.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/casino_bench DEBUG=1 .venv/bin/python bench/journal_export.py \
-        --entries 500000
+    DEBUG=1 .venv/bin/python bench/journal_export.py [--entries 500000]
 
-The database named in DATABASE_URL is dropped and re-created (its name must contain "bench"), migrated, and filled
+It creates its own database on DATABASE_URL's server (`casino_journal_bench`, or BENCH_DATABASE_URL whose name
+contains "bench"), drops it at the end, migrates it, and fills it
 with a chain of N journal entries built in Python and loaded with COPY FROM STDIN, plus a chain of --small entries
 to show that memory does not grow with size. Each measurement runs in a child process of its own, so that its peak
 RSS (ru_maxrss) is its own:
@@ -51,17 +51,26 @@ def maxrss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kilobytes on Linux
 
 
-def recreate_database(url):
+def database_url():
+    """The benchmark's own database: on DATABASE_URL's server, `casino_journal_bench` unless BENCH_DATABASE_URL names
+    another whose name contains "bench" (it is dropped before and after)."""
+    url = os.environ.get("BENCH_DATABASE_URL")
+    if not url:
+        base = urlparse(os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/postgres")
+        url = base._replace(path="/casino_journal_bench").geturl()
+    parsed = urlparse(url)
+    if parsed.scheme not in ("postgres", "postgresql") or "bench" not in parsed.path:
+        sys.exit("The benchmark database must be PostgreSQL and its name must contain 'bench' (it is dropped).")
+    return url
+
+
+def admin_execute(url, *statements):
     import psycopg
 
-    parsed = urlparse(url)
-    name = parsed.path.lstrip("/")
-    if parsed.scheme not in ("postgres", "postgresql") or "bench" not in name:
-        sys.exit("DATABASE_URL must name a PostgreSQL database whose name contains 'bench' (it is dropped).")
-    admin = parsed._replace(path="/postgres").geturl()
+    admin = urlparse(url)._replace(path="/postgres").geturl()
     with psycopg.connect(admin, autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        connection.execute(f'CREATE DATABASE "{name}"')
+        for statement in statements:
+            connection.execute(statement)
 
 
 RECORD_COLUMNS = ["id", "kind", "chips", "amount", "cashbox_id", "seance_id", "recorded_at"]
@@ -340,24 +349,32 @@ def main():
         print(json.dumps(result))
         return 0
 
-    url = os.environ.get("DATABASE_URL", "")
-    recreate_database(url)
-    import django
+    url = database_url()
+    name = urlparse(url).path.lstrip("/")
+    admin_execute(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'CREATE DATABASE "{name}"')
+    os.environ["DATABASE_URL"] = url  # for this process and the children
+    try:
+        import django
 
-    django.setup()
-    from django.core.management import call_command
+        django.setup()
+        from django.core.management import call_command
 
-    call_command("migrate", verbosity=0)
-    results = []
-    with tempfile.TemporaryDirectory(prefix="journal-bench-") as folder:
-        for entries in sorted({args.small, args.entries}):
-            began = time.perf_counter()
-            records_path = os.path.join(folder, f"records-{entries}", "advances.csv")
-            os.makedirs(os.path.dirname(records_path))
-            casino_id = fill(entries, entries, records_path)
-            print(f"filled {entries:,} entries in {time.perf_counter() - began:.1f} s (COPY FROM STDIN)")
-            results.append(measure(casino_id, entries, os.path.dirname(records_path), records_path))
-    return 0 if report(results) else 1
+        call_command("migrate", verbosity=0)
+        results = []
+        with tempfile.TemporaryDirectory(prefix="journal-bench-") as folder:
+            for entries in sorted({args.small, args.entries}):
+                began = time.perf_counter()
+                records_path = os.path.join(folder, f"records-{entries}", "advances.csv")
+                os.makedirs(os.path.dirname(records_path))
+                casino_id = fill(entries, entries, records_path)
+                print(f"filled {entries:,} entries in {time.perf_counter() - began:.1f} s (COPY FROM STDIN)")
+                results.append(measure(casino_id, entries, os.path.dirname(records_path), records_path))
+        return 0 if report(results) else 1
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        admin_execute(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 if __name__ == "__main__":

@@ -174,9 +174,8 @@ def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None
     Returns (problems, summary): problems as [(sequence, message)]; summary with the count and the first and last
     sequence and hash seen. Memory stays flat: only the numbers missing so far are remembered.
 
-    wanted: a set of object types as bytes; the newest (sequence, payload) of each object of those types is kept in
-    `last_documents` (a dict keyed by (type, id)), the payload's JSON unparsed, for the reconciliation of the
-    exported records.
+    wanted: a set of object types as bytes; the newest (sequence, document) of each object of those types is kept in
+    `last_documents` (a dict keyed by (type, id)), unparsed, for the reconciliation of the exported records.
     sealed: {sequence: None} of the sealed entries; each one found gets its hash (bytes).
     """
     header = stream.readline().rstrip(b"\r\n").decode("utf-8", "replace")
@@ -210,7 +209,7 @@ def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None
             document = row[9]
         sequence_text, previous_hash, digest = row[0], row[7], row[8]
         if wanted is not None and row[5] in wanted and row[4].startswith(row[5] + b"."):
-            last_documents[(row[5], row[6])] = (sequence_text, document)  # the payload is cut out at the end
+            last_documents[(row[5], row[6])] = (sequence_text, document)
         try:
             sequence = int(sequence_text)
         except ValueError:
@@ -269,9 +268,9 @@ def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None
 
 # The journal chain, in parallel blocks ----------------------------------------------------------------------
 #
-# The file is cut into one block per core at line boundaries. Each block is read in bulk: one regular expression
-# (C) over the whole block checks the shape of every line and takes its columns, the sequence numbers and the links
-# between lines are compared as whole lists, and only the SHA-256 of each entry is a Python step. The blocks are then
+# The file is cut into one block per core at line boundaries. Each block is read in pieces, in bulk: the piece is
+# split by bytes.split, the sequence numbers, the links between lines and the hashes are compared as whole lists and
+# strings (C loops), and only the SHA-256 of each entry is a step per line. The blocks are then
 # stitched: each one must start with the number after the previous block's last one, and its first entry must name
 # that entry's hash as its previous hash. An intact journal is proven so; anything else is located (sequence number
 # and what broke) and then described entry by entry by `verify_journal`, whose messages say what is missing or moved.
@@ -304,7 +303,7 @@ def block_bounds(path, start, blocks):
 
 def scan_block(path, start, end, wanted=None, sealed=()):
     """Check the entries of one block, by pieces: returns its summary, the first break found in it and, for the
-    wanted object types, the newest (sequence, payload) of each object."""
+    wanted object types, the newest (sequence, document) of each object."""
     result = {"count": 0, "breaks": [], "last_documents": {}, "sealed": {}}
     documents = {}
     with open(path, "rb") as file:
@@ -356,6 +355,7 @@ def _scan_piece(data, result, documents, wanted, sealed):
         for index, row in enumerate(rows):
             if hashlib.sha256(row[7] + b"\n" + row[9][1:-1]).hexdigest().encode() != row[8]:
                 return _piece_break(result, lines, "l'entrée a été modifiée", sequences[index])
+        return _piece_break(result, lines, "l'entrée a été modifiée")
     if sequences != list(range(first, first + count)):
         index = next(i for i in range(1, count) if sequences[i] != sequences[i - 1] + 1)
         return _piece_break(result, lines, "numéro d'ordre discontinu", sequences[index - 1] + 1)
