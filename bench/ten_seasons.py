@@ -587,9 +587,11 @@ def main():
         load = os.getloadavg()
         print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (shared machine)")
         line = " ".join(f"{label}_ms={value:.0f}" for label, value in figures.items())
-        line += f" max_ms={max(figures.values()):.0f} seasons={args.seasons} rows={rows}"
+        line += f" max_ms={max(figures.values()):.0f}"
         if build_seconds is not None:
-            line += f" build_s={build_seconds:.0f}"
+            line += f" seasons={args.seasons} rows={rows} build_s={build_seconds:.0f}"
+        else:
+            line += f" journal_entries={rows}"
         if verify_seconds is not None:
             line += f" verify_s={verify_seconds:.1f}"
         line += f" target_met={max(figures.values()) <= TARGET_MS}"
