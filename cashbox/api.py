@@ -131,7 +131,16 @@ class InterruptionViewSet(CashViewSet):
     def get_queryset(self):
         return (
             Interruption.objects.for_user(self.request.user)
-            .select_related("tableau", "logged_by", "key_holder", "resumed_by", "count__counted_by")
+            .select_related(
+                "tableau",
+                "logged_by",
+                "key_holder",
+                "resumed_by",
+                "count__cashbox__tableau",
+                "count__counted_by",
+                "count__caissier",
+                "count__signature__signer",
+            )
             .prefetch_related("count__witnesses", "count__corrections")
         )
 

@@ -1,3 +1,4 @@
+from django.db.models import OuterRef, Subquery
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
@@ -9,7 +10,7 @@ from rest_framework.views import APIView
 
 from casino.history import history_rows
 from casino.idempotency import IdempotentPostMixin
-from casino.models import Casino, Employee, Role, Seal
+from casino.models import AccountChange, Casino, Employee, Role, Seal
 from casino.roles import role_of
 from casino.schema import AutoSchema
 from casino.serializers import CasinoSerializer, EmployeeSerializer, HistorySerializer
@@ -84,7 +85,16 @@ class EmployeeViewSet(RecordViewSet):
         return (
             Employee.objects.for_user(self.request.user)
             .select_related("user")
-            .prefetch_related("memberships")
+            .prefetch_related("memberships", "casinos")
+            # The pending proposal of each person in the same query (R29), not one query per person.
+            .annotate(
+                pending_change_id=Subquery(
+                    AccountChange.objects.pending()
+                    .filter(employee=OuterRef("pk"))
+                    .order_by(*AccountChange._meta.ordering)
+                    .values("pk")[:1]
+                )
+            )
             .order_by("user__username")
         )
 

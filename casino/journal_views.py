@@ -1,6 +1,7 @@
 import datetime
 
 from django.core.paginator import Paginator
+from django.db import connection
 from django.shortcuts import render
 from django.utils import timezone
 from django.views import View
@@ -14,6 +15,26 @@ from casino.views import RoleRequiredMixin, requested_casino
 def day_start(date):
     """The first instant of a calendar day in Europe/Paris: a range on recorded_at keeps the index usable."""
     return timezone.make_aware(datetime.datetime.combine(date, datetime.time.min))
+
+
+def journal_actions(casino):
+    """The distinct actions of a casino's journal, sorted.
+
+    A skip scan of the (casino, action) index: one probe per distinct action, where SELECT DISTINCT reads every
+    entry of the casino (a million at ten seasons) on each load of the journal page.
+    """
+    table = connection.ops.quote_name(JournalEntry._meta.db_table)
+    sql = (
+        f"WITH RECURSIVE found(action) AS ("
+        f" SELECT (SELECT action FROM {table} WHERE casino_id = %s ORDER BY action LIMIT 1)"
+        f" UNION ALL"
+        f" SELECT (SELECT j.action FROM {table} j WHERE j.casino_id = %s AND j.action > found.action"
+        f" ORDER BY j.action LIMIT 1) FROM found WHERE found.action IS NOT NULL"
+        f") SELECT action FROM found WHERE action IS NOT NULL"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [casino.pk, casino.pk])
+        return sorted(row[0] for row in cursor.fetchall())
 
 
 def parse_date(value):
@@ -50,7 +71,7 @@ class JournalView(RoleRequiredMixin, View):
                 entries = entries.filter(tableau_number=int(filters["tableau"]))
             if filters["actor"]:
                 entries = entries.filter(actor__username__iexact=filters["actor"])
-            actions = sorted(JournalEntry.objects.filter(casino=casino).values_list("action", flat=True).distinct())
+            actions = journal_actions(casino)
             if filters["action"] in actions:
                 entries = entries.filter(action=filters["action"])
             elif filters["action"]:

@@ -160,6 +160,8 @@ class EmployeeSerializer(CleanedModelSerializer):
     pending_change = serializers.SerializerMethodField(help_text="La proposition en attente de décision (R29).")
 
     def get_pending_change(self, instance) -> int | None:
+        if hasattr(instance, "pending_change_id"):  # annotated by the viewset's queryset
+            return instance.pending_change_id
         return AccountChange.objects.pending().filter(employee=instance).values_list("pk", flat=True).first()
 
     def get_fields(self):
