@@ -5,6 +5,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from books import services
+from books.filters import ObservationFilter
 from books.models import LevySchedule, MonthlyStatement, Observation
 from books.prelevements import sheet, sheet_json
 from books.serializers import (
@@ -25,6 +26,7 @@ class ObservationViewSet(CashViewSet):
 
     queryset = Observation.objects.all()
     serializer_class = ObservationSerializer
+    filterset_class = ObservationFilter
     create_serializer_class = ObservationCreateSerializer
     action_permissions = {"follow_up": ["books.add_observationaction"]}
 

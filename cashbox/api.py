@@ -7,6 +7,16 @@ from rest_framework.response import Response
 
 from cashbox import services
 from cashbox.carnets import SEASONS, carnet_of, current_season, season_param
+from cashbox.filters import (
+    AdvanceFilter,
+    CarnetFilter,
+    ControlRegisterFilter,
+    CorrectionFilter,
+    CountFilter,
+    DeputyFilter,
+    InterruptionFilter,
+    RegisterAmendmentFilter,
+)
 from cashbox.models import Advance, ControlRegister, Correction, Count, Deputy, Interruption, RegisterAmendment
 from cashbox.serializers import (
     AdvanceCreateSerializer,
@@ -26,6 +36,7 @@ from cashbox.serializers import (
     SignerFields,
 )
 from casino.api import RecordViewSet
+from casino.filters import AlertFilter
 from casino.models import Alert, Casino
 from casino.serializers import AlertSerializer
 from sessions.models import GamingDay
@@ -59,6 +70,7 @@ class AdvanceViewSet(CashViewSet):
 
     queryset = Advance.objects.all()
     serializer_class = AdvanceSerializer
+    filterset_class = AdvanceFilter
     create_serializer_class = AdvanceCreateSerializer
 
     def get_queryset(self):
@@ -92,6 +104,7 @@ class CountViewSet(CashViewSet):
 
     queryset = Count.objects.all()
     serializer_class = CountSerializer
+    filterset_class = CountFilter
     create_serializer_class = FinalCountCreateSerializer
 
     def get_queryset(self):
@@ -125,6 +138,7 @@ class InterruptionViewSet(CashViewSet):
 
     queryset = Interruption.objects.all()
     serializer_class = InterruptionSerializer
+    filterset_class = InterruptionFilter
     create_serializer_class = InterruptionCreateSerializer
     action_permissions = {"resume": ["cashbox.change_interruption"]}
 
@@ -182,6 +196,7 @@ class CorrectionViewSet(CashViewSet):
 
     queryset = Correction.objects.all()
     serializer_class = CorrectionSerializer
+    filterset_class = CorrectionFilter
     create_serializer_class = CorrectionCreateSerializer
 
     def get_queryset(self):
@@ -208,6 +223,7 @@ class ControlRegisterViewSet(CashViewSet):
 
     queryset = ControlRegister.objects.all()
     serializer_class = ControlRegisterSerializer
+    filterset_class = ControlRegisterFilter
     create_serializer_class = RegisterCreateSerializer
     action_permissions = {"sign": ["cashbox.sign_register"]}
 
@@ -241,6 +257,7 @@ class RegisterAmendmentViewSet(CashViewSet):
 
     queryset = RegisterAmendment.objects.all()
     serializer_class = RegisterAmendmentSerializer
+    filterset_class = RegisterAmendmentFilter
     http_method_names = ["get", "head", "options", "post"]
     # No role holds add_registeramendment: a rectificatif is never posted (POST answers 403 to every role).
     action_permissions = {"sign": ["cashbox.sign_register"], "create": ["cashbox.add_registeramendment"]}
@@ -271,6 +288,7 @@ class DeputyViewSet(CashViewSet):
 
     queryset = Deputy.objects.all()
     serializer_class = DeputySerializer
+    filterset_class = DeputyFilter
     create_serializer_class = DeputyCreateSerializer
     action_permissions = {"create": ["cashbox.add_deputy"]}
 
@@ -299,6 +317,7 @@ class CarnetViewSet(RecordViewSet):
     """The carnet d'avances (modèle 10) of each cash box, per season (R21)."""
 
     queryset = Cashbox.objects.all()
+    filterset_class = CarnetFilter
     http_method_names = ["get", "head", "options"]
     # The list is one line per cash box, never paged.
     pagination_class = None
@@ -315,7 +334,7 @@ class CarnetViewSet(RecordViewSet):
         return Response(
             [
                 {"cashbox": box.pk, "number": box.tableau.number, "kind": box.kind, "season": current_season()}
-                for box in self.get_queryset().order_by("tableau__casino_id", "tableau__number")
+                for box in self.filter_queryset(self.get_queryset()).order_by("tableau__casino_id", "tableau__number")
             ]
         )
 
@@ -338,6 +357,7 @@ class AlertViewSet(RecordViewSet):
 
     queryset = Alert.objects.all()
     serializer_class = AlertSerializer
+    filterset_class = AlertFilter
     http_method_names = ["get", "post", "head", "options"]
     action_permissions = {"acknowledge": ["casino.change_alert"], "create": ["casino.add_alert"]}
 

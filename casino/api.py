@@ -1,3 +1,4 @@
+from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
@@ -7,6 +8,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casino.filters import CasinoFilter, EmployeeFilter
 from casino.history import history_rows
 from casino.idempotency import IdempotentPostMixin
 from casino.models import Casino, Employee, Role, Seal
@@ -28,6 +30,8 @@ class RecordViewSet(
 
     action_permissions = {}
     schema = AutoSchema()
+    # Each list declares its FilterSet (`filterset_class`), documented in the schema; a bad value is a 400.
+    filter_backends = [filters.DjangoFilterBackend]
 
     def get_queryset(self):
         return self.queryset.for_user(self.request.user)
@@ -49,6 +53,7 @@ class RecordViewSet(
 class CasinoViewSet(RecordViewSet):
     queryset = Casino.objects.all()
     serializer_class = CasinoSerializer
+    filterset_class = CasinoFilter
     http_method_names = ["get", "put", "patch", "head", "options"]
 
 
@@ -64,6 +69,7 @@ class ActivationCodeSerializer(serializers.Serializer):
 class EmployeeViewSet(RecordViewSet):
     queryset = Employee.objects.all()
     serializer_class = EmployeeSerializer
+    filterset_class = EmployeeFilter
     action_permissions = {"activation_code": ["casino.add_activationcode"]}
 
     @extend_schema(request=IssueCodeSerializer, responses={201: ActivationCodeSerializer})

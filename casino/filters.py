@@ -131,6 +131,10 @@ class EmployeeFilter(filters.FilterSet):
 class AccountChangeFilter(filters.FilterSet):
     casino = IdFilter(label="Établissement.")
     employee = IdFilter(label="Employé.")
+    # `pending` is also read by the viewset's get_queryset (1 or true); here it is documented, and false works too.
+    pending = filters.BooleanFilter(
+        field_name="decision", lookup_expr="isnull", label="Sans décision (true) ou décidée."
+    )
 
     class Meta:
         model = AccountChange
@@ -140,8 +144,9 @@ class AccountChangeFilter(filters.FilterSet):
 class AlertFilter(filters.FilterSet):
     casino = IdFilter(label="Établissement.")
     rule = filters.CharFilter(label="Règle (R1…).")
-    acknowledged = filters.BooleanFilter(
-        field_name="acknowledged_at", lookup_expr="isnull", exclude=True, label="Acquittée (true) ou non (false)."
+    # `open` is also read by the viewset's get_queryset (1 or true); here it is documented, and false works too.
+    open = filters.BooleanFilter(
+        field_name="acknowledged_at", lookup_expr="isnull", label="Non acquittée (true) ou acquittée (false)."
     )
 
     class Meta:

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from casino.api import RecordViewSet
 from casino.models import Casino
 from sessions import roster_services as services
+from sessions.filters import RosterFilter
 from sessions.models import GamingDay, Roster, RosterChange, Seance
 from tables.models import Apparatus
 
@@ -203,6 +204,7 @@ class RosterViewSet(RecordViewSet):
 
     queryset = Roster.objects.all()
     serializer_class = RosterSerializer
+    filterset_class = RosterFilter
     http_method_names = ["get", "post", "head", "options"]
     action_permissions = {
         "create": ["seances.add_roster"],

@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 from casino.api import RecordViewSet
 from casino.schema import AutoSchema
 from sessions import spin_stats, spins
+from sessions.filters import SpinFilter
 from sessions.models import Seance, Spin
 from tables.games import Direction
 from tables.models import Apparatus
@@ -71,20 +72,6 @@ class SpinCorrectionSerializer(serializers.Serializer):
     number = serializers.IntegerField(required=False, allow_null=True)
     pocket = serializers.IntegerField(required=False, allow_null=True)
     direction = serializers.ChoiceField(choices=Direction.choices, required=False, allow_blank=True)
-
-
-class SpinFilter(filters.FilterSet):
-    apparatus = filters.NumberFilter()
-    seance = filters.NumberFilter()
-
-    class Meta:
-        model = Spin
-        fields = []
-
-
-# « from » is a Python keyword: the two bounds are declared by name.
-SpinFilter.base_filters["from"] = filters.IsoDateTimeFilter(field_name="launched_at", lookup_expr="gte")
-SpinFilter.base_filters["to"] = filters.IsoDateTimeFilter(field_name="launched_at", lookup_expr="lt")
 
 
 class SpinViewSet(RecordViewSet):
