@@ -35,7 +35,7 @@ from cashbox.serializers import (
     ResumeSerializer,
     SignerFields,
 )
-from casino.api import RecordViewSet
+from casino.api import ReadRecordViewSet, RecordViewSet
 from casino.filters import AlertFilter
 from casino.models import Alert, Casino
 from casino.serializers import AlertSerializer
@@ -352,14 +352,15 @@ class CarnetViewSet(RecordViewSet):
         return Response(carnet_of(self.get_object(), season, as_json=True))
 
 
-class AlertViewSet(RecordViewSet):
+class AlertViewSet(ReadRecordViewSet):
     """Alerts stay listed until an authorised person acknowledges them; who and when are kept."""
 
     queryset = Alert.objects.all()
     serializer_class = AlertSerializer
     filterset_class = AlertFilter
     http_method_names = ["get", "post", "head", "options"]
-    action_permissions = {"acknowledge": ["casino.change_alert"], "create": ["casino.add_alert"]}
+    # Alerts are raised by the product, never posted: no create (POST on the list answers 405).
+    action_permissions = {"acknowledge": ["casino.change_alert"]}
 
     def get_queryset(self):
         queryset = Alert.objects.filter(casino__in=Casino.objects.for_user(self.request.user)).select_related(
@@ -368,9 +369,6 @@ class AlertViewSet(RecordViewSet):
         if self.request.query_params.get("open") in ("1", "true"):
             queryset = queryset.open()
         return queryset
-
-    def create(self, request, *args, **kwargs):
-        raise MethodNotAllowed("POST")
 
     @extend_schema(request=None, responses=AlertSerializer)
     @action(detail=True, methods=["post"])

@@ -1,5 +1,4 @@
 from django_filters import rest_framework as filters
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -17,16 +16,9 @@ from casino.schema import AutoSchema
 from casino.serializers import CasinoSerializer, EmployeeSerializer, HistorySerializer
 
 
-class RecordViewSet(
-    IdempotentPostMixin,
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.CreateModelMixin,
-    mixins.UpdateModelMixin,
-    viewsets.GenericViewSet,
-):
-    """List, read, create and change; never delete (R23). Every list is scoped to the user's casinos; every POST
-    accepts an Idempotency-Key."""
+class ReadRecordViewSet(IdempotentPostMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """List and read, with the history of each record; the POSTs of its actions accept an Idempotency-Key. Every list
+    is scoped to the user's casinos."""
 
     action_permissions = {}
     schema = AutoSchema()
@@ -48,6 +40,11 @@ class RecordViewSet(
             meta = self.queryset.model._meta
             self.action_permissions = {"history": [f"{meta.app_label}.view_{meta.model_name}"]}
         return super().get_permissions()
+
+
+class RecordViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, ReadRecordViewSet):
+    """List, read, create and change; never delete (R23). Every list is scoped to the user's casinos; every POST
+    accepts an Idempotency-Key."""
 
 
 class CasinoViewSet(RecordViewSet):
@@ -109,6 +106,24 @@ class CanReadSeals(BasePermission):
         return user.has_perm("casino.view_audit") or role_of(user) == Role.DIRECTOR
 
 
+class SealDocumentSerializer(serializers.Serializer):
+    """casino.seals.as_document: a seal as the verifiers take it (`--seals`)."""
+
+    casino = serializers.IntegerField()
+    sequence = serializers.IntegerField(help_text="Le numéro d'ordre de l'entrée scellée du journal.")
+    hash = serializers.CharField(help_text="L'empreinte SHA-256 de cette entrée.")
+    at = serializers.CharField(help_text="L'instant du scellement, UTC (ISO 8601, « Z »).")
+    key_id = serializers.CharField()
+    public_key = serializers.CharField(help_text="La clé publique Ed25519 brute, en base64.")
+    signature = serializers.CharField()
+    reason = serializers.CharField()
+    gaming_day = serializers.CharField(help_text="La journée de jeu scellée (AAAA-MM-JJ), ou vide.")
+
+
+class SealListSerializer(serializers.Serializer):
+    seals = SealDocumentSerializer(many=True)
+
+
 class SealListView(APIView):
     """The journal's seals of the caller's casinos, as the verifiers take them (`--seals`)."""
 
@@ -119,7 +134,7 @@ class SealListView(APIView):
         operation_id="seals_list",
         summary="Scellements du journal (R23)",
         parameters=[OpenApiParameter("casino", int, OpenApiParameter.QUERY, required=False)],
-        responses=OpenApiTypes.OBJECT,
+        responses=SealListSerializer,
     )
     def get(self, request):
         from casino.seals import as_document

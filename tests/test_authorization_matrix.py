@@ -265,8 +265,8 @@ EXPECTATIONS = {
     **records("register-amendment", add=NOBODY, actions={"sign": ("post", DIRECTION)}),
     **records("deputy", add=DIRECTION),
     **records("observation", read=READ_ALL, add=frozenset({REGULATOR}), actions={"follow-up": ("post", DIRECTION)}),
-    # Alerts are raised by the product, never posted: POST asks a permission no role holds.
-    **records("alert", read=ALERT_READ, add=NOBODY, actions={"acknowledge": ("post", FLOOR_CONTROL)}),
+    # Alerts are raised by the product, never posted: the list has no POST (405).
+    **records("alert", read=ALERT_READ, actions={"acknowledge": ("post", FLOOR_CONTROL)}),
     # The regulator's API (R23): the journal as on its page; the exports as on theirs (the regulator requests and
     # relaunches, the director follows and downloads).
     "api:journal-entry-list": api(get=READ_ALL),
