@@ -313,6 +313,75 @@ class CarnetSummarySerializer(serializers.Serializer):
     season = serializers.IntegerField()
 
 
+def _money(**kwargs):
+    return serializers.DecimalField(max_digits=14, decimal_places=2, **kwargs)
+
+
+class CarnetCorrectionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    previous_amount = _money()
+    amount = _money()
+    chips = serializers.JSONField(help_text="Nombre de jetons par valeur faciale.")
+    reason = serializers.CharField()
+    approval_words = serializers.CharField(help_text="Le montant approuvé, en toutes lettres (R23).")
+    approved_by = serializers.CharField()
+    recorded_at = serializers.DateTimeField()
+
+
+class CarnetEntrySerializer(serializers.Serializer):
+    """An advance or a count as the carnet shows it, with its corrections in red ink."""
+
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    label = serializers.CharField()
+    chips = serializers.JSONField(help_text="Nombre de jetons par valeur faciale.")
+    amount = _money()
+    effective_amount = _money(help_text="Le montant après la dernière correction.")
+    counted_by = serializers.CharField()
+    signed_by = serializers.CharField(allow_null=True)
+    signed_role = serializers.CharField(allow_null=True)
+    signed_at = serializers.DateTimeField(allow_null=True)
+    recorded_at = serializers.DateTimeField()
+    corrections = CarnetCorrectionSerializer(many=True)
+
+
+class CarnetSeanceSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    label = serializers.CharField()
+    state = serializers.CharField()
+
+
+class CarnetRowSerializer(serializers.Serializer):
+    seance = CarnetSeanceSerializer()
+    advances = CarnetEntrySerializer(many=True)
+    interruption_counts = CarnetEntrySerializer(many=True)
+    final = CarnetEntrySerializer(allow_null=True, help_text="L'encaisse de fin de séance (R20), s'il y en a une.")
+    advances_total = _money()
+    result = _money(allow_null=True, help_text="Encaisse finale moins avances ; vide sans comptage final.")
+    corrected = serializers.BooleanField()
+
+
+class CarnetDaySerializer(serializers.Serializer):
+    date = serializers.DateField()
+    rows = CarnetRowSerializer(many=True)
+    result = _money()
+    complete = serializers.BooleanField(help_text="Chaque séance du jour a son comptage final.")
+
+
+class CarnetSerializer(serializers.Serializer):
+    """The carnet d'avances (modèle 10) of one cash box for one season (cashbox.carnets.carnet_of)."""
+
+    cashbox = serializers.IntegerField()
+    number = serializers.IntegerField(help_text="Numéro d'ordre du tableau (R2).")
+    game = serializers.CharField()
+    casino = serializers.CharField(help_text="Nom de l'établissement.")
+    season = serializers.IntegerField()
+    season_label = serializers.CharField()
+    days = CarnetDaySerializer(many=True)
+    season_result = _money()
+
+
 class CarnetViewSet(RecordViewSet):
     """The carnet d'avances (modèle 10) of each cash box, per season (R21)."""
 
@@ -340,7 +409,7 @@ class CarnetViewSet(RecordViewSet):
 
     @extend_schema(
         parameters=[OpenApiParameter("season", int, description="Saison (année où elle commence, 1er novembre).")],
-        responses={200: dict},
+        responses=CarnetSerializer,
     )
     def retrieve(self, request, *args, **kwargs):
         season = request.query_params.get("season")

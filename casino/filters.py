@@ -12,7 +12,6 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator
 from django.utils import timezone
 from django_filters import rest_framework as filters
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 
 from casino.models import AccountChange, Alert, Casino, Employee, Export, Role
@@ -68,7 +67,15 @@ def day_start(date):
     return timezone.make_aware(datetime.datetime.combine(date, datetime.time.min))
 
 
-@extend_schema_field(OpenApiTypes.STR)
+@extend_schema_field(
+    {
+        "type": "string",
+        "description": "Une date AAAA-MM-JJ (la journée entière, heure de Paris) ou une date et une heure ISO 8601 "
+        "(sans décalage : heure de Paris). « from » : à partir de cet instant ; « to » : jusqu'à cette date incluse "
+        "ou jusqu'à cet instant.",
+        "example": "2026-11-30",
+    }
+)
 class InstantFilter(filters.Filter):
     """One bound of a period on a timestamp column, as a range that keeps the column's index usable.
 

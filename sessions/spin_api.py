@@ -173,6 +173,54 @@ def statistics_json(summary):
     }
 
 
+class ChiSquareSerializer(serializers.Serializer):
+    statistic = serializers.FloatField()
+    p_value = serializers.FloatField()
+    degrees_of_freedom = serializers.IntegerField()
+
+
+class NumberFrequencySerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    observed = serializers.IntegerField()
+    frequency = serializers.FloatField()
+    expected = serializers.FloatField(help_text="Probabilité sur le plateau.")
+    expected_count = serializers.FloatField()
+
+
+class PocketFrequencySerializer(serializers.Serializer):
+    pocket = serializers.IntegerField()
+    number = serializers.IntegerField()
+    observed = serializers.IntegerField()
+    frequency = serializers.FloatField()
+    expected = serializers.FloatField()
+
+
+class LongestRunSerializer(serializers.Serializer):
+    number = serializers.IntegerField(allow_null=True)
+    length = serializers.IntegerField()
+
+
+class StatisticsSerializer(serializers.Serializer):
+    """The statistics of an apparatus over a period (sessions.spin_stats.apparatus_statistics)."""
+
+    apparatus = serializers.IntegerField()
+    name = serializers.CharField()
+    game = serializers.CharField()
+    # « from » and « to » are declared below: « from » is a Python keyword.
+    spins = serializers.IntegerField()
+    numbers = NumberFrequencySerializer(many=True, help_text="Par numéro : fréquence observée et attendue.")
+    chi_square = ChiSquareSerializer(allow_null=True)
+    chi_square_reliable = serializers.BooleanField()
+    pockets = PocketFrequencySerializer(many=True)
+    pocket_chi_square = ChiSquareSerializer(allow_null=True)
+    longest_run = LongestRunSerializer()
+    r9_refusals = serializers.IntegerField(help_text="Refus R9 journalisés pour cet appareil sur la période.")
+
+
+StatisticsSerializer._declared_fields["from"] = serializers.DateTimeField(allow_null=True)
+StatisticsSerializer._declared_fields["to"] = serializers.DateTimeField(allow_null=True)
+
+
 class ApparatusStatisticsView(APIView):
     """Spins of an apparatus over a period: frequencies against the plateau, chi-square, longest run, R9 refusals."""
 
@@ -189,7 +237,7 @@ class ApparatusStatisticsView(APIView):
             OpenApiParameter("from", str, description="Début (AAAA-MM-JJ ou date-heure ISO) ; défaut : 30 jours."),
             OpenApiParameter("to", str, description="Fin exclue (date-heure) ou dernier jour inclus (AAAA-MM-JJ)."),
         ],
-        responses=None,
+        responses=StatisticsSerializer,
     )
     def get(self, request, pk):
         apparatus = get_object_or_404(Apparatus.objects.for_user(request.user).select_related("casino"), pk=pk)
