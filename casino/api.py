@@ -1,4 +1,5 @@
 from django_filters import rest_framework as filters
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -7,7 +8,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from casino.filters import CasinoFilter, EmployeeFilter
+from casino.filters import CasinoFilter, EmployeeFilter, SealFilter
 from casino.history import history_rows
 from casino.idempotency import IdempotentPostMixin
 from casino.models import Casino, Employee, Role, Seal
@@ -133,16 +134,25 @@ class SealListView(APIView):
     @extend_schema(
         operation_id="seals_list",
         summary="Scellements du journal (R23)",
-        parameters=[OpenApiParameter("casino", int, OpenApiParameter.QUERY, required=False)],
+        # Documented by hand: the answer is one object ({"seals": [...]}), not a list drf-spectacular would filter.
+        parameters=[
+            OpenApiParameter(name, kind, OpenApiParameter.QUERY, required=False, description=description)
+            for name, kind, description in (
+                ("casino", int, "Établissement."),
+                ("reason", str, "day_end (fin de journée de jeu) ou export."),
+                ("gaming_day", OpenApiTypes.DATE, "Journée de jeu scellée."),
+                ("from", str, "Scellés à partir de cette date (heure de Paris) ou de cet instant."),
+                ("to", str, "Scellés jusqu'à cette date incluse ou jusqu'à cet instant."),
+            )
+        ],
         responses=SealListSerializer,
     )
     def get(self, request):
         from casino.seals import as_document
 
         seals = Seal.objects.for_user(request.user).select_related("key").order_by("casino_id", "sequence", "pk")
-        casino = request.query_params.get("casino", "")
-        if casino:
-            if not casino.isdigit() or len(casino) > 18:
-                raise ValidationError({"casino": "Identifiant d'établissement invalide."})
-            seals = seals.filter(casino_id=int(casino))
+        filterset = SealFilter(request.query_params, queryset=seals)
+        if not filterset.is_valid():
+            raise ValidationError(filterset.errors)
+        seals = filterset.qs
         return Response({"seals": [as_document(s) for s in seals]})

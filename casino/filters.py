@@ -14,7 +14,7 @@ from django.utils import timezone
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema_field
 
-from casino.models import AccountChange, Alert, Casino, Employee, Export, Role
+from casino.models import AccountChange, Alert, Casino, Employee, Export, Role, Seal
 
 # The largest primary key the databases hold (bigint): a larger number is refused as invalid, not sent to the
 # database, where SQLite would overflow.
@@ -174,3 +174,16 @@ class ExportFilter(filters.FilterSet):
 
 
 period(ExportFilter, "created_at", "Demandé")
+
+
+class SealFilter(filters.FilterSet):
+    casino = IdFilter(label="Établissement.")
+    reason = filters.ChoiceFilter(choices=Seal.Reason.choices, label="Fin de journée de jeu ou export.")
+    gaming_day = filters.DateFilter(label="Journée de jeu scellée (AAAA-MM-JJ).")
+
+    class Meta:
+        model = Seal
+        fields = []
+
+
+period(SealFilter, "sealed_at", "Scellement")

@@ -194,9 +194,19 @@ def test_the_regulator_requests_downloads_and_verifies_an_export(
     key_file = tmp_path / "casino.pem"
     key_file.write_text(keys[0]["public_key_pem"])
 
-    # The stand-alone verifier, in an isolated interpreter (no Django), with the published key.
+    assert as_regulator.get(f"{EXPORTS}keys/", {"active": "false"}).json() == []
+
+    # The seals, filtered: the export sealed the journal's head.
+    seals = as_regulator.get("/api/v1/seals/", {"reason": "export"}).json()["seals"]
+    assert seals and all(seal["reason"] == "export" for seal in seals)
+    assert as_regulator.get("/api/v1/seals/", {"reason": "export", "from": "2100-01-01"}).json()["seals"] == []
+    assert as_regulator.get("/api/v1/seals/", {"casino": "x"}).status_code == 400
+    seals_file = tmp_path / "seals.json"
+    seals_file.write_bytes(as_regulator.get("/api/v1/seals/").content)
+
+    # The stand-alone verifier, in an isolated interpreter (no Django), with the published key and the seals.
     result = subprocess.run(
-        [sys.executable, "-I", str(SCRIPT), str(archive), "--public-key", str(key_file)],
+        [sys.executable, "-I", str(SCRIPT), str(archive), "--public-key", str(key_file), "--seals", str(seals_file)],
         capture_output=True,
         text=True,
         timeout=120,
