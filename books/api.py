@@ -1,10 +1,12 @@
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from books import services
+from books.filters import ObservationFilter
 from books.models import LevySchedule, MonthlyStatement, Observation
 from books.prelevements import sheet, sheet_json
 from books.serializers import (
@@ -25,6 +27,7 @@ class ObservationViewSet(CashViewSet):
 
     queryset = Observation.objects.all()
     serializer_class = ObservationSerializer
+    filterset_class = ObservationFilter
     create_serializer_class = ObservationCreateSerializer
     action_permissions = {"follow_up": ["books.add_observationaction"]}
 
@@ -69,6 +72,80 @@ MONTH = _path("month", 1, 12, "Mois.")
 CASINO = OpenApiParameter("casino", int, description="Établissement (par défaut : le premier de l'utilisateur).")
 
 
+def _amount(**kwargs):
+    return serializers.CharField(help_text="Montant en euros, deux décimales (« 1234.50 »).", **kwargs)
+
+
+def _games():
+    return serializers.DictField(child=_amount(), help_text="Montant par jeu (boule, vingt_trois).")
+
+
+class LevyDaySerializer(serializers.Serializer):
+    date = serializers.DateField()
+    games = _games()
+    total = _amount()
+    # « from » is a Python keyword.
+    rectificatif = serializers.IntegerField(allow_null=True, help_text="Numéro du rectificatif repris, s'il y en a un.")
+
+
+LevyDaySerializer._declared_fields["from"] = serializers.ChoiceField(
+    choices=["registre", "rectificatif"], help_text="Le livre d'où vient la ligne (R24, R25)."
+)
+
+
+class LevyTotalsSerializer(serializers.Serializer):
+    games = _games()
+    total = _amount()
+
+
+class LevyBracketSerializer(serializers.Serializer):
+    lower = _amount()
+    upper = _amount(allow_null=True)
+    rate = serializers.CharField(help_text="Taux de la tranche.")
+
+
+class LevySerializer(serializers.Serializer):
+    name = serializers.CharField()
+    schedule = serializers.IntegerField()
+    brackets = LevyBracketSerializer(many=True)
+    month = _amount()
+    season_to_date = _amount()
+
+
+class LevySheetSerializer(serializers.Serializer):
+    """A sheet of the carnet des prélèvements (modèle 13, R25), books.prelevements.sheet_json."""
+
+    casino = serializers.IntegerField()
+    season = serializers.IntegerField()
+    number = serializers.IntegerField(help_text="Novembre = 1, octobre = 12.")
+    month = serializers.CharField(help_text="AAAA-MM.")
+    days = LevyDaySerializer(many=True)
+    not_carried = serializers.ListField(child=serializers.DateField(), help_text="Jours sans registre signé.")
+    month_totals = LevyTotalsSerializer()
+    season_totals = LevyTotalsSerializer()
+    levy_base = serializers.DictField(child=_amount())
+    levies = LevySerializer(many=True)
+    levy_schedule_entered = serializers.BooleanField()
+
+
+class StatementSignatureSerializer(serializers.Serializer):
+    signer = serializers.CharField()
+    signed_at = serializers.DateTimeField()
+    content_hash = serializers.CharField()
+    matches = serializers.BooleanField(help_text="La signature porte sur le contenu actuel.")
+
+
+class StatementAnswerSerializer(serializers.Serializer):
+    """The situation mensuelle (modèle 5, R26): its content, its hash and its signatures."""
+
+    casino = serializers.IntegerField()
+    month = serializers.CharField(help_text="AAAA-MM.")
+    content_hash = serializers.CharField(help_text="SHA-256 du contenu canonique.")
+    signed = serializers.BooleanField()
+    signatures = StatementSignatureSerializer(many=True)
+    statement = serializers.JSONField(help_text="Le contenu de la situation, tel qu'il est signé.")
+
+
 class LevySheetView(APIView):
     """Sheet n° {n} (November = 1) of the carnet des prélèvements of a season (modèle 13, R25); ?casino= to choose."""
 
@@ -76,7 +153,7 @@ class LevySheetView(APIView):
     queryset = LevySchedule.objects.all()
     schema = AutoSchema()
 
-    @extend_schema(parameters=[SEASON, SHEET, CASINO], responses={200: dict})
+    @extend_schema(parameters=[SEASON, SHEET, CASINO], responses=LevySheetSerializer)
     def get(self, request, season, n):
         casinos = Casino.objects.for_user(request.user)
         wanted = request.query_params.get("casino", "")
@@ -120,11 +197,13 @@ class StatementView(APIView):
             "statement": data["document"],
         }
 
-    @extend_schema(parameters=[YEAR, MONTH, CASINO], responses={200: dict})
+    @extend_schema(parameters=[YEAR, MONTH, CASINO], responses=StatementAnswerSerializer)
     def get(self, request, year, month):
         return Response(self.answer(self.casino(request), year, month))
 
-    @extend_schema(parameters=[YEAR, MONTH, CASINO], request=StatementSignSerializer, responses={201: dict})
+    @extend_schema(
+        parameters=[YEAR, MONTH, CASINO], request=StatementSignSerializer, responses={201: StatementAnswerSerializer}
+    )
     @idempotent
     def post(self, request, year, month):
         casino = self.casino(request)

@@ -7,6 +7,16 @@ from rest_framework.response import Response
 
 from cashbox import services
 from cashbox.carnets import SEASONS, carnet_of, current_season, season_param
+from cashbox.filters import (
+    AdvanceFilter,
+    CarnetFilter,
+    ControlRegisterFilter,
+    CorrectionFilter,
+    CountFilter,
+    DeputyFilter,
+    InterruptionFilter,
+    RegisterAmendmentFilter,
+)
 from cashbox.models import Advance, ControlRegister, Correction, Count, Deputy, Interruption, RegisterAmendment
 from cashbox.serializers import (
     AdvanceCreateSerializer,
@@ -25,7 +35,8 @@ from cashbox.serializers import (
     ResumeSerializer,
     SignerFields,
 )
-from casino.api import RecordViewSet
+from casino.api import ReadRecordViewSet, RecordViewSet
+from casino.filters import AlertFilter
 from casino.models import Alert, Casino
 from casino.serializers import AlertSerializer
 from sessions.models import GamingDay
@@ -59,6 +70,7 @@ class AdvanceViewSet(CashViewSet):
 
     queryset = Advance.objects.all()
     serializer_class = AdvanceSerializer
+    filterset_class = AdvanceFilter
     create_serializer_class = AdvanceCreateSerializer
 
     def get_queryset(self):
@@ -92,6 +104,7 @@ class CountViewSet(CashViewSet):
 
     queryset = Count.objects.all()
     serializer_class = CountSerializer
+    filterset_class = CountFilter
     create_serializer_class = FinalCountCreateSerializer
 
     def get_queryset(self):
@@ -125,6 +138,7 @@ class InterruptionViewSet(CashViewSet):
 
     queryset = Interruption.objects.all()
     serializer_class = InterruptionSerializer
+    filterset_class = InterruptionFilter
     create_serializer_class = InterruptionCreateSerializer
     action_permissions = {"resume": ["cashbox.change_interruption"]}
 
@@ -191,6 +205,7 @@ class CorrectionViewSet(CashViewSet):
 
     queryset = Correction.objects.all()
     serializer_class = CorrectionSerializer
+    filterset_class = CorrectionFilter
     create_serializer_class = CorrectionCreateSerializer
 
     def get_queryset(self):
@@ -217,6 +232,7 @@ class ControlRegisterViewSet(CashViewSet):
 
     queryset = ControlRegister.objects.all()
     serializer_class = ControlRegisterSerializer
+    filterset_class = ControlRegisterFilter
     create_serializer_class = RegisterCreateSerializer
     action_permissions = {"sign": ["cashbox.sign_register"]}
 
@@ -250,6 +266,7 @@ class RegisterAmendmentViewSet(CashViewSet):
 
     queryset = RegisterAmendment.objects.all()
     serializer_class = RegisterAmendmentSerializer
+    filterset_class = RegisterAmendmentFilter
     http_method_names = ["get", "head", "options", "post"]
     # No role holds add_registeramendment: a rectificatif is never posted (POST answers 403 to every role).
     action_permissions = {"sign": ["cashbox.sign_register"], "create": ["cashbox.add_registeramendment"]}
@@ -280,6 +297,7 @@ class DeputyViewSet(CashViewSet):
 
     queryset = Deputy.objects.all()
     serializer_class = DeputySerializer
+    filterset_class = DeputyFilter
     create_serializer_class = DeputyCreateSerializer
     action_permissions = {"create": ["cashbox.add_deputy"]}
 
@@ -304,10 +322,80 @@ class CarnetSummarySerializer(serializers.Serializer):
     season = serializers.IntegerField()
 
 
+def _money(**kwargs):
+    return serializers.DecimalField(max_digits=14, decimal_places=2, **kwargs)
+
+
+class CarnetCorrectionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    previous_amount = _money()
+    amount = _money()
+    chips = serializers.JSONField(help_text="Nombre de jetons par valeur faciale.")
+    reason = serializers.CharField()
+    approval_words = serializers.CharField(help_text="Le montant approuvé, en toutes lettres (R23).")
+    approved_by = serializers.CharField()
+    recorded_at = serializers.DateTimeField()
+
+
+class CarnetEntrySerializer(serializers.Serializer):
+    """An advance or a count as the carnet shows it, with its corrections in red ink."""
+
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    label = serializers.CharField()
+    chips = serializers.JSONField(help_text="Nombre de jetons par valeur faciale.")
+    amount = _money()
+    effective_amount = _money(help_text="Le montant après la dernière correction.")
+    counted_by = serializers.CharField()
+    signed_by = serializers.CharField(allow_null=True)
+    signed_role = serializers.CharField(allow_null=True)
+    signed_at = serializers.DateTimeField(allow_null=True)
+    recorded_at = serializers.DateTimeField()
+    corrections = CarnetCorrectionSerializer(many=True)
+
+
+class CarnetSeanceSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.CharField()
+    label = serializers.CharField()
+    state = serializers.CharField()
+
+
+class CarnetRowSerializer(serializers.Serializer):
+    seance = CarnetSeanceSerializer()
+    advances = CarnetEntrySerializer(many=True)
+    interruption_counts = CarnetEntrySerializer(many=True)
+    final = CarnetEntrySerializer(allow_null=True, help_text="L'encaisse de fin de séance (R20), s'il y en a une.")
+    advances_total = _money()
+    result = _money(allow_null=True, help_text="Encaisse finale moins avances ; vide sans comptage final.")
+    corrected = serializers.BooleanField()
+
+
+class CarnetDaySerializer(serializers.Serializer):
+    date = serializers.DateField()
+    rows = CarnetRowSerializer(many=True)
+    result = _money()
+    complete = serializers.BooleanField(help_text="Chaque séance du jour a son comptage final.")
+
+
+class CarnetSerializer(serializers.Serializer):
+    """The carnet d'avances (modèle 10) of one cash box for one season (cashbox.carnets.carnet_of)."""
+
+    cashbox = serializers.IntegerField()
+    number = serializers.IntegerField(help_text="Numéro d'ordre du tableau (R2).")
+    game = serializers.CharField()
+    casino = serializers.CharField(help_text="Nom de l'établissement.")
+    season = serializers.IntegerField()
+    season_label = serializers.CharField()
+    days = CarnetDaySerializer(many=True)
+    season_result = _money()
+
+
 class CarnetViewSet(RecordViewSet):
     """The carnet d'avances (modèle 10) of each cash box, per season (R21)."""
 
     queryset = Cashbox.objects.all()
+    filterset_class = CarnetFilter
     http_method_names = ["get", "head", "options"]
     # The list is one line per cash box, never paged.
     pagination_class = None
@@ -324,13 +412,13 @@ class CarnetViewSet(RecordViewSet):
         return Response(
             [
                 {"cashbox": box.pk, "number": box.tableau.number, "kind": box.kind, "season": current_season()}
-                for box in self.get_queryset().order_by("tableau__casino_id", "tableau__number")
+                for box in self.filter_queryset(self.get_queryset()).order_by("tableau__casino_id", "tableau__number")
             ]
         )
 
     @extend_schema(
         parameters=[OpenApiParameter("season", int, description="Saison (année où elle commence, 1er novembre).")],
-        responses={200: dict},
+        responses=CarnetSerializer,
     )
     def retrieve(self, request, *args, **kwargs):
         season = request.query_params.get("season")
@@ -342,13 +430,15 @@ class CarnetViewSet(RecordViewSet):
         return Response(carnet_of(self.get_object(), season, as_json=True))
 
 
-class AlertViewSet(RecordViewSet):
+class AlertViewSet(ReadRecordViewSet):
     """Alerts stay listed until an authorised person acknowledges them; who and when are kept."""
 
     queryset = Alert.objects.all()
     serializer_class = AlertSerializer
+    filterset_class = AlertFilter
     http_method_names = ["get", "post", "head", "options"]
-    action_permissions = {"acknowledge": ["casino.change_alert"], "create": ["casino.add_alert"]}
+    # Alerts are raised by the product, never posted: no create (POST on the list answers 405).
+    action_permissions = {"acknowledge": ["casino.change_alert"]}
 
     def get_queryset(self):
         queryset = Alert.objects.filter(casino__in=Casino.objects.for_user(self.request.user)).select_related(
@@ -357,9 +447,6 @@ class AlertViewSet(RecordViewSet):
         if self.request.query_params.get("open") in ("1", "true"):
             queryset = queryset.open()
         return queryset
-
-    def create(self, request, *args, **kwargs):
-        raise MethodNotAllowed("POST")
 
     @extend_schema(request=None, responses=AlertSerializer)
     @action(detail=True, methods=["post"])

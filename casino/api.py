@@ -1,4 +1,5 @@
 from django.db.models import OuterRef, Subquery
+from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
@@ -8,6 +9,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casino.filters import CasinoFilter, EmployeeFilter, SealFilter
 from casino.history import history_rows
 from casino.idempotency import IdempotentPostMixin
 from casino.models import AccountChange, Casino, Employee, Role, Seal
@@ -16,19 +18,14 @@ from casino.schema import AutoSchema
 from casino.serializers import CasinoSerializer, EmployeeSerializer, HistorySerializer
 
 
-class RecordViewSet(
-    IdempotentPostMixin,
-    mixins.ListModelMixin,
-    mixins.RetrieveModelMixin,
-    mixins.CreateModelMixin,
-    mixins.UpdateModelMixin,
-    viewsets.GenericViewSet,
-):
-    """List, read, create and change; never delete (R23). Every list is scoped to the user's casinos; every POST
-    accepts an Idempotency-Key."""
+class ReadRecordViewSet(IdempotentPostMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """List and read, with the history of each record; the POSTs of its actions accept an Idempotency-Key. Every list
+    is scoped to the user's casinos."""
 
     action_permissions = {}
     schema = AutoSchema()
+    # Each list declares its FilterSet (`filterset_class`), documented in the schema; a bad value is a 400.
+    filter_backends = [filters.DjangoFilterBackend]
 
     def get_queryset(self):
         return self.queryset.for_user(self.request.user)
@@ -47,9 +44,15 @@ class RecordViewSet(
         return super().get_permissions()
 
 
+class RecordViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, ReadRecordViewSet):
+    """List, read, create and change; never delete (R23). Every list is scoped to the user's casinos; every POST
+    accepts an Idempotency-Key."""
+
+
 class CasinoViewSet(RecordViewSet):
     queryset = Casino.objects.all()
     serializer_class = CasinoSerializer
+    filterset_class = CasinoFilter
     http_method_names = ["get", "put", "patch", "head", "options"]
 
 
@@ -65,6 +68,7 @@ class ActivationCodeSerializer(serializers.Serializer):
 class EmployeeViewSet(RecordViewSet):
     queryset = Employee.objects.all()
     serializer_class = EmployeeSerializer
+    filterset_class = EmployeeFilter
     action_permissions = {"activation_code": ["casino.add_activationcode"]}
 
     @extend_schema(request=IssueCodeSerializer, responses={201: ActivationCodeSerializer})
@@ -113,6 +117,24 @@ class CanReadSeals(BasePermission):
         return user.has_perm("casino.view_audit") or role_of(user) == Role.DIRECTOR
 
 
+class SealDocumentSerializer(serializers.Serializer):
+    """casino.seals.as_document: a seal as the verifiers take it (`--seals`)."""
+
+    casino = serializers.IntegerField()
+    sequence = serializers.IntegerField(help_text="Le numéro d'ordre de l'entrée scellée du journal.")
+    hash = serializers.CharField(help_text="L'empreinte SHA-256 de cette entrée.")
+    at = serializers.CharField(help_text="L'instant du scellement, UTC (ISO 8601, « Z »).")
+    key_id = serializers.CharField()
+    public_key = serializers.CharField(help_text="La clé publique Ed25519 brute, en base64.")
+    signature = serializers.CharField()
+    reason = serializers.CharField()
+    gaming_day = serializers.CharField(help_text="La journée de jeu scellée (AAAA-MM-JJ), ou vide.")
+
+
+class SealListSerializer(serializers.Serializer):
+    seals = SealDocumentSerializer(many=True)
+
+
 class SealListView(APIView):
     """The journal's seals of the caller's casinos, as the verifiers take them (`--seals`)."""
 
@@ -122,16 +144,25 @@ class SealListView(APIView):
     @extend_schema(
         operation_id="seals_list",
         summary="Scellements du journal (R23)",
-        parameters=[OpenApiParameter("casino", int, OpenApiParameter.QUERY, required=False)],
-        responses=OpenApiTypes.OBJECT,
+        # Documented by hand: the answer is one object ({"seals": [...]}), not a list drf-spectacular would filter.
+        parameters=[
+            OpenApiParameter(name, kind, OpenApiParameter.QUERY, required=False, description=description)
+            for name, kind, description in (
+                ("casino", int, "Établissement."),
+                ("reason", str, "day_end (fin de journée de jeu) ou export."),
+                ("gaming_day", OpenApiTypes.DATE, "Journée de jeu scellée."),
+                ("from", str, "Scellés à partir de cette date (heure de Paris) ou de cet instant."),
+                ("to", str, "Scellés jusqu'à cette date incluse ou jusqu'à cet instant."),
+            )
+        ],
+        responses=SealListSerializer,
     )
     def get(self, request):
         from casino.seals import as_document
 
         seals = Seal.objects.for_user(request.user).select_related("key").order_by("casino_id", "sequence", "pk")
-        casino = request.query_params.get("casino", "")
-        if casino:
-            if not casino.isdigit() or len(casino) > 18:
-                raise ValidationError({"casino": "Identifiant d'établissement invalide."})
-            seals = seals.filter(casino_id=int(casino))
+        filterset = SealFilter(request.query_params, queryset=seals)
+        if not filterset.is_valid():
+            raise ValidationError(filterset.errors)
+        seals = filterset.qs
         return Response({"seals": [as_document(s) for s in seals]})

@@ -2,7 +2,7 @@
 
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
 
@@ -27,10 +27,41 @@ ERRORS = {
     429: "Trop de requêtes : réessayer après le délai de l'en-tête Retry-After.",
 }
 WRITE_ONLY_ERRORS = {409}
+IDEMPOTENCY_REUSED = "Clé d'idempotence déjà utilisée pour une autre requête (autre adresse ou autre contenu)."
+
+
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description="Une clé choisie par le client (200 caractères au plus), liée à l'utilisateur, à l'adresse et au "
+    "contenu : une requête renvoyée avec la même clé reçoit la première réponse (en-tête Idempotent-Replayed) sans "
+    "rien inscrire de plus ; la même clé avec un autre contenu ou une autre adresse est refusée (422).",
+)
+
+
+def accepts_idempotency_key(view, method):
+    """Whether the operation's POST handler goes through casino.idempotency (the mixin or the decorator)."""
+    from casino.idempotency import IdempotentPostMixin
+
+    if method != "POST":
+        return False
+    if isinstance(view, IdempotentPostMixin):
+        return True
+    handler = getattr(view, getattr(view, "action", None) or "post", None)
+    return bool(getattr(handler, "idempotent", False))
 
 
 class AutoSchema(SpectacularAutoSchema):
-    """drf-spectacular's schema, plus the documented refusals of every operation in the project's error format."""
+    """drf-spectacular's schema, plus the documented refusals of every operation in the project's error format and
+    the Idempotency-Key header of every POST that accepts one."""
+
+    def get_override_parameters(self):
+        parameters = list(super().get_override_parameters())
+        if accepts_idempotency_key(self.view, self.method):
+            parameters.append(IDEMPOTENCY_KEY)
+        return parameters
 
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
@@ -39,6 +70,9 @@ class AutoSchema(SpectacularAutoSchema):
                 continue
             response = OpenApiResponse(ErrorSerializer, description=description)
             responses.setdefault(str(status), self._get_response_for_code(response, str(status), direction=direction))
+        if accepts_idempotency_key(self.view, self.method):
+            response = OpenApiResponse(ErrorSerializer, description=IDEMPOTENCY_REUSED)
+            responses.setdefault("422", self._get_response_for_code(response, "422", direction=direction))
         return responses
 
 

@@ -51,6 +51,8 @@ INSTALLED_APPS = [
     "rest_framework",
     # API tokens hashed at rest, with an expiry (rest_framework.authtoken is gone: its tokens never expired).
     "knox",
+    # The templates of the API filters' form in the browsable API.
+    "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "simple_history",

@@ -7,7 +7,7 @@ from rest_framework.routers import DefaultRouter
 from books import api as books_api
 from cashbox import api as cashbox_api
 from casino import api as casino_api
-from casino import auth, export_views, health, journal_views, views
+from casino import auth, export_api, export_views, health, journal_api, journal_views, views
 from casino.accounts import api as accounts_api
 from casino.accounts import views as accounts_views
 from casino.permissions import RolePermission
@@ -39,6 +39,9 @@ router.register("register-amendments", cashbox_api.RegisterAmendmentViewSet, bas
 router.register("deputies", cashbox_api.DeputyViewSet, basename="deputy")
 router.register("observations", books_api.ObservationViewSet, basename="observation")
 router.register("alerts", cashbox_api.AlertViewSet, basename="alert")
+# The regulator's API (R23): the journal and the signed exports; the seals are at /api/v1/seals/.
+router.register("journal", journal_api.JournalViewSet, basename="journal-entry")
+router.register("exports", export_api.ExportViewSet, basename="export")
 
 urlpatterns = [
     path("", views.home, name="home"),

@@ -14,6 +14,7 @@ from casino.models import Casino
 from casino.rules import cite
 from casino.schema import AutoSchema
 from sessions import services
+from sessions.filters import OpeningFilter, SeanceFilter
 from sessions.models import GamingDay, Opening, Seance
 from sessions.serializers import NotHeldSerializer, OpeningSerializer, PlanSeancesSerializer, SeanceSerializer
 from tables.games import BetKind, PlayerStake, check_bet
@@ -25,6 +26,7 @@ class SeanceViewSet(RecordViewSet):
 
     queryset = Seance.objects.all()
     serializer_class = SeanceSerializer
+    filterset_class = SeanceFilter
     http_method_names = ["get", "post", "head", "options"]
     action_permissions = {
         "create": ["seances.add_seance"],
@@ -79,6 +81,7 @@ class OpeningViewSet(RecordViewSet):
 
     queryset = Opening.objects.all()
     serializer_class = OpeningSerializer
+    filterset_class = OpeningFilter
     action_permissions = {
         "create": ["seances.open_tableau"],
         "update": ["seances.open_tableau"],

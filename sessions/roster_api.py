@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from casino.api import RecordViewSet
 from casino.models import Casino
 from sessions import roster_services as services
+from sessions.filters import RosterFilter
 from sessions.models import GamingDay, Roster, RosterChange, Seance
 from tables.models import Apparatus
 
@@ -198,11 +199,59 @@ def parse_date(value, name, default):
         raise ValidationError({name: ["Date invalide (AAAA-MM-JJ)."]}) from None
 
 
+class RosterShareSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    name = serializers.CharField()
+    minutes = serializers.IntegerField()
+    share = serializers.FloatField(help_text="Part du temps de lancement, en %.")
+    seances = serializers.IntegerField()
+    longest_streak = serializers.IntegerField()
+    above_threshold = serializers.BooleanField()
+    too_many_consecutive = serializers.BooleanField()
+    never_launched = serializers.BooleanField()
+    chef_listed = serializers.BooleanField()
+    spins = serializers.IntegerField()
+    spins_planned = serializers.IntegerField()
+    spin_share = serializers.FloatField()
+    planned_spin_share = serializers.FloatField()
+    over_spin_share = serializers.BooleanField()
+
+
+class RosterSectionSerializer(serializers.Serializer):
+    title = serializers.CharField()
+    apparatus = serializers.IntegerField(allow_null=True)
+    seances = serializers.IntegerField()
+    compliant = serializers.BooleanField()
+    shares = RosterShareSerializer(many=True)
+    never_launched = serializers.ListField(child=serializers.CharField())
+    over_threshold = serializers.ListField(child=serializers.CharField())
+    consecutive = serializers.ListField(child=serializers.CharField())
+    chefs_listed = serializers.ListField(child=serializers.CharField())
+    spins = serializers.IntegerField()
+    spin_mismatches = serializers.IntegerField()
+    over_spin_share = serializers.ListField(child=serializers.CharField())
+
+
+class RosterReportSerializer(serializers.Serializer):
+    """The compliance of the rotation over a period (R4), sessions.roster_services.compliance_report."""
+
+    casino = serializers.IntegerField()
+    apparatus = serializers.IntegerField(allow_null=True)
+    threshold_percent = serializers.IntegerField()
+    consecutive_seances_max = serializers.IntegerField()
+    sections = RosterSectionSerializer(many=True)
+
+
+RosterReportSerializer._declared_fields["from"] = serializers.DateField()
+RosterReportSerializer._declared_fields["to"] = serializers.DateField()
+
+
 class RosterViewSet(RecordViewSet):
     """Rotation orders of the launchers per séance and apparatus (R4, R5); never edited once published."""
 
     queryset = Roster.objects.all()
     serializer_class = RosterSerializer
+    filterset_class = RosterFilter
     http_method_names = ["get", "post", "head", "options"]
     action_permissions = {
         "create": ["seances.add_roster"],
@@ -296,7 +345,7 @@ class RosterViewSet(RecordViewSet):
             OpenApiParameter("apparatus", int, description="Un seul appareil."),
             OpenApiParameter("casino", int, description="L'établissement (par défaut le premier de l'utilisateur)."),
         ],
-        responses=None,
+        responses=RosterReportSerializer,
     )
     @action(detail=False, methods=["get"])
     def report(self, request):

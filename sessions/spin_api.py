@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 from casino.api import RecordViewSet
 from casino.schema import AutoSchema
 from sessions import spin_stats, spins
+from sessions.filters import SpinFilter
 from sessions.models import Seance, Spin
 from tables.games import Direction
 from tables.models import Apparatus
@@ -71,20 +72,6 @@ class SpinCorrectionSerializer(serializers.Serializer):
     number = serializers.IntegerField(required=False, allow_null=True)
     pocket = serializers.IntegerField(required=False, allow_null=True)
     direction = serializers.ChoiceField(choices=Direction.choices, required=False, allow_blank=True)
-
-
-class SpinFilter(filters.FilterSet):
-    apparatus = filters.NumberFilter()
-    seance = filters.NumberFilter()
-
-    class Meta:
-        model = Spin
-        fields = []
-
-
-# « from » is a Python keyword: the two bounds are declared by name.
-SpinFilter.base_filters["from"] = filters.IsoDateTimeFilter(field_name="launched_at", lookup_expr="gte")
-SpinFilter.base_filters["to"] = filters.IsoDateTimeFilter(field_name="launched_at", lookup_expr="lt")
 
 
 class SpinViewSet(RecordViewSet):
@@ -186,6 +173,54 @@ def statistics_json(summary):
     }
 
 
+class ChiSquareSerializer(serializers.Serializer):
+    statistic = serializers.FloatField()
+    p_value = serializers.FloatField()
+    degrees_of_freedom = serializers.IntegerField()
+
+
+class NumberFrequencySerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    observed = serializers.IntegerField()
+    frequency = serializers.FloatField()
+    expected = serializers.FloatField(help_text="Probabilité sur le plateau.")
+    expected_count = serializers.FloatField()
+
+
+class PocketFrequencySerializer(serializers.Serializer):
+    pocket = serializers.IntegerField()
+    number = serializers.IntegerField()
+    observed = serializers.IntegerField()
+    frequency = serializers.FloatField()
+    expected = serializers.FloatField()
+
+
+class LongestRunSerializer(serializers.Serializer):
+    number = serializers.IntegerField(allow_null=True)
+    length = serializers.IntegerField()
+
+
+class StatisticsSerializer(serializers.Serializer):
+    """The statistics of an apparatus over a period (sessions.spin_stats.apparatus_statistics)."""
+
+    apparatus = serializers.IntegerField()
+    name = serializers.CharField()
+    game = serializers.CharField()
+    # « from » and « to » are declared below: « from » is a Python keyword.
+    spins = serializers.IntegerField()
+    numbers = NumberFrequencySerializer(many=True, help_text="Par numéro : fréquence observée et attendue.")
+    chi_square = ChiSquareSerializer(allow_null=True)
+    chi_square_reliable = serializers.BooleanField()
+    pockets = PocketFrequencySerializer(many=True)
+    pocket_chi_square = ChiSquareSerializer(allow_null=True)
+    longest_run = LongestRunSerializer()
+    r9_refusals = serializers.IntegerField(help_text="Refus R9 journalisés pour cet appareil sur la période.")
+
+
+StatisticsSerializer._declared_fields["from"] = serializers.DateTimeField(allow_null=True)
+StatisticsSerializer._declared_fields["to"] = serializers.DateTimeField(allow_null=True)
+
+
 class ApparatusStatisticsView(APIView):
     """Spins of an apparatus over a period: frequencies against the plateau, chi-square, longest run, R9 refusals."""
 
@@ -202,7 +237,7 @@ class ApparatusStatisticsView(APIView):
             OpenApiParameter("from", str, description="Début (AAAA-MM-JJ ou date-heure ISO) ; défaut : 30 jours."),
             OpenApiParameter("to", str, description="Fin exclue (date-heure) ou dernier jour inclus (AAAA-MM-JJ)."),
         ],
-        responses=None,
+        responses=StatisticsSerializer,
     )
     def get(self, request, pk):
         apparatus = get_object_or_404(Apparatus.objects.for_user(request.user).select_related("casino"), pk=pk)

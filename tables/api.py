@@ -1,4 +1,5 @@
 from casino.api import RecordViewSet
+from tables.filters import ApparatusFilter, CashboxFilter, TableauFilter, TableFilter
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tables.serializers import ApparatusSerializer, CashboxSerializer, TableauSerializer, TableSerializer
 
@@ -6,6 +7,7 @@ from tables.serializers import ApparatusSerializer, CashboxSerializer, TableauSe
 class ApparatusViewSet(RecordViewSet):
     queryset = Apparatus.objects.all()
     serializer_class = ApparatusSerializer
+    filterset_class = ApparatusFilter
 
     def get_queryset(self):
         return super().get_queryset().order_by("casino_id", "game", "name")
@@ -14,6 +16,7 @@ class ApparatusViewSet(RecordViewSet):
 class TableViewSet(RecordViewSet):
     queryset = Table.objects.all()
     serializer_class = TableSerializer
+    filterset_class = TableFilter
 
     def get_queryset(self):
         return super().get_queryset().order_by("apparatus_id", "name")
@@ -22,6 +25,7 @@ class TableViewSet(RecordViewSet):
 class TableauViewSet(RecordViewSet):
     queryset = Tableau.objects.all()
     serializer_class = TableauSerializer
+    filterset_class = TableauFilter
 
     def get_queryset(self):
         return super().get_queryset().select_related("table").prefetch_related("cashboxes__tableau")
@@ -30,6 +34,7 @@ class TableauViewSet(RecordViewSet):
 class CashboxViewSet(RecordViewSet):
     queryset = Cashbox.objects.all()
     serializer_class = CashboxSerializer
+    filterset_class = CashboxFilter
     http_method_names = ["get", "post", "head", "options"]
 
     def get_queryset(self):

@@ -66,3 +66,99 @@ def test_the_schema_is_built_once_and_still_checks_the_reader(api, director):
     assert first.status_code == 200 and CachedSchemaView._schemas
     second = api.get("/api/schema/")
     assert second.content == first.content
+
+
+def typed(schema):
+    """A response schema that names its fields (a component, an object with properties, a list of those) or a file."""
+    if not schema:
+        return False
+    if "$ref" in schema or schema.get("format") == "binary":
+        return True
+    if schema.get("type") == "array":
+        return typed(schema.get("items"))
+    return bool(schema.get("properties"))
+
+
+def operations(schema):
+    for path, methods in schema["paths"].items():
+        for method, operation in methods.items():
+            yield path, method, operation
+
+
+def test_every_successful_response_is_typed(schema_file):
+    import yaml
+
+    schema = yaml.safe_load(schema_file)
+    untyped = []
+    for path, method, operation in operations(schema):
+        for status, response in operation["responses"].items():
+            if not status.startswith("2"):
+                continue
+            contents = response.get("content") or {"(none)": {}}
+            untyped += [
+                f"{method.upper()} {path} {status} {kind}" for kind, c in contents.items() if not typed(c.get("schema"))
+            ]
+    assert untyped == []
+
+
+# The POSTs that write nothing or are outside the idempotent views: the token (a login), its revocation, the
+# decision on an account change (signed, once), and the two pure computations (settle, check-stakes).
+POSTS_WITHOUT_IDEMPOTENCY_KEY = {
+    "/api/v1/auth/token/",
+    "/api/v1/auth/tokens/{key}/revoke/",
+    "/api/v1/account-changes/{id}/decide/",
+    "/api/v1/apparatus/{id}/check-stakes/",
+    "/api/v1/games/{game}/settle/",
+}
+
+
+def test_every_post_that_accepts_an_idempotency_key_documents_it_and_its_422(schema_file):
+    import yaml
+
+    schema = yaml.safe_load(schema_file)
+    without, documented = set(), 0
+    for path, method, operation in operations(schema):
+        if method != "post":
+            continue
+        headers = [p for p in operation.get("parameters", []) if p["in"] == "header" and p["name"] == "Idempotency-Key"]
+        if headers:
+            documented += 1
+            assert not headers[0].get("required", False) and "422" in operation["responses"], path
+        else:
+            without.add(path)
+    assert without == POSTS_WITHOUT_IDEMPOTENCY_KEY and documented > 30
+
+
+def test_alerts_are_never_posted_so_no_post_is_documented(schema_file):
+    import yaml
+
+    schema = yaml.safe_load(schema_file)
+    assert "post" not in schema["paths"]["/api/v1/alerts/"]
+    assert "post" in schema["paths"]["/api/v1/alerts/{id}/acknowledge/"]
+
+
+@pytest.mark.django_db
+def test_a_post_on_the_alerts_is_a_405(api, director, chef):
+    from casino.models import Alert
+
+    for user in (director, chef):
+        api.force_authenticate(user)
+        response = api.post("/api/v1/alerts/", {"casino": 1, "rule": "R18", "message": "x"}, format="json")
+        assert response.status_code == 405 and response.json()["code"] == "method_not_allowed"
+    assert not Alert.objects.exists()
+
+
+def test_the_list_filters_are_documented_as_query_parameters(schema_file):
+    import yaml
+
+    schema = yaml.safe_load(schema_file)
+
+    def names(path):
+        return {p["name"] for p in schema["paths"][path]["get"].get("parameters", []) if p["in"] == "query"}
+
+    assert {"casino", "seance", "gaming_day", "tableau", "from", "to"} <= names("/api/v1/advances/")
+    assert {"casino", "from", "to", "action", "tableau", "record"} <= names("/api/v1/journal/")
+    assert {"casino", "state", "from", "to"} <= names("/api/v1/exports/")
+    assert {"casino", "tableau", "kind"} <= names("/api/v1/carnets/")
+    journal_from = next(p for p in schema["paths"]["/api/v1/journal/"]["get"]["parameters"] if p["name"] == "from")
+    assert "heure de Paris" in journal_from["description"]

@@ -24,7 +24,7 @@ from cashbox import services as cash_services
 from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment
 from casino.accounts.services import propose, state_of
 from casino.exports import request_export
-from casino.models import AccountChange, Alert, Casino, Employee, Export
+from casino.models import AccountChange, Alert, Casino, Employee, Export, JournalEntry
 from sessions import roster_services, spins
 from sessions.models import GamingDay, Opening, Roster, Seance, Spin
 from sessions.services import change_seance_state, plan_seances
@@ -265,8 +265,17 @@ EXPECTATIONS = {
     **records("register-amendment", add=NOBODY, actions={"sign": ("post", DIRECTION)}),
     **records("deputy", add=DIRECTION),
     **records("observation", read=READ_ALL, add=frozenset({REGULATOR}), actions={"follow-up": ("post", DIRECTION)}),
-    # Alerts are raised by the product, never posted: POST asks a permission no role holds.
-    **records("alert", read=ALERT_READ, add=NOBODY, actions={"acknowledge": ("post", FLOOR_CONTROL)}),
+    # Alerts are raised by the product, never posted: the list has no POST (405).
+    **records("alert", read=ALERT_READ, actions={"acknowledge": ("post", FLOOR_CONTROL)}),
+    # The regulator's API (R23): the journal as on its page; the exports as on theirs (the regulator requests and
+    # relaunches, the director follows and downloads).
+    "api:journal-entry-list": api(get=READ_ALL),
+    "api:journal-entry-detail": api(get=READ_ALL),
+    "api:export-list": api(get=EXPORTS, post=frozenset({REGULATOR})),
+    "api:export-detail": api(get=EXPORTS),
+    "api:export-retry": api(post=frozenset({REGULATOR})),
+    "api:export-download": api(get=EXPORTS),
+    "api:export-keys": api(get=EXPORTS),
 }
 # Django's admin: no employee is staff; every role is sent to the admin's login page, its only open door.
 ADMIN_NAMESPACE = "admin:"
@@ -461,6 +470,7 @@ def demo(
         RegisterAmendment: late_correction.amendment,
         Deputy: deputy,
         Observation: observation,
+        JournalEntry: JournalEntry.objects.filter(casino=casino).order_by("sequence").first(),
     }
 
 
@@ -587,6 +597,9 @@ def test_the_director_of_another_casino_finds_nothing_of_the_first(client, demo,
             theirs = {"api:casino-list": outsider.employee.casinos.values_list("pk", flat=True)}
             theirs["api:employee-list"] = [outsider.employee.pk]
             leaked = [item for item in items if item.get("id", item.get("cashbox")) not in theirs.get(name, [])]
+            if name == "api:journal-entry-list":
+                # The outsider's own refusals are journaled in their casino's chain, and listed to them.
+                leaked = [item["id"] for item in leaked if item["casino"] not in theirs["api:casino-list"]]
             if leaked:
                 failures.append(f"outsider GET {url} ({name}) lists {leaked}")
     first_casino = demo[Casino].pk

@@ -1,11 +1,13 @@
 """The API of the separation of duties (R29): proposals listed in the user's casinos, decided with a signature."""
 
+from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from casino.accounts.services import decide
+from casino.filters import AccountChangeFilter
 from casino.history import history_rows
 from casino.models import AccountChange
 from casino.schema import AutoSchema
@@ -60,6 +62,8 @@ class AccountChangeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
     queryset = AccountChange.objects.all()
     serializer_class = AccountChangeSerializer
     schema = AutoSchema()
+    filter_backends = [filters.DjangoFilterBackend]
+    filterset_class = AccountChangeFilter
     action_permissions = {
         "decide": ["casino.decide_accountchange"],
         "history": ["casino.view_accountchange"],
