@@ -1,7 +1,6 @@
-from decimal import Decimal
-
 from django import forms
 
+from casino.formats import euros
 from casino.models import Employee, Role
 from casino.rules import article
 
@@ -33,7 +32,7 @@ class CashForm(forms.Form):
         if self.with_chips:
             for denomination in casino.chip_denominations:
                 self.fields[chip_key(denomination)] = forms.IntegerField(
-                    label=f"{Decimal(denomination):.2f} €".replace(".", ","),
+                    label=euros(denomination),
                     min_value=0,
                     required=False,
                     widget=forms.NumberInput(attrs={"inputmode": "numeric", "class": "chip", "min": "0"}),
