@@ -19,6 +19,7 @@ from cashbox.forms import (
     ResumeForm,
     ShortInterruptionForm,
     SignForm,
+    default_signer,
 )
 from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment, season_of
 from casino.middleware import mark_refusal, refusal_of
@@ -193,7 +194,7 @@ class ServiceFormView(RoleRequiredMixin, View):
 
     def get(self, request, **kwargs):
         self.setup_objects(**kwargs)
-        return self.render(self.form_class(**self.form_kwargs()))
+        return self.render(default_signer(self.form_class(**self.form_kwargs()), request.user))
 
     def post(self, request, **kwargs):
         self.setup_objects(**kwargs)
@@ -516,9 +517,9 @@ class RegisterView(RoleRequiredMixin, View):
             "register": register,
             "amendments": amendments,
             "deputy": Deputy.objects.filter(gaming_day=day).select_related("deputy", "designation__signer").first(),
-            "amendment_form": amendment_form or SignForm(casino=day.casino),
+            "amendment_form": amendment_form or default_signer(SignForm(casino=day.casino), self.request.user),
             "seances": list(day.seances.select_related("not_held_signature__signer")),
-            "form": form or SignForm(casino=day.casino),
+            "form": form or default_signer(SignForm(casino=day.casino), self.request.user),
         }
 
     def get(self, request, date):
