@@ -9,6 +9,7 @@ from django.utils import timezone
 from books.models import Observation, ObservationAction
 from cashbox.models import Signature
 from cashbox.services import DIRECTING, sign
+from casino.formats import euros
 from casino.models import Casino, Role
 from casino.roles import role_of
 from casino.rules import RoleForbidden, invalid
@@ -124,7 +125,7 @@ def enter_levy_schedule(user, casino, season, name, brackets, signer, password):
         raise invalid("season", "R25", "Indiquez la saison (année où elle commence, le 1er novembre)")
     parsed = parse_brackets(brackets)
     described = " ; ".join(
-        f"{lower} € à {'∞' if upper is None else f'{upper} €'} : {rate} %" for lower, upper, rate in parsed
+        f"{euros(lower)} à {'∞' if upper is None else euros(upper)} : {rate} %" for lower, upper, rate in parsed
     )
     statement = f"Barème « {name} » de la saison {season}-{season + 1} — {described}"
     signature = sign(casino, signer, password, Signature.Purpose.LEVY_SCHEDULE, statement, {Role.DIRECTOR}, "R25")

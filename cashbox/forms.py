@@ -1,7 +1,6 @@
-from decimal import Decimal
-
 from django import forms
 
+from casino.formats import euros
 from casino.models import Employee, Role
 from casino.rules import article
 
@@ -33,7 +32,7 @@ class CashForm(forms.Form):
         if self.with_chips:
             for denomination in casino.chip_denominations:
                 self.fields[chip_key(denomination)] = forms.IntegerField(
-                    label=f"{Decimal(denomination):.2f} €".replace(".", ","),
+                    label=euros(denomination),
                     min_value=0,
                     required=False,
                     widget=forms.NumberInput(attrs={"inputmode": "numeric", "class": "chip", "min": "0"}),
@@ -61,13 +60,22 @@ class CashForm(forms.Form):
 
 
 def signer_fields(form, roles, label="signataire"):
-    form.fields["signer"] = forms.ChoiceField(label=label, choices=people(form.casino, roles))
+    # Nobody is proposed by default (a browser would pick the first name): see default_signer.
+    form.fields["signer"] = forms.ChoiceField(label=label, choices=[("", "— choisir —"), *people(form.casino, roles)])
     form.fields["password"] = forms.CharField(
         label="mot de passe du signataire",
         widget=forms.PasswordInput(attrs={"autocomplete": "off"}),
         help_text="Le signataire saisit lui-même son mot de passe : la signature est un acte explicite.",
     )
     otp_field(form)
+
+
+def default_signer(form, user):
+    """Propose the logged-in person as the signer when they may sign this form; nobody otherwise."""
+    field = form.fields.get("signer")
+    if field is not None and not form.is_bound and user.username in {value for value, _label in field.choices}:
+        field.initial = user.username
+    return form
 
 
 def otp_field(form):

@@ -25,6 +25,7 @@ from cashbox.models import (
     Signature,
 )
 from casino.actors import names_actor
+from casino.formats import chips_text
 from casino.models import Role
 from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, invalid
@@ -208,9 +209,7 @@ def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, passw
     if brought_by:
         carrier = staff_member(casino, brought_by, {Role.CAISSIER}, "brought_by", "R15", "Celui qui apporte l'avance")
     label = Advance.Kind(kind).label
-    statement = (
-        f"{label} de {euros(amount)} — caisse n° {tableau.number} — {seance} — comptée par {counter.username} — {chips}"
-    )
+    statement = f"{label} de {euros(amount)} — caisse n° {tableau.number} — {seance} — comptée par {counter.username} — {chips_text(chips)}"
     signature = sign(casino, signer, password, Signature.Purpose.ADVANCE, statement, DIRECTING, "R15", otp=otp)
     return Advance.objects.create(
         cashbox=cashbox,
@@ -295,7 +294,7 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
     result = amount - advances_total
     statement = (
         f"Encaisse finale certifiée exacte : {euros(amount)} — caisse n° {tableau.number} — {seance} — "
-        f"avances {euros(advances_total)} — résultat {euros(result)} — {chips}"
+        f"avances {euros(advances_total)} — résultat {euros(result)} — {chips_text(chips)}"
     )
     signature = sign(casino, signer, password, Signature.Purpose.FINAL_COUNT, statement, DIRECTING, "R20", otp=otp)
     count = Count.objects.create(

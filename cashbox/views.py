@@ -1,3 +1,5 @@
+from decimal import Decimal
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -18,13 +20,14 @@ from cashbox.forms import (
     ResumeForm,
     ShortInterruptionForm,
     SignForm,
+    default_signer,
 )
 from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment, season_of
 from casino.middleware import mark_refusal, refusal_of
 from casino.models import Alert
 from casino.rules import DomainError, RoleForbidden
 from casino.views import RoleRequiredMixin
-from sessions.models import GamingDay, Opening, Seance
+from sessions.models import GamingDay, Opening, Roster, RosterChange, RosterMember, Seance
 from sessions.roster_services import tableau_staff
 from sessions.spin_views import floor_spins
 from sessions.views import chosen_casino, chosen_date
@@ -40,8 +43,33 @@ class TableauState:
     COUNTED = "compte", "Compté et certifié"
 
 
-def floor_rows(casino, date, seance):
-    """Every tableau with its live state in the séance; seven queries whatever the number of tableaux."""
+def own_tableau_ids(user, seance):
+    """The tableaux a chef, croupier or caissier works at in the séance: from the published rosters (R4) — as the
+    launcher, the reliever or the chef of the table — and, for a caissier, the boxes they brought or attended."""
+    if seance is None:
+        return set()
+    rosters = Roster.objects.published().filter(seance=seance)
+    places = list(RosterMember.objects.filter(roster__in=rosters).values_list("roster_id", "user_id", "tableau_id"))
+    own = {tableau_id for _roster, member, tableau_id in places if member == user.pk and tableau_id}
+    relieved = set(
+        RosterChange.objects.filter(roster__in=rosters, kind=RosterChange.Kind.RELIEF, replacement=user).values_list(
+            "roster_id", "member_id"
+        )
+    )
+    own |= {tableau_id for roster, member, tableau_id in places if (roster, member) in relieved and tableau_id}
+    own |= set(
+        Tableau.objects.filter(table__apparatus__rosters__in=rosters.filter(chef=user)).values_list("pk", flat=True)
+    )
+    own |= set(Advance.objects.filter(seance=seance, brought_by=user).values_list("cashbox__tableau_id", flat=True))
+    own |= set(Count.objects.filter(seance=seance, caissier=user).values_list("cashbox__tableau_id", flat=True))
+    return own
+
+
+def floor_rows(casino, date, seance, user=None):
+    """Every tableau with its live state and money in the séance, the user's own tableaux first.
+
+    A fixed number of queries whatever the number of tableaux: the floor polls every few seconds from each tablet.
+    """
     tableaux = list(
         Tableau.objects.filter(casino=casino, in_service=True)
         .select_related("table__apparatus")
@@ -50,44 +78,83 @@ def floor_rows(casino, date, seance):
     opened = set(
         Opening.objects.filter(gaming_day__casino=casino, gaming_day__date=date).values_list("tableau_id", flat=True)
     )
-    advances, finals = {}, set()
+    advances, counts = {}, {}
     if seance is not None:
-        for tableau_id, kind in Advance.objects.filter(seance=seance).values_list("cashbox__tableau_id", "kind"):
-            advances.setdefault(tableau_id, []).append(kind)
-        finals = set(
-            Count.objects.filter(seance=seance, kind=Count.Kind.FINAL).values_list("cashbox__tableau_id", flat=True)
-        )
+        for advance in Advance.objects.filter(seance=seance).values(
+            "cashbox__tableau_id", "kind", "amount", "recorded_at"
+        ):
+            advances.setdefault(advance["cashbox__tableau_id"], []).append(advance)
+        # Ordered by time: the last one per tableau wins.
+        for count in Count.objects.filter(seance=seance).values(
+            "cashbox__tableau_id", "kind", "amount", "advances_total", "result", "recorded_at"
+        ):
+            counts[count["cashbox__tableau_id"]] = count
     ongoing = {
         i.tableau_id: i
         for i in Interruption.objects.ongoing().filter(tableau__casino=casino).select_related("key_holder")
     }
+    # The carnet d'avances is kept per cash box: the main one (advance and takings) is one tap from the card.
+    main_kinds = {Cashbox.Kind.BUILT_IN, Cashbox.Kind.MOBILE_OPEN}
+    carnets = {}
+    for tableau_id, pk in (
+        Cashbox.objects.filter(tableau__casino=casino, kind__in=main_kinds)
+        .order_by("-pk")
+        .values_list("tableau_id", "pk")
+    ):
+        carnets[tableau_id] = pk
+    alerts = {}
+    for alert in Alert.objects.open().filter(casino=casino, key__startswith="short-interruption:"):
+        alerts[alert.key] = alert
+    own = own_tableau_ids(user, seance) if user is not None else set()
     rows = []
     for tableau in tableaux:
         interruption = ongoing.get(tableau.pk)
+        its_advances = advances.get(tableau.pk, [])
+        kinds = [a["kind"] for a in its_advances]
+        last_count = counts.get(tableau.pk)
         if tableau.pk not in opened:
             state = TableauState.TO_OPEN
-        elif tableau.pk in finals:
+        elif last_count is not None and last_count["kind"] == Count.Kind.FINAL:
             state = TableauState.COUNTED
         elif interruption is not None:
             state = TableauState.LOCKED if interruption.kind == Interruption.Kind.SHORT else TableauState.INTERRUPTED
-        elif "initial" in advances.get(tableau.pk, []):
+        elif Advance.Kind.INITIAL in kinds:
             state = TableauState.PLAYING
         else:
             state = TableauState.WAITING
+        initial = next((a for a in its_advances if a["kind"] == Advance.Kind.INITIAL), None)
+        top_ups = [a for a in its_advances if a["kind"] == Advance.Kind.TOP_UP]
+        result = None
+        if last_count is not None:
+            # R20: encaisse − (initial advance + top-ups) as they stood at that count.
+            result = last_count["result"]
+            if result is None:
+                result = last_count["amount"] - last_count["advances_total"]
         rows.append(
             {
                 "tableau": tableau,
                 "state": state[0],
                 "state_label": state[1],
                 "interruption": interruption,
-                "top_ups": advances.get(tableau.pk, []).count("top_up"),
+                "alert": alerts.get(f"short-interruption:{interruption.pk}") if interruption else None,
+                "initial": initial,
+                "top_ups": top_ups,
+                "advances_total": sum((a["amount"] for a in its_advances), Decimal("0")),
+                "last_count": last_count,
+                "last_count_label": Count.Kind(last_count["kind"]).label if last_count else "",
+                "result": result,
+                "carnet": carnets.get(tableau.pk),
+                "own": tableau.pk in own,
             }
         )
+    # Stable sort: the user's own tableaux first, each group in the game-then-number order.
+    rows.sort(key=lambda row: not row["own"])
     return rows
 
 
 class FloorView(RoleRequiredMixin, View):
-    """The floor at a glance, on a 10-inch tablet: every tableau's state, open alerts, what blocks the close."""
+    """The floor at a glance, on a 10-inch tablet: every tableau's state and money, open alerts, what blocks the
+    close. Its live part polls itself (htmx, every 5 s) and is answered alone when the request comes from htmx."""
 
     permission_required = "cashbox.view_interruption"
 
@@ -102,12 +169,14 @@ class FloorView(RoleRequiredMixin, View):
             "date": date,
             "seances": seances,
             "seance": seance,
-            "rows": floor_rows(casino, date, seance),
-            "spin_panels": floor_spins(casino, seance),
+            "rows": floor_rows(casino, date, seance, request.user),
             "blockers": blockers,
             "alerts": Alert.objects.open().filter(casino=casino).select_related("casino")[:50],
             "now": timezone.now(),
         }
+        if request.htmx:
+            return render(request, "cashbox/_floor_live.html", context)
+        context["spin_panels"] = floor_spins(casino, seance)
         return render(request, "cashbox/floor.html", context)
 
 
@@ -126,7 +195,7 @@ class ServiceFormView(RoleRequiredMixin, View):
 
     def get(self, request, **kwargs):
         self.setup_objects(**kwargs)
-        return self.render(self.form_class(**self.form_kwargs()))
+        return self.render(default_signer(self.form_class(**self.form_kwargs()), request.user))
 
     def post(self, request, **kwargs):
         self.setup_objects(**kwargs)
@@ -460,9 +529,9 @@ class RegisterView(RoleRequiredMixin, View):
             "register": register,
             "amendments": amendments,
             "deputy": Deputy.objects.filter(gaming_day=day).select_related("deputy", "designation__signer").first(),
-            "amendment_form": amendment_form or SignForm(casino=day.casino),
+            "amendment_form": amendment_form or default_signer(SignForm(casino=day.casino), self.request.user),
             "seances": list(day.seances.select_related("not_held_signature__signer")),
-            "form": form or SignForm(casino=day.casino),
+            "form": form or default_signer(SignForm(casino=day.casino), self.request.user),
         }
 
     def get(self, request, date):

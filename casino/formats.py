@@ -28,3 +28,13 @@ def euros(amount):
     """'16 000,00 €' (a no-break space before the sign), or '' when there is no amount."""
     number = euros_number(amount)
     return f"{number}\u00a0€" if number else ""
+
+
+def chips_text(chips):
+    """'9 × 20,00 € ; 76 × 100,00 €' for {'20.00': 9, '100.00': 76}: what a signed statement says of a count."""
+    if not chips:
+        return "aucun jeton"
+    parts = []
+    for denomination, quantity in sorted(chips.items(), key=lambda item: Decimal(str(item[0]))):
+        parts.append(f"{quantity} × {euros(denomination)}")
+    return " ; ".join(parts)

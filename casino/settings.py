@@ -48,6 +48,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    # htmx served from its own static files (django_htmx/htmx-2.min.js), never a CDN: the CSP allows 'self' only.
+    "django_htmx",
     "rest_framework",
     # API tokens hashed at rest, with an expiry (rest_framework.authtoken is gone: its tokens never expired).
     "knox",
@@ -80,6 +82,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # request.htmx: the floor answers its own polling with the live part of the page only.
+    "django_htmx.middleware.HtmxMiddleware",
     "casino.security.SessionLimitsMiddleware",
     "casino.security.TwoFactorMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",

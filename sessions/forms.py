@@ -1,5 +1,6 @@
 from django import forms
 
+from casino.formats import euros
 from casino.rules import article
 from tables.games import Game, max_bounds
 
@@ -21,7 +22,7 @@ class OpeningForm(forms.Form):
         self.tableau = tableau
         authorised = tableau.casino.authorised_minimum(tableau.game)
         self.fields["minimum"].help_text = (
-            f"Au moins {authorised} €, minimum de l'arrêté d'autorisation (R10, {article('R10')}). "
+            f"Au moins {euros(authorised)}, minimum de l'arrêté d'autorisation (R10, {article('R10')}). "
             "Inchangé jusqu'à la séance du lendemain."
         )
         self.fields["minimum"].widget.attrs.update({"min": str(authorised), "step": "0.01", "data-limits-minimum": ""})

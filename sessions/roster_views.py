@@ -242,6 +242,9 @@ class RosterReportView(RoleRequiredMixin, View):
         response = HttpResponse(content_type="text/csv; charset=utf-8")
         name = f"roulement-{report['from']:%Y%m%d}-{report['to']:%Y%m%d}.csv"
         response["Content-Disposition"] = f'attachment; filename="{name}"'
+        # French spreadsheets: a UTF-8 byte order mark (else Excel reads the accents as Latin-1), « ; » between
+        # columns and a decimal comma.
+        response.write("\ufeff")
         writer = csv.writer(response, delimiter=";")
         writer.writerow(
             [

@@ -5,6 +5,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views import View
 
 from casino.middleware import mark_form_refusal
@@ -93,6 +94,9 @@ class PlanSeancesView(RoleRequiredMixin, View):
 
 
 class SeanceTransitionView(RoleRequiredMixin, View):
+    """Open or close a séance. Closing is irreversible: SeanceCloseView's page confirms it first, and only a POST
+    carrying « confirm » closes; a refusal lists each missing item on its own line with its rule."""
+
     permission_required = "seances.change_seance"
     target = None
 
@@ -100,14 +104,37 @@ class SeanceTransitionView(RoleRequiredMixin, View):
         # The day is read now: after a refusal the request's transaction is marked for rollback, and no query may
         # run in it any more.
         seance = get_object_or_404(Seance.objects.for_user(request.user).select_related("gaming_day"), pk=pk)
+        if self.target == Seance.State.CLOSED and request.POST.get("confirm") != "1":
+            return redirect(reverse("seance-close", args=[seance.pk]))
         try:
             services.change_seance_state(request.user, seance, self.target)
             messages.success(request, f"{seance.get_kind_display()} : {Seance.State(self.target).label.lower()}.")
         except DomainError as exc:
             transaction.set_rollback(True)
-            messages.error(request, exc.message)
-        casino = seance.gaming_day.casino_id
-        return redirect(f"/seances/?casino={casino}&date={seance.gaming_day.date.isoformat()}")
+            if exc.details:
+                messages.error(request, "La séance ne peut être close. Il manque :")
+                for detail in exc.details:
+                    messages.error(request, f"{detail['rule']} · {detail['message']}")
+            else:
+                messages.error(request, exc.message)
+        return redirect(self.day_url(seance))
+
+    @staticmethod
+    def day_url(seance):
+        return f"/seances/?casino={seance.gaming_day.casino_id}&date={seance.gaming_day.date.isoformat()}"
+
+
+class SeanceCloseView(SeanceTransitionView):
+    target = Seance.State.CLOSED
+
+    def get(self, request, pk):
+        seance = get_object_or_404(Seance.objects.for_user(request.user).select_related("gaming_day__casino"), pk=pk)
+        # Imported here: the cash app builds on séances, not the other way round.
+        from cashbox.services import closing_blockers
+
+        blockers = closing_blockers(seance) if seance.state == Seance.State.OPEN else []
+        context = {"seance": seance, "blockers": blockers, "back": self.day_url(seance)}
+        return render(request, "sessions/seance_close_confirm.html", context)
 
 
 class SeanceDetailView(ScopedDetailView):

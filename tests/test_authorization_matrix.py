@@ -163,7 +163,7 @@ EXPECTATIONS = {
     "seance-plan": page(post=DIRECTION),
     "seance-detail": page(get=ANY_ROLE),
     "seance-open": page(post=DIRECTION),
-    "seance-close": page(post=DIRECTION),
+    "seance-close": page(get=DIRECTION, post=DIRECTION),
     "seance-not-held": page(get=DIRECTION, post=DIRECTION),
     "opening-create": page(get=DIRECTION, post=DIRECTION),
     "opening-detail": page(get=ANY_ROLE),

@@ -76,11 +76,11 @@ def test_a_whole_day_runs_through_the_pages(client, cash_staff, casino, boule_ta
     assert sorted(Count.objects.filter(kind="final").values_list("result", flat=True)) == [-300, 1000]
 
     client.force_login(director)
-    ok(client.post(f"/seances/{afternoon.pk}/fermer/"))
+    ok(client.post(f"/seances/{afternoon.pk}/fermer/", {"confirm": "1"}))
     evening = Seance.objects.get(kind="soiree")
     publish_rosters_through_pages(client, casino, evening)
     ok(client.post(f"/seances/{evening.pk}/ouvrir/"))
-    ok(client.post(f"/seances/{evening.pk}/fermer/"))
+    ok(client.post(f"/seances/{evening.pk}/fermer/", {"confirm": "1"}))
 
     carnet = client.get(f"/caisse/carnets/{Advance.objects.filter(kind='top_up').get().cashbox_id}/").content.decode()
     assert "16000,00 €" in carnet and "1000,00 €" in carnet

@@ -563,7 +563,8 @@ def test_r4_the_report_page_draws_the_shares_and_exports_csv(as_user, director, 
     assert "<script" not in html.split("<main>")[1]
     response = client.get(f"/roulement/rapport.csv?from={start}&to={GamingDay.date_at(casino)}")
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
-    lines = response.content.decode().splitlines()
+    assert response.content.startswith("\ufeff".encode())  # a UTF-8 BOM for French spreadsheets
+    lines = response.content.decode("utf-8-sig").splitlines()
     assert lines[0].startswith("périmètre;identifiant;employé")
     assert any(line.startswith("Boule;croupier1;") for line in lines)
 

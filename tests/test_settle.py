@@ -192,7 +192,7 @@ def test_the_settle_form_settles_a_spin(as_user, croupier):
         (True, "4.50", "9.00"),
     ]
     html = response.content.decode()
-    assert "24,00 €" in html and "gagnée" in html and "33,00 €" in html and "<td>2,00 €</td>" in html
+    assert "24,00\u00a0€" in html and "gagnée" in html and "33,00\u00a0€" in html and "<td>2,00\u00a0€</td>" in html
 
 
 def test_the_settle_form_refuses_a_plein_on_10_at_boule_in_french(as_user, croupier):

@@ -1,5 +1,7 @@
 // The total of a count by denomination, as the croupier calls it out.
 (function () {
+  // « 16 000,00 € » with the narrow no-break space, as casino.formats.euros writes it on the server.
+  var EUROS = new Intl.NumberFormat("fr-FR", { style: "currency", currency: "EUR" });
   var inputs = document.querySelectorAll("input.chip");
   var out = document.querySelector(".chips-total");
   if (!inputs.length || !out) return;
@@ -9,7 +11,7 @@
       var label = input.closest("label").textContent.replace(/[^0-9,]/g, "").replace(",", ".");
       cents += Math.round(parseFloat(label) * 100) * (parseInt(input.value, 10) || 0);
     });
-    out.textContent = "Total : " + (cents / 100).toFixed(2).replace(".", ",") + " €";
+    out.textContent = "Total : " + EUROS.format(cents / 100);
   }
   inputs.forEach(function (input) { input.addEventListener("input", update); });
   update();

@@ -6,7 +6,9 @@
   var minimum = form.querySelector("[data-limits-minimum]");
   var maxima = form.querySelectorAll("[data-limits-low]");
   function cents(value) { return Math.round(parseFloat(String(value).replace(",", ".")) * 100); }
-  function euros(c) { return (c / 100).toFixed(2).replace(".", ",") + " €"; }
+  // « 16 000,00 € » with the narrow no-break space, as casino.formats.euros writes it on the server.
+  var EUROS = new Intl.NumberFormat("fr-FR", { style: "currency", currency: "EUR" });
+  function euros(c) { return EUROS.format(c / 100); }
   function update() {
     var min = cents(minimum.value);
     maxima.forEach(function (input) {
