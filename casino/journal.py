@@ -13,6 +13,7 @@ import json
 import uuid
 from decimal import Decimal
 
+from django.core.exceptions import FieldDoesNotExist
 from django.db import models, transaction
 
 GENESIS = "0" * 64
@@ -44,22 +45,17 @@ def chain_hash(previous_hash, canonical_bytes):
 def append(
     casino_id, action, *, actor=None, role="", object_type="", object_id="", payload=None, at=None, tableau_number=None
 ):
-    """Append one entry to the casino's chain, in the caller's transaction; returns it."""
+    """Append one entry to the casino's chain, in the caller's transaction; returns it.
+
+    Two statements: lock and read the casino's head, insert the entry (a trigger moves the head onto it). No
+    savepoint: a failed append fails the caller's transaction, which must not commit without its entry anyway.
+    """
     from django.utils import timezone
 
-    from casino.models import Casino, JournalEntry
+    from casino.models import JournalEntry
 
-    with transaction.atomic():
-        # Lock the casino row: it serialises the chain, so that two concurrent actions never take the same
-        # sequence number nor chain onto the same previous entry.
-        Casino.objects.select_for_update().filter(pk=casino_id).values_list("pk", flat=True).first()
-        head = (
-            JournalEntry.objects.filter(casino_id=casino_id)
-            .order_by("-sequence")
-            .values_list("sequence", "hash")
-            .first()
-        )
-        sequence, previous = (head[0] + 1, head[1]) if head else (1, GENESIS)
+    with transaction.atomic(savepoint=False):
+        sequence, previous = _next_link(casino_id)
         at = at or timezone.now()
         document = {
             "casino": casino_id,
@@ -88,6 +84,35 @@ def append(
             previous_hash=previous,
             hash=chain_hash(previous, body),
         )
+
+
+def _next_link(casino_id):
+    """(sequence, previous hash) of the casino's next entry, its head row locked until the transaction ends.
+
+    The head row is the one lock every journaled write of a casino shares: taken at the first append, which the
+    services reach after their checks, secrets included, so that it is held only for the inserts and the commit.
+    Two concurrent appends never take the same number nor chain onto the same entry: the second waits for the first
+    to commit, then reads the head the first one's entry moved (READ COMMITTED re-reads a row after its lock).
+    """
+    from casino.models import JournalEntry, JournalHead
+
+    heads = JournalHead.objects.select_for_update().filter(casino_id=casino_id).values_list("sequence", "hash")
+    head = heads.first()
+    if head is None:
+        # The casino's first append since the head table exists (or a casino without entries): its head starts at
+        # its last entry. A concurrent first append waits on this insert, then finds the row and locks it.
+        last = (
+            JournalEntry.objects.filter(casino_id=casino_id)
+            .order_by("-sequence")
+            .values_list("sequence", "hash")
+            .first()
+        )
+        sequence, digest = last or (0, GENESIS)
+        JournalHead.objects.bulk_create(
+            [JournalHead(casino_id=casino_id, sequence=sequence, hash=digest)], ignore_conflicts=True
+        )
+        head = heads.first()
+    return head[0] + 1, head[1]
 
 
 # What each history-tracked record contributes to the journal ---------------------------------------------------
@@ -119,17 +144,34 @@ def casinos_of(instance):
 
 
 def first_along(instance, paths):
-    """The first non-empty value found by following one of the dotted attribute paths from the instance."""
+    """The first non-empty value found by following one of the dotted attribute paths from the instance.
+
+    Only forward fields are followed: a reverse one-to-one (a signature's `count`) would cost a query to find,
+    usually, nothing, on every journaled write.
+    """
     for path in paths:
         value = instance
         try:
             for attribute in path.split("."):
+                if not _forward(value, attribute):
+                    raise AttributeError(attribute)
                 value = getattr(value, attribute)
         except AttributeError:
             continue
         if value is not None:
             return value
     return None
+
+
+def _forward(value, attribute):
+    meta = getattr(value, "_meta", None)
+    if meta is None:
+        return hasattr(value, attribute)
+    try:
+        field = meta.get_field(attribute)
+    except FieldDoesNotExist:  # a plain attribute or a property
+        return hasattr(value, attribute)
+    return field.concrete
 
 
 TABLEAU_PATHS = (
