@@ -47,43 +47,100 @@ def append(
 ):
     """Append one entry to the casino's chain, in the caller's transaction; returns it.
 
-    Two statements: lock and read the casino's head, insert the entry (a trigger moves the head onto it). No
-    savepoint: a failed append fails the caller's transaction, which must not commit without its entry anyway.
+    No savepoint: a failed append fails the caller's transaction, which must not commit without its entry anyway.
     """
+    from django.db import connection
     from django.utils import timezone
 
+    at = at or timezone.now()
+    document = {
+        "casino": casino_id,
+        "sequence": 0,
+        "at": at,
+        "actor": actor.username if actor is not None else "",
+        "role": role,
+        "action": action,
+        "object_type": object_type,
+        "object_id": str(object_id),
+        "tableau": tableau_number,
+        "payload": payload or {},
+    }
+    row = {
+        "casino_id": casino_id,
+        "recorded_at": at,
+        "actor": actor,
+        "actor_role": role,
+        "action": action,
+        "object_type": object_type,
+        "object_id": str(object_id),
+        "tableau_number": tableau_number,
+    }
+    with transaction.atomic(savepoint=False):
+        if connection.vendor == "postgresql":
+            return _append_in_one_statement(connection, document, row)
+        sequence, previous = _next_link(casino_id)
+        document["sequence"] = sequence
+        body = canonical(document)
+        from casino.models import JournalEntry
+
+        return JournalEntry.objects.create(
+            **row, sequence=sequence, document=body.decode(), previous_hash=previous, hash=chain_hash(previous, body)
+        )
+
+
+def _append_in_one_statement(connection, document, row):
+    """PostgreSQL: take the next number, chain and insert in one statement, so that the head stays locked for one
+    round trip per entry. The document is the canonical form with the number spliced in at its place (its keys are
+    sorted: "sequence" then "tableau", the last one), hashed by PostgreSQL's sha256() over the same UTF-8 bytes;
+    the hash is recomputed here and must match, or the transaction fails."""
     from casino.models import JournalEntry
 
-    with transaction.atomic(savepoint=False):
-        sequence, previous = _next_link(casino_id)
-        at = at or timezone.now()
-        document = {
-            "casino": casino_id,
-            "sequence": sequence,
-            "at": at,
-            "actor": actor.username if actor is not None else "",
-            "role": role,
-            "action": action,
-            "object_type": object_type,
-            "object_id": str(object_id),
-            "tableau": tableau_number,
-            "payload": payload or {},
-        }
-        body = canonical(document)
-        return JournalEntry.objects.create(
-            casino_id=casino_id,
-            sequence=sequence,
-            recorded_at=at,
-            actor=actor,
-            actor_role=role,
-            action=action,
-            object_type=object_type,
-            object_id=str(object_id),
-            tableau_number=tableau_number,
-            document=body.decode(),
-            previous_hash=previous,
-            hash=chain_hash(previous, body),
+    body = canonical(document).decode()
+    tail = ',"tableau":' + canonical(document["tableau"]).decode() + "}"
+    placeholder = ',"sequence":0' + tail
+    if not body.endswith(placeholder):
+        raise RuntimeError("journal: the canonical document no longer ends with its sequence and tableau")
+    prefix, suffix = body[: -len(placeholder)] + ',"sequence":', tail
+    sql = """
+        WITH head AS (
+            UPDATE casino_journalhead SET sequence = sequence + 1 WHERE casino_id = %s RETURNING sequence, hash
         )
+        INSERT INTO casino_journalentry (casino_id, sequence, recorded_at, actor_id, actor_role, action, object_type,
+            object_id, tableau_number, document, previous_hash, hash)
+        SELECT %s, head.sequence, %s, %s, %s, %s, %s, %s, %s, link.document, head.hash,
+            encode(sha256(convert_to(head.hash || E'\\n' || link.document, 'UTF8')), 'hex')
+        FROM head, LATERAL (SELECT %s || head.sequence::text || %s AS document) link
+        RETURNING id, sequence, previous_hash, hash
+    """
+    actor = row["actor"]
+    params = [
+        row["casino_id"],
+        row["casino_id"],
+        row["recorded_at"],
+        actor.pk if actor is not None else None,
+        row["actor_role"],
+        row["action"],
+        row["object_type"],
+        row["object_id"],
+        row["tableau_number"],
+        prefix,
+        suffix,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        inserted = cursor.fetchone()
+        if inserted is None:
+            # No head yet for this casino: create it at its last entry, then append.
+            _next_link(row["casino_id"])
+            cursor.execute(sql, params)
+            inserted = cursor.fetchone()
+    pk, sequence, previous, digest = inserted
+    text = f"{prefix}{sequence}{suffix}"
+    if chain_hash(previous, text.encode()) != digest:
+        raise RuntimeError("journal: the database's hash differs from the canonical one")
+    entry = JournalEntry(id=pk, sequence=sequence, document=text, previous_hash=previous, hash=digest, **row)
+    entry._state.adding = False
+    return entry
 
 
 def _next_link(casino_id):

@@ -4,13 +4,14 @@ import django.db.models.deletion
 from django.db import migrations, models
 
 # The head follows every entry inserted, by whatever path (append, a bulk load, a repair by the owner), so that the
-# next append always chains onto the last entry. Never backwards: an entry inserted below the head does not move it.
+# next append always chains onto the last entry (on PostgreSQL the append has already moved the number: the trigger
+# writes the hash). Never backwards: an entry inserted below the head does not move it.
 POSTGRESQL = [
     """
     CREATE OR REPLACE FUNCTION casino_journal_head_follows() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         UPDATE casino_journalhead SET sequence = NEW.sequence, hash = NEW.hash
-        WHERE casino_id = NEW.casino_id AND sequence < NEW.sequence;
+        WHERE casino_id = NEW.casino_id AND sequence <= NEW.sequence;
         RETURN NULL;
     END
     $$
@@ -24,7 +25,7 @@ SQLITE = [
     """
     CREATE TRIGGER journal_head_follows AFTER INSERT ON casino_journalentry FOR EACH ROW BEGIN
         UPDATE casino_journalhead SET sequence = NEW.sequence, hash = NEW.hash
-        WHERE casino_id = NEW.casino_id AND sequence < NEW.sequence;
+        WHERE casino_id = NEW.casino_id AND sequence <= NEW.sequence;
     END
     """,
 ]
