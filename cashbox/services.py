@@ -450,7 +450,8 @@ def _require_playing(tableau, seance):
 def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=()):
     """Interrupt play: the encaisse is counted and entered in the carnet at once (R17)."""
     require_floor_role(user, "R17", "interrompre la partie")
-    tableau = Tableau.objects.select_for_update().select_related("casino").get(pk=tableau.pk)
+    # of=("self",): the tableau serialises its interruptions; the casino row stays free for every other write.
+    tableau = Tableau.objects.select_for_update(of=("self",)).select_related("casino").get(pk=tableau.pk)
     # Lock the séance too: a close must not slip in while the interruption is being logged.
     seance = Seance.objects.select_for_update().get(pk=seance.pk)
     require_open_seance(seance)
@@ -485,7 +486,8 @@ def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at
     conditions with their password; a missing one is refused.
     """
     require_floor_role(user, "R18", "interrompre la partie")
-    tableau = Tableau.objects.select_for_update().select_related("casino").get(pk=tableau.pk)
+    # of=("self",): the tableau serialises its interruptions; the casino row stays free for every other write.
+    tableau = Tableau.objects.select_for_update(of=("self",)).select_related("casino").get(pk=tableau.pk)
     # Lock the séance too: a close must not slip in while the interruption is being logged.
     seance = Seance.objects.select_for_update().get(pk=seance.pk)
     require_open_seance(seance)
@@ -546,7 +548,9 @@ def resume(user, interruption, lids_off=None, unlocked_by=None, password=None, o
     """Resume play; a locked box is opened by its key holder; at boule the lids come off (R18, R19)."""
     require_floor_role(user, "R17", "reprendre la partie")
     # Lock the interruption: two taps on « reprise » must not resume it twice.
-    interruption = Interruption.objects.select_for_update().select_related("tableau").get(pk=interruption.pk)
+    interruption = (
+        Interruption.objects.select_for_update(of=("self",)).select_related("tableau").get(pk=interruption.pk)
+    )
     if not interruption.ongoing:
         raise InvalidTransition("R17", "Cette interruption est déjà terminée")
     if interruption.tableau.game == Game.BOULE and lids_off is not True:
@@ -822,7 +826,9 @@ def _sign_twice(book, gaming_day, signer, password, purpose, statement, otp=None
 def sign_register(register, signer, password, otp=None):
     """Sign the register: the directeur responsable (or his deputy) and another CoDir member (R22)."""
     # Lock the register: two simultaneous signatures must not both take the first place.
-    register = ControlRegister.objects.select_for_update().select_related("gaming_day__casino").get(pk=register.pk)
+    register = (
+        ControlRegister.objects.select_for_update(of=("self",)).select_related("gaming_day__casino").get(pk=register.pk)
+    )
     statement = (
         f"{register} — arrêté à la somme de {register.total_in_words} ({euros(register.total)}) — "
         f"{register.lines.count()} ligne(s)"
@@ -835,7 +841,7 @@ def sign_amendment(amendment, signer, password, otp=None):
     """Sign a rectificatif, as the register is signed: by two again (R22, R24)."""
     # Lock the rectificatif: two simultaneous signatures must not both take the first place.
     amendment = (
-        RegisterAmendment.objects.select_for_update()
+        RegisterAmendment.objects.select_for_update(of=("self",))
         .select_related("register__gaming_day__casino", "correction")
         .get(pk=amendment.pk)
     )
@@ -856,7 +862,7 @@ def designate_deputy(user, gaming_day, deputy, reason, signer, password):
     if role_of(user) not in DIRECTING:
         raise RoleForbidden("R22", "Seule la direction enregistre le suppléant du directeur responsable")
     # Lock the day: one deputy per gaming day, even with two requests at once.
-    gaming_day = GamingDay.objects.select_for_update().select_related("casino").get(pk=gaming_day.pk)
+    gaming_day = GamingDay.objects.select_for_update(of=("self",)).select_related("casino").get(pk=gaming_day.pk)
     if Deputy.objects.filter(gaming_day=gaming_day).exists():
         raise InvalidTransition("R22", f"Un suppléant est déjà enregistré pour la {gaming_day}")
     person = staff_member(gaming_day.casino, deputy, {Role.CODIR}, "deputy", "R22", "Le suppléant")
