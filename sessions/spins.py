@@ -72,9 +72,12 @@ def published_roster(seance, apparatus, lock=False):
 
 def rostered(roster):
     """User ids who may launch under the roster: its launchers and those who relieved one of them (R4)."""
-    members = roster.members.values_list("user_id", flat=True)
-    relievers = roster.changes.filter(kind=RosterChange.Kind.RELIEF, replacement__isnull=False).values_list(
-        "replacement_id", flat=True
+    # order_by(): no ORDER BY inside the UNION (SQLite refuses it).
+    members = roster.members.order_by().values_list("user_id", flat=True)
+    relievers = (
+        roster.changes.filter(kind=RosterChange.Kind.RELIEF, replacement__isnull=False)
+        .order_by()
+        .values_list("replacement_id", flat=True)
     )
     return set(members.union(relievers))
 
