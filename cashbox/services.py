@@ -9,7 +9,10 @@ from decimal import Decimal, InvalidOperation
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Exists, F, OuterRef, Subquery
+from django.db.models.expressions import RawSQL
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from cashbox.models import (
@@ -91,13 +94,14 @@ def parse_chips(casino, chips, field="chips", rule=None):
 # Signatures ---------------------------------------------------------------------------------------------------
 
 
-def sign(casino, username, password, purpose, statement, roles, rule, not_by=(), otp=None, field="signer"):
-    """Record a signature: the signer enters their own secrets now; only the roles the rule names may sign.
+def check_signer(casino, username, password, roles, rule, not_by=(), otp=None, field="signer"):
+    """The signer of a signature about to be made, checked before the caller locks anything (R28).
 
     The signer must be an active member of the casino before anything else is looked at (another casino's
     employee is « employé inconnu »); their password, and their TOTP code where their role needs one to log in,
     go through the same lockout as a login (casino.security.check_secrets, R28). `not_by` lists users who
-    already signed where two different people are required.
+    already signed where two different people are required. A password hash takes hundreds of milliseconds by
+    design: run under a row lock it would hold up every other write of that row, so the workflows call this first.
     """
     user = signer_in(casino, username, rule, field)
     role = role_of(user)
@@ -109,21 +113,50 @@ def sign(casino, username, password, purpose, statement, roles, rule, not_by=(),
     if user in not_by:
         raise RoleForbidden(rule, "Deux signatures de personnes différentes sont requises : ce signataire a déjà signé")
     check_secrets(user, password, otp, rule)
-    return Signature.objects.create(signer=user, role=role, casino=casino, purpose=purpose, statement=statement)
+    return user
+
+
+def put_signature(casino, signer, purpose, statement):
+    """Record the signature of a signer checked by check_signer, on the statement the locked rows give."""
+    return Signature.objects.create(
+        signer=signer, role=role_of(signer), casino=casino, purpose=purpose, statement=statement
+    )
+
+
+def sign(casino, username, password, purpose, statement, roles, rule, not_by=(), otp=None, field="signer"):
+    """Record a signature: the signer enters their own secrets now; only the roles the rule names may sign."""
+    signer = check_signer(casino, username, password, roles, rule, not_by=not_by, otp=otp, field=field)
+    return put_signature(casino, signer, purpose, statement)
 
 
 def staff_member(casino, username, roles, field, rule, what):
     """A user of the casino with one of the roles and a valid approval, named in the request."""
+    return staff_members(casino, [(username, roles, field, rule, what)])[0]
+
+
+def staff_members(casino, wanted):
+    """Each [(username, roles, field, rule, what)] as a user of the casino with one of the roles and a valid
+    approval, in one query; the first one that does not qualify is refused."""
     User = get_user_model()
-    user = User.objects.filter(username=username or "", employee__memberships__casino=casino).first()
-    if user is None:
-        raise invalid(field, rule, f"{what} : employé inconnu dans l'établissement ({username})")
-    if role_of(user) not in roles:
-        names = ", ".join(sorted(Role(r).label.lower() for r in roles))
-        raise invalid(field, rule, f"{what} doit être : {names}")
-    if not user.employee.approval_valid:
-        raise invalid(field, rule, f"{what} ({username}) n'a pas d'agrément valide ce jour")
-    return user
+    usernames = {username or "" for username, *_ in wanted}
+    found = {
+        user.username: user
+        for user in User.objects.select_related("employee").filter(
+            username__in=usernames, employee__memberships__casino=casino
+        )
+    }
+    users = []
+    for username, roles, field, rule, what in wanted:
+        user = found.get(username or "")
+        if user is None:
+            raise invalid(field, rule, f"{what} : employé inconnu dans l'établissement ({username})")
+        if role_of(user) not in roles:
+            names = ", ".join(sorted(Role(r).label.lower() for r in roles))
+            raise invalid(field, rule, f"{what} doit être : {names}")
+        if not user.employee.approval_valid:
+            raise invalid(field, rule, f"{what} ({username}) n'a pas d'agrément valide ce jour")
+        users.append(user)
+    return users
 
 
 # Where a cash box stands in its séance -------------------------------------------------------------------------
@@ -143,13 +176,68 @@ def require_open_seance(seance):
 
 
 def lock_cashbox(cashbox):
-    # Every money entry of a cash box locks it first: two tablets cannot both enter the initial advance,
-    # or a top-up beside a final count.
-    return Cashbox.objects.select_for_update().select_related("tableau__casino").get(pk=cashbox.pk)
+    # Every money entry of a cash box locks it first, and only it (of=("self",): not its tableau, nor the casino,
+    # which every other cash box shares): two tablets cannot both enter the initial advance, or a top-up beside
+    # a final count, while the other cash boxes of the casino go on.
+    return (
+        Cashbox.objects.select_for_update(of=("self",))
+        .select_related("tableau__casino", "tableau__table")
+        .get(pk=cashbox.pk)
+    )
+
+
+def _shared_seance_state(seance_pk):
+    """The séance's state, read under a shared lock on PostgreSQL (FOR SHARE).
+
+    Cash writes of every cash box share it, so they do not wait for each other; closing the séance locks it
+    exclusively (select_for_update in change_seance_state), so a close waits for the writes already under way and
+    a write that comes after it reads « close » and is refused: the séance never closes beside an uncounted box.
+    """
+    lock = " FOR SHARE" if connection.vendor == "postgresql" else ""
+    return RawSQL(f'(SELECT "state" FROM "seances_seance" WHERE "id" = %s{lock})', [seance_pk])
+
+
+def cash_state(cashbox, seance):
+    """Where a locked cash box stands in its séance, in one query read after its lock: the séance's state (shared
+    lock), whether the tableau is opened that day, has its initial advance, its final count, an interruption."""
+    return (
+        Cashbox.objects.filter(pk=cashbox.pk)
+        .annotate(
+            seance_state=_shared_seance_state(seance.pk),
+            opened=Exists(
+                Opening.objects.filter(tableau_id=OuterRef("tableau_id"), gaming_day_id=seance.gaming_day_id)
+            ),
+            initial=Exists(Advance.objects.filter(cashbox=OuterRef("pk"), seance=seance, kind=Advance.Kind.INITIAL)),
+            counted=Exists(Count.objects.filter(cashbox=OuterRef("pk"), seance=seance, kind=Count.Kind.FINAL)),
+            interruption=Subquery(
+                Interruption.objects.ongoing()
+                .filter(tableau_id=OuterRef("tableau_id"))
+                .order_by("pk")
+                .values("kind")[:1]
+            ),
+        )
+        .values("seance_state", "opened", "initial", "counted", "interruption")
+        .get()
+    )
+
+
+def require_open_state(state):
+    if state != Seance.State.OPEN:
+        raise InvalidTransition(
+            "R14", f"La séance est {Seance.State(state).label.lower()} : aucune opération de caisse n'y est possible"
+        )
 
 
 def effective_amount(entry):
-    """The amount of an advance or a count after its corrections in red ink (R23), the latest one prevailing."""
+    """The amount of an advance or a count after its corrections in red ink (R23), the latest one prevailing.
+
+    From the `effective` annotation or the prefetched corrections when the caller loaded them (no query each).
+    """
+    if hasattr(entry, "effective"):
+        return entry.effective
+    if "corrections" in getattr(entry, "_prefetched_objects_cache", {}):
+        corrections = sorted(entry.corrections.all(), key=lambda c: (c.recorded_at, c.pk))
+        return corrections[-1].amount if corrections else entry.amount
     correction = entry.corrections.order_by("-recorded_at", "-pk").first()
     return correction.amount if correction else entry.amount
 
@@ -158,8 +246,25 @@ def advances_of(cashbox, seance):
     return list(Advance.objects.filter(cashbox=cashbox, seance=seance).prefetch_related("corrections"))
 
 
+def effective_advances(cashbox, seance):
+    """The advances of a cash box in a séance, each with its `effective` amount (R23), in one query."""
+    latest = Correction.objects.filter(advance=OuterRef("pk")).order_by("-recorded_at", "-pk").values("amount")[:1]
+    return list(
+        Advance.objects.filter(cashbox=cashbox, seance=seance).annotate(
+            effective=Coalesce(Subquery(latest), F("amount"))
+        )
+    )
+
+
 def final_count_of(cashbox, seance):
     return Count.objects.filter(cashbox=cashbox, seance=seance, kind=Count.Kind.FINAL).first()
+
+
+def _newly_written(entry, **relations):
+    # What the response shows of a row just inserted, known without asking the database again: a new entry has
+    # no correction yet (R23), and its witnesses are those just written.
+    entry._prefetched_objects_cache = {"corrections": Correction.objects.none(), **relations}
+    return entry
 
 
 # Advances (R14, R15) ------------------------------------------------------------------------------------------
@@ -168,35 +273,45 @@ def final_count_of(cashbox, seance):
 @names_actor
 @transaction.atomic
 def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, password, brought_by=None, otp=None):
-    """Enter an advance at once, counted by the croupier and signed by the director or a CoDir member (R15)."""
+    """Enter an advance at once, counted by the croupier and signed by the director or a CoDir member (R15).
+
+    The people and the signer's secrets are checked first, without any lock; then the cash box is locked (it
+    serialises its entries) and its state read; the journal's head is locked last, by the inserts (casino.journal).
+    """
     if kind not in Advance.Kind.values:
         raise DomainError(
             "R14",
             "Pendant la partie, aucune somme ne peut être distraite de la table : seules des avances y entrent",
         )
+    day = seance.gaming_day
+    wanted = [(counted_by, {Role.CROUPIER}, "counted_by", "R15", "Celui qui compte l'avance")]
+    if brought_by:
+        wanted.append((brought_by, {Role.CAISSIER}, "brought_by", "R15", "Celui qui apporte l'avance"))
+    counter, *carrier = staff_members(day.casino_id, wanted)
+    signer = check_signer(day.casino_id, signer, password, DIRECTING, "R15", otp=otp)
     cashbox = lock_cashbox(cashbox)
-    seance = Seance.objects.select_for_update().get(pk=seance.pk)
     tableau, casino = cashbox.tableau, cashbox.tableau.casino
-    if seance.gaming_day.casino_id != casino.pk:
+    if day.casino_id != casino.pk:
         raise invalid("seance", None, "La séance n'est pas celle de l'établissement de la caisse.")
-    require_open_seance(seance)
+    state = cash_state(cashbox, seance)
+    require_open_state(state["seance_state"])
     if cashbox.kind == Cashbox.Kind.INTERRUPTION_BOX:
         raise invalid("cashbox", "R3", "La boîte spéciale d'interruption ne reçoit pas d'avance")
-    if not Opening.objects.filter(tableau=tableau, gaming_day=seance.gaming_day).exists():
+    if not state["opened"]:
         raise DomainError("R10", f"Le tableau n° {tableau.number} n'est pas ouvert : fixez d'abord ses limites")
-    advances = advances_of(cashbox, seance)
-    if final_count_of(cashbox, seance):
+    if state["counted"]:
         raise InvalidTransition("R20", "L'encaisse finale est comptée : plus aucune avance pour cette séance")
-    if kind == Advance.Kind.INITIAL and any(a.kind == Advance.Kind.INITIAL for a in advances):
+    if kind == Advance.Kind.INITIAL and state["initial"]:
         raise InvalidTransition("R15", "L'avance initiale de cette caisse est déjà inscrite pour la séance")
-    if kind == Advance.Kind.TOP_UP and not any(a.kind == Advance.Kind.INITIAL for a in advances):
+    if kind == Advance.Kind.TOP_UP and not state["initial"]:
         raise InvalidTransition("R15", "Une avance complémentaire suit l'avance initiale, inscrite d'abord")
-    if Interruption.objects.ongoing().filter(tableau=tableau).exists():
+    if state["interruption"]:
         raise InvalidTransition("R17", "Le tableau est interrompu : reprenez la partie avant toute avance")
     chips, amount = parse_chips(casino, chips, rule="R15")
     # R15: the day's advance, fixed and stored at the game's first opening of the day; a settings change made
     # since applies from the next gaming day only.
-    expected = seance.gaming_day.advance_amount(tableau.game)
+    day.casino = casino
+    expected = day.advance_amount(tableau.game)
     if amount != expected:
         what = (
             "L'avance complémentaire est égale à l'avance initiale"
@@ -204,24 +319,24 @@ def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, passw
             else ("L'avance est la même pour toutes les caisses du jeu ce jour")
         )
         raise invalid("chips", "R15", f"{what} : {euros(expected)} attendus, {euros(amount)} comptés")
-    counter = staff_member(casino, counted_by, {Role.CROUPIER}, "counted_by", "R15", "Celui qui compte l'avance")
-    carrier = None
-    if brought_by:
-        carrier = staff_member(casino, brought_by, {Role.CAISSIER}, "brought_by", "R15", "Celui qui apporte l'avance")
     label = Advance.Kind(kind).label
-    statement = f"{label} de {euros(amount)} — caisse n° {tableau.number} — {seance} — comptée par {counter.username} — {chips_text(chips)}"
-    signature = sign(casino, signer, password, Signature.Purpose.ADVANCE, statement, DIRECTING, "R15", otp=otp)
-    return Advance.objects.create(
+    statement = (
+        f"{label} de {euros(amount)} — caisse n° {tableau.number} — {seance} — comptée par {counter.username} — "
+        f"{chips_text(chips)}"
+    )
+    signature = put_signature(casino, signer, Signature.Purpose.ADVANCE, statement)
+    advance = Advance.objects.create(
         cashbox=cashbox,
         seance=seance,
         kind=kind,
         chips=chips,
         amount=amount,
         counted_by=counter,
-        brought_by=carrier,
+        brought_by=carrier[0] if carrier else None,
         signature=signature,
         recorded_by=user,
     )
+    return _newly_written(advance)
 
 
 # Counts (R17, R20) --------------------------------------------------------------------------------------------
@@ -269,34 +384,40 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
     """Count the encaisse at the end of the séance, certified « exact » and signed (R16, R19, R20).
 
     The result = final encaisse − (initial advance + top-ups); the cash box is then empty until the next séance.
+    As record_advance: people and secrets first, without a lock; then the cash box's lock and its state.
     """
+    day = seance.gaming_day
+    counter, cashier = staff_members(
+        day.casino_id,
+        [
+            (counted_by, {Role.CROUPIER}, "counted_by", "R20", "Celui qui compte l'encaisse"),
+            (caissier, {Role.CAISSIER}, "caissier", "R20", "Le caissier présent"),
+        ],
+    )
+    signer = check_signer(day.casino_id, signer, password, DIRECTING, "R20", otp=otp)
     cashbox = lock_cashbox(cashbox)
-    seance = Seance.objects.select_for_update().get(pk=seance.pk)
     tableau, casino = cashbox.tableau, cashbox.tableau.casino
-    require_open_seance(seance)
-    advances = advances_of(cashbox, seance)
-    if not any(a.kind == Advance.Kind.INITIAL for a in advances):
+    if day.casino_id != casino.pk:
+        raise invalid("seance", None, "La séance n'est pas celle de l'établissement de la caisse.")
+    state = cash_state(cashbox, seance)
+    require_open_state(state["seance_state"])
+    if not state["initial"]:
         raise InvalidTransition("R20", "Cette caisse n'a pas reçu d'avance initiale pendant la séance")
-    if final_count_of(cashbox, seance):
+    if state["counted"]:
         raise InvalidTransition("R20", "L'encaisse finale de cette caisse est déjà comptée et certifiée")
-    ongoing = Interruption.objects.ongoing().filter(tableau=tableau).first()
-    if ongoing is not None:
-        if ongoing.kind == Interruption.Kind.SHORT:
-            raise InvalidTransition(
-                "R18", "Le tableau est interrompu, l'encaisse sous clé : reprenez d'abord la partie"
-            )
+    if state["interruption"] == Interruption.Kind.SHORT:
+        raise InvalidTransition("R18", "Le tableau est interrompu, l'encaisse sous clé : reprenez d'abord la partie")
+    if state["interruption"]:
         raise InvalidTransition("R17", "Le tableau est interrompu : reprenez d'abord la partie")
     chips, amount = parse_chips(casino, chips, rule="R20") if chips else ({}, Decimal("0.00"))
-    counter, present = _count_people(casino, tableau, counted_by, [])
-    present += _table_employees(seance, tableau, witnesses)
-    cashier = staff_member(casino, caissier, {Role.CAISSIER}, "caissier", "R20", "Le caissier présent")
-    advances_total = sum((effective_amount(a) for a in advances), Decimal("0.00"))
+    present = [counter, *_table_employees(seance, tableau, witnesses)]
+    advances_total = sum((effective_amount(a) for a in effective_advances(cashbox, seance)), Decimal("0.00"))
     result = amount - advances_total
     statement = (
         f"Encaisse finale certifiée exacte : {euros(amount)} — caisse n° {tableau.number} — {seance} — "
         f"avances {euros(advances_total)} — résultat {euros(result)} — {chips_text(chips)}"
     )
-    signature = sign(casino, signer, password, Signature.Purpose.FINAL_COUNT, statement, DIRECTING, "R20", otp=otp)
+    signature = put_signature(casino, signer, Signature.Purpose.FINAL_COUNT, statement)
     count = Count.objects.create(
         cashbox=cashbox,
         seance=seance,
@@ -310,8 +431,8 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
         signature=signature,
         recorded_by=user,
     )
-    count.witnesses.set({*present, cashier, signature.signer})
-    return count
+    count.witnesses.set({*present, cashier, signer})
+    return _newly_written(count)
 
 
 # Interruptions (R17, R18, R19) --------------------------------------------------------------------------------
@@ -331,7 +452,8 @@ def _require_playing(tableau, seance):
 def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=()):
     """Interrupt play: the encaisse is counted and entered in the carnet at once (R17)."""
     require_floor_role(user, "R17", "interrompre la partie")
-    tableau = Tableau.objects.select_for_update().select_related("casino").get(pk=tableau.pk)
+    # of=("self",): the tableau serialises its interruptions; the casino row stays free for every other write.
+    tableau = Tableau.objects.select_for_update(of=("self",)).select_related("casino").get(pk=tableau.pk)
     # Lock the séance too: a close must not slip in while the interruption is being logged.
     seance = Seance.objects.select_for_update().get(pk=seance.pk)
     require_open_seance(seance)
@@ -366,7 +488,8 @@ def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at
     conditions with their password; a missing one is refused.
     """
     require_floor_role(user, "R18", "interrompre la partie")
-    tableau = Tableau.objects.select_for_update().select_related("casino").get(pk=tableau.pk)
+    # of=("self",): the tableau serialises its interruptions; the casino row stays free for every other write.
+    tableau = Tableau.objects.select_for_update(of=("self",)).select_related("casino").get(pk=tableau.pk)
     # Lock the séance too: a close must not slip in while the interruption is being logged.
     seance = Seance.objects.select_for_update().get(pk=seance.pk)
     require_open_seance(seance)
@@ -427,7 +550,9 @@ def resume(user, interruption, lids_off=None, unlocked_by=None, password=None, o
     """Resume play; a locked box is opened by its key holder; at boule the lids come off (R18, R19)."""
     require_floor_role(user, "R17", "reprendre la partie")
     # Lock the interruption: two taps on « reprise » must not resume it twice.
-    interruption = Interruption.objects.select_for_update().select_related("tableau").get(pk=interruption.pk)
+    interruption = (
+        Interruption.objects.select_for_update(of=("self",)).select_related("tableau").get(pk=interruption.pk)
+    )
     if not interruption.ongoing:
         raise InvalidTransition("R17", "Cette interruption est déjà terminée")
     if interruption.tableau.game == Game.BOULE and lids_off is not True:
@@ -703,7 +828,9 @@ def _sign_twice(book, gaming_day, signer, password, purpose, statement, otp=None
 def sign_register(register, signer, password, otp=None):
     """Sign the register: the directeur responsable (or his deputy) and another CoDir member (R22)."""
     # Lock the register: two simultaneous signatures must not both take the first place.
-    register = ControlRegister.objects.select_for_update().select_related("gaming_day__casino").get(pk=register.pk)
+    register = (
+        ControlRegister.objects.select_for_update(of=("self",)).select_related("gaming_day__casino").get(pk=register.pk)
+    )
     statement = (
         f"{register} — arrêté à la somme de {register.total_in_words} ({euros(register.total)}) — "
         f"{register.lines.count()} ligne(s)"
@@ -716,7 +843,7 @@ def sign_amendment(amendment, signer, password, otp=None):
     """Sign a rectificatif, as the register is signed: by two again (R22, R24)."""
     # Lock the rectificatif: two simultaneous signatures must not both take the first place.
     amendment = (
-        RegisterAmendment.objects.select_for_update()
+        RegisterAmendment.objects.select_for_update(of=("self",))
         .select_related("register__gaming_day__casino", "correction")
         .get(pk=amendment.pk)
     )
@@ -737,7 +864,7 @@ def designate_deputy(user, gaming_day, deputy, reason, signer, password):
     if role_of(user) not in DIRECTING:
         raise RoleForbidden("R22", "Seule la direction enregistre le suppléant du directeur responsable")
     # Lock the day: one deputy per gaming day, even with two requests at once.
-    gaming_day = GamingDay.objects.select_for_update().select_related("casino").get(pk=gaming_day.pk)
+    gaming_day = GamingDay.objects.select_for_update(of=("self",)).select_related("casino").get(pk=gaming_day.pk)
     if Deputy.objects.filter(gaming_day=gaming_day).exists():
         raise InvalidTransition("R22", f"Un suppléant est déjà enregistré pour la {gaming_day}")
     person = staff_member(gaming_day.casino, deputy, {Role.CODIR}, "deputy", "R22", "Le suppléant")

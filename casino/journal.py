@@ -13,6 +13,7 @@ import json
 import uuid
 from decimal import Decimal
 
+from django.core.exceptions import FieldDoesNotExist
 from django.db import models, transaction
 
 GENESIS = "0" * 64
@@ -44,50 +45,131 @@ def chain_hash(previous_hash, canonical_bytes):
 def append(
     casino_id, action, *, actor=None, role="", object_type="", object_id="", payload=None, at=None, tableau_number=None
 ):
-    """Append one entry to the casino's chain, in the caller's transaction; returns it."""
+    """Append one entry to the casino's chain, in the caller's transaction; returns it.
+
+    No savepoint: a failed append fails the caller's transaction, which must not commit without its entry anyway.
+    """
+    from django.db import connection
     from django.utils import timezone
 
-    from casino.models import Casino, JournalEntry
+    at = at or timezone.now()
+    document = {
+        "casino": casino_id,
+        "sequence": 0,
+        "at": at,
+        "actor": actor.username if actor is not None else "",
+        "role": role,
+        "action": action,
+        "object_type": object_type,
+        "object_id": str(object_id),
+        "tableau": tableau_number,
+        "payload": payload or {},
+    }
+    row = {
+        "casino_id": casino_id,
+        "recorded_at": at,
+        "actor": actor,
+        "actor_role": role,
+        "action": action,
+        "object_type": object_type,
+        "object_id": str(object_id),
+        "tableau_number": tableau_number,
+    }
+    with transaction.atomic(savepoint=False):
+        if connection.vendor == "postgresql":
+            return _append_in_one_statement(connection, document, row)
+        sequence, previous = _next_link(casino_id)
+        document["sequence"] = sequence
+        body = canonical(document)
+        from casino.models import JournalEntry
 
-    with transaction.atomic():
-        # Lock the casino row: it serialises the chain, so that two concurrent actions never take the same
-        # sequence number nor chain onto the same previous entry.
-        Casino.objects.select_for_update().filter(pk=casino_id).values_list("pk", flat=True).first()
-        head = (
+        return JournalEntry.objects.create(
+            **row, sequence=sequence, document=body.decode(), previous_hash=previous, hash=chain_hash(previous, body)
+        )
+
+
+def _append_in_one_statement(connection, document, row):
+    """PostgreSQL: take the next number, chain and insert in one statement, so that the head stays locked for one
+    round trip per entry. The document is the canonical form with the number spliced in at its place (its keys are
+    sorted: "sequence" then "tableau", the last one), hashed by PostgreSQL's sha256() over the same UTF-8 bytes;
+    the hash is recomputed here and must match, or the transaction fails."""
+    from casino.models import JournalEntry
+
+    body = canonical(document).decode()
+    tail = ',"tableau":' + canonical(document["tableau"]).decode() + "}"
+    placeholder = ',"sequence":0' + tail
+    if not body.endswith(placeholder):
+        raise RuntimeError("journal: the canonical document no longer ends with its sequence and tableau")
+    prefix, suffix = body[: -len(placeholder)] + ',"sequence":', tail
+    sql = """
+        WITH head AS (
+            UPDATE casino_journalhead SET sequence = sequence + 1 WHERE casino_id = %s RETURNING sequence, hash
+        )
+        INSERT INTO casino_journalentry (casino_id, sequence, recorded_at, actor_id, actor_role, action, object_type,
+            object_id, tableau_number, document, previous_hash, hash)
+        SELECT %s, head.sequence, %s, %s, %s, %s, %s, %s, %s, link.document, head.hash,
+            encode(sha256(convert_to(head.hash || E'\\n' || link.document, 'UTF8')), 'hex')
+        FROM head, LATERAL (SELECT %s || head.sequence::text || %s AS document) link
+        RETURNING id, sequence, previous_hash, hash
+    """
+    actor = row["actor"]
+    params = [
+        row["casino_id"],
+        row["casino_id"],
+        row["recorded_at"],
+        actor.pk if actor is not None else None,
+        row["actor_role"],
+        row["action"],
+        row["object_type"],
+        row["object_id"],
+        row["tableau_number"],
+        prefix,
+        suffix,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        inserted = cursor.fetchone()
+        if inserted is None:
+            # No head yet for this casino: create it at its last entry, then append.
+            _next_link(row["casino_id"])
+            cursor.execute(sql, params)
+            inserted = cursor.fetchone()
+    pk, sequence, previous, digest = inserted
+    text = f"{prefix}{sequence}{suffix}"
+    if chain_hash(previous, text.encode()) != digest:
+        raise RuntimeError("journal: the database's hash differs from the canonical one")
+    entry = JournalEntry(id=pk, sequence=sequence, document=text, previous_hash=previous, hash=digest, **row)
+    entry._state.adding = False
+    return entry
+
+
+def _next_link(casino_id):
+    """(sequence, previous hash) of the casino's next entry, its head row locked until the transaction ends.
+
+    The head row is the one lock every journaled write of a casino shares: taken at the first append, which the
+    services reach after their checks, secrets included, so that it is held only for the inserts and the commit.
+    Two concurrent appends never take the same number nor chain onto the same entry: the second waits for the first
+    to commit, then reads the head the first one's entry moved (READ COMMITTED re-reads a row after its lock).
+    """
+    from casino.models import JournalEntry, JournalHead
+
+    heads = JournalHead.objects.select_for_update().filter(casino_id=casino_id).values_list("sequence", "hash")
+    head = heads.first()
+    if head is None:
+        # The casino's first append since the head table exists (or a casino without entries): its head starts at
+        # its last entry. A concurrent first append waits on this insert, then finds the row and locks it.
+        last = (
             JournalEntry.objects.filter(casino_id=casino_id)
             .order_by("-sequence")
             .values_list("sequence", "hash")
             .first()
         )
-        sequence, previous = (head[0] + 1, head[1]) if head else (1, GENESIS)
-        at = at or timezone.now()
-        document = {
-            "casino": casino_id,
-            "sequence": sequence,
-            "at": at,
-            "actor": actor.username if actor is not None else "",
-            "role": role,
-            "action": action,
-            "object_type": object_type,
-            "object_id": str(object_id),
-            "tableau": tableau_number,
-            "payload": payload or {},
-        }
-        body = canonical(document)
-        return JournalEntry.objects.create(
-            casino_id=casino_id,
-            sequence=sequence,
-            recorded_at=at,
-            actor=actor,
-            actor_role=role,
-            action=action,
-            object_type=object_type,
-            object_id=str(object_id),
-            tableau_number=tableau_number,
-            document=body.decode(),
-            previous_hash=previous,
-            hash=chain_hash(previous, body),
+        sequence, digest = last or (0, GENESIS)
+        JournalHead.objects.bulk_create(
+            [JournalHead(casino_id=casino_id, sequence=sequence, hash=digest)], ignore_conflicts=True
         )
+        head = heads.first()
+    return head[0] + 1, head[1]
 
 
 # What each history-tracked record contributes to the journal ---------------------------------------------------
@@ -119,17 +201,34 @@ def casinos_of(instance):
 
 
 def first_along(instance, paths):
-    """The first non-empty value found by following one of the dotted attribute paths from the instance."""
+    """The first non-empty value found by following one of the dotted attribute paths from the instance.
+
+    Only forward fields are followed: a reverse one-to-one (a signature's `count`) would cost a query to find,
+    usually, nothing, on every journaled write.
+    """
     for path in paths:
         value = instance
         try:
             for attribute in path.split("."):
+                if not _forward(value, attribute):
+                    raise AttributeError(attribute)
                 value = getattr(value, attribute)
         except AttributeError:
             continue
         if value is not None:
             return value
     return None
+
+
+def _forward(value, attribute):
+    meta = getattr(value, "_meta", None)
+    if meta is None:
+        return hasattr(value, attribute)
+    try:
+        field = meta.get_field(attribute)
+    except FieldDoesNotExist:  # a plain attribute or a property
+        return hasattr(value, attribute)
+    return field.concrete
 
 
 TABLEAU_PATHS = (

@@ -721,6 +721,27 @@ class JournalEntry(models.Model):
         return f"n° {self.sequence} — {self.action}"
 
 
+class JournalHead(models.Model):
+    """The last link of a casino's chain: the one row an append locks, for as short a time as possible (R23).
+
+    An append locks this row, reads the number and hash it chains onto and inserts its entry; a database trigger
+    (migration 0016) moves the head to every entry inserted, whoever inserts it. Cash writes never lock the casino
+    row: two cash boxes wait for each other only here, at the end of their transactions, not from their first
+    statement. Not a record: it is derived from the journal, which stays the only thing verified.
+    """
+
+    casino = models.OneToOneField(Casino, on_delete=models.PROTECT, primary_key=True, related_name="journal_head")
+    sequence = models.PositiveBigIntegerField("dernier numéro d'ordre", default=0)
+    hash = models.CharField("dernière empreinte", max_length=64)
+
+    class Meta:
+        verbose_name = "tête du journal"
+        verbose_name_plural = "têtes du journal"
+
+    def __str__(self):
+        return f"{self.casino_id} : n° {self.sequence}"
+
+
 # Signed exports for the regulator (R23) ------------------------------------------------------------------------
 
 

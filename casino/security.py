@@ -11,7 +11,7 @@ from axes.handlers.database import AxesDatabaseHandler
 from axes.handlers.proxy import AxesProxyHandler
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import authenticate, get_user_model, logout, user_login_failed
+from django.contrib.auth import get_user_model, logout, user_login_failed
 from django.db import transaction
 from django.http import JsonResponse
 from django.shortcuts import redirect
@@ -291,8 +291,11 @@ def check_secrets(user, password, otp, rule, field="password"):
     if locked_out(request, username):
         log_event("signature_locked_out", request, username=username)
         raise RoleForbidden(rule, f"Signature refusée : {lockout_message()}")
-    if authenticate(request, username=username, password=password or "") != user:
-        # authenticate() has sent user_login_failed: axes counts it (after the transaction, see above).
+    # The signer is already found (signer_in: active member) and the lockout checked above: their own password is
+    # checked directly, without authenticate() finding them again and asking axes a second time (two queries).
+    if not user.check_password(password or ""):
+        # As authenticate() would: user_login_failed, which axes counts (after the transaction, see above).
+        record_failure(request, username)
         raise invalid(field, rule, "Signature refusée : mot de passe du signataire incorrect")
     if requires_two_factor(user):
         code = (otp or "").strip()

@@ -9,7 +9,6 @@ import datetime
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from casino.models import Role
@@ -73,13 +72,14 @@ def published_roster(seance, apparatus, lock=False):
 
 def rostered(roster):
     """User ids who may launch under the roster: its launchers and those who relieved one of them (R4)."""
-    ids = set(roster.members.values_list("user_id", flat=True))
-    ids |= set(
-        roster.changes.filter(kind=RosterChange.Kind.RELIEF, replacement__isnull=False).values_list(
-            "replacement_id", flat=True
-        )
+    # order_by(): no ORDER BY inside the UNION (SQLite refuses it).
+    members = roster.members.order_by().values_list("user_id", flat=True)
+    relievers = (
+        roster.changes.filter(kind=RosterChange.Kind.RELIEF, replacement__isnull=False)
+        .order_by()
+        .values_list("replacement_id", flat=True)
     )
-    return ids
+    return set(members.union(relievers))
 
 
 def check_launcher(roster, username):
@@ -191,25 +191,24 @@ def record_spin(
 ):
     """Record one spin of an apparatus in the open séance, with the next sequence number (R1, R4, R9)."""
     _require_recorder(user)
+    roster = published_roster(seance, apparatus, lock=True)
+    # Read after the roster's lock, with its day: the séance's state as it is now, not as the request found it.
+    seance = Seance.objects.select_related("gaming_day").get(pk=seance.pk)
     if apparatus.casino_id != seance.gaming_day.casino_id:
         raise invalid("apparatus", "R1", "L'appareil n'appartient pas à l'établissement de la séance")
-    roster = published_roster(seance, apparatus, lock=True)
-    seance = Seance.objects.get(pk=seance.pk)
     _require_playing(seance, apparatus)
     if roster is None:
         raise InvalidTransition("R4", f"Aucun ordre de roulement publié pour {apparatus.name} à cette séance")
     launcher_user = check_launcher(roster, launcher)
     number, pocket = resolve_outcome(apparatus, number, pocket)
-    last = Spin.objects.filter(seance=seance, apparatus=apparatus, corrects__isnull=True).aggregate(Max("sequence"))[
-        "sequence__max"
-    ]
-    previous = _effective_at(seance, apparatus, last) if last else None
+    # The last spin as corrected gives both the sequence to follow and the direction to alternate (one query).
+    previous = Spin.objects.filter(seance=seance, apparatus=apparatus).effective().order_by("-sequence", "-pk").first()
     direction = _check_direction(apparatus, direction or "", previous)
     launched_at = launched_at or timezone.now()
     spin = Spin.objects.create(
         seance=seance,
         apparatus=apparatus,
-        sequence=(last or 0) + 1,
+        sequence=(previous.sequence if previous else 0) + 1,
         launched_at=launched_at,
         rien_ne_va_plus_at=rien_ne_va_plus_at or launched_at,
         launcher=launcher_user,
