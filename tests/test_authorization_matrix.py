@@ -121,6 +121,8 @@ EXPECTATIONS = {
     # Proposed roles and approvals (R29): everyone who reads the staff sees them, only the direction decides.
     # R28: the administrator issues an activation code; the person, not logged in, sets their own password with it.
     "employee-activation-code": page(post=STAFF_WRITE),
+    # R28, R29: the administrator proposes a second-factor reset; the direction confirms it (account-change-detail).
+    "employee-second-factor-reset": page(post=STAFF_WRITE),
     "activation": Route(GET=ANYONE, POST=ANYONE, guard=ANYONE),
     "activation-otp": Route(GET=ANYONE, POST=ANYONE, guard=ANYONE),
     "account-change-list": page(get=READ_ALL),
@@ -229,7 +231,7 @@ EXPECTATIONS = {
         read=READ_ALL,
         add=STAFF_WRITE,
         change=STAFF_WRITE,
-        actions={"activation-code": ("post", STAFF_WRITE)},
+        actions={"activation-code": ("post", STAFF_WRITE), "second-factor-reset": ("post", STAFF_WRITE)},
     ),
     **records("account-change", read=READ_ALL, actions={"decide": ("post", DIRECTION)}),
     **records("apparatus", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
@@ -280,6 +282,7 @@ PK_MODELS = {
     "employee-detail": Employee,
     "employee-update": Employee,
     "employee-activation-code": Employee,
+    "employee-second-factor-reset": Employee,
     "account-change-detail": AccountChange,
     "casino-detail": Casino,
     "casino-update": Casino,

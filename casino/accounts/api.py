@@ -29,6 +29,7 @@ class AccountChangeSerializer(serializers.ModelSerializer):
             "proposed_by",
             "proposed_at",
             *AccountChange.FIELDS,
+            "reset_second_factor",
             "previous",
             "state",
             "decided_by",
