@@ -226,3 +226,24 @@ def test_r28_admin_offers_no_device_no_code_and_no_employee_change(client, direc
     director.employee.refresh_from_db()
     phone.refresh_from_db()
     assert director.employee.role == "directeur" and phone.confirmed
+
+
+def test_r29_a_confirmed_grant_of_a_role_with_a_second_factor_opens_its_first_enrolment(
+    api, administrator, director, croupier
+):
+    from casino.accounts.services import propose as propose_role
+    from casino.accounts.services import state_of
+
+    change = propose_role(administrator, croupier.employee, state_of(croupier.employee) | {"role": "codir"})
+    assert decide(api, director, change.pk).status_code == 200
+    croupier.employee.refresh_from_db()
+    assert croupier.employee.role == "codir"
+    code = issue(api, administrator, croupier.employee).json()["code"]
+    client = Client()
+    assert activate(client, "croupier1", code)["Location"] == "/activation/double-authentification/"
+    device = TOTPDevice.objects.get(user=croupier)
+    assert client.post("/activation/double-authentification/", {"token": current_code(device)}).status_code == 302
+    # Enrolled: a later code without the phone opens no second enrolment.
+    device.confirmed = False
+    device.save()
+    assert issue(api, administrator, croupier.employee).status_code == 403
