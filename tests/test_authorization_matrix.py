@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 from django.utils import timezone
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from books import services as books_services
 from books.models import Observation
@@ -428,6 +429,10 @@ def demo(
     correction = cash_services.correct(
         chef, count, chips_for("9900"), "Jeton mal compté", "neuf mille neuf cents euros", "directeur", PASSWORD
     )
+
+    # The director keeps a confirmed phone: an activation code then proves it, and the administrator may issue one
+    # (a code never opens an enrolment on an account in use without the direction's confirmation, R28/R29).
+    TOTPDevice.objects.create(user=director, name="téléphone", confirmed=True)
 
     tomorrow = plan_seances(director, casino, today + datetime.timedelta(days=1))[0]
     roster = roster_services.create_roster(
