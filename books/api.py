@@ -45,7 +45,13 @@ class ObservationViewSet(CashViewSet):
         data = self.validated(request)
         casino = get_object_or_404(Casino.objects.for_user(request.user), pk=data["casino"])
         observation = services.record_observation(
-            request.user, casino, data["visited_at"], data["text"], data.get("injunction", ""), data["password"]
+            request.user,
+            casino,
+            data["visited_at"],
+            data["text"],
+            data.get("injunction", ""),
+            data["password"],
+            otp=data.get("otp"),
         )
         return self.created(observation)
 

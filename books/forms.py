@@ -1,6 +1,6 @@
 from django import forms
 
-from cashbox.forms import CashForm, people, signer_fields
+from cashbox.forms import CashForm, otp_field, people, signer_fields
 from casino.models import Role
 from casino.rules import article
 
@@ -52,6 +52,8 @@ class ObservationForm(forms.Form):
     def __init__(self, *args, casino=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.casino = casino
+        otp_field(self)
+        self.fields["otp"].help_text = "Votre code TOTP, requis hors mode démonstration (R28)."
 
     def other_fields(self):
         return list(self)

@@ -41,6 +41,13 @@ class ObservationCreateSerializer(serializers.Serializer):
     text = serializers.CharField(allow_blank=True)
     injunction = serializers.CharField(required=False, allow_blank=True)
     password = serializers.CharField(write_only=True, style={"input_type": "password"})
+    otp = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        write_only=True,
+        help_text="Code TOTP du contrôleur, requis hors mode démonstration (R28).",
+    )
 
 
 class ObservationActionCreateSerializer(SignerFields):

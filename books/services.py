@@ -2,7 +2,6 @@
 
 import datetime
 
-from django.contrib.auth import authenticate
 from django.db import transaction
 from django.utils import timezone
 
@@ -13,23 +12,24 @@ from casino.formats import euros
 from casino.models import Casino, Role
 from casino.roles import role_of
 from casino.rules import RoleForbidden, invalid
+from casino.security import check_secrets
 
 
-def regulator_signature(user, password, casino, purpose, statement, rule):
-    """The regulator signs their own entry with their own password (R27, R28).
+def regulator_signature(user, password, casino, purpose, statement, rule, otp=None):
+    """The regulator signs their own entry with their own secrets (R27, R28).
 
-    Hand-written beside cashbox.services.sign(), which asks every signer for a ministerial approval: the police des
-    jeux holds none, and signs only as the logged-in writer, never in anyone else's name.
+    Beside cashbox.services.sign(), which asks every signer for a ministerial approval: the police des jeux holds
+    none, and signs only as the logged-in writer, never in anyone else's name. Their password, and their TOTP code
+    outside demo mode, go through the lockout shared by every secret (casino.security.check_secrets).
     """
-    if authenticate(username=user.username, password=password or "") is None:
-        raise invalid("password", rule, "Signature refusée : mot de passe incorrect")
+    check_secrets(user, password, otp, rule)
     return Signature.objects.create(
         signer=user, role=Role.CONTROLEUR, casino=casino, purpose=purpose, statement=statement
     )
 
 
 @transaction.atomic
-def record_observation(user, casino, visited_at, text, injunction, password):
+def record_observation(user, casino, visited_at, text, injunction, password, otp=None):
     """The police des jeux records a visit and any injunction in the registre spécial d'observations (R27)."""
     if role_of(user) != Role.CONTROLEUR:
         raise RoleForbidden("R27", "Seule la police des jeux inscrit ses observations au registre spécial")
@@ -44,7 +44,7 @@ def record_observation(user, casino, visited_at, text, injunction, password):
     statement = f"Observation de la visite du {timezone.localtime(visited_at):%d/%m/%Y %H:%M} — {text}" + (
         f" — injonction : {injunction}" if injunction else ""
     )
-    signature = regulator_signature(user, password, casino, Signature.Purpose.OBSERVATION, statement, "R27")
+    signature = regulator_signature(user, password, casino, Signature.Purpose.OBSERVATION, statement, "R27", otp)
     return Observation.objects.create(
         casino=casino,
         visited_at=visited_at,

@@ -116,7 +116,13 @@ class ObservationListView(ByMethodPermission, ServiceFormView):
     def perform(self, form):
         data = form.cleaned_data
         services.record_observation(
-            self.request.user, self.casino, data["visited_at"], data["text"], data["injunction"], data["password"]
+            self.request.user,
+            self.casino,
+            data["visited_at"],
+            data["text"],
+            data["injunction"],
+            data["password"],
+            otp=data.get("otp"),
         )
 
 

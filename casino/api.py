@@ -9,6 +9,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casino.accounts.api import AccountChangeSerializer
 from casino.filters import CasinoFilter, EmployeeFilter, SealFilter
 from casino.history import history_rows
 from casino.idempotency import IdempotentPostMixin
@@ -69,7 +70,10 @@ class EmployeeViewSet(RecordViewSet):
     queryset = Employee.objects.all()
     serializer_class = EmployeeSerializer
     filterset_class = EmployeeFilter
-    action_permissions = {"activation_code": ["casino.add_activationcode"]}
+    action_permissions = {
+        "activation_code": ["casino.add_activationcode"],
+        "second_factor_reset": ["casino.add_activationcode"],
+    }
 
     @extend_schema(request=IssueCodeSerializer, responses={201: ActivationCodeSerializer})
     @action(detail=True, methods=["post"], url_path="activation-code")
@@ -84,6 +88,16 @@ class EmployeeViewSet(RecordViewSet):
         )
         body = ActivationCodeSerializer({"code": code, "expires_at": record.expires_at}).data
         return Response(body, status=status.HTTP_201_CREATED, headers={"Cache-Control": "no-store"})
+
+    @extend_schema(request=None, responses={201: AccountChangeSerializer})
+    @action(detail=True, methods=["post"], url_path="second-factor-reset")
+    def second_factor_reset(self, request, pk=None):
+        """Propose to reset the person's second factor (lost phone); the direction confirms it with its signature,
+        then a code lets the person enrol anew (R28, R29)."""
+        from casino.accounts.services import propose_second_factor_reset
+
+        change = propose_second_factor_reset(request.user, self.get_object())
+        return Response(AccountChangeSerializer(change).data, status=status.HTTP_201_CREATED)
 
     def get_queryset(self):
         return (

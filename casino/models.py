@@ -544,6 +544,12 @@ class AccountChange(models.Model):
     suspended_from = models.DateField("suspendu à partir du", null=True, blank=True)
     suspended_until = models.DateField("suspendu jusqu'au", null=True, blank=True)
     previous = models.JSONField("avant", default=dict, help_text="Rôle et agrément au moment de la proposition.")
+    reset_second_factor = models.BooleanField(
+        "réinitialisation de la double authentification",
+        default=False,
+        help_text="Le rôle et l'agrément restent ; confirmée, la double authentification de la personne est "
+        "réinitialisée et elle l'enrôle à nouveau avec un code d'activation (R28, R29).",
+    )
 
     objects = AccountChangeQuerySet.as_manager()
     history = HistoricalRecords()

@@ -65,6 +65,11 @@ urlpatterns = [
         accounts_views.IssueActivationCodeView.as_view(),
         name="employee-activation-code",
     ),
+    path(
+        "personnel/<int:pk>/reinitialiser-double-authentification/",
+        accounts_views.ProposeSecondFactorResetView.as_view(),
+        name="employee-second-factor-reset",
+    ),
     path("activation/", accounts_views.ActivationView.as_view(), name="activation"),
     path("activation/double-authentification/", accounts_views.ActivationOTPView.as_view(), name="activation-otp"),
     path("personnel/propositions/", accounts_views.AccountChangeListView.as_view(), name="account-change-list"),

@@ -180,9 +180,12 @@ class EmployeeDetailView(ScopedDetailView):
         from casino.models import AccountChange
 
         context = super().get_context_data(**kwargs)
+        from casino.accounts.activation import has_second_factor
+
         context["pending_changes"] = (
             AccountChange.objects.for_user(self.request.user).pending().filter(employee=self.object)
         )
+        context["has_second_factor"] = has_second_factor(self.object.user)
         return context
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 from django.utils import timezone
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from books import services as books_services
 from books.models import Observation
@@ -121,6 +122,8 @@ EXPECTATIONS = {
     # Proposed roles and approvals (R29): everyone who reads the staff sees them, only the direction decides.
     # R28: the administrator issues an activation code; the person, not logged in, sets their own password with it.
     "employee-activation-code": page(post=STAFF_WRITE),
+    # R28, R29: the administrator proposes a second-factor reset; the direction confirms it (account-change-detail).
+    "employee-second-factor-reset": page(post=STAFF_WRITE),
     "activation": Route(GET=ANYONE, POST=ANYONE, guard=ANYONE),
     "activation-otp": Route(GET=ANYONE, POST=ANYONE, guard=ANYONE),
     "account-change-list": page(get=READ_ALL),
@@ -229,7 +232,7 @@ EXPECTATIONS = {
         read=READ_ALL,
         add=STAFF_WRITE,
         change=STAFF_WRITE,
-        actions={"activation-code": ("post", STAFF_WRITE)},
+        actions={"activation-code": ("post", STAFF_WRITE), "second-factor-reset": ("post", STAFF_WRITE)},
     ),
     **records("account-change", read=READ_ALL, actions={"decide": ("post", DIRECTION)}),
     **records("apparatus", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
@@ -289,6 +292,7 @@ PK_MODELS = {
     "employee-detail": Employee,
     "employee-update": Employee,
     "employee-activation-code": Employee,
+    "employee-second-factor-reset": Employee,
     "account-change-detail": AccountChange,
     "casino-detail": Casino,
     "casino-update": Casino,
@@ -434,6 +438,10 @@ def demo(
     correction = cash_services.correct(
         chef, count, chips_for("9900"), "Jeton mal compté", "neuf mille neuf cents euros", "directeur", PASSWORD
     )
+
+    # The director keeps a confirmed phone: an activation code then proves it, and the administrator may issue one
+    # (a code never opens an enrolment on an account in use without the direction's confirmation, R28/R29).
+    TOTPDevice.objects.create(user=director, name="téléphone", confirmed=True)
 
     tomorrow = plan_seances(director, casino, today + datetime.timedelta(days=1))[0]
     roster = roster_services.create_roster(

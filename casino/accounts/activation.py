@@ -11,9 +11,10 @@ from django.utils import timezone
 from django_otp.plugins.otp_totp.models import TOTPDevice, default_key
 
 from casino.accounts.services import journal, refuse_own_account
-from casino.models import ActivationCode
-from casino.rules import InvalidTransition
-from casino.security import end_sessions, end_tokens, requires_two_factor
+from casino.models import AccountDecision, ActivationCode
+from casino.roles import role_of
+from casino.rules import InvalidTransition, RoleForbidden
+from casino.security import end_sessions, end_tokens
 
 # No 0/O, 1/I/L: the code is read aloud or copied by hand. 20 characters of 31 ≈ 99 random bits.
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -28,20 +29,73 @@ def digest(code):
     return hashlib.sha256(normalise(code).encode()).hexdigest()
 
 
+def has_second_factor(user):
+    """The roles that log in with TOTP, and whoever may enter /admin/ (superusers included), demo mode or not."""
+    role = role_of(user)
+    return (role is not None and role.value in settings.TWO_FACTOR_ROLES) or user.is_staff or user.is_superuser
+
+
 def needs_second_factor(user):
-    """The roles that log in with TOTP, and outside demo mode whoever enters /admin/ (superusers included)."""
-    return requires_two_factor(user) or (settings.REQUIRE_2FA and (user.is_staff or user.is_superuser))
+    """Whether the activation proves or enrols a second factor before it sets the password.
+
+    Demo mode (REQUIRE_2FA off) relaxes the login, never the activation: otherwise the administrator, who sees the
+    code, could set a director's password with it alone and sign in their name (R28). The demo's accounts log in
+    with their seeded password and never need a code.
+    """
+    return has_second_factor(user)
+
+
+def enrolment_allowed(user):
+    """Whether a code may open the enrolment of a new second factor for this person (R28, R29).
+
+    The code itself is enough when the person keeps a confirmed device (the activation proves it) or has never been
+    activated (first enrolment of a new account, journaled). Otherwise a new device replaces a secret the person
+    had or should have had: only after the direction confirmed a reset of the second factor, or granted the role
+    that needs one, since the person's last activation.
+    """
+    if not has_second_factor(user) or TOTPDevice.objects.filter(user=user, confirmed=True).exists():
+        return True
+    last_used = (
+        ActivationCode.objects.filter(user=user, used_at__isnull=False)
+        .order_by("-used_at")
+        .values_list("used_at", flat=True)
+    ).first()
+    if last_used is None and user.last_login is None and not user.has_usable_password():
+        return True
+    decisions = AccountDecision.objects.filter(change__employee__user=user, confirmed=True).select_related("change")
+    if last_used is not None:
+        decisions = decisions.filter(decided_at__gt=last_used)
+    for decision in decisions:
+        change = decision.change
+        granted = change.role in settings.TWO_FACTOR_ROLES and change.previous.get("role") != change.role
+        if change.reset_second_factor or granted:
+            return True
+    return False
 
 
 @transaction.atomic
 def issue_activation_code(actor, employee, reset_second_factor=False):
     """Issue a code for the employee (shown once), ending their password, sessions and tokens. Returns (code, record).
 
-    The second factor is kept unless `reset_second_factor`: then whoever holds the code also needs the person's
-    phone, so an administrator who saw the code cannot become the person (R28).
+    The second factor is kept: whoever holds the code also needs the person's phone, so an administrator who saw the
+    code cannot become the person (R28). A person whose role has no second factor may have a stray device reset
+    here (`reset_second_factor`); for the others a reset is a proposal the direction confirms with its signature
+    (propose_second_factor_reset, R29), and a code opens a new enrolment only after it (enrolment_allowed).
     """
     refuse_own_account(actor, employee)
     user = type(employee.user).objects.select_for_update().get(pk=employee.user_id)
+    if reset_second_factor and has_second_factor(user):
+        raise RoleForbidden(
+            "R29",
+            f"La double authentification de {employee} ne se réinitialise que sur proposition confirmée par la "
+            "direction (R28) : proposez la réinitialisation, puis émettez le code une fois confirmée",
+        )
+    if not enrolment_allowed(user):
+        raise RoleForbidden(
+            "R29",
+            f"{employee} n'a pas de double authentification active : son enrôlement avec un code doit d'abord être "
+            "confirmé par la direction (proposez la réinitialisation de sa double authentification)",
+        )
     code = "-".join("".join(secrets.choice(ALPHABET) for _ in range(GROUP_LENGTH)) for _ in range(GROUPS))
     expires_at = timezone.now() + datetime.timedelta(hours=settings.ACTIVATION_CODE_HOURS)
     record = ActivationCode.objects.create(
@@ -57,15 +111,30 @@ def issue_activation_code(actor, employee, reset_second_factor=False):
     end_tokens(user, "activation_code", actor=actor)
     journal(employee, "activation_code_issued", actor, code=record.pk, expires_at=expires_at.isoformat())
     if reset_second_factor:
-        # A new secret on the same rows (the application's database role may not delete them): the lost phone's
-        # codes stop working, and the device is enrolled anew with the activation code.
-        devices = list(TOTPDevice.objects.select_for_update().filter(user=user))
-        for device in devices:
-            device.key = default_key()
-            device.confirmed = False
-            device.save(update_fields=["key", "confirmed"])
-        journal(employee, "second_factor_reset", actor, devices=len(devices))
+        _renew_devices(user)
+        journal(employee, "second_factor_reset", actor, devices=TOTPDevice.objects.filter(user=user).count())
     return code, record
+
+
+def reset_second_factor(employee, actor, **payload):
+    """The direction confirmed it (R29): the person's devices get a new secret, unconfirmed, and whoever is logged
+    in as them is out; they enrol anew with an activation code. Journaled."""
+    user = type(employee.user).objects.select_for_update().get(pk=employee.user_id)
+    devices = _renew_devices(user)
+    end_sessions(user)
+    end_tokens(user, "second_factor_reset", actor=actor)
+    journal(employee, "second_factor_reset", actor, devices=devices, **payload)
+
+
+def _renew_devices(user):
+    # A new secret on the same rows (the application's database role may not delete them): the lost phone's codes
+    # stop working, and the device is enrolled anew with the activation code.
+    devices = list(TOTPDevice.objects.select_for_update().filter(user=user))
+    for device in devices:
+        device.key = default_key()
+        device.confirmed = False
+        device.save(update_fields=["key", "confirmed"])
+    return len(devices)
 
 
 def find_code(username, code):

@@ -31,6 +31,7 @@ class AccountChangeSerializer(serializers.ModelSerializer):
             "proposed_by",
             "proposed_at",
             *AccountChange.FIELDS,
+            "reset_second_factor",
             "previous",
             "state",
             "decided_by",

@@ -142,6 +142,40 @@ def propose(actor, employee, state):
     return change
 
 
+@names_actor
+@transaction.atomic
+def propose_second_factor_reset(actor, employee):
+    """Propose to reset the second factor of a person whose role has one, pending the direction's signature (R28,
+    R29): the administrator who would hand over the activation code must not be the one who decides it."""
+    from casino.accounts.activation import has_second_factor
+
+    refuse_own_account(actor, employee)
+    employee = Employee.objects.select_for_update(of=("self",)).select_related("user").get(pk=employee.pk)
+    if not has_second_factor(employee.user):
+        raise InvalidTransition(
+            "R28", f"Le rôle de {employee} n'a pas de double authentification : émettez simplement un code d'activation"
+        )
+    if AccountChange.objects.pending().filter(employee=employee).exists():
+        raise InvalidTransition(
+            "R29", f"Une proposition pour {employee} attend déjà la décision de la direction : elle est décidée d'abord"
+        )
+    actor_casinos = set(Casino.objects.for_user(actor).values_list("pk", flat=True))
+    casino_id = next((c for c in sorted(casinos_of(employee)) if c in actor_casinos), None)
+    if casino_id is None:
+        raise RoleForbidden("R29", "Cet employé n'appartient à aucun de vos établissements")
+    before = state_of(employee)
+    change = AccountChange.objects.create(
+        casino_id=casino_id,
+        employee=employee,
+        proposed_by=actor,
+        previous=_jsonable(before),
+        reset_second_factor=True,
+        **before,
+    )
+    journal(employee, "second_factor_reset_proposed", actor, change=change.pk)
+    return change
+
+
 def _jsonable(state):
     return {name: (value.isoformat() if hasattr(value, "isoformat") else value) for name, value in state.items()}
 
@@ -180,7 +214,10 @@ def decide(actor, change, confirm, password, reason="", otp=None):
         names = ", ".join(sorted(Role(r).label.lower() for r in roles))
         raise RoleForbidden("R29", f"Seul peut décider de cette proposition : {names}")
     verb = "confirme" if confirm else "refuse"
-    proposed = ", ".join(f"{name} = {value or '—'}" for name, value in _jsonable(change.proposed()).items())
+    if change.reset_second_factor:
+        proposed = "réinitialisation de la double authentification"
+    else:
+        proposed = ", ".join(f"{name} = {value or '—'}" for name, value in _jsonable(change.proposed()).items())
     statement = f"Je {verb} la proposition n° {change.pk} pour {employee.user.username} : {proposed}."
     signature = sign(
         change.casino,
@@ -200,8 +237,13 @@ def decide(actor, change, confirm, password, reason="", otp=None):
     if confirm:
         if _jsonable(state_of(employee)) != change.previous:
             raise InvalidTransition("R29", "Le rôle ou l'agrément a changé depuis la proposition : proposez à nouveau")
-        check_state(employee, change.proposed())
-        apply(employee, change.proposed(), actor, change=change.pk)
+        if change.reset_second_factor:
+            from casino.accounts.activation import reset_second_factor
+
+            reset_second_factor(employee, actor, change=change.pk)
+        else:
+            check_state(employee, change.proposed())
+            apply(employee, change.proposed(), actor, change=change.pk)
     return decision
 
 

@@ -24,7 +24,7 @@ from casino.accounts.activation import (
     needs_second_factor,
     use_activation_code,
 )
-from casino.accounts.services import decide
+from casino.accounts.services import decide, propose_second_factor_reset
 from casino.middleware import mark_refusal, refusal_of
 from casino.models import AccountChange, Employee
 from casino.rules import DomainError, cite
@@ -139,6 +139,25 @@ class IssueActivationCodeView(RoleRequiredMixin, View):
         # Shown once: never kept by a browser or a proxy cache.
         response["Cache-Control"] = "no-store"
         return response
+
+
+class ProposeSecondFactorResetView(RoleRequiredMixin, View):
+    """The administrator proposes to reset a person's second factor (lost phone); the direction decides (R28, R29)."""
+
+    permission_required = "casino.add_activationcode"
+
+    def post(self, request, pk):
+        employee = get_object_or_404(Employee.objects.for_user(request.user).select_related("user"), pk=pk)
+        try:
+            change = propose_second_factor_reset(request.user, employee)
+        except DomainError as exc:
+            response = render(request, "casino/refused.html", {"message": exc.message}, status=exc.status_code)
+            return mark_refusal(response, *refusal_of(exc))
+        messages.success(
+            request,
+            "Réinitialisation proposée : la direction la confirme par sa signature, puis émettez un code d'activation.",
+        )
+        return redirect("account-change-detail", pk=change.pk)
 
 
 class ActivationForm(forms.Form):
