@@ -42,7 +42,7 @@ MODULE_TESTS = {
     ],
     "casino/journal.py": ["test_journal.py", "test_rule_holes.py"],
     "casino/append_only.py": ["test_journal.py", "test_rule_holes.py"],
-    "casino/roles.py": ["test_roles_and_isolation.py", "test_cash_roles.py"],
+    "casino/roles.py": ["test_mutation_roles.py", "test_roles_and_isolation.py", "test_cash_roles.py"],
     # Not test_authorization_matrix.py: under mutmut's tracing it costs minutes a mutant on this machine.
     "casino/permissions.py": ["test_mutation_permissions.py", "test_roles_and_isolation.py"],
     "casino/models.py": [
