@@ -46,7 +46,7 @@ class ModelView:
 
 
 class PlainView:
-    """A view with no model and no declared permission (an APIView answering GET and POST)."""
+    """A view with no model and no declared permission (an APIView answering GET, HEAD, OPTIONS and POST)."""
 
     http_method_names = ["get", "post", "head", "options"]
 
@@ -54,6 +54,12 @@ class PlainView:
         pass
 
     def post(self):
+        pass
+
+    def head(self):
+        pass
+
+    def options(self):
         pass
 
 
@@ -162,4 +168,5 @@ def test_a_view_without_a_model_is_only_read_and_only_by_a_role(croupier, db):
         assert RolePermission().has_permission(request(croupier, method), view) is True, method
     assert RolePermission().has_permission(request(croupier, "POST"), view) is False
     nobody = User.objects.create_user("personne", password="x")
-    assert RolePermission().has_permission(request(nobody, "GET"), view) is False
+    for method in ("GET", "HEAD", "OPTIONS"):
+        assert RolePermission().has_permission(request(nobody, method), view) is False, method
