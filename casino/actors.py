@@ -56,20 +56,29 @@ def acting_as(user):
             del context.request
 
 
+@contextmanager
+def actor_named(user):
+    """The block form of `names_actor`, for a service that opens it in its body: outside a web request, name
+    `user` as the actor of what the block writes. Inside a request, the request's user already is."""
+    request = getattr(HistoricalRecords.context, "request", None)
+    if (
+        user is None
+        or not getattr(user, "is_authenticated", False)
+        or not (request is None or isinstance(request, Acting))
+    ):
+        yield user
+        return
+    with acting_as(user):
+        yield user
+
+
 def names_actor(service):
     """A service's first argument is the person acting: outside a web request (a command, a task, the demo seed),
     name that person as the actor of what the service writes. Inside a request, the request's user already is."""
 
     @functools.wraps(service)
     def wrapper(user, *args, **kwargs):
-        request = getattr(HistoricalRecords.context, "request", None)
-        if (
-            user is None
-            or not getattr(user, "is_authenticated", False)
-            or not (request is None or isinstance(request, Acting))
-        ):
-            return service(user, *args, **kwargs)
-        with acting_as(user):
+        with actor_named(user):
             return service(user, *args, **kwargs)
 
     return wrapper

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from casino.actors import names_actor
+from casino.actors import actor_named
 from casino.models import Casino, Employee, Role
 from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, article, invalid
@@ -232,202 +232,213 @@ def tableau_staff(seance, tableau):
     return [*sorted(members.values(), key=lambda u: u.username), roster.chef]
 
 
-@names_actor
-@transaction.atomic
 def create_roster(user, seance, apparatus, chef_username, member_usernames, tableaux=None):
     """Assign the chef and the launchers of an apparatus for a séance; the product proposes the order (R4).
 
     `tableaux` maps a launcher's username to the order number of the tableau they serve; without it the
     launchers are spread over the apparatus's tableaux in service, in the proposed order.
     """
-    require_director(user, "R4", "établir l'ordre de roulement")
-    casino = seance.gaming_day.casino
-    # Lock the séance: two directors building the same roster at once must not both write one.
-    seance = Seance.objects.select_for_update().get(pk=seance.pk)
-    if apparatus.casino_id != casino.pk:
-        raise invalid("apparatus", "R4", "L'appareil n'appartient pas à l'établissement de la séance")
-    _require_open_seance(seance, "établir son ordre de roulement")
-    if Roster.objects.filter(seance=seance, apparatus=apparatus).exists():
-        raise DomainError("R4", f"Un ordre de roulement existe déjà pour {apparatus.name} à cette séance")
-    day = seance.gaming_day.date
-    chef = _user(chef_username, "chef", casino)
-    check_chef(casino, chef, day)
-    usernames = list(member_usernames or [])
-    if len(usernames) < 2:
-        raise invalid("members", "R4", "Désignez au moins deux lanceurs : personne ne peut être spécialisé")
-    if len(set(usernames)) != len(usernames):
-        raise invalid("members", "R4", "Un lanceur ne figure qu'une fois dans l'ordre de roulement")
-    members = []
-    for username in usernames:
-        member = _user(username, "members", casino)
-        check_launcher(casino, member, day)
-        members.append(member)
-    if chef in members:
-        raise invalid("members", "R4", "Un chef de partie n'est jamais lanceur")
-    recent = recent_launches(casino, apparatus, seance.planned_start)
-    order = rotation.propose_order([m.pk for m in members], recent)
-    roster = Roster.objects.create(
-        seance=seance,
-        apparatus=apparatus,
-        chef=chef,
-        period_minutes=casino.rotation_period_minutes,
-        created_by=user,
-    )
-    by_id = {m.pk: m for m in members}
-    playing = tableaux_in_play(apparatus)
-    tableaux = dict(tableaux or {})
-    unknown = sorted(set(tableaux) - set(usernames))
-    if unknown:
-        raise invalid("tableaux", "R4", f"{', '.join(unknown)} ne figure pas parmi les lanceurs désignés")
-    for position, user_id in enumerate(order, start=1):
-        member = by_id[user_id]
-        if member.username in tableaux:
-            tableau = _tableau_of(apparatus, tableaux[member.username])
-        else:
-            tableau = playing[(position - 1) % len(playing)] if playing else None
-        RosterMember.objects.create(roster=roster, user=member, position=position, tableau=tableau)
-    return roster
+    with actor_named(user), transaction.atomic():
+        require_director(user, "R4", "établir l'ordre de roulement")
+        casino = seance.gaming_day.casino
+        # Lock the séance: two directors building the same roster at once must not both write one.
+        seance = Seance.objects.select_for_update().get(pk=seance.pk)
+        if apparatus.casino_id != casino.pk:
+            raise invalid("apparatus", "R4", "L'appareil n'appartient pas à l'établissement de la séance")
+        _require_open_seance(seance, "établir son ordre de roulement")
+        if Roster.objects.filter(seance=seance, apparatus=apparatus).exists():
+            raise DomainError("R4", f"Un ordre de roulement existe déjà pour {apparatus.name} à cette séance")
+        day = seance.gaming_day.date
+        chef = _user(chef_username, "chef", casino)
+        check_chef(casino, chef, day)
+        usernames = list(member_usernames or [])
+        if len(usernames) < 2:
+            raise invalid("members", "R4", "Désignez au moins deux lanceurs : personne ne peut être spécialisé")
+        if len(set(usernames)) != len(usernames):
+            raise invalid("members", "R4", "Un lanceur ne figure qu'une fois dans l'ordre de roulement")
+        members = []
+        for username in usernames:
+            member = _user(username, "members", casino)
+            check_launcher(casino, member, day)
+            members.append(member)
+        if chef in members:
+            raise invalid("members", "R4", "Un chef de partie n'est jamais lanceur")
+        recent = recent_launches(casino, apparatus, seance.planned_start)
+        order = rotation.propose_order([m.pk for m in members], recent)
+        roster = Roster.objects.create(
+            seance=seance,
+            apparatus=apparatus,
+            chef=chef,
+            period_minutes=casino.rotation_period_minutes,
+            created_by=user,
+        )
+        by_id = {m.pk: m for m in members}
+        playing = tableaux_in_play(apparatus)
+        tableaux = dict(tableaux or {})
+        unknown = sorted(set(tableaux) - set(usernames))
+        if unknown:
+            raise invalid("tableaux", "R4", f"{', '.join(unknown)} ne figure pas parmi les lanceurs désignés")
+        for position, user_id in enumerate(order, start=1):
+            member = by_id[user_id]
+            if member.username in tableaux:
+                tableau = _tableau_of(apparatus, tableaux[member.username])
+            else:
+                tableau = playing[(position - 1) % len(playing)] if playing else None
+            RosterMember.objects.create(roster=roster, user=member, position=position, tableau=tableau)
+        return roster
 
 
-@transaction.atomic
 def assign_tableau(user, roster, username, tableau_number):
     """The director says which tableau a launcher serves, while the order is a draft (R4, R20)."""
-    require_director(user, "R4", "modifier l'ordre de roulement")
-    roster = _lock_roster(roster)
-    if roster.state != Roster.State.DRAFT:
-        raise InvalidTransition("R23", "L'ordre de roulement est publié : il ne peut plus être modifié")
-    member = roster.members.filter(user__username=username or "").first()
-    if member is None:
-        raise invalid("member", "R4", f"{username} ne figure pas dans l'ordre de roulement")
-    member.tableau = _tableau_of(roster.apparatus, tableau_number, "tableau")
-    member.save(update_fields=["tableau"])
-    return roster
+    with transaction.atomic():
+        require_director(user, "R4", "modifier l'ordre de roulement")
+        roster = _lock_roster(roster)
+        if roster.state != Roster.State.DRAFT:
+            raise InvalidTransition("R23", "L'ordre de roulement est publié : il ne peut plus être modifié")
+        member = roster.members.filter(user__username=username or "").first()
+        if member is None:
+            raise invalid("member", "R4", f"{username} ne figure pas dans l'ordre de roulement")
+        member.tableau = _tableau_of(roster.apparatus, tableau_number, "tableau")
+        member.save(update_fields=["tableau"])
+        return roster
 
 
-@names_actor
-@transaction.atomic
 def reorder_roster(user, roster, usernames):
     """The director changes the proposed order before publishing; a published order never changes (R23)."""
-    require_director(user, "R4", "modifier l'ordre de roulement")
-    roster = _lock_roster(roster)
-    if roster.state != Roster.State.DRAFT:
-        raise InvalidTransition(
-            "R23",
-            "L'ordre de roulement est publié : il ne peut plus être modifié, enregistrez un changement en cours de séance",
-        )
-    members = {m.user.username: m for m in roster.members.select_related("user")}
-    usernames = list(usernames or [])
-    if sorted(usernames) != sorted(members):
-        raise invalid("order", "R4", "Le nouvel ordre doit reprendre exactement les lanceurs désignés, chacun une fois")
-    for position, username in enumerate(usernames, start=1):
-        member = members[username]
-        if member.position != position:
-            member.position = position
-            member.save(update_fields=["position"])
-    return roster
+    with actor_named(user), transaction.atomic():
+        require_director(user, "R4", "modifier l'ordre de roulement")
+        roster = _lock_roster(roster)
+        if roster.state != Roster.State.DRAFT:
+            raise InvalidTransition(
+                "R23",
+                "L'ordre de roulement est publié : il ne peut plus être modifié, enregistrez un changement en cours de séance",
+            )
+        members = {m.user.username: m for m in roster.members.select_related("user")}
+        usernames = list(usernames or [])
+        if sorted(usernames) != sorted(members):
+            raise invalid(
+                "order", "R4", "Le nouvel ordre doit reprendre exactement les lanceurs désignés, chacun une fois"
+            )
+        for position, username in enumerate(usernames, start=1):
+            member = members[username]
+            if member.position != position:
+                member.position = position
+                member.save(update_fields=["position"])
+        return roster
 
 
-@names_actor
-@transaction.atomic
 def publish_roster(user, roster, signer, password, otp=None):
     """Publish the order, signed by the director or a CoDir member who re-enters their password (R4)."""
-    from cashbox.models import Signature
-    from cashbox.services import sign
+    with actor_named(user), transaction.atomic():
+        from cashbox.models import Signature
+        from cashbox.services import sign
 
-    require_director(user, "R4", "publier l'ordre de roulement")
-    roster = _lock_roster(roster)
-    if roster.state != Roster.State.DRAFT:
-        raise InvalidTransition("R23", "L'ordre de roulement est déjà publié")
-    _require_open_seance(roster.seance, "publier son ordre de roulement")
-    members = list(roster.members.select_related("user", "tableau").order_by("position"))
-    playing = tableaux_in_play(roster.apparatus)
-    if playing:
-        unassigned = [_name(m.user) for m in members if m.tableau_id is None]
-        if unassigned:
-            raise invalid("tableaux", "R4", f"Indiquez le tableau que sert chaque croupier : {', '.join(unassigned)}")
-        served = {m.tableau_id for m in members}
-        idle = [str(t.number) for t in playing if t.pk not in served]
-        if idle:
-            raise invalid("tableaux", "R4", f"Aucun croupier ne sert le(s) tableau(x) n° {', '.join(idle)}")
-    names = ", ".join(
-        f"{m.position}. {_name(m.user)}" + (f" (tableau n° {m.tableau.number})" if m.tableau_id else "")
-        for m in members
-    )
-    statement = (
-        f"Ordre de roulement de {roster.apparatus.name}, {roster.seance} : {names} ; chef de partie "
-        f"{_name(roster.chef)} ; période {roster.period_minutes} min ({article('R4')})."
-    )
-    roster.signature = sign(
-        roster.casino, signer, password, Signature.Purpose.ROSTER, statement, {Role.DIRECTOR, Role.CODIR}, "R4", otp=otp
-    )
-    roster.state = Roster.State.PUBLISHED
-    roster.published_at = timezone.now()
-    roster.save(update_fields=["signature", "state", "published_at"])
-    return roster
+        require_director(user, "R4", "publier l'ordre de roulement")
+        roster = _lock_roster(roster)
+        if roster.state != Roster.State.DRAFT:
+            raise InvalidTransition("R23", "L'ordre de roulement est déjà publié")
+        _require_open_seance(roster.seance, "publier son ordre de roulement")
+        members = list(roster.members.select_related("user", "tableau").order_by("position"))
+        playing = tableaux_in_play(roster.apparatus)
+        if playing:
+            unassigned = [_name(m.user) for m in members if m.tableau_id is None]
+            if unassigned:
+                raise invalid(
+                    "tableaux", "R4", f"Indiquez le tableau que sert chaque croupier : {', '.join(unassigned)}"
+                )
+            served = {m.tableau_id for m in members}
+            idle = [str(t.number) for t in playing if t.pk not in served]
+            if idle:
+                raise invalid("tableaux", "R4", f"Aucun croupier ne sert le(s) tableau(x) n° {', '.join(idle)}")
+        names = ", ".join(
+            f"{m.position}. {_name(m.user)}" + (f" (tableau n° {m.tableau.number})" if m.tableau_id else "")
+            for m in members
+        )
+        statement = (
+            f"Ordre de roulement de {roster.apparatus.name}, {roster.seance} : {names} ; chef de partie "
+            f"{_name(roster.chef)} ; période {roster.period_minutes} min ({article('R4')})."
+        )
+        roster.signature = sign(
+            roster.casino,
+            signer,
+            password,
+            Signature.Purpose.ROSTER,
+            statement,
+            {Role.DIRECTOR, Role.CODIR},
+            "R4",
+            otp=otp,
+        )
+        roster.state = Roster.State.PUBLISHED
+        roster.published_at = timezone.now()
+        roster.save(update_fields=["signature", "state", "published_at"])
+        return roster
 
 
-@names_actor
-@transaction.atomic
 def record_change(user, roster, kind, member_username, reason, replacement_username=None, moment=None):
     """An absence, a late arrival, a return or a relief changes the order from now on, never before (R4, R23)."""
-    role = role_of(user)
-    if role not in CHANGERS:
-        label = role.label if role else "aucun rôle"
-        raise RoleForbidden(
-            "R4", f"Seuls le chef de partie et la direction enregistrent un changement (votre rôle : {label})"
-        )
-    if not user.employee.approval_valid:
-        raise RoleForbidden("R4", "Votre agrément n'est pas valide ce jour : vous ne pouvez pas modifier l'ordre")
-    roster = _lock_roster(roster)
-    if roster.state != Roster.State.PUBLISHED:
-        raise InvalidTransition("R4", "L'ordre de roulement n'est pas encore publié : modifiez le brouillon")
-    _require_open_seance(roster.seance, "modifier son ordre de roulement")
-    if kind not in RosterChange.Kind.values:
-        raise invalid("kind", "R4", "Changement inconnu : absence, arrivée tardive, retour ou relève")
-    reason = (reason or "").strip()
-    if not reason:
-        raise invalid("reason", "R4", "Indiquez le motif du changement")
-    limit = RosterChange._meta.get_field("reason").max_length
-    if len(reason) > limit:
-        raise invalid("reason", None, f"Le motif du changement ne dépasse pas {limit} caractères ({len(reason)} ici)")
-    moment = moment or timezone.now()
-    last = roster.changes.order_by("-at").values_list("at", flat=True).first()
-    if last and moment < last:
-        raise InvalidTransition("R23", "Un changement ne peut précéder le dernier enregistré : le passé reste tel quel")
-    casino, day = roster.casino, roster.seance.gaming_day.date
-    member = _user(member_username, "member", casino)
-    roster = rosters_with_everything(Roster.objects.filter(pk=roster.pk)).get()
-    in_force = rotation.effective_order(published_order(roster), roster_changes(roster), moment)
-    known = {m.user_id for m in roster.members.all()} | {c.replacement_id for c in roster.changes.all()}
-    replacement = None
-    if kind in (RosterChange.Kind.ABSENCE, RosterChange.Kind.RELIEF):
-        if member.pk not in in_force:
-            raise invalid("member", "R4", f"{_name(member)} n'est pas dans l'ordre en vigueur")
-        if kind == RosterChange.Kind.ABSENCE and len(in_force) < 2:
-            raise invalid("member", "R4", "Il ne resterait aucun lanceur : désignez d'abord une relève")
-    else:
-        if member.pk not in known:
-            raise invalid(
-                "member", "R4", f"{_name(member)} ne figure pas dans l'ordre de roulement : prévoyez une relève"
+    with actor_named(user), transaction.atomic():
+        role = role_of(user)
+        if role not in CHANGERS:
+            label = role.label if role else "aucun rôle"
+            raise RoleForbidden(
+                "R4", f"Seuls le chef de partie et la direction enregistrent un changement (votre rôle : {label})"
             )
-        if member.pk in in_force:
-            raise invalid("member", "R4", f"{_name(member)} est déjà dans l'ordre en vigueur")
-        check_launcher(casino, member, day, "member")
-    if kind == RosterChange.Kind.RELIEF:
-        replacement = _user(replacement_username, "replacement", casino)
-        check_launcher(casino, replacement, day, "replacement")
-        if replacement.pk in in_force:
-            raise invalid("replacement", "R4", f"{_name(replacement)} est déjà dans l'ordre en vigueur")
-    return RosterChange.objects.create(
-        roster=roster,
-        at=moment,
-        kind=kind,
-        member=member,
-        replacement=replacement,
-        reason=reason,
-        recorded_by=user,
-        recorded_at=timezone.now(),
-    )
+        if not user.employee.approval_valid:
+            raise RoleForbidden("R4", "Votre agrément n'est pas valide ce jour : vous ne pouvez pas modifier l'ordre")
+        roster = _lock_roster(roster)
+        if roster.state != Roster.State.PUBLISHED:
+            raise InvalidTransition("R4", "L'ordre de roulement n'est pas encore publié : modifiez le brouillon")
+        _require_open_seance(roster.seance, "modifier son ordre de roulement")
+        if kind not in RosterChange.Kind.values:
+            raise invalid("kind", "R4", "Changement inconnu : absence, arrivée tardive, retour ou relève")
+        reason = (reason or "").strip()
+        if not reason:
+            raise invalid("reason", "R4", "Indiquez le motif du changement")
+        limit = RosterChange._meta.get_field("reason").max_length
+        if len(reason) > limit:
+            raise invalid(
+                "reason", None, f"Le motif du changement ne dépasse pas {limit} caractères ({len(reason)} ici)"
+            )
+        moment = moment or timezone.now()
+        last = roster.changes.order_by("-at").values_list("at", flat=True).first()
+        if last and moment < last:
+            raise InvalidTransition(
+                "R23", "Un changement ne peut précéder le dernier enregistré : le passé reste tel quel"
+            )
+        casino, day = roster.casino, roster.seance.gaming_day.date
+        member = _user(member_username, "member", casino)
+        roster = rosters_with_everything(Roster.objects.filter(pk=roster.pk)).get()
+        in_force = rotation.effective_order(published_order(roster), roster_changes(roster), moment)
+        known = {m.user_id for m in roster.members.all()} | {c.replacement_id for c in roster.changes.all()}
+        replacement = None
+        if kind in (RosterChange.Kind.ABSENCE, RosterChange.Kind.RELIEF):
+            if member.pk not in in_force:
+                raise invalid("member", "R4", f"{_name(member)} n'est pas dans l'ordre en vigueur")
+            if kind == RosterChange.Kind.ABSENCE and len(in_force) < 2:
+                raise invalid("member", "R4", "Il ne resterait aucun lanceur : désignez d'abord une relève")
+        else:
+            if member.pk not in known:
+                raise invalid(
+                    "member", "R4", f"{_name(member)} ne figure pas dans l'ordre de roulement : prévoyez une relève"
+                )
+            if member.pk in in_force:
+                raise invalid("member", "R4", f"{_name(member)} est déjà dans l'ordre en vigueur")
+            check_launcher(casino, member, day, "member")
+        if kind == RosterChange.Kind.RELIEF:
+            replacement = _user(replacement_username, "replacement", casino)
+            check_launcher(casino, replacement, day, "replacement")
+            if replacement.pk in in_force:
+                raise invalid("replacement", "R4", f"{_name(replacement)} est déjà dans l'ordre en vigueur")
+        return RosterChange.objects.create(
+            roster=roster,
+            at=moment,
+            kind=kind,
+            member=member,
+            replacement=replacement,
+            reason=reason,
+            recorded_by=user,
+            recorded_at=timezone.now(),
+        )
 
 
 # Compliance report -----------------------------------------------------------------------------------------------

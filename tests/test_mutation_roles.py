@@ -1,0 +1,102 @@
+"""casino/roles.py tested directly: the groups of the roles, who is in which, and the role of a user. Each test
+breaks if one step of these functions is weakened (a mutant of `make mutation MODULE=casino/roles.py`)."""
+
+import pytest
+from django.contrib.auth.models import AnonymousUser, Group, Permission, User
+
+from casino.models import Employee, Role
+from casino.roles import ROLE_PERMISSIONS, _permission, ensure_groups, role_of, sync_groups
+
+pytestmark = pytest.mark.django_db
+
+
+def codenames(group):
+    return {f"{p.content_type.app_label}.{p.codename}" for p in group.permissions.select_related("content_type")}
+
+
+def expected(role):
+    names = set()
+    for spec in ROLE_PERMISSIONS[role]:
+        if ":" in spec:
+            model_path, action = spec.split(":")
+            app_label, model = model_path.split(".")
+            names.add(f"{app_label}.{action}_{model}")
+        else:
+            names.add(spec)
+    return names
+
+
+def test_a_model_permission_and_a_named_permission_are_found():
+    add = _permission("tables.apparatus:add")
+    assert (add.content_type.app_label, add.codename) == ("tables", "add_apparatus")
+    sign = _permission("cashbox.sign_register")
+    assert (sign.content_type.app_label, sign.codename) == ("cashbox", "sign_register")
+
+
+def test_an_unknown_permission_is_an_error_not_skipped():
+    with pytest.raises(Permission.DoesNotExist):
+        _permission("tables.apparatus:delete_all")
+
+
+def test_r29_each_role_group_holds_exactly_the_permissions_of_its_role():
+    ensure_groups()
+    for role in ROLE_PERMISSIONS:
+        assert codenames(Group.objects.get(name=role.label)) == expected(role), role
+
+
+def test_r29_ensure_groups_takes_back_a_permission_granted_by_hand_and_restores_a_removed_one():
+    ensure_groups()
+    group = Group.objects.get(name=Role.CROUPIER.label)
+    group.permissions.add(_permission("cashbox.sign_register"))
+    group.permissions.remove(_permission("cashbox.advance:add"))
+    Group.objects.filter(name=Role.CHEF.label).delete()
+    ensure_groups()
+    assert codenames(Group.objects.get(name=Role.CROUPIER.label)) == expected(Role.CROUPIER)
+    assert codenames(Group.objects.get(name=Role.CHEF.label)) == expected(Role.CHEF)
+
+
+def test_r29_an_employee_is_in_the_group_of_its_role_only(croupier):
+    employee = croupier.employee
+    other = Group.objects.get(name=Role.DIRECTOR.label)
+    unrelated = Group.objects.create(name="Équipe du soir")
+    croupier.groups.add(other, unrelated)
+    sync_groups(employee)
+    assert set(croupier.groups.values_list("name", flat=True)) == {Role.CROUPIER.label, "Équipe du soir"}
+
+
+def test_r29_a_changed_role_moves_the_employee_to_its_new_group(croupier):
+    employee = Employee.objects.get(user=croupier)
+    employee.role = Role.CAISSIER
+    sync_groups(employee)
+    assert list(croupier.groups.values_list("name", flat=True)) == [Role.CAISSIER.label]
+
+
+def test_r29_a_missing_role_group_is_created_when_needed(croupier):
+    Group.objects.filter(name=Role.CAISSIER.label).delete()
+    employee = croupier.employee
+    employee.role = Role.CAISSIER
+    sync_groups(employee)
+    assert list(croupier.groups.values_list("name", flat=True)) == [Role.CAISSIER.label]
+
+
+def test_r29_an_employee_without_a_confirmed_role_is_in_no_role_group(croupier):
+    unrelated = Group.objects.create(name="Équipe du soir")
+    croupier.groups.add(unrelated)
+    employee = croupier.employee
+    employee.role = ""
+    sync_groups(employee)
+    assert list(croupier.groups.values_list("name", flat=True)) == ["Équipe du soir"]
+    assert not User.objects.get(pk=croupier.pk).has_perm("cashbox.add_advance")
+
+
+def test_the_role_of_a_user(croupier, director):
+    assert role_of(croupier) is Role.CROUPIER
+    assert role_of(director) is Role.DIRECTOR
+
+
+def test_no_role_for_an_anonymous_user_a_user_without_profile_or_an_unconfirmed_role(croupier):
+    assert role_of(AnonymousUser()) is None
+    assert role_of(User.objects.create_user("sans-profil", password="x")) is None
+    employee = croupier.employee
+    employee.role = ""
+    assert role_of(croupier) is None
