@@ -83,7 +83,7 @@ def test_a_whole_day_runs_through_the_pages(client, cash_staff, casino, boule_ta
     ok(client.post(f"/seances/{evening.pk}/fermer/", {"confirm": "1"}))
 
     carnet = client.get(f"/caisse/carnets/{Advance.objects.filter(kind='top_up').get().cashbox_id}/").content.decode()
-    assert "16000,00 €" in carnet and "1000,00 €" in carnet
+    assert "16\u202f000,00\u00a0€" in carnet and "1\u202f000,00\u00a0€" in carnet
 
     register_url = f"/caisse/registres/{day.isoformat()}/?casino={casino.pk}"
     ok(client.post(register_url, {"action": "draw_up"}))

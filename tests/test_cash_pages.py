@@ -127,7 +127,7 @@ def test_r21_the_carnet_prints_the_seance_with_its_result(
     post_advance(api, chef, boule_tableau, open_day)
     post_final_count(api, chef, boule_tableau, open_day, "9000")
     page = as_user(director).get(f"/caisse/carnets/{main_box(boule_tableau).pk}/").content.decode()
-    assert "modèle 10" in page and "1000,00 €" in page and "« exact »" in page
+    assert "modèle 10" in page and "1\u202f000,00\u00a0€" in page and "« exact »" in page
 
 
 def test_r22_the_register_is_drawn_up_and_signed_twice_in_the_browser(

@@ -214,7 +214,7 @@ def test_r11_the_opening_form_refuses_a_change_with_409(as_user, director, boule
 def test_the_limits_notice_shows_minimum_maximums_and_advance(as_user, director, boule_tableau, casino):
     opening, _ = open_tableau(director, boule_tableau, today(casino), "2.00", "200.00", "1000.00")
     page = as_user(director).get(f"/seances/ouvertures/{opening.pk}/affiche/").content.decode()
-    for text in ("tableau n° 1", "2,00", "200,00", "1000,00", "8000,00"):
+    for text in ("tableau n° 1", "2,00", "200,00", "1\u202f000,00", "8\u202f000,00"):
         assert text in page.replace(".", ","), text
 
 
