@@ -111,7 +111,7 @@ class SeanceTransitionView(RoleRequiredMixin, View):
             messages.success(request, f"{seance.get_kind_display()} : {Seance.State(self.target).label.lower()}.")
         except DomainError as exc:
             transaction.set_rollback(True)
-            if exc.details:
+            if self.target == Seance.State.CLOSED and exc.details:
                 messages.error(request, "La séance ne peut être close. Il manque :")
                 for detail in exc.details:
                     messages.error(request, f"{detail['rule']} · {detail['message']}")

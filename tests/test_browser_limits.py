@@ -25,10 +25,10 @@ def test_r12_director_opens_a_tableau_and_sees_the_ranges_follow_the_minimum(pag
 
     page.fill("#id_minimum", "2")
     expect(page.locator("#range-max_plein")).to_contain_text("de 80,00 € à 200,00 €")
-    expect(page.locator("#range-max_chances")).to_contain_text("de 400,00 € à 1000,00 €")
+    expect(page.locator("#range-max_chances")).to_contain_text("de 400,00\u00a0€ à 1\u202f000,00\u00a0€")
     page.fill("#id_minimum", "5")
     expect(page.locator("#range-max_plein")).to_contain_text("de 200,00 € à 500,00 €")
-    expect(page.locator("#range-max_chances")).to_contain_text("de 1000,00 € à 2500,00 €")
+    expect(page.locator("#range-max_chances")).to_contain_text("de 1\u202f000,00\u00a0€ à 2\u202f500,00\u00a0€")
 
     page.fill("#id_max_plein", "600")
     page.fill("#id_max_chances", "2500")
