@@ -5,17 +5,22 @@ from django_filters import rest_framework as filters
 
 from cashbox.models import Advance, ControlRegister, Correction, Count, Deputy, Interruption, RegisterAmendment
 from casino.filters import IdFilter, period
-from tables.models import Cashbox
+from tables.filters import CashboxFilter
 
 GAMING_DAY = "Journée de jeu (AAAA-MM-JJ)."
 
 
-class AdvanceFilter(filters.FilterSet):
+class CashRecordFilter(filters.FilterSet):
+    """What an advance and a count of a cash box are found by."""
+
     casino = IdFilter(field_name="cashbox__tableau__casino", label="Établissement.")
     seance = IdFilter(label="Séance.")
     gaming_day = filters.DateFilter(field_name="seance__gaming_day__date", label=GAMING_DAY)
     tableau = IdFilter(field_name="cashbox__tableau", label="Tableau.")
     cashbox = IdFilter(label="Caisse.")
+
+
+class AdvanceFilter(CashRecordFilter):
     kind = filters.ChoiceFilter(choices=Advance.Kind.choices, label="Avance initiale ou complémentaire.")
 
     class Meta:
@@ -26,12 +31,7 @@ class AdvanceFilter(filters.FilterSet):
 period(AdvanceFilter, "recorded_at", "Inscription")
 
 
-class CountFilter(filters.FilterSet):
-    casino = IdFilter(field_name="cashbox__tableau__casino", label="Établissement.")
-    seance = IdFilter(label="Séance.")
-    gaming_day = filters.DateFilter(field_name="seance__gaming_day__date", label=GAMING_DAY)
-    tableau = IdFilter(field_name="cashbox__tableau", label="Tableau.")
-    cashbox = IdFilter(label="Caisse.")
+class CountFilter(CashRecordFilter):
     kind = filters.ChoiceFilter(choices=Count.Kind.choices, label="Comptage d'interruption ou de fin de séance.")
 
     class Meta:
@@ -115,11 +115,5 @@ class DeputyFilter(filters.FilterSet):
         fields = []
 
 
-class CarnetFilter(filters.FilterSet):
-    casino = IdFilter(field_name="tableau__casino", label="Établissement.")
-    tableau = IdFilter(label="Tableau.")
-    kind = filters.ChoiceFilter(choices=Cashbox.Kind.choices, label="Type de caisse (R3).")
-
-    class Meta:
-        model = Cashbox
-        fields = []
+# A carnet is its cash box: the same filters as the registry's cash boxes.
+CarnetFilter = CashboxFilter
