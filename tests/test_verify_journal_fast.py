@@ -107,7 +107,9 @@ def test_r23_the_sql_reconciliation_flags_a_changed_row_and_python_words_it(worl
     count = world["count"]
     drop_guard("cashbox_count")
     with connection.cursor() as cursor:
-        cursor.execute("UPDATE cashbox_count SET result = result + 1000 WHERE id = %s", [count.pk])
+        cursor.execute(
+            "UPDATE cashbox_count SET amount = amount + 1000, result = result + 1000 WHERE id = %s", [count.pk]
+        )
     proven = journal_fast.chain_state(casino)
     assert proven is not None
     assert [what for _s, what in proven[1]] == [what for _s, what in exact(casino)[1]]
@@ -120,14 +122,19 @@ def test_r23_each_kind_of_field_changed_is_flagged_by_the_sql(world, kind):
     casino = world["casino"]
     count = world["count"]
     change = {
-        "decimal": "amount = amount + 0.01",
+        "decimal": "amount = amount + 0.01, result = result + 0.01",
         "datetime": "recorded_at = recorded_at + interval '1 microsecond'",
         "json": """chips = chips || '{"1.00": 1}'::jsonb""",
-        "text": "kind = 'x'",
+        "text": None,
         "integer": "cashbox_id = cashbox_id",  # rewritten unchanged: nothing to report (no false alarm)
         "boolean": None,
     }[kind]
-    if kind == "boolean":
+    if kind == "text":
+        drop_guard("casino_casino")
+        with connection.cursor() as cursor:
+            cursor.execute("UPDATE casino_casino SET name = name || ' bis' WHERE id = %s", [casino.pk])
+        expected = f"casino.casino n° {casino.pk} : le champ « name »"
+    elif kind == "boolean":
         from tables.models import Apparatus
 
         drop_guard("tables_apparatus")
