@@ -15,9 +15,12 @@ RSS (ru_maxrss) is its own:
       parallel blocks stitched at their seams, and every current record row (one apparatus per three entries, exported by COPY as the export writes them)
       against its last journal document (entries per second, records included in the time).
 
-Targets: export ≤ 1.5 × raw COPY time; memory flat (< 300 MB, and not growing with size); verification with
+  (d) `manage.py verify_journal --casino N` (the database-side verification: the live chain in parallel blocks, the
+      filter columns, the seals, and every apparatus row reconciled with its last journal document).
+
+Targets: export ≤ 1.5 × raw COPY time; memory flat (< 300 MB, and not growing with size); both verifications with
 reconciliation ≥ 1,000,000 entries/s on both cores (issue 15), printed beside the bound: SHA-256 alone over the
-same lines. The last line holds the figures as name=value, for a script.
+same lines. The last line holds the figures as name=value, for a script, `verify_journal_per_s` last.
 """
 
 import argparse
