@@ -12,9 +12,9 @@ RSS (ru_maxrss) is its own:
       Django's connection, hashed while written), with its peak memory;
   (b) a raw `COPY (SELECT …) TO STDOUT` of the same rows, for reference;
   (c) the verification of the exported file by tools/verify_export.py with reconciliation on: the chain in
-      parallel blocks stitched at their seams, and every current record row (one apparatus per three entries, exported by COPY as the export writes them)
-      against its last journal document (entries per second, records included in the time).
-
+      parallel blocks stitched at their seams, and every current record row (one apparatus per three entries,
+      exported by COPY as the export writes them) against its last journal document (entries per second, records
+      included in the time);
   (d) `manage.py verify_journal --casino N` (the database-side verification: the live chain in parallel blocks, the
       filter columns, the seals, and every apparatus row reconciled with its last journal document).
 
