@@ -1,6 +1,6 @@
 """Benchmark of the journal export and of its offline verification (R23), on PostgreSQL.
 
-    DEBUG=1 .venv/bin/python bench/journal_export.py [--entries 500000]
+    .venv/bin/python bench/journal_export.py [--entries 500000] [--small 50000] [--keep]
 
 It creates its own database on DATABASE_URL's server (`casino_journal_bench`, or BENCH_DATABASE_URL whose name
 contains "bench"), drops it at the end, migrates it, and fills it
@@ -12,21 +12,24 @@ RSS (ru_maxrss) is its own:
       Django's connection, hashed while written), with its peak memory;
   (b) a raw `COPY (SELECT …) TO STDOUT` of the same rows, for reference;
   (c) the verification of the exported file by tools/verify_export.py with reconciliation on: the chain in
-      parallel blocks stitched at their seams, and every current record row (one advance per three entries, written as the export writes them)
-      against its last journal document (entries per second, records included in the time).
+      parallel blocks stitched at their seams, and every current record row (one apparatus per three entries,
+      exported by COPY as the export writes them) against its last journal document (entries per second, records
+      included in the time);
+  (d) `manage.py verify_journal --casino N` (the database-side verification: the live chain in parallel blocks, the
+      filter columns, the seals, and every apparatus row reconciled with its last journal document).
 
-Targets: export ≤ 1.5 × raw COPY time; memory flat (< 300 MB, and not growing with size); verification with
+Targets: export ≤ 1.5 × raw COPY time; memory flat (< 300 MB, and not growing with size); both verifications with
 reconciliation ≥ 1,000,000 entries/s on both cores (issue 15), printed beside the bound: SHA-256 alone over the
-same lines. The last line holds the figures as name=value, for a script.
+same lines. The last line holds the figures as name=value, for a script, `verify_journal_per_s` last.
 """
 
 import argparse
-import csv
 import datetime
 import hashlib
 import json
 import os
 import resource
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -37,6 +40,11 @@ from urllib.parse import urlparse
 BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
+# A benchmark runs with DEBUG off, as production does, with what production's settings require: it signs no
+# session (a throw-away key) and queues no task (an in-process broker that nothing reads).
+os.environ.setdefault("SECRET_KEY", "journal-bench-" + secrets.token_hex(24))
+os.environ.setdefault("CELERY_BROKER_URL", "memory://")
+os.environ.setdefault("CELERY_RESULT_BACKEND", "cache+memory://")
 
 
 def maxrss_mb():
@@ -73,16 +81,16 @@ def admin_execute(url, *statements):
             connection.execute(statement)
 
 
-RECORD_COLUMNS = ["id", "kind", "chips", "amount", "cashbox_id", "seance_id", "recorded_at"]
+RECORD_COLUMNS = ["id", "casino_id", "game", "name", "numbers", "cases", "in_service"]
 
 
-def fill(entries, label, records_path=None):
+def fill(entries, label):
     """A casino with a chain of `entries` journal entries, built in Python and loaded with COPY FROM STDIN.
 
-    Every three entries describe one advance (created, then changed twice); with `records_path`, the advances'
-    current rows are written there as the export writes them (PostgreSQL's COPY text forms), for the verifier to
-    reconcile each with its last journal document."""
-    from django.db import connection
+    Every three entries describe one apparatus (created, then changed twice), and the apparatus rows are loaded too,
+    each as its last journal document says: `verify_journal` reconciles them in the database, the offline verifier
+    in the records file that `write_records` exports."""
+    from django.db import connection, transaction
 
     from casino.journal import GENESIS, canonical, chain_hash
     from casino.models import Casino, JournalEntry
@@ -98,52 +106,47 @@ def fill(entries, label, records_path=None):
     # Creating the casino journaled its own creation: the bench chain continues from there.
     head = JournalEntry.objects.filter(casino=casino).order_by("-sequence").values_list("sequence", "hash").first()
     offset, previous = head if head else (0, GENESIS)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(max(id), 0) FROM tables_apparatus")
+        base = cursor.fetchone()[0]
     columns = (
-        "casino_id, sequence, recorded_at, actor_role, action, object_type, object_id, document, previous_hash, hash"
+        "casino_id, sequence, recorded_at, actor_role, action, object_type, object_id, tableau_number, document, "
+        "previous_hash, hash"
     )
-    records = open(records_path, "w", newline="") if records_path else None  # noqa: SIM115 (closed below)
-    writer = csv.writer(records, lineterminator="\n") if records else None
-    if writer:
-        writer.writerow(RECORD_COLUMNS)
-    with connection.cursor() as cursor, cursor.connection.cursor() as pg:
+    rows = []
+    # The rows are loaded with the triggers off (the bench's own database, as its owner): the journal head's trigger
+    # would rewrite the head row once per entry; the head is set once at the end instead.
+    with transaction.atomic(), connection.cursor() as cursor, cursor.connection.cursor() as pg:
+        pg.execute("SET LOCAL session_replication_role = replica")
         with pg.copy(f"COPY casino_journalentry ({columns}) FROM STDIN") as copy:
             for sequence in range(offset + 1, offset + entries + 1):
                 at = start + datetime.timedelta(seconds=sequence)
-                object_id = str(sequence // 3 + 1)
-                amount = f"{8000 + sequence % 3}.00"
+                version = sequence % 3
+                pk = base + sequence // 3 + 1
+                payload = {
+                    "id": pk,
+                    "casino_id": casino.pk,
+                    "game": "boule",
+                    "name": f"Boule n° {pk} ({version})",
+                    "numbers": 9,
+                    "cases": 9,
+                    "in_service": version != 1,
+                }
+                action = "tables.apparatus." + ("create" if version == 0 else "change")
                 document = {
                     "casino": casino.pk,
                     "sequence": sequence,
                     "at": at,
                     "actor": "",
                     "role": "croupier",
-                    "action": "cashbox.advance.create",
-                    "object_type": "cashbox.advance",
-                    "object_id": object_id,
-                    "payload": {
-                        "id": int(object_id),
-                        "amount": amount,
-                        "chips": {"100.00": 80},
-                        "kind": "initial",
-                        "cashbox_id": int(object_id) % 7 + 1,
-                        "seance_id": int(object_id) // 40 + 1,
-                        "recorded_at": start + datetime.timedelta(seconds=int(object_id)),
-                    },
+                    "action": action,
+                    "object_type": "tables.apparatus",
+                    "object_id": str(pk),
+                    "tableau": None,
+                    "payload": payload,
                 }
-                if writer and (sequence % 3 == 2 or sequence == offset + entries):
-                    # The advance's last entry: its row as COPY writes it (JSON with spaces, "+00" time zone).
-                    payload = document["payload"]
-                    writer.writerow(
-                        [
-                            payload["id"],
-                            "initial",
-                            '{"100.00": 80}',
-                            amount,
-                            payload["cashbox_id"],
-                            payload["seance_id"],
-                            payload["recorded_at"].strftime("%Y-%m-%d %H:%M:%S+00"),
-                        ]
-                    )
+                if version == 2 or sequence == offset + entries:
+                    rows.append(tuple(payload[name] for name in RECORD_COLUMNS))  # the record as it stands now
                 body = canonical(document)
                 digest = chain_hash(previous, body)
                 copy.write_row(
@@ -152,20 +155,42 @@ def fill(entries, label, records_path=None):
                         sequence,
                         at,
                         "croupier",
-                        "cashbox.advance.create",
-                        "cashbox.advance",
-                        object_id,
+                        action,
+                        "tables.apparatus",
+                        str(pk),
+                        None,
                         body.decode(),
                         previous,
                         digest,
                     )
                 )
                 previous = digest
-    if records:
-        records.close()
+        with pg.copy(f"COPY tables_apparatus ({', '.join(RECORD_COLUMNS)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        pg.execute("SELECT setval(pg_get_serial_sequence('tables_apparatus', 'id'), max(id)) FROM tables_apparatus")
+        pg.execute(
+            "UPDATE casino_journalhead SET sequence = %s, hash = %s WHERE casino_id = %s",
+            [sequence, previous, casino.pk],
+        )
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE casino_journalentry")
+        cursor.execute("ANALYZE tables_apparatus")
     return casino.pk
+
+
+def write_records(casino_id, path):
+    """The casino's apparatus rows as an export writes a record file: COPY … CSV, PostgreSQL's text forms."""
+    import psycopg
+
+    query = (
+        f"COPY (SELECT {', '.join(RECORD_COLUMNS)} FROM tables_apparatus WHERE casino_id = {int(casino_id)} "
+        "ORDER BY id) TO STDOUT WITH (FORMAT csv, HEADER)"
+    )
+    with psycopg.connect(os.environ["DATABASE_URL"]) as connection, open(path, "wb") as file:
+        with connection.cursor() as cursor, cursor.copy(query) as copy:
+            for chunk in copy:
+                file.write(chunk)
 
 
 # Children: one measurement each, peak memory measured in its own process ---------------------------------------
@@ -220,7 +245,7 @@ def child_verify(path, records_path):
     import verify_export
 
     folder = os.path.dirname(path)
-    files = {os.path.basename(records_path): "cashbox.advance"}
+    files = {os.path.basename(records_path): "tables.apparatus"}
     bag = verify_export.Bag(folder)
     baseline = maxrss_mb()
     began = time.perf_counter()
@@ -250,6 +275,42 @@ def child_verify(path, records_path):
     }
 
 
+def child_verify_journal(casino_id):
+    """`manage.py verify_journal --casino N` as an operator runs it: the live chain in the database, its seals, the
+    filter columns against the signed documents, and every apparatus row reconciled with its last document."""
+    import io
+
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    connection.ensure_connection()
+    baseline = maxrss_mb()
+    out, err = io.StringIO(), io.StringIO()
+    began = time.perf_counter()
+    try:
+        call_command("verify_journal", casino=int(casino_id), stdout=out, stderr=err)
+        failed = False
+    except Exception:  # noqa: BLE001 (CommandError: the problems are on err)
+        failed = True
+    seconds = time.perf_counter() - began
+    from casino.models import JournalEntry
+
+    count = JournalEntry.objects.filter(casino_id=casino_id).count()
+    return {
+        "seconds": seconds,
+        "rows": count,
+        "per_second": count / seconds,
+        "problems": len(err.getvalue().splitlines()) if failed else 0,
+        "first_problem": err.getvalue().splitlines()[:1],
+        "said": out.getvalue().strip(),
+        "baseline_mb": baseline,
+        "peak_mb": maxrss_mb(),
+    }
+
+
 def run_child(*args):
     result = subprocess.run(
         [sys.executable, __file__, "--child", *map(str, args)], capture_output=True, text=True, check=False
@@ -274,7 +335,9 @@ def measure(casino_id, entries, folder, records_path):
     best = {kind: min(results, key=lambda r: r["seconds"]) for kind, results in runs.items()}
     os.remove(exported)
     verify = dict(verifies[0], median_per_second=verifies[len(verifies) // 2]["per_second"])
-    return {"entries": entries, **best, "verify": verify}
+    journal = sorted((run_child("journal", casino_id) for _ in range(VERIFY_RUNS)), key=lambda r: r["seconds"])
+    journal = dict(journal[0], median_per_second=journal[len(journal) // 2]["per_second"])
+    return {"entries": entries, **best, "verify": verify, "verify_journal": journal}
 
 
 VERIFY_RUNS = 3
@@ -284,7 +347,8 @@ def report(results):
     print()
     print(
         f"{'entries':>10} {'export s':>9} {'raw COPY s':>10} {'ratio':>6} {'export MB':>10} {'peak RSS':>9} "
-        f"{'verify s':>9} {'entries/s':>10} {'chain only/s':>12} {'SHA-256/s':>10} {'verify MB':>10}"
+        f"{'verify s':>9} {'entries/s':>10} {'chain only/s':>12} {'SHA-256/s':>10} {'verify MB':>10} "
+        f"{'verify_journal s':>16} {'entries/s':>10}"
     )
     for r in results:
         export, raw, verify = r["export"], r["raw"], r["verify"]
@@ -293,7 +357,8 @@ def report(results):
             f"{export['seconds'] / raw['seconds']:>6.2f} {export['bytes'] / 2**20:>10.1f} "
             f"{export['peak_mb']:>8.0f}M {verify['seconds']:>9.2f} {verify['per_second']:>10,.0f} "
             f"{verify['chain_only_per_second']:>12,.0f} {verify['sha256_per_second']:>10,.0f} "
-            f"{verify['peak_mb'] - verify['baseline_mb']:>9.1f}M"
+            f"{verify['peak_mb'] - verify['baseline_mb']:>9.1f}M "
+            f"{r['verify_journal']['seconds']:>16.2f} {r['verify_journal']['per_second']:>10,.0f}"
         )
     big, small = results[-1], results[0]
     ratio = big["export"]["seconds"] / big["raw"]["seconds"]
@@ -318,6 +383,16 @@ def report(results):
             big["verify"]["per_second"] >= 1_000_000,
         ),
         (f"verified chain intact ({big['verify']['problems']} problems)", big["verify"]["problems"] == 0),
+        (
+            f"verify_journal with reconciliation ≥ 1,000,000 entries/s ({big['verify_journal']['per_second']:,.0f}/s "
+            f"best, {big['verify_journal']['median_per_second']:,.0f}/s median of {VERIFY_RUNS})",
+            big["verify_journal"]["per_second"] >= 1_000_000,
+        ),
+        (
+            f"verify_journal: chain intact and records reconciled ({big['verify_journal']['problems']} problems"
+            f"{': ' + big['verify_journal']['first_problem'][0] if big['verify_journal']['first_problem'] else ''})",
+            big["verify_journal"]["problems"] == 0,
+        ),
     ]
     for label, ok in checks:
         print(f"  [{'OK' if ok else 'ÉCHEC'}] {label}")
@@ -330,8 +405,11 @@ def report(results):
         "verify_median_per_s": f"{verify['median_per_second']:.0f}",
         "chain_per_s": f"{verify['chain_only_per_second']:.0f}",
         "sha256_per_s": f"{verify['sha256_per_second']:.0f}",
+        "verify_journal_per_s": f"{big['verify_journal']['per_second']:.0f}",
         "load1": f"{os.getloadavg()[0]:.2f}",
     }
+    # verify_journal_per_s last, as the issue reads it.
+    figures["verify_journal_per_s"] = figures.pop("verify_journal_per_s")
     print(" ".join(f"{name}={value}" for name, value in figures.items()))
     return all(ok for _label, ok in checks)
 
@@ -340,18 +418,30 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--entries", type=int, default=500_000)
     parser.add_argument("--small", type=int, default=50_000, help="a smaller chain, to show memory does not grow")
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the database at the end and reuse its chains on the next run with --keep (filling 500,000 "
+        "entries takes minutes); by default it is created and dropped",
+    )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.child:
         kind, *rest = args.child
-        result = {"export": child_export, "raw": child_raw, "verify": child_verify}[kind](*rest)
+        result = {
+            "export": child_export,
+            "raw": child_raw,
+            "verify": child_verify,
+            "journal": child_verify_journal,
+        }[kind](*rest)
         print(json.dumps(result))
         return 0
 
     url = database_url()
     name = urlparse(url).path.lstrip("/")
-    admin_execute(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'CREATE DATABASE "{name}"')
+    if not (args.keep and database_exists(url)):
+        admin_execute(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'CREATE DATABASE "{name}"')
     os.environ["DATABASE_URL"] = url  # for this process and the children
     try:
         import django
@@ -359,22 +449,42 @@ def main():
         django.setup()
         from django.core.management import call_command
 
+        from casino.models import Casino
+
         call_command("migrate", verbosity=0)
         results = []
         with tempfile.TemporaryDirectory(prefix="journal-bench-") as folder:
             for entries in sorted({args.small, args.entries}):
                 began = time.perf_counter()
-                records_path = os.path.join(folder, f"records-{entries}", "advances.csv")
+                records_path = os.path.join(folder, f"records-{entries}", "apparatus.csv")
                 os.makedirs(os.path.dirname(records_path))
-                casino_id = fill(entries, entries, records_path)
-                print(f"filled {entries:,} entries in {time.perf_counter() - began:.1f} s (COPY FROM STDIN)")
+                kept = Casino.objects.filter(name=f"Banc d'essai {entries}").values_list("pk", flat=True).first()
+                if kept:
+                    casino_id = kept
+                    print(f"kept {entries:,} entries from the last run (--keep)")
+                else:
+                    casino_id = fill(entries, entries)
+                    print(f"filled {entries:,} entries in {time.perf_counter() - began:.1f} s (COPY FROM STDIN)")
+                write_records(casino_id, records_path)
                 results.append(measure(casino_id, entries, os.path.dirname(records_path), records_path))
         return 0 if report(results) else 1
     finally:
         from django.db import connections
 
         connections.close_all()
-        admin_execute(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if not args.keep:
+            admin_execute(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def database_exists(url):
+    import psycopg
+
+    admin = urlparse(url)._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as connection:
+        found = connection.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [urlparse(url).path.lstrip("/")]
+        ).fetchone()
+    return found is not None
 
 
 if __name__ == "__main__":

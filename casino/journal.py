@@ -376,13 +376,13 @@ def verify_chain(entries):
     return problems
 
 
-def verify_casino(casino, reconcile=True, seals=None):
+def verify_casino(casino, reconcile=True, seals=None, processes=None):
     """Verify a casino's live chain and records: (number of entries, problems); see chain_state."""
-    count, problems, _last_documents = chain_state(casino, reconcile, seals)
+    count, problems, _last_documents = chain_state(casino, reconcile, seals, want_documents=False, processes=processes)
     return count, problems
 
 
-def chain_state(casino, reconcile=True, seals=None):
+def chain_state(casino, reconcile=True, seals=None, want_documents=True, processes=None):
     """Verify a casino's live chain: (number of entries, problems), streaming so that memory stays flat.
 
     The chain is also checked against every seal (casino/seals.py): those of the database and the seal documents
@@ -393,8 +393,21 @@ def chain_state(casino, reconcile=True, seals=None):
     `reconcile`, every journaled record's current row is compared with its last journal document (see
     `reconcile_records`): a row changed behind a dropped trigger is named by record and field. Problems are
     (sequence number or None, French sentence).
+
+    On PostgreSQL an intact journal is proven in bulk, in parallel blocks (casino/journal_fast.py); anything that
+    does not hold there is read here, entry by entry, which words each problem. `want_documents` False: the last
+    documents are not needed (verification only), the fast path does not gather them.
     """
+    from django.db import connection
+
     from casino.models import JournalEntry
+
+    if connection.vendor == "postgresql":
+        from casino import journal_fast
+
+        proven = journal_fast.chain_state(casino, reconcile, seals, want_documents, processes)
+        if proven is not None:
+            return proven
 
     rows = (
         JournalEntry.objects.filter(casino=casino)
@@ -518,34 +531,44 @@ def reconcile_records(casino_id, last_documents):
     seen = set()
     for model in journaled_models():
         label = model._meta.label_lower
-        fields = {f.attname: f for f in model._meta.concrete_fields}
         for instance in records_of(model, casino_id).order_by("pk").iterator(chunk_size=2000):
             key = (label, str(instance.pk))
             seen.add(key)
-            last = last_documents.get(key)
-            record = f"{label} n° {instance.pk}"
-            if last is None:
-                if model._meta.label_lower == "casino.employee":
-                    # An employee is journaled to the casinos of their memberships, which may come after them.
-                    continue
-                found.append(_mismatch(None, record, "", None, None, f"{record} : absent du journal"))
-                continue
-            sequence, document = last
-            payload = json.loads(document).get("payload", {})
-            current = _comparable(record_payload(instance))
-            for name, model_field in fields.items():
-                if not same_value(model_field, payload.get(name), current.get(name)):
-                    found.append(
-                        _mismatch(
-                            sequence,
-                            record,
-                            name,
-                            payload.get(name),
-                            current.get(name),
-                            f"{record} : le champ « {name} » vaut {current.get(name)!r} en base, "
-                            f"{payload.get(name)!r} au journal (entrée n° {sequence})",
-                        )
-                    )
+            found += compare_record(model, instance, last_documents.get(key))
+    return found + missing_records(last_documents, seen)
+
+
+def compare_record(model, instance, last):
+    """The mismatches of one record with its last journal document `last` = (sequence, document text) or None."""
+    record = f"{model._meta.label_lower} n° {instance.pk}"
+    if last is None:
+        if model._meta.label_lower == "casino.employee":
+            # An employee is journaled to the casinos of their memberships, which may come after them.
+            return []
+        return [_mismatch(None, record, "", None, None, f"{record} : absent du journal")]
+    found = []
+    sequence, document = last
+    payload = json.loads(document).get("payload", {})
+    current = _comparable(record_payload(instance))
+    for name, model_field in ((f.attname, f) for f in model._meta.concrete_fields):
+        if not same_value(model_field, payload.get(name), current.get(name)):
+            found.append(
+                _mismatch(
+                    sequence,
+                    record,
+                    name,
+                    payload.get(name),
+                    current.get(name),
+                    f"{record} : le champ « {name} » vaut {current.get(name)!r} en base, "
+                    f"{payload.get(name)!r} au journal (entrée n° {sequence})",
+                )
+            )
+    return found
+
+
+def missing_records(last_documents, seen):
+    """The records the journal describes (and did not delete) that are not among those `seen` in the database."""
+    found = []
     for key, (sequence, document) in sorted(last_documents.items(), key=lambda item: item[1][0]):
         if key not in seen and not json.loads(document).get("action", "").endswith(".delete"):
             record = f"{key[0]} n° {key[1]}"

@@ -1,3 +1,5 @@
+import os
+
 from django.core.management.base import BaseCommand, CommandError
 
 from casino.journal import verify_casino
@@ -15,8 +17,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--seals", action="append", default=[], help="a seals file downloaded earlier (JSON); may repeat"
         )
+        parser.add_argument(
+            "--processes",
+            type=int,
+            default=os.cpu_count() or 1,
+            help="PostgreSQL: the chain is checked in this many blocks, one process each (default: one per core)",
+        )
 
-    def handle(self, *args, casino=None, seals=(), **options):
+    def handle(self, *args, casino=None, seals=(), processes=None, **options):
         from casino.seals import load_file
 
         documents = []
@@ -28,7 +36,7 @@ class Command(BaseCommand):
         casinos = Casino.objects.filter(pk=casino) if casino else Casino.objects.all()
         broken = False
         for item in casinos:
-            count, problems = verify_casino(item, seals=documents)
+            count, problems = verify_casino(item, seals=documents, processes=processes)
             if problems:
                 broken = True
                 for sequence, what in problems:
