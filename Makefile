@@ -37,9 +37,11 @@ run: $(STAMP) ## Migrate, seed the demo and serve on 127.0.0.1:$PORT (default 80
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 # pytest-xdist: one worker per core (TEST_WORKERS=0 runs in one process); each worker has its own test database.
+# --dist loadgroup: tests are dealt one by one (the longest files split across workers), except a file marked
+# xdist_group, which one worker runs whole (tests/test_db_roles.py: its role is cluster-wide).
 TEST_WORKERS ?= auto
 test: $(STAMP) ## Run the test suite on every core (SQLite; PostgreSQL, Celery and browser tests skip with a reason)
-	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 mutation: $(STAMP) ## Mutation testing of the rule modules (MODULE=tables/games.py for one): kill ratio, survivors
 	$(BIN)/python tools/mutation.py $(MODULE)

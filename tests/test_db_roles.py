@@ -17,7 +17,8 @@ from django.db import ProgrammingError, connection, transaction
 from tests.cash_helpers import post_advance
 from tests.conftest import as_owner
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+# One worker runs this whole file (pytest-xdist --dist loadgroup): the role it creates and grants is cluster-wide.
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("db_roles")]
 ROLE = "casino_app_test"
 
 
