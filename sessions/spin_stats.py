@@ -8,11 +8,12 @@ import bisect
 import datetime
 from collections import Counter
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from django.db import connection
 from scipy.stats import chisquare
 
-from sessions.models import Roster, Spin
+from sessions.models import Roster, RosterMember, Seance, Spin
 from tables.games import DEFAULT_LAYOUTS, Game
 
 # Below this many expected spins in the rarest cell, the chi-square approximation is not trusted (the textbook rule).
@@ -211,17 +212,24 @@ def last_window(apparatus, size):
 
 def named_launchers(roster, moments):
     """The user id the roster named at each moment (None outside every turn)."""
-    from sessions import roster_services, rotation
+    from sessions import roster_services
 
-    # A séance that runs past its planned end keeps its rotation: the timeline extends to the last spin.
-    end = max([roster.ends_at, *(moment + datetime.timedelta(seconds=1) for moment in moments)])
-    turns = rotation.timeline(
+    return _named(
         roster_services.published_order(roster),
         roster_services.roster_changes(roster),
         roster.starts_at,
-        end,
+        roster.ends_at,
         roster.period,
+        moments,
     )
+
+
+def _named(order, changes, start, end, period, moments):
+    from sessions import rotation
+
+    # A séance that runs past its planned end keeps its rotation: the timeline extends to the last spin.
+    end = max([end, *(moment + datetime.timedelta(seconds=1) for moment in moments)])
+    turns = rotation.timeline(order, changes, start, end, period)
     starts = [turn.start for turn in turns]
     named = []
     for moment in moments:
@@ -299,3 +307,117 @@ def recent_rosters(apparatus, moment, days=30):
             seance__planned_start__lte=moment,
         )
     )
+
+
+# Who really launched, over many rosters (the compliance report) -------------------------------------------------
+
+
+class Plan(NamedTuple):
+    """What a published roster plans: its order of user ids, its changes, its séance's times and period."""
+
+    seance: int
+    apparatus: int
+    order: list
+    changes: list
+    start: datetime.datetime
+    end: datetime.datetime
+    period: datetime.timedelta
+
+
+def roster_spin_tallies(rosters, plans):
+    """{(apparatus id, launcher id, named launcher id or None): spins} of the effective spins under the rosters.
+
+    `rosters` is a queryset of published rosters and `plans` their Plan by id. The named launcher is the one the
+    roster named at the spin's moment, as in `launch_shares`. A constant number of queries: on PostgreSQL the
+    rosters without changes are tallied by the database (a year is some 30,000 spins, whose rows cost more to
+    fetch than to count), the others from their spins' times in Python.
+    """
+    from sessions import rotation
+
+    tallies = Counter()
+    in_python = rosters
+    if connection.vendor == "postgresql":
+        tallies.update(_plain_tallies(rosters.filter(changes__isnull=True)))
+        in_python = rosters.filter(changes__isnull=False)
+        plans = {pk: plan for pk, plan in plans.items() if plan.changes}
+    spins = (
+        Spin.objects.effective()
+        .filter(seance__in=Seance.objects.filter(rosters__in=in_python))
+        .order_by("launched_at", "sequence")
+        .values_list("seance_id", "apparatus_id", "launcher_id", "launched_at")
+    )
+    by_key = {(plan.seance, plan.apparatus): pk for pk, plan in plans.items()}
+    grouped = {}
+    for seance_id, apparatus_id, launcher_id, moment in spins:
+        pk = by_key.get((seance_id, apparatus_id))
+        if pk is not None:
+            grouped.setdefault(pk, []).append((launcher_id, moment))
+    for pk, spun in grouped.items():
+        plan = plans[pk]
+        if plan.changes:
+            named = _named(plan.order, plan.changes, plan.start, plan.end, plan.period, [m for _, m in spun])
+        else:
+            named = [rotation.plain_launcher(plan.order, plan.start, plan.period, m) for _, m in spun]
+        for (launcher, _moment), expected in zip(spun, named, strict=True):
+            tallies[(plan.apparatus, launcher, expected)] += 1
+    return tallies
+
+
+def _plain_tallies(rosters):
+    """PostgreSQL: the tallies of rosters without changes, grouped by the database.
+
+    The k-th period from the séance's start goes to the member of rank k mod n in the order (rotation.timeline
+    with no change), and goes on past the end for a séance that runs late (named_launchers).
+    """
+    roster_ids, roster_params = rosters.values("pk").query.sql_with_params()
+    spin_sql, spin_params = (
+        Spin.objects.effective()
+        .filter(seance__in=rosters.values("seance_id"))
+        .values("seance_id", "apparatus_id", "launcher_id", "launched_at")
+        .query.sql_with_params()
+    )
+    roster, member, seance = Roster._meta.db_table, RosterMember._meta.db_table, Seance._meta.db_table
+    sql = f"""
+        WITH plain AS (
+            SELECT r.id, r.seance_id, r.apparatus_id, r.period_minutes * 60 AS period,
+                   COALESCE(s.actual_start, s.planned_start) AS start
+            FROM "{roster}" r JOIN "{seance}" s ON s.id = r.seance_id
+            WHERE r.id IN ({roster_ids})
+        ), ranks AS (
+            SELECT roster_id, user_id,
+                   row_number() OVER (PARTITION BY roster_id ORDER BY position, id) - 1 AS rank,
+                   count(*) OVER (PARTITION BY roster_id) AS n
+            FROM "{member}" WHERE roster_id IN (SELECT id FROM plain)
+        )
+        SELECT plain.apparatus_id, spin.launcher_id, ranks.user_id, count(*)
+        FROM ({spin_sql}) spin
+        JOIN plain ON plain.seance_id = spin.seance_id AND plain.apparatus_id = spin.apparatus_id
+        LEFT JOIN ranks ON ranks.roster_id = plain.id AND spin.launched_at >= plain.start
+            AND ranks.rank = mod(floor(extract(epoch FROM spin.launched_at - plain.start) / plain.period), ranks.n)
+        GROUP BY 1, 2, 3
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, (*roster_params, *spin_params))
+        return {(apparatus, launcher, named): n for apparatus, launcher, named, n in cursor.fetchall()}
+
+
+def tally_shares(tallies):
+    """launch_shares' figures from tallies, the mismatches counted."""
+    actual, planned, total, mismatches = Counter(), Counter(), 0, 0
+    for (_apparatus, launcher, expected), n in tallies.items():
+        actual[launcher] += n
+        total += n
+        if expected is not None:
+            planned[expected] += n
+            if expected != launcher:
+                mismatches += n
+    shares = {
+        user_id: {
+            "actual": actual.get(user_id, 0),
+            "planned": planned.get(user_id, 0),
+            "actual_share": actual.get(user_id, 0) / total if total else 0.0,
+            "planned_share": planned.get(user_id, 0) / total if total else 0.0,
+        }
+        for user_id in set(actual) | set(planned)
+    }
+    return {"total": total, "shares": shares, "mismatches": mismatches}
