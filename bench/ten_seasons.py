@@ -13,8 +13,8 @@ chain hash (casino.journal.canonical / chain_hash), in the order of the rows' ti
 passes on the built data (checked at the end, with reconciliation of the rows, unless --no-verify).
 
 Then it times, through the real middleware as the director (median and worst of --runs after one warm-up):
-the day, the floor, a month's carnet (the current season, one month in when today is late November), a season's
-carnet (the last complete season), the control register of a day, the journal filtered to one day, a year's roster
+the day, the floor, a month's carnet (the last complete month), a season's carnet (the last complete season: its
+months summarised, its last month in full, as the page shows a season), the control register of a day, the journal filtered to one day, a year's roster
 report, and the statistics page of an apparatus over a year. Target: every median <= 150 ms. The database is
 dropped at the end. The last line is `name=value` figures.
 """
@@ -586,11 +586,13 @@ def main():
         box = main_cashbox(tableaux[0])
         yesterday = today - datetime.timedelta(days=1)
         year_ago = today - datetime.timedelta(days=365)
+        last_month = (today.replace(day=1) - datetime.timedelta(days=1)).replace(day=1)
         season = season_of(today)
         pages = {
             "day": reverse("day"),
             "floor": reverse("floor"),
-            "carnet_month": reverse("carnet", args=[box.pk]) + f"?saison={season}",
+            "carnet_month": reverse("carnet", args=[box.pk])
+            + f"?saison={season_of(last_month)}&mois={last_month:%Y-%m}",
             "carnet_season": reverse("carnet", args=[box.pk]) + f"?saison={season - 1}",
             "register": reverse("register-day", args=[yesterday]),
             "journal_day": reverse("journal") + f"?from={yesterday}&to={yesterday}",

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from django.db import connection
+from django.db.models import Exists, OuterRef
 from scipy.stats import chisquare
 
-from sessions.models import Roster, RosterMember, Seance, Spin
+from sessions.models import Roster, RosterChange, RosterMember, Seance, Spin
 from tables.games import DEFAULT_LAYOUTS, Game
 
 # Below this many expected spins in the rarest cell, the chi-square approximation is not trusted (the textbook rule).
@@ -337,8 +338,10 @@ def roster_spin_tallies(rosters, plans):
     tallies = Counter()
     in_python = rosters
     if connection.vendor == "postgresql":
-        tallies.update(_plain_tallies(rosters.filter(changes__isnull=True)))
-        in_python = rosters.filter(changes__isnull=False)
+        # Exists rather than a join on the changes: the anti-join keeps the planner's estimate of the rosters.
+        changed = Exists(RosterChange.objects.filter(roster=OuterRef("pk")))
+        tallies.update(_plain_tallies(rosters.filter(~changed)))
+        in_python = rosters.filter(changed)
         plans = {pk: plan for pk, plan in plans.items() if plan.changes}
     spins = (
         Spin.objects.effective()
@@ -367,38 +370,54 @@ def _plain_tallies(rosters):
     """PostgreSQL: the tallies of rosters without changes, grouped by the database.
 
     The k-th period from the séance's start goes to the member of rank k mod n in the order (rotation.timeline
-    with no change), and goes on past the end for a séance that runs late (named_launchers).
+    with no change), and goes on past the end for a séance that runs late (named_launchers). The spins are
+    reached from the rosters by (séance, apparatus), the effective ones as in SpinQuerySet.effective().
     """
-    roster_ids, roster_params = rosters.values("pk").query.sql_with_params()
-    spin_sql, spin_params = (
-        Spin.objects.effective()
-        .filter(seance__in=rosters.values("seance_id"))
-        .values("seance_id", "apparatus_id", "launcher_id", "launched_at")
-        .query.sql_with_params()
+    roster_ids, roster_params = rosters.order_by().values("pk").query.sql_with_params()
+    roster, member, seance, spin = (
+        Roster._meta.db_table,
+        RosterMember._meta.db_table,
+        Seance._meta.db_table,
+        Spin._meta.db_table,
     )
-    roster, member, seance = Roster._meta.db_table, RosterMember._meta.db_table, Seance._meta.db_table
     sql = f"""
         WITH plain AS (
             SELECT r.id, r.seance_id, r.apparatus_id, r.period_minutes * 60 AS period,
-                   COALESCE(s.actual_start, s.planned_start) AS start
+                   COALESCE(s.actual_start, s.planned_start) AS start,
+                   (SELECT count(*) FROM "{member}" m WHERE m.roster_id = r.id) AS n
             FROM "{roster}" r JOIN "{seance}" s ON s.id = r.seance_id
             WHERE r.id IN ({roster_ids})
         ), ranks AS (
-            SELECT roster_id, user_id,
-                   row_number() OVER (PARTITION BY roster_id ORDER BY position, id) - 1 AS rank,
-                   count(*) OVER (PARTITION BY roster_id) AS n
-            FROM "{member}" WHERE roster_id IN (SELECT id FROM plain)
+            SELECT m.roster_id, m.user_id,
+                   row_number() OVER (PARTITION BY m.roster_id ORDER BY m.position, m.id) - 1 AS rank
+            FROM "{member}" m JOIN plain ON plain.id = m.roster_id
+        ), spun AS (
+            -- The rank each spin falls to, from the spin and its roster alone, so that the members are joined
+            -- on equality (a hash join) once the spins are grouped.
+            SELECT plain.id AS roster_id, plain.apparatus_id, spin.launcher_id,
+                   CASE WHEN spin.launched_at >= plain.start AND plain.n > 0 THEN
+                       mod(floor(extract(epoch FROM spin.launched_at - plain.start) / plain.period), plain.n)
+                   END AS rank,
+                   count(*) AS spins
+            FROM plain
+            JOIN "{spin}" spin ON spin.seance_id = plain.seance_id AND spin.apparatus_id = plain.apparatus_id
+            WHERE spin.id NOT IN (
+                -- superseded(): a corrected spin, and every correction but the latest of its original (R23). From the
+                -- corrections alone, a few rows, rather than a look-up per spin.
+                SELECT corrects_id FROM "{spin}" WHERE corrects_id IS NOT NULL
+                UNION
+                SELECT earlier.id FROM "{spin}" earlier JOIN "{spin}" later
+                    ON later.corrects_id = earlier.corrects_id AND later.id > earlier.id
+            )
+            GROUP BY 1, 2, 3, 4
         )
-        SELECT plain.apparatus_id, spin.launcher_id, ranks.user_id, count(*)
-        FROM ({spin_sql}) spin
-        JOIN plain ON plain.seance_id = spin.seance_id AND plain.apparatus_id = spin.apparatus_id
-        LEFT JOIN ranks ON ranks.roster_id = plain.id AND spin.launched_at >= plain.start
-            AND ranks.rank = mod(floor(extract(epoch FROM spin.launched_at - plain.start) / plain.period), ranks.n)
+        SELECT spun.apparatus_id, spun.launcher_id, ranks.user_id, sum(spun.spins)
+        FROM spun LEFT JOIN ranks ON ranks.roster_id = spun.roster_id AND ranks.rank = spun.rank
         GROUP BY 1, 2, 3
     """
     with connection.cursor() as cursor:
-        cursor.execute(sql, (*roster_params, *spin_params))
-        return {(apparatus, launcher, named): n for apparatus, launcher, named, n in cursor.fetchall()}
+        cursor.execute(sql, roster_params)
+        return {(apparatus, launcher, named): int(n) for apparatus, launcher, named, n in cursor.fetchall()}
 
 
 def tally_shares(tallies):
