@@ -4,7 +4,8 @@ import datetime
 from collections import OrderedDict
 from decimal import Decimal
 
-from django.db.models import Prefetch
+from django.db.models import OuterRef, Prefetch, Subquery
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from cashbox.models import Advance, Correction, Count, season_of
@@ -31,6 +32,34 @@ def season_param(value):
 def season_bounds(season):
     """The season runs from 1 November to 31 October."""
     return datetime.date(season, 11, 1), datetime.date(season + 1, 10, 31)
+
+
+def season_months(season):
+    """The first day of each month of the season, November first."""
+    return [datetime.date(season if number >= 11 else season + 1, number, 1) for number in (11, 12, *range(1, 11))]
+
+
+def month_bounds(month):
+    """The first and last day of the month of a date."""
+    first = month.replace(day=1)
+    following = (first + datetime.timedelta(days=32)).replace(day=1)
+    return first, following - datetime.timedelta(days=1)
+
+
+def month_param(value, season):
+    """The month a query asks for (« 2025-03 »), within the season; « tous » for the whole season; None when
+    absent; ValueError when it is not a month of the season."""
+    if not value:
+        return None
+    if value == ALL_MONTHS:
+        return ALL_MONTHS
+    month = datetime.date.fromisoformat(f"{value}-01") if len(value) == 7 else None
+    if month not in season_months(season):
+        raise ValueError(value)
+    return month
+
+
+ALL_MONTHS = "tous"
 
 
 def _corrections():
@@ -70,10 +99,11 @@ def _entry(record):
     }
 
 
-def carnet_of(cashbox, season, as_json=False):
+def carnet_of(cashbox, season, as_json=False, month=None):
     """Per séance: initial advance, top-ups, interruption counts, final encaisse, result and certification;
-    totals per gaming day and for the season. Five queries whatever the number of séances."""
-    start, end = season_bounds(season)
+    totals per gaming day and for the season (for the month of `month` only, when given). Five queries whatever
+    the number of séances."""
+    start, end = season_bounds(season) if month is None else month_bounds(month)
     advances = (
         Advance.objects.filter(cashbox=cashbox, seance__gaming_day__date__range=(start, end))
         .select_related("counted_by", "signature__signer")
@@ -129,6 +159,51 @@ def carnet_of(cashbox, season, as_json=False):
         "season_result": sum((d["result"] for d in days.values()), ZERO),
     }
     return _jsonable(carnet) if as_json else carnet
+
+
+def _effective(model):
+    """The amount of each entry as its latest correction leaves it (R23), in the entry's own query."""
+    field = "advance" if model is Advance else "count"
+    latest = Correction.objects.filter(**{field: OuterRef("pk")}).order_by("-recorded_at", "-pk").values("amount")
+    return Coalesce(Subquery(latest[:1]), "amount")
+
+
+def season_summary(cashbox, season):
+    """Per month of the season: the séances entered, their result and whether each is counted; the season's total.
+
+    The same arithmetic as carnet_of (result = final encaisse − advances, corrections applied) on two lists of
+    amounts instead of the whole entries: a season is some 730 séances, whose entries and rows take seconds to
+    build and render, where a person reads a month at a time.
+    """
+    start, end = season_bounds(season)
+    advances = Advance.objects.filter(cashbox=cashbox, seance__gaming_day__date__range=(start, end))
+    counts = Count.objects.filter(cashbox=cashbox, seance__gaming_day__date__range=(start, end))
+    seances = {}
+    for seance_id, date, amount in advances.values_list("seance_id", "seance__gaming_day__date", _effective(Advance)):
+        seance = seances.setdefault(seance_id, {"date": date, "advances": ZERO, "final": None})
+        seance["advances"] += amount
+    for seance_id, date, kind, amount in counts.values_list(
+        "seance_id", "seance__gaming_day__date", "kind", _effective(Count)
+    ):
+        seance = seances.setdefault(seance_id, {"date": date, "advances": ZERO, "final": None})
+        if kind == Count.Kind.FINAL:
+            seance["final"] = amount
+    months = {
+        month: {"month": month, "number": number, "seances": 0, "result": ZERO, "complete": True}
+        for number, month in enumerate(season_months(season), start=1)
+    }
+    for seance in seances.values():
+        month = months[seance["date"].replace(day=1)]
+        month["seances"] += 1
+        if seance["final"] is None:
+            month["complete"] = False
+        else:
+            month["result"] += seance["final"] - seance["advances"]
+    return {
+        "months": list(months.values()),
+        "result": sum((m["result"] for m in months.values()), ZERO),
+        "latest": max((seance["date"] for seance in seances.values()), default=None),
+    }
 
 
 def _jsonable(value):

@@ -11,7 +11,15 @@ from django.utils import timezone
 from django.views import View
 
 from cashbox import services
-from cashbox.carnets import SEASONS, carnet_of, season_param
+from cashbox.carnets import (
+    ALL_MONTHS,
+    SEASONS,
+    carnet_of,
+    month_param,
+    season_months,
+    season_param,
+    season_summary,
+)
 from cashbox.forms import (
     AdvanceForm,
     CorrectionForm,
@@ -446,7 +454,23 @@ class CarnetView(RoleRequiredMixin, View):
                 f"de {SEASONS[0]} à {SEASONS[-1]}.",
                 content_type="text/plain; charset=utf-8",
             )
-        carnet = carnet_of(cashbox, season)
+        months = season_months(season)
+        try:
+            month = month_param(request.GET.get("mois", ""), season)
+        except ValueError:
+            return HttpResponseBadRequest(
+                f"Paramètre « mois » invalide : indiquez un mois de la saison {season}, de {months[0]:%Y-%m} à "
+                f"{months[-1]:%Y-%m}, ou « {ALL_MONTHS} » pour la saison entière.",
+                content_type="text/plain; charset=utf-8",
+            )
+        # One month at a time: a season is some 730 séances, more than a person reads at once and seconds of
+        # rendering; the season's figures come from the summary, and « tous » prints the months one after another.
+        summary = season_summary(cashbox, season)
+        if month is None:
+            today = timezone.localdate().replace(day=1)
+            latest = summary["latest"].replace(day=1) if summary["latest"] else None
+            month = latest or (today if today in months else months[0])
+        carnet = carnet_of(cashbox, season, month=None if month == ALL_MONTHS else month)
         registers = {
             register.gaming_day.date: register
             for register in ControlRegister.objects.filter(
@@ -477,6 +501,9 @@ class CarnetView(RoleRequiredMixin, View):
             "season": season,
             "previous": season - 1,
             "next": season + 1,
+            "summary": summary,
+            "month": month,
+            "all_months": ALL_MONTHS,
         }
         return render(request, "cashbox/carnet.html", context)
 

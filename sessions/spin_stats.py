@@ -8,11 +8,13 @@ import bisect
 import datetime
 from collections import Counter
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from django.db import connection
+from django.db.models import Exists, OuterRef
 from scipy.stats import chisquare
 
-from sessions.models import Roster, Spin
+from sessions.models import Roster, RosterChange, RosterMember, Seance, Spin
 from tables.games import DEFAULT_LAYOUTS, Game
 
 # Below this many expected spins in the rarest cell, the chi-square approximation is not trusted (the textbook rule).
@@ -211,17 +213,24 @@ def last_window(apparatus, size):
 
 def named_launchers(roster, moments):
     """The user id the roster named at each moment (None outside every turn)."""
-    from sessions import roster_services, rotation
+    from sessions import roster_services
 
-    # A séance that runs past its planned end keeps its rotation: the timeline extends to the last spin.
-    end = max([roster.ends_at, *(moment + datetime.timedelta(seconds=1) for moment in moments)])
-    turns = rotation.timeline(
+    return _named(
         roster_services.published_order(roster),
         roster_services.roster_changes(roster),
         roster.starts_at,
-        end,
+        roster.ends_at,
         roster.period,
+        moments,
     )
+
+
+def _named(order, changes, start, end, period, moments):
+    from sessions import rotation
+
+    # A séance that runs past its planned end keeps its rotation: the timeline extends to the last spin.
+    end = max([end, *(moment + datetime.timedelta(seconds=1) for moment in moments)])
+    turns = rotation.timeline(order, changes, start, end, period)
     starts = [turn.start for turn in turns]
     named = []
     for moment in moments:
@@ -299,3 +308,135 @@ def recent_rosters(apparatus, moment, days=30):
             seance__planned_start__lte=moment,
         )
     )
+
+
+# Who really launched, over many rosters (the compliance report) -------------------------------------------------
+
+
+class Plan(NamedTuple):
+    """What a published roster plans: its order of user ids, its changes, its séance's times and period."""
+
+    seance: int
+    apparatus: int
+    order: list
+    changes: list
+    start: datetime.datetime
+    end: datetime.datetime
+    period: datetime.timedelta
+
+
+def roster_spin_tallies(rosters, plans):
+    """{(apparatus id, launcher id, named launcher id or None): spins} of the effective spins under the rosters.
+
+    `rosters` is a queryset of published rosters and `plans` their Plan by id. The named launcher is the one the
+    roster named at the spin's moment, as in `launch_shares`. A constant number of queries: on PostgreSQL the
+    rosters without changes are tallied by the database (a year is some 30,000 spins, whose rows cost more to
+    fetch than to count), the others from their spins' times in Python.
+    """
+    from sessions import rotation
+
+    tallies = Counter()
+    in_python = rosters
+    if connection.vendor == "postgresql":
+        # Exists rather than a join on the changes: the anti-join keeps the planner's estimate of the rosters.
+        changed = Exists(RosterChange.objects.filter(roster=OuterRef("pk")))
+        tallies.update(_plain_tallies(rosters.filter(~changed)))
+        in_python = rosters.filter(changed)
+        plans = {pk: plan for pk, plan in plans.items() if plan.changes}
+    spins = (
+        Spin.objects.effective()
+        .filter(seance__in=Seance.objects.filter(rosters__in=in_python))
+        .order_by("launched_at", "sequence")
+        .values_list("seance_id", "apparatus_id", "launcher_id", "launched_at")
+    )
+    by_key = {(plan.seance, plan.apparatus): pk for pk, plan in plans.items()}
+    grouped = {}
+    for seance_id, apparatus_id, launcher_id, moment in spins:
+        pk = by_key.get((seance_id, apparatus_id))
+        if pk is not None:
+            grouped.setdefault(pk, []).append((launcher_id, moment))
+    for pk, spun in grouped.items():
+        plan = plans[pk]
+        if plan.changes:
+            named = _named(plan.order, plan.changes, plan.start, plan.end, plan.period, [m for _, m in spun])
+        else:
+            named = [rotation.plain_launcher(plan.order, plan.start, plan.period, m) for _, m in spun]
+        for (launcher, _moment), expected in zip(spun, named, strict=True):
+            tallies[(plan.apparatus, launcher, expected)] += 1
+    return tallies
+
+
+def _plain_tallies(rosters):
+    """PostgreSQL: the tallies of rosters without changes, grouped by the database.
+
+    The k-th period from the séance's start goes to the member of rank k mod n in the order (rotation.timeline
+    with no change), and goes on past the end for a séance that runs late (named_launchers). The spins are
+    reached from the rosters by (séance, apparatus), the effective ones as in SpinQuerySet.effective().
+    """
+    roster_ids, roster_params = rosters.order_by().values("pk").query.sql_with_params()
+    roster, member, seance, spin = (
+        Roster._meta.db_table,
+        RosterMember._meta.db_table,
+        Seance._meta.db_table,
+        Spin._meta.db_table,
+    )
+    sql = f"""
+        WITH plain AS (
+            SELECT r.id, r.seance_id, r.apparatus_id, r.period_minutes * 60 AS period,
+                   COALESCE(s.actual_start, s.planned_start) AS start,
+                   (SELECT count(*) FROM "{member}" m WHERE m.roster_id = r.id) AS n
+            FROM "{roster}" r JOIN "{seance}" s ON s.id = r.seance_id
+            WHERE r.id IN ({roster_ids})
+        ), ranks AS (
+            SELECT m.roster_id, m.user_id,
+                   row_number() OVER (PARTITION BY m.roster_id ORDER BY m.position, m.id) - 1 AS rank
+            FROM "{member}" m JOIN plain ON plain.id = m.roster_id
+        ), spun AS (
+            -- The rank each spin falls to, from the spin and its roster alone, so that the members are joined
+            -- on equality (a hash join) once the spins are grouped.
+            SELECT plain.id AS roster_id, plain.apparatus_id, spin.launcher_id,
+                   CASE WHEN spin.launched_at >= plain.start AND plain.n > 0 THEN
+                       mod(floor(extract(epoch FROM spin.launched_at - plain.start) / plain.period), plain.n)
+                   END AS rank,
+                   count(*) AS spins
+            FROM plain
+            JOIN "{spin}" spin ON spin.seance_id = plain.seance_id AND spin.apparatus_id = plain.apparatus_id
+            WHERE spin.id NOT IN (
+                -- superseded(): a corrected spin, and every correction but the latest of its original (R23). From the
+                -- corrections alone, a few rows, rather than a look-up per spin.
+                SELECT corrects_id FROM "{spin}" WHERE corrects_id IS NOT NULL
+                UNION
+                SELECT earlier.id FROM "{spin}" earlier JOIN "{spin}" later
+                    ON later.corrects_id = earlier.corrects_id AND later.id > earlier.id
+            )
+            GROUP BY 1, 2, 3, 4
+        )
+        SELECT spun.apparatus_id, spun.launcher_id, ranks.user_id, sum(spun.spins)
+        FROM spun LEFT JOIN ranks ON ranks.roster_id = spun.roster_id AND ranks.rank = spun.rank
+        GROUP BY 1, 2, 3
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, roster_params)
+        return {(apparatus, launcher, named): int(n) for apparatus, launcher, named, n in cursor.fetchall()}
+
+
+def tally_shares(tallies):
+    """launch_shares' figures from tallies, the mismatches counted."""
+    actual, planned, total, mismatches = Counter(), Counter(), 0, 0
+    for (_apparatus, launcher, expected), n in tallies.items():
+        actual[launcher] += n
+        total += n
+        if expected is not None:
+            planned[expected] += n
+            if expected != launcher:
+                mismatches += n
+    shares = {
+        user_id: {
+            "actual": actual.get(user_id, 0),
+            "planned": planned.get(user_id, 0),
+            "actual_share": actual.get(user_id, 0) / total if total else 0.0,
+            "planned_share": planned.get(user_id, 0) / total if total else 0.0,
+        }
+        for user_id in set(actual) | set(planned)
+    }
+    return {"total": total, "shares": shares, "mismatches": mismatches}
