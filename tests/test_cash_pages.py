@@ -100,6 +100,7 @@ def test_r20_the_final_count_form_certifies_and_the_floor_lists_what_blocks_the_
         "caissier": "caissier",
         "signer": "codir",
         "password": PASSWORD,
+        "confirm": "1",
     }
     assert floor.post(f"/caisse/tableaux/{boule_tableau.pk}/comptage-final/", data).status_code == 302
     assert Count.objects.get().result == 500
@@ -146,8 +147,13 @@ def test_r22_the_register_is_drawn_up_and_signed_twice_in_the_browser(
     assert client.post(url, {"action": "draw_up"}).status_code == 302
     page = client.get(url).content.decode()
     assert "mille euros" in page and "modèle 12" in page
-    assert client.post(url, {"action": "sign", "signer": "directeur", "password": PASSWORD}).status_code == 302
-    twice = client.post(url, {"action": "sign", "signer": "directeur", "password": PASSWORD})
+    assert (
+        client.post(url, {"action": "sign", "confirm": "1", "signer": "directeur", "password": PASSWORD}).status_code
+        == 302
+    )
+    twice = client.post(url, {"action": "sign", "confirm": "1", "signer": "directeur", "password": PASSWORD})
     assert twice.status_code == 403
-    assert client.post(url, {"action": "sign", "signer": "codir", "password": PASSWORD}).status_code == 302
+    assert (
+        client.post(url, {"action": "sign", "confirm": "1", "signer": "codir", "password": PASSWORD}).status_code == 302
+    )
     assert ControlRegister.objects.get().signed
