@@ -119,6 +119,7 @@ def test_each_persona_walks_their_main_task_without_sideways_scrolling(
         links = boss.goto("/")["links"]
         assert "API" in links and "Plus" not in links  # the management is offered the API (under « Plus »)
         boss.goto("/seances/")
+        boss.goto("/caisse/registres/")
         boss.goto(f"/seances/ouvertures/{Opening.objects.get(tableau=vingt_trois_tableau).pk}/")
         expect(boss.page.locator("dl.facts")).to_contain_text("250,00")
         boss.goto(f"/caisse/tableaux/{vingt_trois_tableau.pk}/avance/")
@@ -152,6 +153,7 @@ def test_each_persona_walks_their_main_task_without_sideways_scrolling(
         )
         floor.check()
         assert Interruption.objects.filter(tableau=boule_tableau).count() == 1
+        floor.goto("/seances/")
 
         # Croupier: the final count of the vingt-trois tableau, checked on its confirmation page, then signed.
         table = walk(croupier)
@@ -173,10 +175,12 @@ def test_each_persona_walks_their_main_task_without_sideways_scrolling(
         expect(table.page).to_have_url(re.compile(r"/caisse/plancher/"))
         table.check()
         assert Count.objects.get().result == 300
+        table.goto("/")
 
         # Caissier: the floor and the advance form of the next top-up, as they stand after the count.
         cash = walk(caissier)
         assert "API" not in cash.goto("/caisse/plancher/")["links"]
+        cash.goto("/")
         cash.goto(f"/caisse/tableaux/{boule_tableau.pk}/avance/?kind=top_up")
 
         # Contrôleur: the journal, the exports, the observations register.
@@ -193,4 +197,4 @@ def test_each_persona_walks_their_main_task_without_sideways_scrolling(
         for w in walks:
             w.close()
     assert failures == [], "\n".join(failures)
-    assert checked >= 19  # every page of the walk was measured
+    assert checked >= 23  # every page of the walk was measured
