@@ -48,6 +48,8 @@ class Walk:
             base_url=live_server.url, locale="fr-FR", viewport={"width": size[0], "height": size[1]}
         )
         self.context.set_default_timeout(TIMEOUT_MS)
+        # A first page load on a loaded CI machine (the live server starting up) may take longer than an action.
+        self.context.set_default_navigation_timeout(6 * TIMEOUT_MS)
         client = Client()
         client.force_login(user)
         session = client.cookies[settings.SESSION_COOKIE_NAME].value
