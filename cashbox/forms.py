@@ -1,4 +1,5 @@
 from django import forms
+from django.core.exceptions import NON_FIELD_ERRORS
 
 from casino.formats import euros
 from casino.models import Employee, Role
@@ -75,6 +76,22 @@ def default_signer(form, user):
     field = form.fields.get("signer")
     if field is not None and not form.is_bound and user.username in {value for value, _label in field.choices}:
         field.initial = user.username
+    return form
+
+
+SECRETS = ("password", "otp")
+
+
+def without_secrets(form):
+    """The first step of a two-step signature: the signer's password and code are asked on the confirmation page.
+
+    Their errors (a wrong password after a confirmation) move above the form, which no longer shows those fields.
+    """
+    for name in SECRETS:
+        errors = form._errors.pop(name, None) if form._errors is not None else None
+        if errors:
+            form._errors.setdefault(NON_FIELD_ERRORS, form.error_class(error_class="nonfield")).extend(errors)
+        form.fields.pop(name, None)
     return form
 
 

@@ -21,6 +21,7 @@ from cashbox.carnets import (
     season_summary,
 )
 from cashbox.forms import (
+    SECRETS,
     AdvanceForm,
     CorrectionForm,
     FinalCountForm,
@@ -29,8 +30,11 @@ from cashbox.forms import (
     ShortInterruptionForm,
     SignForm,
     default_signer,
+    without_secrets,
 )
 from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment, season_of
+from casino.form_tokens import keep_form_token
+from casino.formats import euros
 from casino.middleware import mark_refusal, refusal_of
 from casino.models import Alert
 from casino.rules import DomainError, RoleForbidden
@@ -189,10 +193,16 @@ class FloorView(RoleRequiredMixin, View):
 
 
 class ServiceFormView(RoleRequiredMixin, View):
-    """A form whose valid data goes to one service function; its refusals come back on the form, nothing written."""
+    """A form whose valid data goes to one service function; its refusals come back on the form, nothing written.
+
+    With a `confirm_template`, the action is irreversible (R23) and takes two steps: the form without the signer's
+    secrets, then a confirmation page that says what will be signed and asks the password there; only a POST
+    carrying « confirm » writes.
+    """
 
     form_class = None
     template_name = "cashbox/form.html"
+    confirm_template = None
     title = ""
 
     def get_casino(self):
@@ -203,11 +213,14 @@ class ServiceFormView(RoleRequiredMixin, View):
 
     def get(self, request, **kwargs):
         self.setup_objects(**kwargs)
-        return self.render(default_signer(self.form_class(**self.form_kwargs()), request.user))
+        form = default_signer(self.form_class(**self.form_kwargs()), request.user)
+        return self.render(without_secrets(form) if self.confirm_template else form)
 
     def post(self, request, **kwargs):
         self.setup_objects(**kwargs)
         form = self.form_class(request.POST, **self.form_kwargs())
+        if self.confirm_template and request.POST.get("confirm") != "1":
+            return self.preview(without_secrets(form))
         status, refusal = 400, None
         if form.is_valid():
             try:
@@ -224,11 +237,41 @@ class ServiceFormView(RoleRequiredMixin, View):
             else:
                 messages.success(request, self.success_message)
                 return redirect(self.success_url())
-        response = self.render(form, status)
+        # After a refused confirmation the first step comes back with what was typed; the password is asked again
+        # on the next confirmation page, and its errors show above the form.
+        response = self.render(without_secrets(form) if self.confirm_template else form, status)
         return mark_refusal(response, *refusal) if refusal else response
 
+    def preview(self, form):
+        """The confirmation page of what the form will sign; nothing is written, the form's token stays free."""
+        if not form.is_valid():
+            return self.render(form, 400)
+        if self.request.POST.get("edit") == "1":
+            return keep_form_token(self.render(form))
+        secrets = self.form_class(**self.form_kwargs())
+        context = {
+            "title": self.get_title(),
+            "back": self.success_url(),
+            "editable": True,
+            "hidden": [(name, value) for name in form.fields for value in form.data.getlist(name)],
+            "secrets": [secrets[name] for name in SECRETS if name in secrets.fields],
+            **self.extra_context(),
+            **self.confirmation(form),
+        }
+        return keep_form_token(render(self.request, self.confirm_template, context))
+
+    def confirmation(self, form):
+        """{"statement", "rows", "table"} of the confirmation page."""
+        raise NotImplementedError
+
     def render(self, form, status=200):
-        context = {"form": form, "title": self.get_title(), "back": self.success_url(), **self.extra_context()}
+        context = {
+            "form": form,
+            "title": self.get_title(),
+            "back": self.success_url(),
+            "confirm_step": bool(self.confirm_template),
+            **self.extra_context(),
+        }
         return render(self.request, self.template_name, context, status=status)
 
     def extra_context(self):
@@ -296,6 +339,7 @@ class AdvanceView(TableauActionView):
 class FinalCountView(TableauActionView):
     permission_required = "cashbox.add_count"
     form_class = FinalCountForm
+    confirm_template = "cashbox/confirm.html"
     success_message = "Encaisse finale comptée et certifiée exacte."
 
     def get_title(self):
@@ -303,6 +347,36 @@ class FinalCountView(TableauActionView):
 
     def form_kwargs(self):
         return {**super().form_kwargs(), "table_staff": tableau_staff(self.seance, self.tableau)}
+
+    def confirmation(self, form):
+        data, chips = form.cleaned_data, form.chips()
+        cashbox = services.main_cashbox(self.tableau)
+        amount = sum((Decimal(d) * q for d, q in chips.items()), Decimal("0.00"))
+        advances = services.effective_advances(cashbox, self.seance)
+        advances_total = sum((services.effective_amount(a) for a in advances), Decimal("0.00"))
+        label = {field: dict(form.fields[field].choices) for field in ("counted_by", "witnesses", "caissier", "signer")}
+        return {
+            "statement": (
+                f"l'encaisse finale de la caisse n° {self.tableau.number}, {euros(amount)}, "
+                f"certifiée « exacte » par {label['signer'][data['signer']]}"
+            ),
+            "rows": [
+                ("Caisse", f"n° {self.tableau.number} · {self.tableau.get_game_display()} · {self.seance}"),
+                ("Encaisse finale", euros(amount)),
+                ("Avances de la séance", euros(advances_total)),
+                ("Résultat", euros(amount - advances_total)),
+                ("Compté par", label["counted_by"][data["counted_by"]]),
+                ("Employés de la table présents", ", ".join(label["witnesses"][w] for w in data["witnesses"])),
+                ("Caissier présent", label["caissier"][data["caissier"]]),
+                ("Certifié « exact » par", label["signer"][data["signer"]]),
+            ],
+            "table": {
+                "caption": "Jetons et plaques comptés",
+                "head": ["Valeur", "Nombre", "Montant"],
+                "rows": [[euros(d), str(q), euros(Decimal(d) * q)] for d, q in chips.items()],
+                "foot": ["Total", "", euros(amount)],
+            },
+        }
 
     def perform(self, form):
         data = form.cleaned_data
@@ -556,9 +630,13 @@ class RegisterView(RoleRequiredMixin, View):
             "register": register,
             "amendments": amendments,
             "deputy": Deputy.objects.filter(gaming_day=day).select_related("deputy", "designation__signer").first(),
-            "amendment_form": amendment_form or default_signer(SignForm(casino=day.casino), self.request.user),
+            # Signing is irreversible (R23): these forms choose the signer; the password is asked on the
+            # confirmation page (preview).
+            "amendment_form": without_secrets(
+                amendment_form or default_signer(SignForm(casino=day.casino), self.request.user)
+            ),
             "seances": list(day.seances.select_related("not_held_signature__signer")),
-            "form": form or default_signer(SignForm(casino=day.casino), self.request.user),
+            "form": without_secrets(form or default_signer(SignForm(casino=day.casino), self.request.user)),
         }
 
     def get(self, request, date):
@@ -568,6 +646,8 @@ class RegisterView(RoleRequiredMixin, View):
     def post(self, request, date):
         day = self.get_day(request, date)
         action = request.POST.get("action")
+        if action in ("sign", "sign_amendment") and request.POST.get("confirm") != "1":
+            return self.preview(request, day, action)
         form = SignForm(request.POST, casino=day.casino) if action in ("sign", "sign_amendment") else None
         status = 200
         try:
@@ -617,3 +697,73 @@ class RegisterView(RoleRequiredMixin, View):
         if action == "sign_amendment":
             return render(request, "cashbox/register.html", self.context(day, None, form), status=status)
         return render(request, "cashbox/register.html", self.context(day, form), status=status)
+
+    def preview(self, request, day, action):
+        """What the signer is about to sign, and that it is final (R23); nothing is written, the token stays free."""
+        if not request.user.has_perm("cashbox.sign_register"):
+            messages.error(
+                request,
+                RoleForbidden("R22", "Votre rôle ne permet pas de présenter le registre à la signature").message,
+            )
+            return render(request, "cashbox/register.html", self.context(day), status=403)
+        register = get_object_or_404(
+            ControlRegister.objects.prefetch_related("lines__cashbox__tableau", "lines__seance"), gaming_day=day
+        )
+        amendment = None
+        if action == "sign_amendment":
+            amendment = get_object_or_404(
+                RegisterAmendment.objects.prefetch_related("lines__cashbox__tableau", "lines__seance"),
+                register=register,
+                pk=request.POST.get("amendment") or 0,
+            )
+        form = without_secrets(SignForm(request.POST, casino=day.casino))
+        if not form.is_valid():
+            context = self.context(day, None, form) if amendment else self.context(day, form)
+            return keep_form_token(render(request, "cashbox/register.html", context, status=400))
+        signer = dict(form.fields["signer"].choices)[form.cleaned_data["signer"]]
+        book = amendment or register
+        first = book.first_signature_id is None
+        date = day.date.strftime("%d/%m/%Y")
+        what = (
+            f"le rectificatif n° {amendment.number} du registre de contrôle" if amendment else "le registre de contrôle"
+        )
+        lines = [
+            [
+                line.seance.get_kind_display(),
+                str(line.cashbox.tableau.number),
+                line.cashbox.tableau.get_game_display(),
+                euros(line.result),
+            ]
+            for line in book.lines.all()
+        ]
+        rows = [
+            ("Registre", f"{day.casino.name} · modèle 12 · journée du {date}"),
+            ("Total de la journée", euros(book.total)),
+            ("Arrêté à la somme de", book.total_in_words),
+            ("Signature", "première signature" if first else "seconde signature"),
+            ("Signataire", signer),
+        ]
+        if amendment:
+            rows[1:1] = [
+                ("Total de la version rectifiée", euros(amendment.previous_total)),
+                ("Différence", euros(amendment.difference)),
+            ]
+        secrets = SignForm(casino=day.casino)
+        context = {
+            "title": f"Signer {what} du {date}",
+            "statement": f"{what} du {date}, arrêté à {euros(book.total)}, en {'première' if first else 'seconde'} signature de {signer}",
+            "rows": rows,
+            "table": {
+                "caption": "Résultats reportés des carnets d'avances",
+                "head": ["Séance", "Caisse n°", "Jeu", "Résultat"],
+                "rows": lines,
+                "foot": ["Total de la journée", "", "", euros(book.total)],
+            },
+            "hidden": [
+                (name, value) for name in ("action", "amendment", "signer") for value in request.POST.getlist(name)
+            ],
+            "secrets": [secrets[name] for name in SECRETS if name in secrets.fields],
+            "back": request.get_full_path(),
+            "editable": False,
+        }
+        return keep_form_token(render(request, "cashbox/confirm.html", context))

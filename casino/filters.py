@@ -10,9 +10,11 @@ import datetime
 from django import forms
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator
+from django.db.models import Q
 from django.utils import timezone
 from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema_field
+from knox.models import AuthToken
 
 from casino.models import AccountChange, Alert, Casino, Employee, Export, Role, Seal
 
@@ -187,3 +189,24 @@ class SealFilter(filters.FilterSet):
 
 
 period(SealFilter, "sealed_at", "Scellement")
+
+
+class TokenFilter(filters.FilterSet):
+    """The API tokens a person sees (their own; the administrator's casinos' people's too)."""
+
+    username = filters.CharFilter(field_name="user__username", lookup_expr="iexact", label="Identifiant du titulaire.")
+    casino = IdFilter(
+        field_name="user__employee__memberships__casino", label="Établissement du titulaire.", distinct=True
+    )
+    active = filters.BooleanFilter(method="filter_active", label="Encore valable (true) ou expiré (false).")
+
+    class Meta:
+        model = AuthToken
+        fields = []
+
+    def filter_active(self, queryset, name, value):
+        valid = Q(expiry__isnull=True) | Q(expiry__gt=timezone.now())
+        return queryset.filter(valid) if value else queryset.exclude(valid)
+
+
+period(TokenFilter, "created", "Émis")

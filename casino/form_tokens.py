@@ -53,8 +53,9 @@ class FormTokenMiddleware:
         except Exception:
             record.delete()
             raise
-        if response.status_code >= 400:
-            # Refused (the form is shown again with a fresh token): nothing was written, the token is freed.
+        if response.status_code >= 400 or getattr(response, "keeps_form_token", False):
+            # Refused (the form is shown again with a fresh token), or a confirmation step that writes nothing yet
+            # (keep_form_token): the token is freed, so that « Modifier » then a new submit is not taken for a double.
             record.delete()
             return response
         record.status = response.status_code
@@ -70,3 +71,9 @@ class FormTokenMiddleware:
         else:
             messages.info(request, "Ce formulaire a déjà été envoyé : rien n'a été inscrit une seconde fois.")
         return HttpResponseRedirect(location or request.path)
+
+
+def keep_form_token(response):
+    """Mark a response that wrote nothing (a confirmation step): its form's token stays free for the real submit."""
+    response.keeps_form_token = True
+    return response

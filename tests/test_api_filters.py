@@ -145,3 +145,35 @@ def test_an_invalid_filter_value_is_a_400_in_french_on_every_list(api, regulator
                 if response.status_code != 400 or name not in body.get("errors", {}) or not french:
                     failures.append(f"{url}?{name}={wrong}: {response.status_code} {body}")
     assert failures == [] and checked > 50, "\n".join(failures)
+
+
+def list_views_outside_the_router():
+    """The DRF list views routed by hand (not through the router), with their URL."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+    from rest_framework.mixins import ListModelMixin
+    from rest_framework.views import APIView
+
+    found = []
+
+    def walk(patterns, prefix=""):
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                walk(pattern.url_patterns, prefix + str(pattern.pattern))
+            elif isinstance(pattern, URLPattern):
+                view = getattr(pattern.callback, "cls", None) or getattr(pattern.callback, "view_class", None)
+                if view and issubclass(view, APIView) and not getattr(pattern.callback, "actions", None):
+                    found.append((prefix + str(pattern.pattern), view))
+
+    walk(get_resolver().url_patterns)
+    return [(url, view) for url, view in found if issubclass(view, ListModelMixin)]
+
+
+def test_every_list_routed_by_hand_declares_its_filterset_too():
+    views = list_views_outside_the_router()
+    assert "api/v1/auth/tokens/" in [url for url, _ in views]
+    missing = [
+        url
+        for url, view in views
+        if getattr(view, "filterset_class", None) is None or DjangoFilterBackend not in view.filter_backends
+    ]
+    assert missing == []

@@ -78,7 +78,8 @@ def log_in(page, user):
 def test_director_logs_in_and_sees_the_registry(page, director, boule_tableau, vingt_trois_tableau):
     log_in(page, director)
 
-    page.get_by_role("link", name="Registre", exact=True).click()
+    page.locator(".topbar summary", has_text="Plus").click()
+    page.get_by_role("link", name="Registre des jeux", exact=True).click()
 
     expect(page.get_by_role("heading", name="Registre des jeux")).to_be_visible()
     boule = page.locator("section.card", has_text="Boule")

@@ -27,7 +27,8 @@ def test_r23_the_regulator_reads_history_and_journal_and_can_change_nothing(
     post_advance(api, cash_staff["chef"], boule_tableau, open_day)
     log_in(page, regulator)
 
-    page.get_by_role("link", name="Registre", exact=True).click()
+    page.locator(".topbar summary", has_text="Plus").click()
+    page.get_by_role("link", name="Registre des jeux", exact=True).click()
     page.get_by_role("link", name="n° 1").first.click()
     expect(page.get_by_role("heading", name="Historique des modifications")).to_be_visible()
     expect(page.get_by_role("link", name="Modifier")).to_have_count(0)

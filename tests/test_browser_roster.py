@@ -42,6 +42,7 @@ def test_r4_director_publishes_the_roster_and_the_chef_records_an_absence(
     )
 
     log_in(page, director)
+    page.locator(".topbar summary", has_text="Plus").click()
     page.get_by_role("link", name="Roulement", exact=True).click()
     page.select_option("#id_seance", value=str(seance.pk))
     page.get_by_role("button", name="Proposer l'ordre de roulement").click()

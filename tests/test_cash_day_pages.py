@@ -61,7 +61,13 @@ def test_a_whole_day_runs_through_the_pages(client, cash_staff, casino, boule_ta
     full = Interruption.objects.get(kind="full")
     ok(client.post(f"/caisse/interruptions/{full.pk}/reprise/", {}))
 
-    final = {"counted_by": "croupier1", "witnesses": ["croupier2"], "caissier": "caissier", "password": PASSWORD}
+    final = {
+        "counted_by": "croupier1",
+        "witnesses": ["croupier2"],
+        "caissier": "caissier",
+        "password": PASSWORD,
+        "confirm": "1",
+    }
     ok(
         client.post(
             f"/caisse/tableaux/{boule_tableau.pk}/comptage-final/", {"chips_100_00": "170", "signer": "codir", **final}
@@ -88,6 +94,6 @@ def test_a_whole_day_runs_through_the_pages(client, cash_staff, casino, boule_ta
     register_url = f"/caisse/registres/{day.isoformat()}/?casino={casino.pk}"
     ok(client.post(register_url, {"action": "draw_up"}))
     assert "sept cents euros" in client.get(register_url).content.decode()
-    ok(client.post(register_url, {"action": "sign", "signer": "directeur", "password": PASSWORD}))
-    ok(client.post(register_url, {"action": "sign", "signer": "codir", "password": PASSWORD}))
+    ok(client.post(register_url, {"action": "sign", "confirm": "1", "signer": "directeur", "password": PASSWORD}))
+    ok(client.post(register_url, {"action": "sign", "confirm": "1", "signer": "codir", "password": PASSWORD}))
     assert ControlRegister.objects.get().signed

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from cashbox.models import Advance, ControlRegister, Count, Interruption
 from casino.formats import euros
-from tests.cash_helpers import main_box, open_seance, post_advance, post_final_count
+from tests.cash_helpers import main_box, open_seance, post_advance, post_final_count, post_short_interruption
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -100,25 +100,78 @@ def test_r20_the_final_count_form_certifies_and_the_floor_lists_what_blocks_the_
         "caissier": "caissier",
         "signer": "codir",
         "password": PASSWORD,
+        "confirm": "1",
     }
     assert floor.post(f"/caisse/tableaux/{boule_tableau.pk}/comptage-final/", data).status_code == 302
     assert Count.objects.get().result == 500
     assert "la séance peut être close" in floor.get("/caisse/plancher/").content.decode()
 
 
-def test_the_floor_costs_a_constant_number_of_queries(floor, open_day, boule_table, boule_tableau, director):
+def floor_queries(client):
+    """The queries of one floor page and of one of its htmx polls, after a first request has warmed the caches."""
+    client.get("/caisse/plancher/")
+    with CaptureQueriesContext(connection) as page:
+        assert client.get("/caisse/plancher/").status_code == 200
+    with CaptureQueriesContext(connection) as poll:
+        assert client.get("/caisse/plancher/", headers={"HX-Request": "true"}).status_code == 200
+    return len(page), len(poll)
+
+
+def floor_of_tableaux_in_every_state(api, chef, director, seance, table, numbers):
+    """Open tableaux with these numbers: waiting for their advance, playing (an advance), or under key (R18).
+
+    (A final count needs the tableau in the séance's published roster, R20: the roster's tableaux carry that state.)
+    """
     from sessions.services import open_tableau
     from tables.services import register_tableau
 
-    with CaptureQueriesContext(connection) as few:
-        floor.get("/caisse/plancher/")
-    for number in range(10, 30):
-        tableau = register_tableau(boule_table, number)
-        open_tableau(director, tableau, open_day.gaming_day.date, "2.00", "200.00", "1000.00")
-    with CaptureQueriesContext(connection) as many:
-        page = floor.get("/caisse/plancher/")
-    assert 'data-tableau="29"' in page.content.decode()
-    assert len(many) == len(few)
+    for number in numbers:
+        tableau = register_tableau(table, number)
+        open_tableau(director, tableau, seance.gaming_day.date, "2.00", "200.00", "1000.00")
+        if number % 3 == 0:
+            continue
+        assert post_advance(api, chef, tableau, seance).status_code == 201
+        if number % 3 == 2:
+            assert post_short_interruption(api, chef, tableau, seance).status_code == 201
+
+
+@pytest.fixture
+def floor_with_money(floor, api, chef, director, open_day, boule_table, boule_tableau):
+    assert post_advance(api, chef, boule_tableau, open_day).status_code == 201
+    floor_of_tableaux_in_every_state(api, chef, director, open_day, boule_table, range(10, 14))
+    return floor
+
+
+def test_the_floor_costs_a_constant_number_of_queries(floor_with_money, api, chef, director, open_day, boule_table):
+    few = floor_queries(floor_with_money)
+    floor_of_tableaux_in_every_state(api, chef, director, open_day, boule_table, range(14, 30))
+    many = floor_queries(floor_with_money)
+    page = floor_with_money.get("/caisse/plancher/").content.decode()
+    assert 'data-tableau="29"' in page and 'data-state="sous_cle"' in page and 'data-state="en_jeu"' in page
+    assert few[0] > 10 and few[1] > 10  # the floor's own queries are counted, not an empty capture
+    assert many == few
+
+
+def test_the_floor_query_count_would_catch_a_query_per_tableau(
+    floor_with_money, api, chef, director, open_day, boule_table, monkeypatch
+):
+    """The test above is not vacuous: one more query per tableau on the floor makes the counts differ."""
+    from cashbox import views
+    from tables.models import Tableau
+
+    rows_of = views.floor_rows
+
+    def rows_with_a_query_each(*args, **kwargs):
+        rows = rows_of(*args, **kwargs)
+        for row in rows:
+            Tableau.objects.filter(pk=row["tableau"].pk).exists()
+        return rows
+
+    monkeypatch.setattr(views, "floor_rows", rows_with_a_query_each)
+    few = floor_queries(floor_with_money)
+    floor_of_tableaux_in_every_state(api, chef, director, open_day, boule_table, range(14, 18))
+    many = floor_queries(floor_with_money)
+    assert many[0] == few[0] + 4 and many[1] == few[1] + 4
 
 
 def test_r21_the_carnet_prints_the_seance_with_its_result(
@@ -146,8 +199,13 @@ def test_r22_the_register_is_drawn_up_and_signed_twice_in_the_browser(
     assert client.post(url, {"action": "draw_up"}).status_code == 302
     page = client.get(url).content.decode()
     assert "mille euros" in page and "modèle 12" in page
-    assert client.post(url, {"action": "sign", "signer": "directeur", "password": PASSWORD}).status_code == 302
-    twice = client.post(url, {"action": "sign", "signer": "directeur", "password": PASSWORD})
+    assert (
+        client.post(url, {"action": "sign", "confirm": "1", "signer": "directeur", "password": PASSWORD}).status_code
+        == 302
+    )
+    twice = client.post(url, {"action": "sign", "confirm": "1", "signer": "directeur", "password": PASSWORD})
     assert twice.status_code == 403
-    assert client.post(url, {"action": "sign", "signer": "codir", "password": PASSWORD}).status_code == 302
+    assert (
+        client.post(url, {"action": "sign", "confirm": "1", "signer": "codir", "password": PASSWORD}).status_code == 302
+    )
     assert ControlRegister.objects.get().signed

@@ -444,3 +444,23 @@ def test_r23_a_record_changed_behind_a_dropped_trigger_is_named_in_the_export_an
     code, output = run_script(archive(created, settings))
     assert code == 1
     assert "data/counts.csv, cashbox.count n° " in output and "le champ « result »" in output
+
+
+def test_the_exported_carnets_and_registers_write_amounts_the_french_way(export, settings):
+    """The regulator's copies of the books (HTML inside the bag) format amounts like the pages: « 1 000,00 € »."""
+    import re
+
+    with zipfile.ZipFile(archive(export, settings)) as package:
+        books = {
+            name.split("/", 1)[1]: package.read(name).decode()
+            for name in package.namelist()
+            if "/data/carnets/" in name or "/data/registres/" in name
+        }
+    carnets = [html for name, html in books.items() if name.startswith("data/carnets/")]
+    registers = [html for name, html in books.items() if name.startswith("data/registres/")]
+    assert carnets and registers
+    thousand = "1\u202f000,00\u00a0€"
+    assert any(thousand in html and "8\u202f000,00\u00a0€" in html for html in carnets)  # result and advances
+    assert all(thousand in html and "700,00\u00a0€" in html for html in registers)  # a line and the day's total
+    english = [(name, m) for name, html in books.items() for m in re.findall(r"\d+\.\d\d\s?€", html)]
+    assert english == []

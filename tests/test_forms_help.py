@@ -91,3 +91,111 @@ def test_the_close_refusal_lists_each_missing_item_on_its_own_line_with_its_rule
     assert not re.search(r"\(art\. [^)]*\)\s*\(art\.", page)
     open_day.refresh_from_db()
     assert open_day.state == Seance.State.OPEN
+
+
+# A confirmation before the irreversible signatures (R23): the final count and the control register -------------
+
+
+def final_count_data(**extra):
+    return {
+        "chips_100_00": "85",
+        "counted_by": "croupier1",
+        "witnesses": ["croupier2"],
+        "caissier": "caissier",
+        "signer": "directeur",
+        **extra,
+    }
+
+
+def test_the_final_count_form_asks_no_password_before_its_confirmation(
+    as_user, api, cash_staff, chef, director, open_day, boule_tableau
+):
+    post_advance(api, chef, boule_tableau, open_day)
+    page = as_user(director).get(f"/caisse/tableaux/{boule_tableau.pk}/comptage-final/").content.decode()
+    assert 'name="password"' not in page and "Vérifier avant de signer" in page
+
+
+def test_a_final_count_without_confirm_shows_what_will_be_signed_and_writes_nothing(
+    as_user, api, cash_staff, chef, director, open_day, boule_tableau
+):
+    from cashbox.models import Count
+
+    post_advance(api, chef, boule_tableau, open_day)
+    client = as_user(director)
+    url = f"/caisse/tableaux/{boule_tableau.pk}/comptage-final/"
+    # Even with the password typed, a POST that does not carry « confirm » only shows the confirmation page.
+    response = client.post(url, final_count_data(password=PASSWORD))
+    page = response.content.decode()
+    assert response.status_code == 200 and not Count.objects.exists()
+    assert "8\u202f500,00\u00a0€" in page  # the encaisse, French amounts
+    assert "8\u202f000,00\u00a0€" in page and "500,00\u00a0€" in page  # the advance and the result
+    assert "définitive" in page and "(R23," in page
+    assert 'name="confirm" value="1"' in page and 'name="password"' in page
+    assert PASSWORD not in page  # the typed password is never sent back
+    assert re.search(r'<input type="hidden" name="witnesses" value="croupier2">', page)
+
+    # « Modifier la saisie » brings the form back as typed; still nothing written.
+    edit = client.post(url, final_count_data(edit="1")).content.decode()
+    assert re.search(r'name="chips_100_00" value="85"', edit) and not Count.objects.exists()
+
+    assert client.post(url, final_count_data(password=PASSWORD, confirm="1")).status_code == 302
+    assert Count.objects.get().result == 500
+
+
+def test_a_refused_final_count_confirmation_shows_the_password_error_on_the_form(
+    as_user, api, cash_staff, chef, director, open_day, boule_tableau
+):
+    from cashbox.models import Count
+
+    post_advance(api, chef, boule_tableau, open_day)
+    url = f"/caisse/tableaux/{boule_tableau.pk}/comptage-final/"
+    response = as_user(director).post(url, final_count_data(password="wrong", confirm="1"))
+    page = response.content.decode()
+    assert response.status_code == 400 and not Count.objects.exists()
+    assert 'class="error" role="alert"' in page and re.search(r'name="chips_100_00" value="85"', page)
+
+
+@pytest.fixture
+def drawn_up_register(api, cash_staff, chef, director, open_day, boule_tableau):
+    from cashbox import services
+    from sessions.services import change_seance_state
+    from tests.cash_helpers import open_seance, post_final_count
+
+    post_advance(api, chef, boule_tableau, open_day)
+    post_final_count(api, chef, boule_tableau, open_day, "9000")
+    for seance in open_day.gaming_day.seances.order_by("planned_start"):
+        if seance.state == "planned":
+            open_seance(director, seance)
+        change_seance_state(director, seance, "closed")
+    register, _created = services.draw_up_register(director, open_day.gaming_day)
+    return register
+
+
+def test_signing_the_register_without_confirm_shows_its_total_and_writes_nothing(
+    as_user, director, casino, drawn_up_register
+):
+    from cashbox.models import ControlRegister, Signature
+
+    client = as_user(director)
+    url = f"/caisse/registres/{drawn_up_register.gaming_day.date.isoformat()}/?casino={casino.pk}"
+    page = client.get(url).content.decode()
+    assert 'name="password"' not in page and "Vérifier avant de signer" in page
+
+    signatures = Signature.objects.count()
+    response = client.post(url, {"action": "sign", "signer": "directeur", "password": PASSWORD})
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert ControlRegister.objects.get().first_signature is None and Signature.objects.count() == signatures
+    assert "1\u202f000,00\u00a0€" in page and "mille euros" in page and "première signature" in page
+    assert "définitive" in page and "(R23," in page and PASSWORD not in page
+    assert 'name="confirm" value="1"' in page and 'name="password"' in page
+
+    confirmed = client.post(url, {"action": "sign", "signer": "directeur", "password": PASSWORD, "confirm": "1"})
+    assert confirmed.status_code == 302
+    assert ControlRegister.objects.get().first_signature.signer == director
+
+
+def test_a_role_that_may_not_sign_the_register_gets_no_confirmation_page(as_user, chef, casino, drawn_up_register):
+    url = f"/caisse/registres/{drawn_up_register.gaming_day.date.isoformat()}/?casino={casino.pk}"
+    response = as_user(chef).post(url, {"action": "sign", "signer": "directeur"})
+    assert response.status_code == 403 and "Confirmer et signer" not in response.content.decode()

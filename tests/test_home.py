@@ -88,3 +88,18 @@ def test_the_season_chart_carries_the_results_of_the_control_registers_per_game(
     totals = {serie["game"]: serie["points"] for serie in chart["series"]}
     assert totals == {"boule": [Decimal("1000.00")] * 2, "vingt_trois": [Decimal("-300.00")] * 2}
     assert chart["season"] == "2026-2027" and not chart["empty"] and len(chart["bars"]) == 4
+
+
+@pytest.mark.parametrize("persona", ["chef", "croupier", "caissier"])
+def test_floor_staff_are_offered_no_api_link_in_the_menu(request, as_user, persona):
+    page = as_user(request.getfixturevalue(persona)).get("/", follow=True).content.decode()
+    menu = page[page.index('<nav aria-label="Menu principal">') : page.index("</nav>")]
+    assert 'href="/api/docs/"' not in menu and 'href="/compte/jetons/"' not in menu and ">Plus<" in menu
+
+
+@pytest.mark.parametrize("persona", ["director", "codir", "regulator", "administrator"])
+def test_the_management_the_regulator_and_the_administrator_find_the_api_under_plus(request, as_user, persona):
+    page = as_user(request.getfixturevalue(persona)).get("/", follow=True).content.decode()
+    menu = page[page.index('<nav aria-label="Menu principal">') : page.index("</nav>")]
+    more = menu[menu.index('<details class="more">') :]
+    assert 'href="/api/docs/"' in more and 'href="/compte/jetons/"' in more

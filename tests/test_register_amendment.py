@@ -216,7 +216,10 @@ def test_r24_the_register_and_its_rectificatif_through_the_pages(as_user, staff,
     url = f"/caisse/registres/{day.date.isoformat()}/?casino={casino.pk}"
     assert client.post(url, {"action": "draw_up"}).status_code == 302
     for signer in ("directeur", "codir"):
-        assert client.post(url, {"action": "sign", "signer": signer, "password": PASSWORD}).status_code == 302
+        assert (
+            client.post(url, {"action": "sign", "confirm": "1", "signer": signer, "password": PASSWORD}).status_code
+            == 302
+        )
     count = boule_count(day)
     carnet_url = f"/caisse/carnets/{count.cashbox_id}/?saison={day.date.year - (day.date.month < 11)}"
     assert f"/caisse/corrections/comptage/{count.pk}/" in client.get(carnet_url).content.decode()
@@ -238,12 +241,20 @@ def test_r24_the_register_and_its_rectificatif_through_the_pages(as_user, staff,
     assert f"/caisse/corrections/comptage/{count.pk}/" not in carnet and "en attente de signatures" in carnet
     amendment = RegisterAmendment.objects.get()
     refused = client.post(
-        url, {"action": "sign_amendment", "amendment": amendment.pk, "signer": "codir", "password": "wrong"}
+        url,
+        {"action": "sign_amendment", "confirm": "1", "amendment": amendment.pk, "signer": "codir", "password": "wrong"},
     )
     assert refused.status_code == 400 and not RegisterAmendment.objects.get().first_signature
     for signer in ("directeur", "codir"):
         signed = client.post(
-            url, {"action": "sign_amendment", "amendment": amendment.pk, "signer": signer, "password": PASSWORD}
+            url,
+            {
+                "action": "sign_amendment",
+                "confirm": "1",
+                "amendment": amendment.pk,
+                "signer": signer,
+                "password": PASSWORD,
+            },
         )
         assert signed.status_code == 302
     assert RegisterAmendment.objects.get().signed

@@ -189,3 +189,27 @@ def test_revoking_an_unknown_token_on_the_page_is_refused_and_changes_nothing(ap
     response = as_user(croupier).post("/compte/jetons/", {"key": "inconnu"})
     assert response.status_code == 404 and "introuvable" in response.content.decode()
     assert use(api, token).status_code == 200
+
+
+def test_the_token_list_filters_by_holder_casino_validity_and_period(api, administrator, croupier, croupier2, outsider):
+    obtain(api)
+    obtain(api, "croupier2")
+    with time_machine.travel(timezone.now() - datetime.timedelta(days=3)):
+        obtain(api, "croupier2")  # expired since
+    api.force_authenticate(administrator)
+    names = lambda params: sorted(t["username"] for t in api.get("/api/v1/auth/tokens/", params).json())  # noqa: E731
+    assert names({}) == ["croupier1", "croupier2", "croupier2"]
+    assert names({"username": "CROUPIER2"}) == ["croupier2", "croupier2"]
+    assert names({"active": "true"}) == ["croupier1", "croupier2"]
+    assert names({"active": "false"}) == ["croupier2"]
+    today = timezone.localdate().isoformat()
+    assert names({"from": today}) == ["croupier1", "croupier2"]
+    assert names({"to": (timezone.localdate() - datetime.timedelta(days=1)).isoformat()}) == ["croupier2"]
+    assert names({"casino": croupier.employee.memberships.get().casino_id}) == names({})
+    assert names({"casino": outsider.employee.memberships.get().casino_id}) == []
+
+
+def test_a_token_list_filter_that_does_not_parse_is_a_400_in_french(api, croupier):
+    api.force_authenticate(croupier)
+    response = api.get("/api/v1/auth/tokens/", {"from": "hier"})
+    assert response.status_code == 400 and "Indiquez une date" in str(response.json())
