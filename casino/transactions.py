@@ -1,4 +1,5 @@
-"""The transaction of a write: its own, or the API request's when a refusal rolls that whole request back anyway.
+"""The transaction of a write: its own, or the API request's when a refusal rolls that whole request back anyway;
+its journal entries written together at its end (casino.journal.batched).
 
 Every service runs in `transaction.atomic()`. Called from a page, a command or a test it may be nested in an outer
 block that goes on after a refusal (a page re-shows its form): it needs its savepoint. Called from the API, it is
@@ -12,6 +13,8 @@ import functools
 from contextlib import contextmanager
 
 from django.db import transaction
+
+from casino import journal
 
 _whole_request = contextvars.ContextVar("casino_write_in_whole_request", default=False)
 
@@ -34,6 +37,8 @@ def atomic_write(service):
     @functools.wraps(service)
     def wrapper(*args, **kwargs):
         with transaction.atomic(savepoint=not _whole_request.get()):
-            return service(*args, **kwargs)
+            # The write's journal entries (its signature's, its record's) go in one statement at its end.
+            with journal.batched():
+                return service(*args, **kwargs)
 
     return wrapper
