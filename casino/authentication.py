@@ -4,6 +4,7 @@ rest_framework.views, which imports the authentication classes: a circular impor
 import binascii
 from hmac import compare_digest
 
+from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q, Value
 from django.db.models.functions import Concat
@@ -61,10 +62,12 @@ class TokenAuthentication(knox_auth.TokenAuthentication):
 
 def _permissions_of_user():
     """["app_label.codename", …] of the token's user, directly or through their groups (PostgreSQL arrays)."""
-    from django.contrib.auth.models import Permission
+    from django.contrib.auth.models import Group, Permission
     from django.contrib.postgres.expressions import ArraySubquery
 
-    granted = Permission.objects.filter(Q(user=OuterRef("user_id")) | Q(group__user=OuterRef("user_id")))
-    return ArraySubquery(
-        granted.order_by().distinct().values_list(Concat("content_type__app_label", Value("."), "codename"))
-    )
+    # Two index lookups by user (pk__in), not an OR across four joins, which PostgreSQL plans slowly.
+    user = OuterRef(OuterRef("user_id"))
+    own = get_user_model().user_permissions.through.objects.filter(user_id=user).values("permission_id")
+    grouped = Group.permissions.through.objects.filter(group__user=user).values("permission_id")
+    granted = Permission.objects.filter(Q(pk__in=own) | Q(pk__in=grouped))
+    return ArraySubquery(granted.order_by().values_list(Concat("content_type__app_label", Value("."), "codename")))
