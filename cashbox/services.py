@@ -35,7 +35,7 @@ from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, in
 from casino.security import check_secrets, signer_in
 from casino.transactions import atomic_write
 from casino.words import amount_in_words
-from sessions.models import GamingDay, Opening, Seance
+from sessions.models import GamingDay, Opening, Roster, RosterChange, RosterMember, Seance
 from sessions.roster_services import tableau_staff
 from tables.games import Game, euros
 from tables.models import Cashbox, Tableau
@@ -135,9 +135,11 @@ def staff_member(casino, username, roles, field, rule, what):
     return staff_members(casino, [(username, roles, field, rule, what)])[0]
 
 
-def people_of(casino, usernames):
+def people_of(casino, usernames, serving=None):
     """The casino's members among `usernames`, by username, in one query: everyone a write names (the people of
-    staff_members and the signer of check_signer), each with `active_member` (signer_in's test, R28)."""
+    staff_members and the signer of check_signer), each with `active_member` (signer_in's test, R28); with
+    `serving` (seance, tableau id), whether each serves that tableau in the séance's published roster (see
+    _table_employees)."""
     User = get_user_model()
     active = Membership.objects.filter(employee__user=OuterRef("pk"), casino=casino, active=True)
     found = (
@@ -145,7 +147,27 @@ def people_of(casino, usernames):
         .filter(username__in={username or "" for username in usernames}, employee__memberships__casino=casino)
         .annotate(active_member=Exists(active))
     )
+    if serving is not None:
+        found = found.annotate(**_serving(*serving))
     return {user.username: user for user in found}
+
+
+def _serving(seance, tableau_id):
+    """Whether the user serves the tableau in the séance's published roster (R4, R20): assigned to it, relieving one
+    who is, or chef de partie of its roster. Reliefs of a reliever, which tableau_staff follows too, are not seen
+    here: a witness this finds serving serves, one it does not is looked up by tableau_staff."""
+    rosters = Roster.objects.published().filter(seance=seance)
+    assigned = RosterMember.objects.filter(roster__in=rosters, tableau_id=tableau_id)
+    reliefs = RosterChange.objects.filter(roster__in=rosters, kind=RosterChange.Kind.RELIEF)
+    return {
+        "assigned": Exists(assigned.filter(user=OuterRef("pk"))),
+        "relieving": Exists(
+            reliefs.filter(replacement=OuterRef("pk")).filter(
+                Exists(assigned.filter(roster=OuterRef("roster"), user=OuterRef("member")))
+            )
+        ),
+        "chef_of_table": Exists(rosters.filter(chef=OuterRef("pk"), apparatus__tables__tableaux__id=tableau_id)),
+    }
 
 
 def staff_members(casino, wanted, people=None):
@@ -390,12 +412,17 @@ def _count_people(casino, tableau, counted_by, witnesses):
     return counter, present
 
 
-def _table_employees(seance, tableau, witnesses):
+def _table_employees(seance, tableau, witnesses, people=None):
     """R20: the employees of the table present at the final count, at least one, all serving the tableau in the
-    séance's published roster (R4)."""
+    séance's published roster (R4). `people`: the witnesses read by people_of with `serving`, which spares reading
+    the tableau's staff when each of them is found serving."""
     usernames = [u for u in dict.fromkeys(witnesses or []) if u]
     if not usernames:
         raise invalid("witnesses", "R20", "Indiquez au moins un employé de la table présent au comptage")
+    if people is not None:
+        found = [people.get(username) for username in usernames]
+        if all(user is not None and (user.assigned or user.relieving or user.chef_of_table) for user in found):
+            return found
     staff = {user.username: user for user in tableau_staff(seance, tableau)}
     strangers = [u for u in usernames if u not in staff]
     if strangers:
@@ -418,7 +445,9 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
     As record_advance: people and secrets first, without a lock; then the cash box's lock and its state.
     """
     day = seance.gaming_day
-    people = people_of(day.casino_id, [counted_by, caissier, signer])
+    people = people_of(
+        day.casino_id, [counted_by, caissier, signer, *(witnesses or [])], serving=(seance, cashbox.tableau_id)
+    )
     counter, cashier = staff_members(
         day.casino_id,
         [
@@ -443,7 +472,7 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
     if state["interruption"]:
         raise InvalidTransition("R17", "Le tableau est interrompu : reprenez d'abord la partie")
     chips, amount = parse_chips(casino, chips, rule="R20") if chips else ({}, Decimal("0.00"))
-    present = [counter, *_table_employees(seance, tableau, witnesses)]
+    present = [counter, *_table_employees(seance, tableau, witnesses, people)]
     advances_total = state["advances_total"]
     result = amount - advances_total
     statement = (
