@@ -292,16 +292,6 @@ def advances_of(cashbox, seance):
     return list(Advance.objects.filter(cashbox=cashbox, seance=seance).prefetch_related("corrections"))
 
 
-def effective_advances(cashbox, seance):
-    """The advances of a cash box in a séance, each with its `effective` amount (R23), in one query."""
-    latest = Correction.objects.filter(advance=OuterRef("pk")).order_by("-recorded_at", "-pk").values("amount")[:1]
-    return list(
-        Advance.objects.filter(cashbox=cashbox, seance=seance).annotate(
-            effective=Coalesce(Subquery(latest), F("amount"))
-        )
-    )
-
-
 def final_count_of(cashbox, seance):
     return Count.objects.filter(cashbox=cashbox, seance=seance, kind=Count.Kind.FINAL).first()
 
@@ -315,7 +305,7 @@ def _known(queryset, rows):
 def _newly_written(entry, **relations):
     # What the response shows of a row just inserted, known without asking the database again: a new entry has
     # no correction yet (R23), and its witnesses are those just written.
-    entry._prefetched_objects_cache = {"corrections": Correction.objects.none(), **relations}
+    entry._prefetched_objects_cache = {"corrections": _known(Correction.objects.none(), []), **relations}
     return entry
 
 
