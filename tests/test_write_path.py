@@ -23,12 +23,12 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 # the service joins the request's transaction, without a savepoint (casino.transactions). A top-up: the request's cash
 # box and séance (with its day), the people and the signer (one query), the lockout, the cash box's lock, its state,
 # the signature, the advance and their history rows, both journal entries (one statement). The count reads its
-# advances with its state, and adds the tableau's croupiers with their roster (R4, R20: one query without a relief)
-# and its witnesses (one insert). The spin: the request's apparatus and séance, the roster's lock, the séance and day,
+# advances with its state and its witnesses' places on the roster with the people (R4, R20), and adds the insert of
+# its witnesses. The spin: the request's apparatus and séance, the roster's lock, the séance and day,
 # the interruptions, the launcher with their place on the roster, the last spin, the spin, its history row, its
 # journal entry.
 TOP_UP_QUERIES = 13
-COUNT_QUERIES = 15
+COUNT_QUERIES = 14
 SPIN_QUERIES = 12
 
 
