@@ -218,7 +218,7 @@ def _tableau_of(apparatus, number, field="tableaux"):
 def tableau_staff(seance, tableau):
     """The employees of a tableau in a séance, from its published roster: the croupiers the roster assigns to it,
     those who relieved them, and the chef de partie of the table (R4, R20)."""
-    # The final count asks on every write: in the usual case (croupiers assigned, no relief yet) one query reads the
+    # The count form asks at every display: in the usual case (croupiers assigned, no relief yet) one query reads the
     # tableau's croupiers with their roster, its chef and whether it has a relief; the roster alone is read only when
     # nobody is assigned to the tableau, the reliefs only when there are some.
     rosters = Roster.objects.published().filter(seance=seance, apparatus_id=tableau.table.apparatus_id)
