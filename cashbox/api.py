@@ -39,6 +39,7 @@ from casino.api import ReadRecordViewSet, RecordViewSet
 from casino.filters import AlertFilter
 from casino.models import Alert, Casino
 from casino.serializers import AlertSerializer
+from casino.transactions import request_transaction
 from sessions.models import GamingDay
 from tables.models import Cashbox
 
@@ -84,18 +85,19 @@ class AdvanceViewSet(CashViewSet):
     @extend_schema(request=AdvanceCreateSerializer, responses=AdvanceSerializer)
     def create(self, request, *args, **kwargs):
         data = self.validated(request)
-        advance = services.record_advance(
-            request.user,
-            data["cashbox"],
-            data["seance"],
-            data["kind"],
-            data["chips"],
-            data["counted_by"],
-            data["signer"],
-            data["password"],
-            data.get("brought_by") or None,
-            otp=data.get("otp"),
-        )
+        with request_transaction():
+            advance = services.record_advance(
+                request.user,
+                data["cashbox"],
+                data["seance"],
+                data["kind"],
+                data["chips"],
+                data["counted_by"],
+                data["signer"],
+                data["password"],
+                data.get("brought_by") or None,
+                otp=data.get("otp"),
+            )
         return self.created(advance)
 
 
@@ -118,18 +120,19 @@ class CountViewSet(CashViewSet):
     @extend_schema(request=FinalCountCreateSerializer, responses=CountSerializer)
     def create(self, request, *args, **kwargs):
         data = self.validated(request)
-        count = services.record_final_count(
-            request.user,
-            data["cashbox"],
-            data["seance"],
-            data["chips"],
-            data["counted_by"],
-            data.get("witnesses", []),
-            data["caissier"],
-            data["signer"],
-            data["password"],
-            otp=data.get("otp"),
-        )
+        with request_transaction():
+            count = services.record_final_count(
+                request.user,
+                data["cashbox"],
+                data["seance"],
+                data["chips"],
+                data["counted_by"],
+                data.get("witnesses", []),
+                data["caissier"],
+                data["signer"],
+                data["password"],
+                otp=data.get("otp"),
+            )
         return self.created(count)
 
 

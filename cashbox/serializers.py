@@ -73,9 +73,14 @@ class AdvanceSerializer(serializers.ModelSerializer):
         ]
 
 
+def seances_with_day(user):
+    # The cash services read the séance's day (its casino, its fixed advance) at once: one query, not two.
+    return Seance.objects.for_user(user).select_related("gaming_day")
+
+
 class AdvanceCreateSerializer(SignerFields):
     cashbox = scoped(Cashbox.objects.for_user)
-    seance = scoped(Seance.objects.for_user)
+    seance = scoped(seances_with_day)
     kind = serializers.CharField(help_text="initial ou top_up ; aucun retrait n'existe (R14).")
     chips = serializers.DictField(help_text='Nombre de jetons par valeur, ex. {"100.00": 80}.')
     counted_by = serializers.CharField(max_length=150, help_text="Le croupier qui compte (R15).")
@@ -115,7 +120,7 @@ class CountSerializer(serializers.ModelSerializer):
 
 class FinalCountCreateSerializer(SignerFields):
     cashbox = scoped(Cashbox.objects.for_user)
-    seance = scoped(Seance.objects.for_user)
+    seance = scoped(seances_with_day)
     chips = serializers.DictField(allow_empty=True)
     counted_by = serializers.CharField(max_length=150)
     witnesses = serializers.ListField(child=serializers.CharField(max_length=150), required=False, max_length=50)

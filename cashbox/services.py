@@ -10,7 +10,7 @@ from decimal import Decimal, InvalidOperation
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef, Subquery
+from django.db.models import DecimalField, Exists, F, OuterRef, Subquery, Sum, Value
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -29,12 +29,13 @@ from cashbox.models import (
 )
 from casino.actors import names_actor
 from casino.formats import chips_text
-from casino.models import Role
+from casino.models import Membership, Role
 from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, invalid
 from casino.security import check_secrets, signer_in
+from casino.transactions import atomic_write
 from casino.words import amount_in_words
-from sessions.models import GamingDay, Opening, Seance
+from sessions.models import GamingDay, Opening, Roster, RosterChange, RosterMember, Seance
 from sessions.roster_services import tableau_staff
 from tables.games import Game, euros
 from tables.models import Cashbox, Tableau
@@ -94,7 +95,7 @@ def parse_chips(casino, chips, field="chips", rule=None):
 # Signatures ---------------------------------------------------------------------------------------------------
 
 
-def check_signer(casino, username, password, roles, rule, not_by=(), otp=None, field="signer"):
+def check_signer(casino, username, password, roles, rule, not_by=(), otp=None, field="signer", people=None):
     """The signer of a signature about to be made, checked before the caller locks anything (R28).
 
     The signer must be an active member of the casino before anything else is looked at (another casino's
@@ -103,7 +104,7 @@ def check_signer(casino, username, password, roles, rule, not_by=(), otp=None, f
     already signed where two different people are required. A password hash takes hundreds of milliseconds by
     design: run under a row lock it would hold up every other write of that row, so the workflows call this first.
     """
-    user = signer_in(casino, username, rule, field)
+    user = signer_in(casino, username, rule, field, people=people)
     role = role_of(user)
     if role not in roles:
         names = ", ".join(sorted(Role(r).label.lower() for r in roles))
@@ -134,17 +135,46 @@ def staff_member(casino, username, roles, field, rule, what):
     return staff_members(casino, [(username, roles, field, rule, what)])[0]
 
 
-def staff_members(casino, wanted):
-    """Each [(username, roles, field, rule, what)] as a user of the casino with one of the roles and a valid
-    approval, in one query; the first one that does not qualify is refused."""
+def people_of(casino, usernames, serving=None):
+    """The casino's members among `usernames`, by username, in one query: everyone a write names (the people of
+    staff_members and the signer of check_signer), each with `active_member` (signer_in's test, R28); with
+    `serving` (seance, tableau id), whether each serves that tableau in the séance's published roster (see
+    _table_employees)."""
     User = get_user_model()
-    usernames = {username or "" for username, *_ in wanted}
-    found = {
-        user.username: user
-        for user in User.objects.select_related("employee").filter(
-            username__in=usernames, employee__memberships__casino=casino
-        )
+    active = Membership.objects.filter(employee__user=OuterRef("pk"), casino=casino, active=True)
+    found = (
+        User.objects.select_related("employee")
+        .filter(username__in={username or "" for username in usernames}, employee__memberships__casino=casino)
+        .annotate(active_member=Exists(active))
+    )
+    if serving is not None:
+        found = found.annotate(**_serving(*serving))
+    return {user.username: user for user in found}
+
+
+def _serving(seance, tableau_id):
+    """Whether the user serves the tableau in the séance's published roster (R4, R20): assigned to it, relieving one
+    who is, or chef de partie of its roster. Reliefs of a reliever, which tableau_staff follows too, are not seen
+    here: a witness this finds serving serves, one it does not is looked up by tableau_staff."""
+    rosters = Roster.objects.published().filter(seance=seance)
+    assigned = RosterMember.objects.filter(roster__in=rosters, tableau_id=tableau_id)
+    reliefs = RosterChange.objects.filter(roster__in=rosters, kind=RosterChange.Kind.RELIEF)
+    return {
+        "assigned": Exists(assigned.filter(user=OuterRef("pk"))),
+        "relieving": Exists(
+            reliefs.filter(replacement=OuterRef("pk")).filter(
+                Exists(assigned.filter(roster=OuterRef("roster"), user=OuterRef("member")))
+            )
+        ),
+        "chef_of_table": Exists(rosters.filter(chef=OuterRef("pk"), apparatus__tables__tableaux__id=tableau_id)),
     }
+
+
+def staff_members(casino, wanted, people=None):
+    """Each [(username, roles, field, rule, what)] as a user of the casino with one of the roles and a valid
+    approval, in one query (none when `people`, from people_of, holds them); the first one that does not qualify
+    is refused."""
+    found = people if people is not None else people_of(casino, [username for username, *_ in wanted])
     users = []
     for username, roles, field, rule, what in wanted:
         user = found.get(username or "")
@@ -197,12 +227,28 @@ def _shared_seance_state(seance_pk):
     return RawSQL(f'(SELECT "state" FROM "seances_seance" WHERE "id" = %s{lock})', [seance_pk])
 
 
-def cash_state(cashbox, seance):
+def cash_state(cashbox, seance, advances_total=False):
     """Where a locked cash box stands in its séance, in one query read after its lock: the séance's state (shared
-    lock), whether the tableau is opened that day, has its initial advance, its final count, an interruption."""
+    lock), whether the tableau is opened that day, has its initial advance, its final count, an interruption; with
+    `advances_total`, the sum of its advances in the séance after their corrections (R20, R23)."""
+    fields = ["seance_state", "opened", "initial", "counted", "interruption"]
+    extra = {}
+    if advances_total:
+        latest = Correction.objects.filter(advance=OuterRef("pk")).order_by("-recorded_at", "-pk").values("amount")[:1]
+        total = (
+            Advance.objects.filter(cashbox=OuterRef("pk"), seance=seance)
+            .annotate(effective=Coalesce(Subquery(latest), F("amount")))
+            .order_by()
+            .values("cashbox")
+            .annotate(total=Sum("effective"))
+            .values("total")
+        )
+        extra["advances_total"] = Coalesce(Subquery(total), Value(Decimal("0.00")), output_field=DecimalField())
+        fields.append("advances_total")
     return (
         Cashbox.objects.filter(pk=cashbox.pk)
         .annotate(
+            **extra,
             seance_state=_shared_seance_state(seance.pk),
             opened=Exists(
                 Opening.objects.filter(tableau_id=OuterRef("tableau_id"), gaming_day_id=seance.gaming_day_id)
@@ -216,7 +262,7 @@ def cash_state(cashbox, seance):
                 .values("kind")[:1]
             ),
         )
-        .values("seance_state", "opened", "initial", "counted", "interruption")
+        .values(*fields)
         .get()
     )
 
@@ -246,24 +292,20 @@ def advances_of(cashbox, seance):
     return list(Advance.objects.filter(cashbox=cashbox, seance=seance).prefetch_related("corrections"))
 
 
-def effective_advances(cashbox, seance):
-    """The advances of a cash box in a séance, each with its `effective` amount (R23), in one query."""
-    latest = Correction.objects.filter(advance=OuterRef("pk")).order_by("-recorded_at", "-pk").values("amount")[:1]
-    return list(
-        Advance.objects.filter(cashbox=cashbox, seance=seance).annotate(
-            effective=Coalesce(Subquery(latest), F("amount"))
-        )
-    )
-
-
 def final_count_of(cashbox, seance):
     return Count.objects.filter(cashbox=cashbox, seance=seance, kind=Count.Kind.FINAL).first()
+
+
+def _known(queryset, rows):
+    """A queryset whose rows are already known, as prefetch_related leaves it: reading it costs no query."""
+    queryset._result_cache, queryset._prefetch_done = list(rows), True
+    return queryset
 
 
 def _newly_written(entry, **relations):
     # What the response shows of a row just inserted, known without asking the database again: a new entry has
     # no correction yet (R23), and its witnesses are those just written.
-    entry._prefetched_objects_cache = {"corrections": Correction.objects.none(), **relations}
+    entry._prefetched_objects_cache = {"corrections": _known(Correction.objects.none(), []), **relations}
     return entry
 
 
@@ -271,7 +313,7 @@ def _newly_written(entry, **relations):
 
 
 @names_actor
-@transaction.atomic
+@atomic_write
 def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, password, brought_by=None, otp=None):
     """Enter an advance at once, counted by the croupier and signed by the director or a CoDir member (R15).
 
@@ -287,8 +329,9 @@ def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, passw
     wanted = [(counted_by, {Role.CROUPIER}, "counted_by", "R15", "Celui qui compte l'avance")]
     if brought_by:
         wanted.append((brought_by, {Role.CAISSIER}, "brought_by", "R15", "Celui qui apporte l'avance"))
-    counter, *carrier = staff_members(day.casino_id, wanted)
-    signer = check_signer(day.casino_id, signer, password, DIRECTING, "R15", otp=otp)
+    people = people_of(day.casino_id, [counted_by, brought_by, signer])
+    counter, *carrier = staff_members(day.casino_id, wanted, people)
+    signer = check_signer(day.casino_id, signer, password, DIRECTING, "R15", otp=otp, people=people)
     cashbox = lock_cashbox(cashbox)
     tableau, casino = cashbox.tableau, cashbox.tableau.casino
     if day.casino_id != casino.pk:
@@ -359,12 +402,17 @@ def _count_people(casino, tableau, counted_by, witnesses):
     return counter, present
 
 
-def _table_employees(seance, tableau, witnesses):
+def _table_employees(seance, tableau, witnesses, people=None):
     """R20: the employees of the table present at the final count, at least one, all serving the tableau in the
-    séance's published roster (R4)."""
+    séance's published roster (R4). `people`: the witnesses read by people_of with `serving`, which spares reading
+    the tableau's staff when each of them is found serving."""
     usernames = [u for u in dict.fromkeys(witnesses or []) if u]
     if not usernames:
         raise invalid("witnesses", "R20", "Indiquez au moins un employé de la table présent au comptage")
+    if people is not None:
+        found = [people.get(username) for username in usernames]
+        if all(user is not None and (user.assigned or user.relieving or user.chef_of_table) for user in found):
+            return found
     staff = {user.username: user for user in tableau_staff(seance, tableau)}
     strangers = [u for u in usernames if u not in staff]
     if strangers:
@@ -379,7 +427,7 @@ def _table_employees(seance, tableau, witnesses):
 
 
 @names_actor
-@transaction.atomic
+@atomic_write
 def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, caissier, signer, password, otp=None):
     """Count the encaisse at the end of the séance, certified « exact » and signed (R16, R19, R20).
 
@@ -387,19 +435,23 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
     As record_advance: people and secrets first, without a lock; then the cash box's lock and its state.
     """
     day = seance.gaming_day
+    people = people_of(
+        day.casino_id, [counted_by, caissier, signer, *(witnesses or [])], serving=(seance, cashbox.tableau_id)
+    )
     counter, cashier = staff_members(
         day.casino_id,
         [
             (counted_by, {Role.CROUPIER}, "counted_by", "R20", "Celui qui compte l'encaisse"),
             (caissier, {Role.CAISSIER}, "caissier", "R20", "Le caissier présent"),
         ],
+        people,
     )
-    signer = check_signer(day.casino_id, signer, password, DIRECTING, "R20", otp=otp)
+    signer = check_signer(day.casino_id, signer, password, DIRECTING, "R20", otp=otp, people=people)
     cashbox = lock_cashbox(cashbox)
     tableau, casino = cashbox.tableau, cashbox.tableau.casino
     if day.casino_id != casino.pk:
         raise invalid("seance", None, "La séance n'est pas celle de l'établissement de la caisse.")
-    state = cash_state(cashbox, seance)
+    state = cash_state(cashbox, seance, advances_total=True)
     require_open_state(state["seance_state"])
     if not state["initial"]:
         raise InvalidTransition("R20", "Cette caisse n'a pas reçu d'avance initiale pendant la séance")
@@ -410,8 +462,8 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
     if state["interruption"]:
         raise InvalidTransition("R17", "Le tableau est interrompu : reprenez d'abord la partie")
     chips, amount = parse_chips(casino, chips, rule="R20") if chips else ({}, Decimal("0.00"))
-    present = [counter, *_table_employees(seance, tableau, witnesses)]
-    advances_total = sum((effective_amount(a) for a in effective_advances(cashbox, seance)), Decimal("0.00"))
+    present = [counter, *_table_employees(seance, tableau, witnesses, people)]
+    advances_total = state["advances_total"]
     result = amount - advances_total
     statement = (
         f"Encaisse finale certifiée exacte : {euros(amount)} — caisse n° {tableau.number} — {seance} — "
@@ -431,8 +483,10 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
         signature=signature,
         recorded_by=user,
     )
-    count.witnesses.set({*present, cashier, signer})
-    return _newly_written(count)
+    # A new count has no witness yet: add() inserts them in one statement where set() would first read them.
+    witnesses = sorted({*present, cashier, signer}, key=lambda person: person.username)
+    count.witnesses.add(*witnesses)
+    return _newly_written(count, witnesses=_known(count.witnesses.all(), witnesses))
 
 
 # Interruptions (R17, R18, R19) --------------------------------------------------------------------------------

@@ -7,10 +7,12 @@ entry breaks the chain at the exact sequence number where it happens. The canoni
 (tests/test_journal.py): changing it would make every exported journal unverifiable.
 """
 
+import contextvars
 import datetime
 import hashlib
 import json
 import uuid
+from contextlib import contextmanager
 from decimal import Decimal
 
 from django.core.exceptions import FieldDoesNotExist
@@ -77,6 +79,11 @@ def append(
     }
     with transaction.atomic(savepoint=False):
         if connection.vendor == "postgresql":
+            pending = _batch.get()
+            if pending is not None:
+                # Inside batched(): written with the other entries of the write, in one statement at its end.
+                pending.append((document, row))
+                return None
             return _append_in_one_statement(connection, document, row)
         sequence, previous = _next_link(casino_id)
         document["sequence"] = sequence
@@ -88,6 +95,116 @@ def append(
         )
 
 
+_batch = contextvars.ContextVar("casino_journal_batch", default=None)
+
+
+@contextmanager
+def batched():
+    """Inside the block, on PostgreSQL, the entries appended (each history row's) are written at its end, in one
+    statement per casino, in their order: a signed cash write makes two (its signature and its record), and each
+    statement holds the casino's head. The block must end inside the transaction that made the entries; an
+    exception leaves them unwritten, as its transaction rolls back. append() returns None for a batched entry."""
+    outer = _batch.get()
+    if outer is not None:
+        yield
+        return
+    pending = []
+    token = _batch.set(pending)
+    try:
+        yield
+    finally:
+        _batch.reset(token)
+    if pending:
+        from django.db import connection
+
+        by_casino = {}
+        for document, row in pending:
+            by_casino.setdefault(row["casino_id"], []).append((document, row))
+        for entries in by_casino.values():
+            _append_many_in_one_statement(connection, entries)
+
+
+def _spliced(document):
+    """(prefix, suffix) of the canonical document around its sequence number (see _append_in_one_statement)."""
+    body = canonical(document).decode()
+    tail = ',"tableau":' + canonical(document["tableau"]).decode() + "}"
+    placeholder = ',"sequence":0' + tail
+    if not body.endswith(placeholder):
+        raise RuntimeError("journal: the canonical document no longer ends with its sequence and tableau")
+    return body[: -len(placeholder)] + ',"sequence":', tail
+
+
+def _append_many_in_one_statement(connection, entries):
+    """PostgreSQL: append several entries of one casino in one statement, the head moved once by their number and
+    each entry chained onto the one before (a recursive query); every hash is recomputed here and must match."""
+    if len(entries) == 1:
+        _append_in_one_statement(connection, *entries[0])
+        return
+    casino_id = entries[0][1]["casino_id"]
+    items, params = [], []
+    for k, (document, row) in enumerate(entries, start=1):
+        prefix, suffix = _spliced(document)
+        actor = row["actor"]
+        items.append("(%s, %s, %s, %s::timestamptz, %s::integer, %s, %s, %s, %s, %s::integer)")
+        params += [
+            k,
+            prefix,
+            suffix,
+            row["recorded_at"],
+            actor.pk if actor is not None else None,
+            row["actor_role"],
+            row["action"],
+            row["object_type"],
+            row["object_id"],
+            row["tableau_number"],
+        ]
+    sql = f"""
+        WITH RECURSIVE head AS (
+            UPDATE casino_journalhead SET sequence = sequence + %s WHERE casino_id = %s
+            RETURNING sequence - %s AS base, hash
+        ),
+        item (k, prefix, suffix, recorded_at, actor_id, actor_role, action, object_type, object_id,
+              tableau_number) AS (VALUES {", ".join(items)}),
+        link (k, sequence, document, previous_hash, hash) AS (
+            SELECT item.k, head.base + 1, doc.document, head.hash::text,
+                encode(sha256(convert_to(head.hash || E'\\n' || doc.document, 'UTF8')), 'hex')
+            FROM head, item, LATERAL (SELECT item.prefix || (head.base + 1)::text || item.suffix AS document) doc
+            WHERE item.k = 1
+            UNION ALL
+            SELECT item.k, link.sequence + 1, doc.document, link.hash,
+                encode(sha256(convert_to(link.hash || E'\\n' || doc.document, 'UTF8')), 'hex')
+            FROM link JOIN item ON item.k = link.k + 1,
+                LATERAL (SELECT item.prefix || (link.sequence + 1)::text || item.suffix AS document) doc
+        )
+        INSERT INTO casino_journalentry (casino_id, sequence, recorded_at, actor_id, actor_role, action, object_type,
+            object_id, tableau_number, document, previous_hash, hash)
+        SELECT %s, link.sequence, item.recorded_at, item.actor_id, item.actor_role, item.action, item.object_type,
+            item.object_id, item.tableau_number, link.document, link.previous_hash, link.hash
+        FROM link JOIN item USING (k) ORDER BY link.k
+        RETURNING sequence, previous_hash, hash, document
+    """
+    params = [len(entries), casino_id, len(entries), *params, casino_id]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        inserted = cursor.fetchall()
+        if not inserted:
+            # No head yet for this casino: create it at its last entry, then append.
+            _next_link(casino_id)
+            cursor.execute(sql, params)
+            inserted = cursor.fetchall()
+    inserted.sort()
+    if len(inserted) != len(entries):
+        raise RuntimeError("journal: the database did not append every entry")
+    previous_entry = None
+    for (document, _row), (sequence, previous, digest, text) in zip(entries, inserted, strict=True):
+        prefix, suffix = _spliced(document)
+        if text != f"{prefix}{sequence}{suffix}" or chain_hash(previous, text.encode()) != digest:
+            raise RuntimeError("journal: the database's hash differs from the canonical one")
+        if previous_entry is not None and (sequence, previous) != (previous_entry[0] + 1, previous_entry[2]):
+            raise RuntimeError("journal: the database did not chain the entries in their order")
+        previous_entry = (sequence, previous, digest)
+
+
 def _append_in_one_statement(connection, document, row):
     """PostgreSQL: take the next number, chain and insert in one statement, so that the head stays locked for one
     round trip per entry. The document is the canonical form with the number spliced in at its place (its keys are
@@ -95,12 +212,7 @@ def _append_in_one_statement(connection, document, row):
     the hash is recomputed here and must match, or the transaction fails."""
     from casino.models import JournalEntry
 
-    body = canonical(document).decode()
-    tail = ',"tableau":' + canonical(document["tableau"]).decode() + "}"
-    placeholder = ',"sequence":0' + tail
-    if not body.endswith(placeholder):
-        raise RuntimeError("journal: the canonical document no longer ends with its sequence and tableau")
-    prefix, suffix = body[: -len(placeholder)] + ',"sequence":', tail
+    prefix, suffix = _spliced(document)
     sql = """
         WITH head AS (
             UPDATE casino_journalhead SET sequence = sequence + 1 WHERE casino_id = %s RETURNING sequence, hash

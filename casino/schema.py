@@ -1,5 +1,6 @@
 """The API's refusals in its OpenAPI schema: one error format (casino.errors), documented on every operation."""
 
+from drf_spectacular.contrib.knox_auth_token import KnoxTokenScheme
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
@@ -96,3 +97,9 @@ class OptionalEmailField(OpenApiSerializerFieldExtension):
         if not self.target.allow_blank:
             return schema
         return {"anyOf": [schema, {"type": "string", "maxLength": 0}]}
+
+
+class TokenScheme(KnoxTokenScheme):
+    """The API token in the schema: knox's scheme, for its one-query subclass (casino.authentication)."""
+
+    target_class = "casino.authentication.TokenAuthentication"

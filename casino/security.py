@@ -214,6 +214,16 @@ class DeferredFailureHandler(AxesDatabaseHandler):
     command) there is no client address to lock and axes records nothing, as it documents.
     """
 
+    def get_failures(self, request, credentials=None):
+        failures = super().get_failures(request, credentials)
+        if request is not None:
+            # Kept for check_secrets: a signer without a recent failure has no attempt to reset after a success.
+            recent = getattr(request, "_recent_failures", None)
+            if recent is None:
+                recent = request._recent_failures = {}
+            recent[(credentials or {}).get(settings.AXES_USERNAME_FORM_FIELD)] = failures
+        return failures
+
     def user_login_failed(self, sender, credentials, request=None, **kwargs):
         pending = getattr(request, "_failed_secrets", None)
         if pending is not None:
@@ -258,12 +268,18 @@ def lockout_message():
     return f"trop d'échecs : identifiant bloqué depuis ce poste pendant {settings.AXES_COOLOFF_MINUTES} minutes"
 
 
-def signer_in(casino, username, rule, field="signer"):
+def signer_in(casino, username, rule, field="signer", people=None):
     """The active member of the casino named `username`, checked before any secret (R28).
 
     Anyone else, another casino's employee included, is « employé inconnu » whatever the password: a signature
-    field must not tell a casino whether a password of another casino's employee is right.
+    field must not tell a casino whether a password of another casino's employee is right. `people`: the casino's
+    members already read by username, each with `active_member` (cashbox.services.people_of), saves the query.
     """
+    if people is not None:
+        user = people.get(username or "")
+        if user is None or not (user.is_active and user.active_member):
+            raise invalid(field, rule, f"Signature refusée : employé inconnu dans l'établissement ({username or '—'})")
+        return user
     user = (
         get_user_model()
         .objects.select_related("employee")
@@ -307,7 +323,11 @@ def check_secrets(user, password, otp, rule, field="password"):
         if not device.verify_token(code):
             record_failure(request, username)
             raise invalid("otp", rule, "Signature refusée : code à usage unique invalide, expiré ou déjà utilisé")
-    if request is not None and settings.AXES_RESET_ON_SUCCESS:
+    # The lockout check above counted this signer's recent failures from this address: with none, the reset would
+    # only look for attempts to delete and find none in the lockout's window (a query per signature). An attempt
+    # older than the window counts for nothing and is swept by axes at the next failure.
+    recent = getattr(request, "_recent_failures", {}).get(username)
+    if request is not None and settings.AXES_RESET_ON_SUCCESS and recent != 0:
         AxesProxyHandler.get_implementation().reset_user_attempts(
             request, {settings.AXES_USERNAME_FORM_FIELD: username}
         )

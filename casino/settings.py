@@ -184,7 +184,7 @@ REST_FRAMEWORK = {
     # The token first: DRF answers 401 (with WWW-Authenticate: Token) when the first authenticator names a scheme,
     # so a bad or expired token, or none, is 401 and not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "knox.auth.TokenAuthentication",
+        "casino.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["casino.permissions.RolePermission"],

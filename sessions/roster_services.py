@@ -8,6 +8,7 @@ import datetime
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -218,18 +219,28 @@ def _tableau_of(apparatus, number, field="tableaux"):
 def tableau_staff(seance, tableau):
     """The employees of a tableau in a séance, from its published roster: the croupiers the roster assigns to it,
     those who relieved them, and the chef de partie of the table (R4, R20)."""
-    roster = (
-        Roster.objects.published()
-        .filter(seance=seance, apparatus_id=tableau.table.apparatus_id)
-        .select_related("chef")
-        .first()
+    # The count form asks at every display: in the usual case (croupiers assigned, no relief yet) one query reads the
+    # tableau's croupiers with their roster, its chef and whether it has a relief; the roster alone is read only when
+    # nobody is assigned to the tableau, the reliefs only when there are some.
+    rosters = Roster.objects.published().filter(seance=seance, apparatus_id=tableau.table.apparatus_id)
+    first = rosters.order_by("pk").values("pk")[:1]
+    reliefs = RosterChange.objects.filter(roster=OuterRef("roster"), kind=RosterChange.Kind.RELIEF)
+    places = list(
+        RosterMember.objects.filter(roster__in=first, tableau=tableau)
+        .select_related("user", "roster__chef")
+        .annotate(relieved=Exists(reliefs))
     )
+    if places:
+        roster, any_relief = places[0].roster, places[0].relieved
+    else:
+        roster, any_relief = rosters.select_related("chef").first(), True
     if roster is None:
         return []
-    members = {m.user_id: m.user for m in roster.members.filter(tableau=tableau).select_related("user")}
-    for change in roster.changes.filter(kind=RosterChange.Kind.RELIEF).select_related("replacement"):
-        if change.member_id in members:
-            members.setdefault(change.replacement_id, change.replacement)
+    members = {place.user_id: place.user for place in places}
+    if members and any_relief:
+        for change in roster.changes.filter(kind=RosterChange.Kind.RELIEF).select_related("replacement"):
+            if change.member_id in members:
+                members.setdefault(change.replacement_id, change.replacement)
     return [*sorted(members.values(), key=lambda u: u.username), roster.chef]
 
 

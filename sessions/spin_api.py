@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from casino.api import RecordViewSet
 from casino.schema import AutoSchema
+from casino.transactions import request_transaction
 from sessions import spin_stats, spins
 from sessions.filters import SpinFilter
 from sessions.models import Seance, Spin
@@ -100,16 +101,17 @@ class SpinViewSet(RecordViewSet):
         values = data.validated_data
         seance = get_object_or_404(Seance.objects.for_user(request.user), pk=values["seance"])
         apparatus = get_object_or_404(Apparatus.objects.for_user(request.user), pk=values["apparatus"])
-        spin = spins.record_spin(
-            request.user,
-            seance,
-            apparatus,
-            values["launcher"],
-            number=values.get("number"),
-            pocket=values.get("pocket"),
-            direction=values.get("direction") or "",
-            rien_ne_va_plus_at=values.get("rien_ne_va_plus_at"),
-        )
+        with request_transaction():
+            spin = spins.record_spin(
+                request.user,
+                seance,
+                apparatus,
+                values["launcher"],
+                number=values.get("number"),
+                pocket=values.get("pocket"),
+                direction=values.get("direction") or "",
+                rien_ne_va_plus_at=values.get("rien_ne_va_plus_at"),
+            )
         return Response(SpinSerializer(spin).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=SpinCorrectionSerializer, responses=SpinSerializer)

@@ -9,13 +9,15 @@ import datetime
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from casino.models import Role
 from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
+from casino.transactions import atomic_write
 from sessions import roster_services
-from sessions.models import Roster, RosterChange, Seance, Spin
+from sessions.models import Roster, RosterChange, RosterMember, Seance, Spin
 from tables.games import DEFAULT_LAYOUTS, Direction, Game, check_direction, next_direction
 
 # Who enters a spin: the chef de partie at the table, the management, or the service account of a display.
@@ -84,12 +86,21 @@ def rostered(roster):
 
 def check_launcher(roster, username):
     """The launcher of a spin: never a chef de partie, always on the séance's rotation order (R4)."""
-    user = get_user_model().objects.select_related("employee").filter(username=username or "").first()
+    # Whether they are on the roster (rostered()'s test) is read with the person: one query.
+    on_roster = RosterMember.objects.filter(roster=roster, user=OuterRef("pk"))
+    relieving = RosterChange.objects.filter(roster=roster, kind=RosterChange.Kind.RELIEF, replacement=OuterRef("pk"))
+    user = (
+        get_user_model()
+        .objects.select_related("employee")
+        .filter(username=username or "")
+        .annotate(on_roster=Exists(on_roster), relieving=Exists(relieving))
+        .first()
+    )
     if user is None or not hasattr(user, "employee"):
         raise invalid("launcher", "R4", f"Lanceur inconnu : {username}")
     if role_of(user) == Role.CHEF:
         raise invalid("launcher", "R4", f"{_name(user)} est chef de partie : un chef de partie n'est jamais lanceur")
-    if user.pk not in rostered(roster):
+    if not (user.on_roster or user.relieving):
         raise invalid(
             "launcher",
             "R4",
@@ -177,7 +188,7 @@ def _queue_checks(spin):
     transaction.on_commit(lambda: check_spin.delay(spin.pk))
 
 
-@transaction.atomic
+@atomic_write
 def record_spin(
     user,
     seance,
