@@ -31,7 +31,13 @@ LINKED = ["casino", "tables", "sessions", "cashbox", "books", "tests", "template
 MODULE_TESTS = {
     "tables/games.py": ["test_games.py", "test_settle.py", "test_limits.py", "test_rule_holes.py"],
     "tables/models.py": ["test_mutation_registry.py", "test_registry_rules.py", "test_registry_api.py"],
-    "sessions/models.py": ["test_seances.py", "test_limits.py", "test_rosters.py", "test_rule_holes.py"],
+    "sessions/models.py": [
+        "test_mutation_seances.py",
+        "test_seances.py",
+        "test_limits.py",
+        "test_rosters.py",
+        "test_rule_holes.py",
+    ],
     "sessions/services.py": ["test_seances.py", "test_limits.py", "test_rule_holes.py"],
     "sessions/roster_services.py": ["test_rosters.py", "test_rotation.py"],
     "cashbox/services.py": [
