@@ -39,7 +39,7 @@ MODULE_TESTS = {
         "test_rule_holes.py",
     ],
     "sessions/services.py": ["test_seances.py", "test_limits.py", "test_rule_holes.py"],
-    "sessions/roster_services.py": ["test_rosters.py", "test_rotation.py"],
+    "sessions/roster_services.py": ["test_mutation_rosters.py", "test_rosters.py", "test_rotation.py"],
     "cashbox/services.py": [
         "test_cash_rules.py",
         "test_cash_day.py",
