@@ -290,3 +290,58 @@ def test_r23_install_writes_every_guard_and_drop_removes_only_those_asked():
         assert set(append_only.existing_triggers(connection)) == {row for row in expected if row[0] != table}
         append_only.install(connection)
         assert set(append_only.existing_triggers(connection)) == expected
+
+
+class PostgresConnection:
+    """Just what install(), drop() and existing_triggers() use of Django's connection, over a psycopg connection
+    whose transaction is rolled back: the PostgreSQL branches tried whatever the test database is."""
+
+    vendor = "postgresql"
+
+    def __init__(self, bare):
+        self.bare = bare
+        self.introspection = self
+
+    def cursor(self):
+        return self.bare.db.cursor()
+
+    def table_names(self, cursor):
+        cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'bare_guard'")
+        return [row[0] for row in cursor.fetchall()]
+
+
+@pytest.mark.skipif(not POSTGRES_URL, reason="no PostgreSQL")
+def test_r23_on_postgresql_install_writes_the_guards_and_drop_removes_them():
+    from cashbox.models import Advance
+
+    bare = Bare(Advance, GUARDS["cashbox.Advance"], "postgresql")
+    try:
+        connection_ = PostgresConnection(bare)
+        table = bare.table
+        both = [(table, "r23_guard"), (table, "r23_guard_truncate")]
+        assert sorted(append_only.existing_triggers(connection_)) == both
+        assert append_only.existing_triggers(connection_, {"tables_cashbox"}) == []
+        append_only.drop(connection_, {"tables_cashbox"})
+        assert sorted(append_only.existing_triggers(connection_, {table})) == both
+        bare.cursor.execute(
+            "CREATE FUNCTION casino_refuse_change() RETURNS trigger AS $$ BEGIN RETURN NULL; END $$ LANGUAGE plpgsql"
+        )
+        append_only.drop(connection_, {table})
+        assert append_only.existing_triggers(connection_) == []
+        assert bare.update(bare.insert(), "kind", "changed") is None
+        bare.cursor.execute("SELECT count(*) FROM pg_proc WHERE proname = 'casino_refuse_change'")
+        assert bare.cursor.fetchone()[0] == 1  # only a drop of every guard removes the old shared function
+        append_only.install(connection_)
+        # Every guarded table of the schema: the bare one and the two its neighbours' conditions read.
+        assert sorted(append_only.existing_triggers(connection_)) == sorted(
+            (name, trigger)
+            for name in (table, TABLEAU_WITHOUT_CASHBOX, ROSTER_IS_DRAFT)
+            for trigger in ("r23_guard", "r23_guard_truncate")
+        )
+        assert bare.update(bare.insert(), "kind", "changed") == bare.refused("kind", "frozen")
+        append_only.drop(connection_)
+        assert append_only.existing_triggers(connection_) == []
+        bare.cursor.execute("SELECT count(*) FROM pg_proc WHERE proname = 'casino_refuse_change'")
+        assert bare.cursor.fetchone()[0] == 0
+    finally:
+        bare.close()
