@@ -38,7 +38,12 @@ MODULE_TESTS = {
         "test_rosters.py",
         "test_rule_holes.py",
     ],
-    "sessions/services.py": ["test_seances.py", "test_limits.py", "test_rule_holes.py"],
+    "sessions/services.py": [
+        "test_mutation_seance_services.py",
+        "test_seances.py",
+        "test_limits.py",
+        "test_rule_holes.py",
+    ],
     "sessions/roster_services.py": ["test_mutation_rosters.py", "test_rosters.py", "test_rotation.py"],
     "cashbox/services.py": [
         "test_cash_rules.py",
