@@ -63,13 +63,21 @@ def test_r5_a_table_whose_chef_cannot_face_the_launcher_needs_a_reason(boule):
         (code, message), *_ = refusal(Table(apparatus=boule, name="T", chef_faces_launcher=False, placement_note=note))[
             "placement_note"
         ]
-        assert code == "R5" and message.startswith("Indiquez pourquoi la disposition")
+        assert (code, message) == (
+            "R5",
+            "Indiquez pourquoi la disposition de la table ne permet pas au chef de partie de se tenir en face du "
+            f"lanceur ({ARTICLES['R5']}).",
+        )
     Table(apparatus=boule, name="T", chef_faces_launcher=False, placement_note="Pilier").clean()
     Table(apparatus=boule, name="T", chef_faces_launcher=True, placement_note="").clean()
 
 
 def test_a_registered_table_keeps_its_apparatus(boule_table, vingt_trois):
     boule_table.clean()
+    # A table whose key differs from its apparatus's: the check compares apparatus with apparatus.
+    later = [Table.objects.create(apparatus=vingt_trois, name=f"V{n}") for n in range(3)][-1]
+    assert later.pk != later.apparatus_id
+    later.clean()
     assert boule_table.casino == boule_table.apparatus.casino and str(boule_table) == "Table A"
     boule_table.apparatus = vingt_trois
     assert refusal(boule_table) == {"apparatus": [(None, "Une table enregistrée ne change pas d'appareil.")]}
