@@ -134,12 +134,16 @@ def sync_groups(employee):
         # No confirmed role yet (R29): no group, no permission.
         employee.user.groups.remove(*role_groups)
         return
-    employee.user.groups.remove(*role_groups.exclude(name=Role(employee.role).label))
+    # Equivalent mutant: removing the role's own group too (exclude nothing) ends in the same groups once it is
+    # added back below, and nothing listens to the change of a user's groups.
+    employee.user.groups.remove(*role_groups.exclude(name=Role(employee.role).label))  # pragma: no mutate
     group, _ = Group.objects.get_or_create(name=Role(employee.role).label)
     employee.user.groups.add(group)
 
 
 def role_of(user):
     """The user's role, or None for a user without an employee profile."""
-    employee = getattr(user, "employee", None) if user.is_authenticated else None
+    # Equivalent mutant: skipping the is_authenticated test changes nothing, Django's anonymous user having no
+    # `employee` attribute; the test stays so that no lookup is made for a visitor.
+    employee = getattr(user, "employee", None) if user.is_authenticated else None  # pragma: no mutate
     return Role(employee.role) if employee and employee.role else None

@@ -100,3 +100,20 @@ def test_no_role_for_an_anonymous_user_a_user_without_profile_or_an_unconfirmed_
     employee = croupier.employee
     employee.role = ""
     assert role_of(croupier) is None
+
+
+def test_r29_a_permission_is_looked_up_in_its_own_application():
+    """A codename another application also defines (a third-party app's `add_apparatus`) must not make a role's
+    permission ambiguous nor give the role the other application's permission."""
+    from django.contrib.contenttypes.models import ContentType
+
+    elsewhere = Permission.objects.create(
+        codename="add_apparatus", name="Autre", content_type=ContentType.objects.get_for_model(Group)
+    )
+    found = _permission("tables.apparatus:add")
+    assert found != elsewhere and found.content_type.app_label == "tables"
+    named = Permission.objects.create(
+        codename="sign_register", name="Autre", content_type=ContentType.objects.get_for_model(Group)
+    )
+    assert _permission("cashbox.sign_register") not in (named, None)
+    assert _permission("cashbox.sign_register").content_type.app_label == "cashbox"

@@ -1,0 +1,187 @@
+"""sessions/models.py tested directly: the values a gaming day fixes (R10, R11, R15), the séance's moves (R24) and
+hours, an opening's minimum (R10). Each test breaks if one step of these methods is weakened (a mutant of
+`make mutation MODULE=sessions/models.py`); refusals are checked by their rule id."""
+
+import datetime
+from decimal import Decimal
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from casino.rules import InvalidTransition
+from sessions.models import GamingDay, Opening, Seance
+from tables.games import Game, check_maximums
+
+pytestmark = pytest.mark.django_db
+PARIS = timezone.get_default_timezone()
+DATE = datetime.date(2026, 3, 10)
+
+
+def at(date, hour, minute=0):
+    return timezone.make_aware(datetime.datetime.combine(date, datetime.time(hour, minute)), PARIS)
+
+
+def test_r11_a_gaming_day_runs_from_the_start_hour_to_the_next_day_and_fixes_the_minimums(casino):
+    day = GamingDay.objects.create(casino=casino, date=DATE)
+    assert (day.start, day.end) == (at(DATE, 10), at(DATE + datetime.timedelta(days=1), 10))
+    assert (day.starts_at, day.ends_at) == (day.start, day.end)
+    assert GamingDay.default_hours(casino, DATE) == (day.start, day.end)
+    assert (day.min_stake_boule, day.min_stake_vingt_trois) == (Decimal("2.00"), Decimal("1.00"))
+    assert day.vingt_trois_colours == casino.settings_on(DATE).vingt_trois_colours
+    assert str(day) == "Journée du 10/03/2026"
+    assert (day.authorised_minimum(Game.BOULE), day.authorised_minimum(Game.VINGT_TROIS)) == (
+        Decimal("2.00"),
+        Decimal("1.00"),
+    )
+
+
+def test_r11_a_day_starts_where_the_previous_day_ended_and_keeps_values_given(casino):
+    before = GamingDay.objects.create(casino=casino, date=DATE, end=at(DATE + datetime.timedelta(days=1), 12))
+    day = GamingDay.objects.create(
+        casino=casino, date=DATE + datetime.timedelta(days=1), min_stake_boule=Decimal("5.00"), vingt_trois_colours=[]
+    )
+    assert day.start == before.end and day.end == at(DATE + datetime.timedelta(days=2), 10)
+    assert (day.min_stake_boule, day.min_stake_vingt_trois, day.vingt_trois_colours) == (
+        Decimal("5.00"),
+        Decimal("1.00"),
+        [],
+    )
+    # A previous day ending at or after the next day's own end: the next day still lasts a whole day from its start.
+    for offset, hour in ((10, 10), (20, 11)):
+        first, second = DATE + datetime.timedelta(days=offset), DATE + datetime.timedelta(days=offset + 1)
+        GamingDay.objects.create(casino=casino, date=first, end=at(second + datetime.timedelta(days=1), hour))
+        following = GamingDay.objects.create(casino=casino, date=second)
+        assert following.start == at(second + datetime.timedelta(days=1), hour)
+        assert following.end == at(second + datetime.timedelta(days=2), hour)
+
+
+def test_r11_a_moment_before_the_start_hour_belongs_to_the_previous_gaming_day(casino):
+    assert GamingDay.date_at(casino, at(DATE, 9, 59)) == DATE - datetime.timedelta(days=1)
+    assert GamingDay.date_at(casino, at(DATE, 10)) == DATE
+    assert GamingDay.date_at(casino, at(DATE, 23, 59)) == DATE
+    day = GamingDay.current(casino, at(DATE, 12))
+    assert day.date == DATE and GamingDay.current(casino, at(DATE, 13)) == day
+
+
+def test_r11_a_stored_day_keeps_its_hours_for_the_moments_it_holds(casino):
+    GamingDay.objects.create(casino=casino, date=DATE, end=at(DATE + datetime.timedelta(days=1), 12))
+    # Between 10:00 and 12:00 the next morning: still the stored day, whatever the start hour says.
+    assert GamingDay.date_at(casino, at(DATE + datetime.timedelta(days=1), 11)) == DATE
+    assert GamingDay.date_at(casino, at(DATE + datetime.timedelta(days=1), 12)) == DATE + datetime.timedelta(days=1)
+    # A day stored with an early end: the moment after it belongs to the day after, not to it again.
+    short = DATE + datetime.timedelta(days=3)
+    GamingDay.objects.create(casino=casino, date=short, end=at(short, 20))
+    assert GamingDay.date_at(casino, at(short, 21)) == short + datetime.timedelta(days=1)
+    assert GamingDay.date_at(casino, at(short, 19)) == short
+    assert GamingDay.date_at(casino, at(short, 10)) == short
+
+
+def test_r15_the_advance_of_a_day_is_fixed_at_the_first_opening_then_kept(casino):
+    day = GamingDay.objects.create(casino=casino, date=DATE)
+    assert day.fixed_advance(Game.BOULE) is None and day.fixed_advance(Game.VINGT_TROIS) is None
+    assert day.advance_amount(Game.BOULE) == Decimal("8000.00")
+    assert day.advance_amount(Game.VINGT_TROIS) == Decimal("10000.00")
+    assert day.fix_advance(Game.BOULE) == Decimal("8000.00")
+    casino.advance_multiple_boule = 1
+    casino.save()
+    day = GamingDay.objects.get(pk=day.pk)
+    assert (day.advance_boule, day.advance_vingt_trois) == (Decimal("8000.00"), None)
+    assert day.fix_advance(Game.BOULE) == Decimal("8000.00") == day.advance_amount(Game.BOULE)
+    assert day.fix_advance(Game.VINGT_TROIS) == Decimal("10000.00")
+    assert GamingDay.objects.get(pk=day.pk).advance_vingt_trois == Decimal("10000.00")
+
+
+def planned(day, start=14, end=19):
+    return Seance(
+        gaming_day=day,
+        kind=Seance.Kind.AFTERNOON,
+        planned_start=at(day.date, start),
+        planned_end=at(day.date, end),
+    )
+
+
+def test_a_seance_ends_after_it_starts_and_starts_within_its_day(casino):
+    day = GamingDay.objects.create(casino=casino, date=DATE)
+    planned(day).clean()
+    planned(day, start=10).clean()
+    for start, end, field in ((14, 14, "planned_end"), (15, 14, "planned_end"), (9, 14, "planned_start")):
+        with pytest.raises(ValidationError) as caught:
+            planned(day, start, end).clean()
+        assert list(caught.value.error_dict) == [field]
+    seance = planned(day)
+    seance.planned_start = day.end
+    seance.planned_end = day.end + datetime.timedelta(hours=1)
+    with pytest.raises(ValidationError, match="pendant sa journée"):
+        seance.clean()
+
+
+def test_r24_a_seance_moves_planned_open_closed_or_planned_not_held_only(casino, director, chef):
+    day = GamingDay.objects.create(casino=casino, date=DATE)
+    seance = planned(day)
+    seance.set_state(Seance.State.OPEN, director, at(DATE, 14, 5))
+    assert (seance.state, seance.actual_start, seance.opened_by, seance.actual_end) == (
+        "open",
+        at(DATE, 14, 5),
+        director,
+        None,
+    )
+    with pytest.raises(InvalidTransition) as caught:
+        seance.set_state(Seance.State.PLANNED, director)
+    assert caught.value.rule == "transition" and "ouverte : impossible de passer à « prévue »" in caught.value.message
+    before = timezone.now()
+    seance.set_state(Seance.State.CLOSED, chef)
+    assert seance.state == "closed" and seance.closed_by == chef and seance.actual_end >= before
+    assert seance.actual_start == at(DATE, 14, 5) and seance.opened_by == director
+    with pytest.raises(InvalidTransition):
+        seance.set_state(Seance.State.OPEN, director)
+    skipped = planned(day)
+    skipped.set_state(Seance.State.NOT_HELD, director)
+    assert (skipped.state, skipped.actual_start, skipped.actual_end) == ("not_held", None, None)
+    for state in (Seance.State.OPEN, Seance.State.CLOSED):
+        with pytest.raises(InvalidTransition) as caught:
+            skipped.set_state(state, director)
+        assert caught.value.rule == "R24" and "déclarée non tenue" in caught.value.message
+
+
+def test_r10_an_opening_minimum_below_the_day_authorised_minimum_is_refused_with_r10(
+    casino, boule_tableau, other_casino
+):
+    day = GamingDay.objects.create(casino=casino, date=DATE)
+    Opening(
+        tableau=boule_tableau,
+        gaming_day=day,
+        minimum=Decimal("2.00"),
+        max_plein=Decimal("200.00"),
+        max_chances=Decimal("400.00"),
+    ).clean()
+    maximum = Opening(
+        tableau=boule_tableau,
+        gaming_day=day,
+        minimum=Decimal("2.00"),
+        max_plein=Decimal("200.00"),
+        max_chances=Decimal("100.00"),
+    )
+    with pytest.raises(ValidationError) as caught:
+        maximum.clean()
+    assert [e.code for e in caught.value.error_dict["max_chances"]] == [
+        rule
+        for field, rule, _message in check_maximums(Game.BOULE, Decimal("2.00"), Decimal("200.00"), Decimal("100.00"))
+    ]
+    low = Opening(
+        tableau=boule_tableau,
+        gaming_day=day,
+        minimum=Decimal("1.99"),
+        max_plein=Decimal("100.00"),
+        max_chances=Decimal("100.00"),
+    )
+    with pytest.raises(ValidationError) as caught:
+        low.clean()
+    (error,) = caught.value.error_dict["minimum"]
+    assert error.code == "R10" and error.message.startswith("Le minimum ne peut être inférieur à 2,00")
+    elsewhere = GamingDay.objects.create(casino=other_casino, date=DATE)
+    with pytest.raises(ValidationError) as caught:
+        Opening(tableau=boule_tableau, gaming_day=elsewhere, minimum=Decimal("1.00")).clean()
+    assert list(caught.value.error_dict) == ["gaming_day"]
+    Opening(tableau=boule_tableau, gaming_day=day, minimum=Decimal("0.01")).clean()  # maximums not given yet
+    Opening(tableau=boule_tableau, minimum=Decimal("0.01")).clean()
