@@ -6,6 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import transaction
 
 from casino.management.commands.seed_demo import PASSWORD, STAFF
 from casino.models import Alert, Casino, Employee, Membership, Role
@@ -25,9 +26,15 @@ def counts():
     }
 
 
-@pytest.fixture
-def seeded():
-    call_command("seed_demo", force=True, stdout=io.StringIO())
+@pytest.fixture(scope="module")
+def seeded(django_db_setup, django_db_blocker):
+    """One demo for the module's read-only tests (a seed costs seconds): seeded inside a transaction that stays open
+    while they run (each test's own transaction is a savepoint inside it) and is rolled back after the last one. The
+    tests that need an empty database come first in the file, before this fixture exists."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        call_command("seed_demo", force=True, stdout=io.StringIO())
+        yield
+        transaction.set_rollback(True)
 
 
 def test_seed_demo_is_refused_when_debug_is_off_without_force(settings):
