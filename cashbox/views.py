@@ -352,7 +352,7 @@ class FinalCountView(TableauActionView):
         data, chips = form.cleaned_data, form.chips()
         cashbox = services.main_cashbox(self.tableau)
         amount = sum((Decimal(d) * q for d, q in chips.items()), Decimal("0.00"))
-        advances = services.effective_advances(cashbox, self.seance)
+        advances = services.advances_of(cashbox, self.seance)
         advances_total = sum((services.effective_amount(a) for a in advances), Decimal("0.00"))
         label = {field: dict(form.fields[field].choices) for field in ("counted_by", "witnesses", "caissier", "signer")}
         return {
