@@ -36,6 +36,16 @@ POSTGRES_URL = next(
     ),
     None,
 )
+# The bare tables live in a schema of this process's own, in the server's maintenance database `postgres`, inside a
+# transaction rolled back at the end: DATABASE_URL's own database need not exist (CI runs only test databases), and
+# two xdist workers never wait on each other's schema.
+SCHEMA = f"bare_guard_{os.getpid()}"
+
+
+def maintenance_url(url):
+    from urllib.parse import urlparse
+
+    return urlparse(url.replace("postgres://", "postgresql://", 1))._replace(path="/postgres").geturl()
 
 
 def models_of_guards():
@@ -81,10 +91,10 @@ class Bare:
         else:
             import psycopg
 
-            self.db = psycopg.connect(POSTGRES_URL.replace("postgres://", "postgresql://", 1))
+            self.db = psycopg.connect(maintenance_url(POSTGRES_URL))
             self.cursor = self.db.cursor()
             self.errors = psycopg.errors.IntegrityError
-            self.cursor.execute("CREATE SCHEMA bare_guard; SET LOCAL search_path TO bare_guard")
+            self.cursor.execute(f"CREATE SCHEMA {SCHEMA}; SET LOCAL search_path TO {SCHEMA}")
             typed = " text"
         self.cursor.execute(
             f'CREATE TABLE "{self.table}" ({", ".join(f"{c!r}{typed}".replace(chr(39), chr(34)) for c in self.columns)})'
@@ -306,7 +316,7 @@ class PostgresConnection:
         return self.bare.db.cursor()
 
     def table_names(self, cursor):
-        cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'bare_guard'")
+        cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s", [SCHEMA])
         return [row[0] for row in cursor.fetchall()]
 
 
