@@ -176,6 +176,17 @@ def _reset_role(connection):
             cursor.execute("RESET ROLE")
 
 
+def require_postgres():
+    """Skip a PostgreSQL-only test elsewhere, with the reason; fail it instead where CI requires the services."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        reason = f"needs PostgreSQL (DATABASE_URL=postgres://…); the database is {connection.vendor}"
+        if os.environ.get("CI_REQUIRE_SERVICES") == "1":
+            pytest.fail(f"CI_REQUIRE_SERVICES=1 but this test {reason}")
+        pytest.skip(reason)
+
+
 @contextlib.contextmanager
 def as_owner(connection):
     """Tests' machinery only: act as the owner of the tables for a moment, then as the application again."""

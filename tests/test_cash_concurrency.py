@@ -4,7 +4,6 @@ Runs on PostgreSQL only (row locks are what serialise the writes); skipped elsew
 CI_REQUIRE_SERVICES=1.
 """
 
-import os
 import threading
 
 import pytest
@@ -16,7 +15,7 @@ from casino.models import IdempotentRequest
 from sessions.models import Seance
 from sessions.services import change_seance_state
 from tests.cash_helpers import main_box, open_seance, post_advance, post_final_count
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, require_postgres
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -24,12 +23,8 @@ THREADS = 5
 
 
 @pytest.fixture(autouse=True)
-def require_postgres():
-    if connection.vendor != "postgresql":
-        reason = f"needs PostgreSQL (DATABASE_URL=postgres://…); the database is {connection.vendor}"
-        if os.environ.get("CI_REQUIRE_SERVICES") == "1":
-            pytest.fail(f"CI_REQUIRE_SERVICES=1 but this test {reason}")
-        pytest.skip(reason)
+def postgres_only():
+    require_postgres()
 
 
 @pytest.fixture

@@ -1,7 +1,6 @@
 """A correction and the control register at the same moment: the register never misses a correction committed
 alongside it (R22, R23). Both lock the gaming day; on PostgreSQL only, where row locks serialise them."""
 
-import os
 import threading
 import time
 
@@ -15,18 +14,14 @@ from casino.rules import DomainError
 from sessions.models import GamingDay, Seance
 from sessions.services import change_seance_state
 from tests.cash_helpers import chips_for, open_seance, post_advance, post_final_count
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, require_postgres
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture(autouse=True)
-def require_postgres():
-    if connection.vendor != "postgresql":
-        reason = f"needs PostgreSQL (DATABASE_URL=postgres://…); the database is {connection.vendor}"
-        if os.environ.get("CI_REQUIRE_SERVICES") == "1":
-            pytest.fail(f"CI_REQUIRE_SERVICES=1 but this test {reason}")
-        pytest.skip(reason)
+def postgres_only():
+    require_postgres()
 
 
 @pytest.fixture

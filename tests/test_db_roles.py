@@ -15,19 +15,11 @@ from django.core.management import call_command
 from django.db import ProgrammingError, connection, transaction
 
 from tests.cash_helpers import post_advance
-from tests.conftest import as_owner
+from tests.conftest import as_owner, require_postgres
 
 # One worker runs this whole file (pytest-xdist --dist loadgroup): the role it creates and grants is cluster-wide.
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("db_roles")]
 ROLE = "casino_app_test"
-
-
-def require_postgres():
-    if connection.vendor != "postgresql":
-        reason = f"needs PostgreSQL (DATABASE_URL=postgres://…); the database is {connection.vendor}"
-        if os.environ.get("CI_REQUIRE_SERVICES") == "1":
-            pytest.fail(f"CI_REQUIRE_SERVICES=1 but this test {reason}")
-        pytest.skip(reason)
 
 
 def create_role():

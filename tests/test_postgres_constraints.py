@@ -3,24 +3,19 @@
 Runs on PostgreSQL only; skipped elsewhere, and a failure when CI_REQUIRE_SERVICES=1.
 """
 
-import os
-
 import pytest
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 
 from tables.games import Game
 from tables.models import Apparatus, Cashbox, Tableau
+from tests.conftest import require_postgres
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 
 
 @pytest.fixture(autouse=True)
-def require_postgres():
-    if connection.vendor != "postgresql":
-        reason = f"needs PostgreSQL (DATABASE_URL=postgres://…); the database is {connection.vendor}"
-        if os.environ.get("CI_REQUIRE_SERVICES") == "1":
-            pytest.fail(f"CI_REQUIRE_SERVICES=1 but this test {reason}")
-        pytest.skip(reason)
+def postgres_only():
+    require_postgres()
 
 
 def refused(constraint, objects):

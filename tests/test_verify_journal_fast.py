@@ -4,7 +4,6 @@ against the signed documents; the records reconciled in SQL. It proves an intact
 anything else, so that the exact path words the problem: these tests check both halves."""
 
 import datetime
-import os
 
 import pytest
 from django.db import connection
@@ -12,18 +11,15 @@ from django.db import connection
 from casino import journal, journal_fast
 from casino.journal import GENESIS, canonical, chain_hash, verify_casino
 from casino.models import Casino, JournalEntry
+from tests.conftest import require_postgres
 from tests.guard_helpers import drop_guard
 
 pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture(autouse=True)
-def require_postgres():
-    if connection.vendor != "postgresql":
-        reason = f"needs PostgreSQL (DATABASE_URL=postgres://…); the database is {connection.vendor}"
-        if os.environ.get("CI_REQUIRE_SERVICES") == "1":
-            pytest.fail(f"CI_REQUIRE_SERVICES=1 but this test {reason}")
-        pytest.skip(reason)
+def postgres_only():
+    require_postgres()
 
 
 def exact(casino):

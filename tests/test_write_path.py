@@ -3,7 +3,6 @@ appends (R23). On PostgreSQL only: the query counts are those of production (the
 statement there) and the races need real row locks; skipped elsewhere, a failure when CI_REQUIRE_SERVICES=1."""
 
 import json
-import os
 import threading
 
 import pytest
@@ -14,7 +13,7 @@ from rest_framework.test import APIClient
 from casino import journal
 from casino.models import Casino, JournalEntry
 from tests.cash_helpers import main_box, post_advance
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, require_postgres
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -33,12 +32,8 @@ SPIN_QUERIES = 12
 
 
 @pytest.fixture(autouse=True)
-def require_postgres():
-    if connection.vendor != "postgresql":
-        reason = f"needs PostgreSQL (DATABASE_URL=postgres://…); the database is {connection.vendor}"
-        if os.environ.get("CI_REQUIRE_SERVICES") == "1":
-            pytest.fail(f"CI_REQUIRE_SERVICES=1 but this test {reason}")
-        pytest.skip(reason)
+def postgres_only():
+    require_postgres()
 
 
 def chain_problems(casino_id):
