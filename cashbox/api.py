@@ -86,17 +86,8 @@ class AdvanceViewSet(CashViewSet):
     def create(self, request, *args, **kwargs):
         data = self.validated(request)
         with request_transaction():
-            advance = services.record_advance(
-                request.user,
-                data["cashbox"],
-                data["seance"],
-                data["kind"],
-                data["chips"],
-                data["counted_by"],
-                data["signer"],
-                data["password"],
-                data.get("brought_by") or None,
-                otp=data.get("otp"),
+            advance = services.record_advance_as_entered(
+                request.user, data["cashbox"], data["seance"], data["kind"], data["chips"], data
             )
         return self.created(advance)
 
@@ -121,17 +112,8 @@ class CountViewSet(CashViewSet):
     def create(self, request, *args, **kwargs):
         data = self.validated(request)
         with request_transaction():
-            count = services.record_final_count(
-                request.user,
-                data["cashbox"],
-                data["seance"],
-                data["chips"],
-                data["counted_by"],
-                data.get("witnesses", []),
-                data["caissier"],
-                data["signer"],
-                data["password"],
-                otp=data.get("otp"),
+            count = services.record_final_count_as_entered(
+                request.user, data["cashbox"], data["seance"], data["chips"], data
             )
         return self.created(count)
 

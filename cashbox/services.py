@@ -428,6 +428,22 @@ def _table_employees(seance, tableau, witnesses, people=None):
 
 @names_actor
 @atomic_write
+def record_advance_as_entered(user, cashbox, seance, kind, chips, data):
+    """record_advance with the people and secrets as a page's form or the API's serializer cleaned them (`data`)."""
+    return record_advance(
+        user,
+        cashbox,
+        seance,
+        kind,
+        chips,
+        data["counted_by"],
+        data["signer"],
+        data["password"],
+        data.get("brought_by") or None,
+        otp=data.get("otp"),
+    )
+
+
 def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, caissier, signer, password, otp=None):
     """Count the encaisse at the end of the séance, certified « exact » and signed (R16, R19, R20).
 
@@ -490,6 +506,22 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
 
 
 # Interruptions (R17, R18, R19) --------------------------------------------------------------------------------
+
+
+def record_final_count_as_entered(user, cashbox, seance, chips, data):
+    """record_final_count with the people and secrets as a page's form or the API's serializer cleaned them."""
+    return record_final_count(
+        user,
+        cashbox,
+        seance,
+        chips,
+        data["counted_by"],
+        data.get("witnesses", []),
+        data["caissier"],
+        data["signer"],
+        data["password"],
+        otp=data.get("otp"),
+    )
 
 
 def _require_playing(tableau, seance):

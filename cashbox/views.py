@@ -322,17 +322,8 @@ class AdvanceView(TableauActionView):
 
     def perform(self, form):
         data = form.cleaned_data
-        services.record_advance(
-            self.request.user,
-            services.main_cashbox(self.tableau),
-            self.seance,
-            self.kind(),
-            form.chips(),
-            data["counted_by"],
-            data["signer"],
-            data["password"],
-            data.get("brought_by") or None,
-            otp=data.get("otp"),
+        services.record_advance_as_entered(
+            self.request.user, services.main_cashbox(self.tableau), self.seance, self.kind(), form.chips(), data
         )
 
 
@@ -380,17 +371,8 @@ class FinalCountView(TableauActionView):
 
     def perform(self, form):
         data = form.cleaned_data
-        services.record_final_count(
-            self.request.user,
-            services.main_cashbox(self.tableau),
-            self.seance,
-            form.chips(),
-            data["counted_by"],
-            data.get("witnesses", []),
-            data["caissier"],
-            data["signer"],
-            data["password"],
-            otp=data.get("otp"),
+        services.record_final_count_as_entered(
+            self.request.user, services.main_cashbox(self.tableau), self.seance, form.chips(), data
         )
 
 

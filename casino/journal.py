@@ -134,6 +134,20 @@ def _spliced(document):
     return body[: -len(placeholder)] + ',"sequence":', tail
 
 
+def _columns(row):
+    """The entry's own columns in the order both inserts list them: time, actor, role, action, object, tableau."""
+    actor = row["actor"]
+    return [
+        row["recorded_at"],
+        actor.pk if actor is not None else None,
+        row["actor_role"],
+        row["action"],
+        row["object_type"],
+        row["object_id"],
+        row["tableau_number"],
+    ]
+
+
 def _append_many_in_one_statement(connection, entries):
     """PostgreSQL: append several entries of one casino in one statement, the head moved once by their number and
     each entry chained onto the one before (a recursive query); every hash is recomputed here and must match."""
@@ -143,21 +157,8 @@ def _append_many_in_one_statement(connection, entries):
     casino_id = entries[0][1]["casino_id"]
     items, params = [], []
     for k, (document, row) in enumerate(entries, start=1):
-        prefix, suffix = _spliced(document)
-        actor = row["actor"]
         items.append("(%s, %s, %s, %s::timestamptz, %s::integer, %s, %s, %s, %s, %s::integer)")
-        params += [
-            k,
-            prefix,
-            suffix,
-            row["recorded_at"],
-            actor.pk if actor is not None else None,
-            row["actor_role"],
-            row["action"],
-            row["object_type"],
-            row["object_id"],
-            row["tableau_number"],
-        ]
+        params += [k, *_spliced(document), *_columns(row)]
     sql = f"""
         WITH RECURSIVE head AS (
             UPDATE casino_journalhead SET sequence = sequence + %s WHERE casino_id = %s
@@ -224,20 +225,7 @@ def _append_in_one_statement(connection, document, row):
         FROM head, LATERAL (SELECT %s || head.sequence::text || %s AS document) link
         RETURNING id, sequence, previous_hash, hash
     """
-    actor = row["actor"]
-    params = [
-        row["casino_id"],
-        row["casino_id"],
-        row["recorded_at"],
-        actor.pk if actor is not None else None,
-        row["actor_role"],
-        row["action"],
-        row["object_type"],
-        row["object_id"],
-        row["tableau_number"],
-        prefix,
-        suffix,
-    ]
+    params = [row["casino_id"], row["casino_id"], *_columns(row), prefix, suffix]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         inserted = cursor.fetchone()

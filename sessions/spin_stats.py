@@ -12,7 +12,6 @@ from typing import NamedTuple
 
 from django.db import connection
 from django.db.models import Exists, OuterRef
-from scipy.stats import chisquare
 
 from sessions.models import Roster, RosterChange, RosterMember, Seance, Spin
 from tables.games import DEFAULT_LAYOUTS, Game
@@ -49,6 +48,10 @@ def chi_square(observed, probabilities):
     total = sum(observed.get(cell, 0) for cell in cells)
     if total == 0:
         return None
+    # Imported here: scipy.stats takes about a second to import, and every process that loads the URL conf
+    # (manage.py commands, each web and Celery worker, each test worker) would otherwise pay it at start-up.
+    from scipy.stats import chisquare
+
     result = chisquare([observed.get(cell, 0) for cell in cells], f_exp=[total * probabilities[c] for c in cells])
     return Fit(float(result.statistic), float(result.pvalue), len(cells) - 1)
 

@@ -148,33 +148,25 @@ def test_r10_an_opening_minimum_below_the_day_authorised_minimum_is_refused_with
     casino, boule_tableau, other_casino
 ):
     day = GamingDay.objects.create(casino=casino, date=DATE)
-    Opening(
-        tableau=boule_tableau,
-        gaming_day=day,
-        minimum=Decimal("2.00"),
-        max_plein=Decimal("200.00"),
-        max_chances=Decimal("400.00"),
-    ).clean()
-    maximum = Opening(
-        tableau=boule_tableau,
-        gaming_day=day,
-        minimum=Decimal("2.00"),
-        max_plein=Decimal("200.00"),
-        max_chances=Decimal("100.00"),
-    )
+
+    def opening(minimum, max_plein, max_chances):
+        return Opening(
+            tableau=boule_tableau,
+            gaming_day=day,
+            minimum=Decimal(minimum),
+            max_plein=Decimal(max_plein),
+            max_chances=Decimal(max_chances),
+        )
+
+    opening("2.00", "200.00", "400.00").clean()
+    maximum = opening("2.00", "200.00", "100.00")
     with pytest.raises(ValidationError) as caught:
         maximum.clean()
     assert [e.code for e in caught.value.error_dict["max_chances"]] == [
         rule
         for field, rule, _message in check_maximums(Game.BOULE, Decimal("2.00"), Decimal("200.00"), Decimal("100.00"))
     ]
-    low = Opening(
-        tableau=boule_tableau,
-        gaming_day=day,
-        minimum=Decimal("1.99"),
-        max_plein=Decimal("100.00"),
-        max_chances=Decimal("100.00"),
-    )
+    low = opening("1.99", "100.00", "100.00")
     with pytest.raises(ValidationError) as caught:
         low.clean()
     (error,) = caught.value.error_dict["minimum"]
