@@ -426,8 +426,6 @@ def _table_employees(seance, tableau, witnesses, people=None):
     return [staff[u] for u in usernames]
 
 
-@names_actor
-@atomic_write
 def record_advance_as_entered(user, cashbox, seance, kind, chips, data):
     """record_advance with the people and secrets as a page's form or the API's serializer cleaned them (`data`)."""
     return record_advance(
@@ -444,6 +442,8 @@ def record_advance_as_entered(user, cashbox, seance, kind, chips, data):
     )
 
 
+@names_actor
+@atomic_write
 def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, caissier, signer, password, otp=None):
     """Count the encaisse at the end of the séance, certified « exact » and signed (R16, R19, R20).
 
@@ -505,9 +505,6 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
     return _newly_written(count, witnesses=_known(count.witnesses.all(), witnesses))
 
 
-# Interruptions (R17, R18, R19) --------------------------------------------------------------------------------
-
-
 def record_final_count_as_entered(user, cashbox, seance, chips, data):
     """record_final_count with the people and secrets as a page's form or the API's serializer cleaned them."""
     return record_final_count(
@@ -522,6 +519,9 @@ def record_final_count_as_entered(user, cashbox, seance, chips, data):
         data["password"],
         otp=data.get("otp"),
     )
+
+
+# Interruptions (R17, R18, R19) --------------------------------------------------------------------------------
 
 
 def _require_playing(tableau, seance):
