@@ -127,6 +127,11 @@ DATABASES = {
 }
 # Every request is one transaction: a refusal half-way through a view writes nothing.
 DATABASES["default"]["ATOMIC_REQUESTS"] = True
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # No JIT compilation: PostgreSQL compiles any query its planner costs above jit_above_cost, and the reports that
+    # cross that line (a year's roster report, a season's carnet) run in tens of milliseconds, less than the
+    # compilation itself (35 ms of the roster report's 106 ms at ten seasons, bench/ten_seasons.py).
+    DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c jit=off"
 if os.environ.get("TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
 

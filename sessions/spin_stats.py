@@ -403,14 +403,21 @@ def _plain_tallies(rosters):
                    END AS rank,
                    count(*) AS spins
             FROM plain
-            JOIN "{spin}" spin ON spin.seance_id = plain.seance_id AND spin.apparatus_id = plain.apparatus_id
+            -- Each roster's spins by the séance's index (some ten rows each): joined, the planner would rather scan
+            -- the spins of every season (OFFSET 0 keeps the subquery from being flattened into a join).
+            CROSS JOIN LATERAL (
+                SELECT spin.id, spin.launcher_id, spin.launched_at FROM "{spin}" spin
+                WHERE spin.seance_id = plain.seance_id AND spin.apparatus_id = plain.apparatus_id OFFSET 0
+            ) spin
             WHERE spin.id NOT IN (
                 -- superseded(): a corrected spin, and every correction but the latest of its original (R23). From the
-                -- corrections alone, a few rows, rather than a look-up per spin.
+                -- corrections alone, a few rows, rather than a look-up per spin (IS NOT NULL on both sides: the
+                -- planner then reads the few corrections by their index instead of every spin in parallel).
                 SELECT corrects_id FROM "{spin}" WHERE corrects_id IS NOT NULL
                 UNION
                 SELECT earlier.id FROM "{spin}" earlier JOIN "{spin}" later
                     ON later.corrects_id = earlier.corrects_id AND later.id > earlier.id
+                WHERE earlier.corrects_id IS NOT NULL AND later.corrects_id IS NOT NULL
             )
             GROUP BY 1, 2, 3, 4
         )

@@ -1,0 +1,18 @@
+"""How the application talks to PostgreSQL: settings that are not rules but that the figures in the README rely on."""
+
+import pytest
+from django.db import connection
+
+from tests.conftest import require_postgres
+
+
+@pytest.fixture(autouse=True)
+def postgres_only():
+    require_postgres()
+
+
+def test_the_application_s_connections_run_without_jit_compilation(db):
+    """A year's roster report spent a third of its time compiling its query (bench/ten_seasons.py)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW jit")
+        assert cursor.fetchone() == ("off",)
