@@ -177,3 +177,101 @@ def test_r10_an_opening_minimum_below_the_day_authorised_minimum_is_refused_with
     assert list(caught.value.error_dict) == ["gaming_day"]
     Opening(tableau=boule_tableau, gaming_day=day, minimum=Decimal("0.01")).clean()  # maximums not given yet
     Opening(tableau=boule_tableau, minimum=Decimal("0.01")).clean()
+
+
+def test_r15_a_stored_advance_prevails_over_the_settings_of_its_day(casino):
+    """The amount stored at the day's first opening is the day's advance, whatever the settings say (R15)."""
+    day = GamingDay.objects.create(casino=casino, date=DATE, advance_boule=Decimal("7000.00"))
+    assert day.advance_amount(Game.BOULE) == Decimal("7000.00")
+    assert day.fix_advance(Game.BOULE) == Decimal("7000.00")
+    assert day.advance_amount(Game.VINGT_TROIS) == Decimal("10000.00")  # not stored yet: from the settings
+
+
+def test_r15_fixing_one_game_s_advance_writes_that_column_only(casino):
+    day = GamingDay.objects.create(casino=casino, date=DATE)
+    stale = GamingDay.objects.get(pk=day.pk)
+    day.fix_advance(Game.VINGT_TROIS)
+    # `stale` was read before the vingt-trois advance was stored: writing every column would erase it.
+    stale.fix_advance(Game.BOULE)
+    stored = GamingDay.objects.get(pk=day.pk)
+    assert (stored.advance_boule, stored.advance_vingt_trois) == (Decimal("8000.00"), Decimal("10000.00"))
+
+
+CORRECTED = {"12": ["noir", "noir", "rouge"], "14": ["rouge", "rouge", "noir"]}
+
+
+def test_r7_the_day_s_layout_is_the_vingt_trois_with_the_colours_fixed_that_day(casino):
+    from casino.models import colour_corrections
+    from tables.games import layout_of
+
+    day = GamingDay.objects.create(casino=casino, date=DATE, vingt_trois_colours=CORRECTED)
+    corrected = layout_of(Game.VINGT_TROIS, colour_corrections(CORRECTED))
+    assert corrected != layout_of(Game.VINGT_TROIS)
+    assert day.layout(Game.VINGT_TROIS) == corrected
+    assert day.layout(Game.BOULE) == layout_of(Game.BOULE)  # the boule's colours are the rule's (R6)
+    assert GamingDay.objects.create(casino=casino, date=DATE + datetime.timedelta(days=1)).layout(
+        Game.VINGT_TROIS
+    ) == layout_of(Game.VINGT_TROIS)
+
+
+def test_the_seances_of_a_day_are_those_of_that_casino_and_that_date_only(casino, other_casino):
+    days = [
+        GamingDay.objects.create(casino=casino, date=DATE),
+        GamingDay.objects.create(casino=casino, date=DATE + datetime.timedelta(days=1)),
+        GamingDay.objects.create(casino=other_casino, date=DATE),
+    ]
+    evening = planned(days[0], 20, 23)
+    evening.kind = Seance.Kind.EVENING
+    evening.save()
+    afternoon = planned(days[0])
+    afternoon.save()
+    for day in days[1:]:
+        planned(day).save()
+    assert list(Seance.objects.of_day(casino, DATE)) == [afternoon, evening]
+
+
+def test_a_seance_s_hours_are_refused_with_their_french_message(casino):
+    day = GamingDay.objects.create(casino=casino, date=DATE)
+    with pytest.raises(ValidationError) as caught:
+        planned(day, 15, 14).clean()
+    assert caught.value.message_dict == {"planned_end": ["La fin prévue doit suivre le début prévu."]}
+    with pytest.raises(ValidationError) as caught:
+        planned(day, 9, 14).clean()
+    assert caught.value.message_dict == {"planned_start": ["La séance doit commencer pendant sa journée de jeu."]}
+    unplaced = planned(day)
+    unplaced.gaming_day = None  # no day yet (a form not yet bound to one): only the order of the hours is checked
+    unplaced.clean()
+    undated = Seance(gaming_day=day, kind=Seance.Kind.AFTERNOON, planned_start=None, planned_end=None)
+    undated.clean()
+
+
+def test_r10_an_opening_on_another_casino_s_day_says_why(casino, other_casino, boule_tableau):
+    elsewhere = GamingDay.objects.create(casino=other_casino, date=DATE)
+    with pytest.raises(ValidationError) as caught:
+        Opening(tableau=boule_tableau, gaming_day=elsewhere, minimum=Decimal("1.00")).clean()
+    assert caught.value.message_dict == {
+        "gaming_day": ["La journée de jeu doit être celle de l'établissement du tableau."]
+    }
+
+
+def test_a_roster_member_is_shown_by_rank_and_full_name_or_username(casino, croupier):
+    from sessions.models import RosterMember
+
+    named = RosterMember(position=2, user=croupier)
+    assert str(named) == "2. Croupier1"
+    croupier.first_name = ""
+    assert str(named) == "2. croupier1"
+
+
+def test_r23_the_effective_spins_are_the_uncorrected_originals_and_the_latest_correction_of_each(chef, open_day, boule):
+    from sessions import spins
+    from sessions.models import Spin
+
+    kept = spins.record_spin(chef, open_day, boule, "croupier1", number=3)
+    twice = spins.record_spin(chef, open_day, boule, "croupier2", number=4)
+    once = spins.record_spin(chef, open_day, boule, "croupier1", number=5)
+    first = spins.correct_spin(chef, twice, "Mal lu", number=6)
+    latest = spins.correct_spin(chef, twice, "Encore mal lu", number=7)
+    only = spins.correct_spin(chef, once, "Mal lu", number=8)
+    assert list(Spin.objects.effective().order_by("pk")) == [kept, latest, only]
+    assert first.pk < latest.pk

@@ -3,6 +3,7 @@
     python tools/mutation.py                      # every module of MODULE_TESTS, then a summary
     python tools/mutation.py tables/games.py      # one module
     python tools/mutation.py --report             # the last figures, without running anything
+    python tools/mutation.py --retry MODULE       # only the mutants not killed last time, tried again
 
 mutmut reads its settings from ./pyproject.toml and keeps its work in ./mutants. To give each module its own
 test selection and its own cache, each module runs in a scratch directory .mutation/<module>/ holding links to
@@ -46,9 +47,11 @@ MODULE_TESTS = {
     ],
     "sessions/roster_services.py": ["test_mutation_rosters.py", "test_rosters.py", "test_rotation.py"],
     "cashbox/services.py": [
+        "test_mutation_cash_services.py",
         "test_cash_rules.py",
         "test_cash_day.py",
         "test_carnet_and_register.py",
+        "test_register_amendment.py",
         "test_rule_holes.py",
     ],
     "casino/journal.py": ["test_journal.py", "test_rule_holes.py"],
@@ -101,10 +104,13 @@ def prepare(module):
     target = directory / "pyproject.toml"
     if not target.exists() or target.read_text() != text:
         target.write_text(text)
+        # Another test selection: the map of each function to the tests that run it is the old selection's.
+        (directory / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     return directory
 
 
-def run(module, max_children):
+def run(module, max_children, names=()):
+    """mutmut run on the module; with `names`, only those mutants (tried again)."""
     directory = prepare(module)
     # mutmut maps each function to the tests that run it once, then keeps the map: a test file changed since
     # then would not be run against the mutants it may kill, so the map is rebuilt.
@@ -118,7 +124,7 @@ def run(module, max_children):
         # The PostgreSQL triggers are tried on bare tables in a transaction rolled back (test_mutation_append_only).
         env.setdefault("APPEND_ONLY_POSTGRES_URL", url)
     mutmut = Path(sys.executable).with_name("mutmut")
-    command = [str(mutmut), "run", "--max-children", str(max_children)]
+    command = [str(mutmut), "run", "--max-children", str(max_children), *names]
     print(f"\n==== {module}: {' '.join(command)} (in {directory.relative_to(ROOT)})", flush=True)
     subprocess.run(command, cwd=directory, env=env, check=False)
 
@@ -171,7 +177,10 @@ def report(modules, diffs=True):
 
 def main(argv):
     report_only = "--report" in argv
-    argv = [arg for arg in argv if arg != "--report"]
+    # --retry: try again only the mutants not killed last time (after a test was added, or the module's test list
+    # grew), instead of every mutant of the module.
+    retry = "--retry" in argv
+    argv = [arg for arg in argv if arg not in ("--report", "--retry")]
     modules = argv or list(MODULE_TESTS)
     unknown = [module for module in modules if module not in MODULE_TESTS]
     if unknown:
@@ -179,7 +188,13 @@ def main(argv):
     if not report_only:
         # One mutant at a time: the test database is one SQLite file, and this machine's cores are shared.
         for module in modules:
-            run(module, max_children=int(os.environ.get("MUTATION_CHILDREN", "1")))
+            names = ()
+            if retry:
+                result = figures(module)
+                names = result[2] if result is not None else ()
+                if result is not None and not names:
+                    continue  # nothing left to kill
+            run(module, max_children=int(os.environ.get("MUTATION_CHILDREN", "1")), names=names)
     report(modules)
 
 
