@@ -139,9 +139,13 @@ class GamingDay(models.Model):
         moment = moment or timezone.now()
         local = timezone.localtime(moment)
         start_hour = casino.settings_on(local.date()).gaming_day_start
+        # Equivalent mutants: the window only bounds the query. A day's end is the next day's start (R11), so no day
+        # from further away holds the moment; widening or dropping the window gives the same date, only slower.
+        on = local.date()
+        window = (on - datetime.timedelta(days=2), on + datetime.timedelta(days=1))  # pragma: no mutate
         near = GamingDay.objects.filter(
             casino=casino,
-            date__range=(local.date() - datetime.timedelta(days=2), local.date() + datetime.timedelta(days=1)),
+            date__range=window,  # pragma: no mutate
         ).values_list("date", "start", "end")
         ended = set()
         for date, start, end in near:

@@ -275,3 +275,41 @@ def test_r23_the_effective_spins_are_the_uncorrected_originals_and_the_latest_co
     only = spins.correct_spin(chef, once, "Mal lu", number=8)
     assert list(Spin.objects.effective().order_by("pk")) == [kept, latest, only]
     assert first.pk < latest.pk
+
+
+def test_r11_a_stored_day_holds_the_moment_it_starts_and_lets_go_the_moment_it_ends(casino):
+    early = DATE + datetime.timedelta(days=5)
+    GamingDay.objects.create(
+        casino=casino, date=early, start=at(early, 8), end=at(early + datetime.timedelta(days=1), 10)
+    )
+    assert GamingDay.date_at(casino, at(early, 8)) == early  # before the start hour in force, but the day's own start
+    short = DATE + datetime.timedelta(days=9)
+    GamingDay.objects.create(casino=casino, date=short, end=at(short + datetime.timedelta(days=1), 8))
+    # At its end exactly the stored day is over: the moment belongs to the day after, start hour or not.
+    assert GamingDay.date_at(casino, at(short + datetime.timedelta(days=1), 8)) == short + datetime.timedelta(days=1)
+
+
+def test_r11_another_casino_s_stored_day_does_not_decide_our_date(casino, other_casino):
+    GamingDay.objects.create(casino=other_casino, date=DATE, end=at(DATE + datetime.timedelta(days=1), 12))
+    assert GamingDay.date_at(casino, at(DATE + datetime.timedelta(days=1), 11)) == DATE + datetime.timedelta(days=1)
+    assert GamingDay.date_at(other_casino, at(DATE + datetime.timedelta(days=1), 11)) == DATE
+
+
+def test_r11_the_default_hours_are_the_casino_s_local_hours_whatever_the_active_time_zone(casino):
+    with timezone.override("UTC"):
+        start, end = GamingDay.default_hours(casino, DATE)
+    assert (start, end) == (at(DATE, 10), at(DATE + datetime.timedelta(days=1), 10))
+
+
+@pytest.mark.parametrize(
+    "plein, chances", [("200.00", None), (None, "400.00")], ids=["chances missing", "plein missing"]
+)
+def test_r10_r13_an_opening_whose_maximums_are_not_all_given_is_not_yet_checked(casino, boule_tableau, plein, chances):
+    day = GamingDay.objects.create(casino=casino, date=DATE)
+    Opening(
+        tableau=boule_tableau,
+        gaming_day=day,
+        minimum=Decimal("2.00"),
+        max_plein=plein and Decimal(plein),
+        max_chances=chances and Decimal(chances),
+    ).clean()
