@@ -42,6 +42,7 @@ MODULE_TESTS = {
     "sessions/services.py": [
         "test_mutation_seance_services.py",
         "test_seances.py",
+        "test_seance_not_held.py",
         "test_limits.py",
         "test_rule_holes.py",
     ],
