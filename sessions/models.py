@@ -106,10 +106,11 @@ class GamingDay(models.Model):
     def ends_at(self):
         return self.end or self.default_hours(self.casino, self.date)[1]
 
-    def save(self, *args, **kwargs):
+    def save(self, **kwargs):
+        # Keyword arguments only, as Django 5.1 asks of save()'s callers (positional ones are deprecated).
         if self._state.adding:
             self.fix_on_creation()
-        super().save(*args, **kwargs)
+        super().save(**kwargs)
 
     def fix_on_creation(self):
         """Store the day's hours, minimums and colours from the settings in force for its date."""

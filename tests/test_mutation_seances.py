@@ -193,6 +193,7 @@ def test_r15_fixing_one_game_s_advance_writes_that_column_only(casino):
     day.fix_advance(Game.VINGT_TROIS)
     # `stale` was read before the vingt-trois advance was stored: writing every column would erase it.
     stale.fix_advance(Game.BOULE)
+    assert day.fix_advance(Game.BOULE) == Decimal("8000.00")  # the other game's stored advance is not this one's
     stored = GamingDay.objects.get(pk=day.pk)
     assert (stored.advance_boule, stored.advance_vingt_trois) == (Decimal("8000.00"), Decimal("10000.00"))
 
@@ -313,3 +314,22 @@ def test_r10_r13_an_opening_whose_maximums_are_not_all_given_is_not_yet_checked(
         max_plein=plein and Decimal(plein),
         max_chances=chances and Decimal(chances),
     ).clean()
+
+
+def test_r11_a_new_day_starts_at_the_end_of_the_day_before_of_its_own_casino_only(casino, other_casino):
+    GamingDay.objects.create(casino=other_casino, date=DATE, end=at(DATE + datetime.timedelta(days=1), 12))
+    long_ago = DATE - datetime.timedelta(days=5)
+    GamingDay.objects.create(casino=casino, date=long_ago, end=at(long_ago + datetime.timedelta(days=1), 12))
+    day = GamingDay.objects.create(casino=casino, date=DATE + datetime.timedelta(days=1))
+    assert (day.start, day.end) == (
+        at(DATE + datetime.timedelta(days=1), 10),
+        at(DATE + datetime.timedelta(days=2), 10),
+    )
+
+
+def test_r7_a_new_day_takes_the_colours_of_the_settings_in_force_for_its_date(casino):
+    casino.vingt_trois_colours = CORRECTED
+    casino.save()  # applies from the next gaming day (R7, « Day-fixed values »)
+    later = GamingDay.date_at(casino) + datetime.timedelta(days=10)
+    assert casino.settings_on(later).vingt_trois_colours == CORRECTED
+    assert GamingDay.objects.create(casino=casino, date=later).vingt_trois_colours == CORRECTED
