@@ -67,6 +67,9 @@ MODULE_TESTS = {
         "test_roles_and_isolation.py",
         "test_staff.py",
         "test_casino_settings.py",
+        "test_day_fixed.py",
+        "test_seals.py",
+        "test_r29_separation_of_duties.py",
         "test_rule_holes.py",
     ],
 }
