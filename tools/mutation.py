@@ -4,6 +4,7 @@
     python tools/mutation.py tables/games.py      # one module
     python tools/mutation.py --report             # the last figures, without running anything
     python tools/mutation.py --retry MODULE       # only the mutants not killed last time, tried again
+    python tools/mutation.py --postgresql MODULE  # only the PostgreSQL run of a module of BOTH_DATABASES
 
 mutmut reads its settings from ./pyproject.toml and keeps its work in ./mutants. To give each module its own
 test selection and its own cache, each module runs in a scratch directory .mutation/<module>/ holding links to
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".mutation"
@@ -73,6 +75,11 @@ MODULE_TESTS = {
         "test_rule_holes.py",
     ],
 }
+# Modules with code for each database (casino/journal.py appends on PostgreSQL in one SQL statement, elsewhere in
+# Python): their mutants are run once on SQLite and once on PostgreSQL (DATABASE_URL), each in its own scratch
+# directory, and a mutant counts as killed when the tests kill it on either database. Without a PostgreSQL
+# DATABASE_URL only the SQLite run is made, and the PostgreSQL-only code shows as not tested.
+BOTH_DATABASES = {"casino/journal.py"}
 KILLED = {1, 3, 24, -24, 36, 152, 255}  # a failing test, pytest's internal error, a timeout (see mutmut.stats)
 NOT_RUN = {None, 2}
 
@@ -91,12 +98,21 @@ def toml_value(value):
     return "[" + ", ".join(toml_value(item) for item in value) + "]"
 
 
-def prepare(module):
+def variants(module):
+    """The databases a module's mutants run on: "" (SQLite), and "postgresql" for BOTH_DATABASES."""
+    return ("", "postgresql") if module in BOTH_DATABASES else ("",)
+
+
+def folder(module, variant=""):
+    return WORK / (slug(module) + (f"@{variant}" if variant else ""))
+
+
+def prepare(module, variant=""):
     """The scratch directory of a module: links to the sources and mutmut's settings narrowed to the module."""
     settings = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]
     settings["only_mutate"] = [module]
     settings["pytest_add_cli_args_test_selection"] = [f"tests/{name}" for name in MODULE_TESTS[module]]
-    directory = WORK / slug(module)
+    directory = folder(module, variant)
     directory.mkdir(parents=True, exist_ok=True)
     for name in LINKED:
         link = directory / name
@@ -113,9 +129,10 @@ def prepare(module):
     return directory
 
 
-def run(module, max_children, names=()):
-    """mutmut run on the module; with `names`, only those mutants (tried again)."""
-    directory = prepare(module)
+def run(module, max_children, names=(), variant=""):
+    """mutmut run on the module; with `names`, only those mutants (tried again); `variant` "postgresql": on the
+    PostgreSQL server of DATABASE_URL, in a test database of the module's own, kept between mutants."""
+    directory = prepare(module, variant)
     # mutmut maps each function to the tests that run it once, then keeps the map: a test file changed since
     # then would not be run against the mutants it may kill, so the map is rebuilt.
     stats = directory / "mutants" / "mutmut-stats.json"
@@ -127,26 +144,39 @@ def run(module, max_children, names=()):
     if url.startswith(("postgres://", "postgresql://")):
         # The PostgreSQL triggers are tried on bare tables in a transaction rolled back (test_mutation_append_only).
         env.setdefault("APPEND_ONLY_POSTGRES_URL", url)
+    if variant == "postgresql":
+        if not url.startswith(("postgres://", "postgresql://")):
+            print(f"\n==== {module}: no PostgreSQL DATABASE_URL, its PostgreSQL code is not tried", flush=True)
+            return
+        parsed = urlparse(url)
+        env["DATABASE_URL"] = parsed._replace(path=f"/casino_mutation_{slug(module).replace('.', '_')}").geturl()
+        env.pop("TEST_DATABASE_NAME")
     mutmut = Path(sys.executable).with_name("mutmut")
     command = [str(mutmut), "run", "--max-children", str(max_children), *names]
     print(f"\n==== {module}: {' '.join(command)} (in {directory.relative_to(ROOT)})", flush=True)
     subprocess.run(command, cwd=directory, env=env, check=False)
 
 
+def exit_codes(module, variant=""):
+    meta = folder(module, variant) / "mutants" / f"{module}.meta"
+    return json.loads(meta.read_text())["exit_code_by_key"] if meta.exists() else None
+
+
 def figures(module):
-    """(killed, total, survivors) from mutmut's record of the module, or None if it never ran."""
-    meta = WORK / slug(module) / "mutants" / f"{module}.meta"
-    if not meta.exists():
+    """(killed, total, survivors, not checked) from mutmut's records of the module, or None if it never ran; for
+    BOTH_DATABASES, a mutant is killed when it is killed on either database."""
+    runs = [codes for codes in map(lambda variant: exit_codes(module, variant), variants(module)) if codes is not None]
+    if not runs:
         return None
-    exit_codes = json.loads(meta.read_text())["exit_code_by_key"]
-    checked = {name: code for name, code in exit_codes.items() if code not in NOT_RUN}
-    killed = sum(code in KILLED for code in checked.values())
-    survivors = sorted(name for name, code in checked.items() if code not in KILLED)
-    return killed, len(checked), survivors, len(exit_codes) - len(checked)
+    names = set().union(*runs)
+    killed_names = {name for codes in runs for name, code in codes.items() if code in KILLED}
+    checked = {name for codes in runs for name, code in codes.items() if code not in NOT_RUN}
+    survivors = sorted(checked - killed_names)
+    return len(killed_names), len(checked | killed_names), survivors, len(names - checked - killed_names)
 
 
 def show(module, name):
-    directory = WORK / slug(module)
+    directory = folder(module)
     mutmut = Path(sys.executable).with_name("mutmut")
     result = subprocess.run([str(mutmut), "show", name], cwd=directory, capture_output=True, text=True, check=False)
     return "\n".join(
@@ -184,7 +214,9 @@ def main(argv):
     # --retry: try again only the mutants not killed last time (after a test was added, or the module's test list
     # grew), instead of every mutant of the module.
     retry = "--retry" in argv
-    argv = [arg for arg in argv if arg not in ("--report", "--retry")]
+    # --postgresql: only the PostgreSQL runs of the BOTH_DATABASES modules (the SQLite ones may run elsewhere).
+    only_postgresql = "--postgresql" in argv
+    argv = [arg for arg in argv if arg not in ("--report", "--retry", "--postgresql")]
     modules = argv or list(MODULE_TESTS)
     unknown = [module for module in modules if module not in MODULE_TESTS]
     if unknown:
@@ -198,7 +230,10 @@ def main(argv):
                 names = result[2] if result is not None else ()
                 if result is not None and not names:
                     continue  # nothing left to kill
-            run(module, max_children=int(os.environ.get("MUTATION_CHILDREN", "1")), names=names)
+            for variant in variants(module):
+                if only_postgresql and variant != "postgresql":
+                    continue
+                run(module, int(os.environ.get("MUTATION_CHILDREN", "1")), names=names, variant=variant)
     report(modules)
 
 
