@@ -385,19 +385,18 @@ def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, passw
 # Counts (R17, R20) --------------------------------------------------------------------------------------------
 
 
-def _count_people(casino, tableau, counted_by, witnesses):
-    counter = staff_member(casino, counted_by, {Role.CROUPIER}, "counted_by", "R20", "Celui qui compte l'encaisse")
+# Who may be present at a count at interruption: the casino's people, never the regulator, the administrator or
+# the results display's service account (a screen is not a person present).
+PRESENT_AT_A_COUNT = set(Role) - {Role.CONTROLEUR, Role.ADMIN, Role.AFFICHEUR}
+
+
+def _count_people(casino, counted_by, witnesses):
+    """The counter and the people present at a count at interruption (R17)."""
+    counter = staff_member(casino, counted_by, {Role.CROUPIER}, "counted_by", "R17", "Celui qui compte l'encaisse")
     present = [counter]
     for username in witnesses or []:
         present.append(
-            staff_member(
-                casino,
-                username,
-                set(Role) - {Role.CONTROLEUR, Role.ADMIN},
-                "witnesses",
-                "R20",
-                "Chaque personne présente",
-            )
+            staff_member(casino, username, PRESENT_AT_A_COUNT, "witnesses", "R17", "Chaque personne présente")
         )
     return counter, present
 
@@ -547,7 +546,7 @@ def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=())
     if Interruption.objects.ongoing().filter(tableau=tableau).exists():
         raise InvalidTransition("R17", f"Le tableau n° {tableau.number} est déjà interrompu")
     chips, amount = parse_chips(tableau.casino, chips, rule="R17")
-    counter, present = _count_people(tableau.casino, tableau, counted_by, witnesses)
+    counter, present = _count_people(tableau.casino, counted_by, witnesses)
     advances_total = sum((effective_amount(a) for a in advances_of(cashbox, seance)), Decimal("0.00"))
     count = Count.objects.create(
         cashbox=cashbox,

@@ -79,14 +79,23 @@ def test_r15_r20_r28_an_entry_as_entered_keeps_its_people_its_chips_and_the_sign
             "croupier1",
             ["chef", "controleur"],
             "witnesses",
-            "Chaque personne présente doit être : afficheur de résultats (compte de service), caissier, "
-            "chef de partie, croupier, directeur responsable, membre du comité de direction",
+            "Chaque personne présente doit être : caissier, chef de partie, croupier, directeur responsable, "
+            "membre du comité de direction",
+        ),
+        (
+            "croupier1",
+            ["afficheur"],
+            "witnesses",
+            "Chaque personne présente doit être : caissier, chef de partie, croupier, directeur responsable, "
+            "membre du comité de direction",
         ),
     ],
+    ids=["unknown counter", "regulator present", "results display present"],
 )
-def test_r20_a_count_at_interruption_refuses_an_unknown_counter_and_a_regulator_as_witness(
+def test_r17_a_count_at_interruption_refuses_an_unknown_counter_a_regulator_or_a_display_as_witness(
     cash_staff, regulator, open_day, vingt_trois_tableau, counted_by, witnesses, field, message
 ):
+    make_employee("afficheur", Role.AFFICHEUR, vingt_trois_tableau.casino, approved=False)
     enter_initial_advance(cash_staff, vingt_trois_tableau, open_day)
     with pytest.raises(ValidationError) as caught:
         services.interrupt_with_count(
@@ -94,7 +103,7 @@ def test_r20_a_count_at_interruption_refuses_an_unknown_counter_and_a_regulator_
         )
     assert list(caught.value.error_dict) == [field]
     (error,) = caught.value.error_dict[field]
-    assert (error.code, error.message) == ("R20", cite("R20", message))
+    assert (error.code, error.message) == ("R17", cite("R17", message))
     assert not Interruption.objects.exists() and not Count.objects.exists()
 
 
