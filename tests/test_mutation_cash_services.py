@@ -355,3 +355,37 @@ def test_r24_a_correction_after_the_signed_register_draws_up_a_rectificatif_of_e
         (line.count, line.previous_result, line.result) for line in second.lines.order_by("cashbox__tableau__number")
     ]
     assert lines == [(boule, Decimal("900"), Decimal("900")), (vingt_trois, Decimal("-300"), Decimal("0"))]
+
+
+# What the books read in one go (R21, R23): the lines and amounts come with what their pages print ----------------
+
+
+def test_r21_r23_the_day_s_lines_come_with_their_cash_box_tableau_seance_and_corrections(
+    cash_staff, casino, boule_tableau, vingt_trois_tableau, django_assert_num_queries
+):
+    today = GamingDay.date_at(casino)
+    day = day_of_play(
+        cash_staff,
+        casino,
+        today,
+        {"apres_midi": [(boule_tableau, "9000"), (vingt_trois_tableau, "10500")]},
+        not_held=("soiree",),
+    )
+    # The counts with their cash box, tableau and séance, and their corrections; then each line's advances with
+    # their corrections (two a line): nothing more to print them.
+    with django_assert_num_queries(2 + 2 * 2):
+        lines = services.day_lines(day)
+        printed = [(c.cashbox.tableau.number, c.seance.kind, result) for c, result in lines]
+    assert printed == [(1, "apres_midi", Decimal("1000")), (5, "apres_midi", Decimal("500"))]
+
+
+def test_r23_an_advance_s_amount_is_read_from_what_its_caller_loaded(
+    cash_staff, open_day, boule_tableau, django_assert_num_queries
+):
+    enter_initial_advance(cash_staff, boule_tableau, open_day)
+    advances = services.advances_of(main_box(boule_tableau), open_day)
+    with django_assert_num_queries(0):
+        assert [services.effective_amount(advance) for advance in advances] == [Decimal("8000.00")]
+    annotated = advances[0]
+    annotated.effective = Decimal("7900.00")  # as an `effective` annotation of the caller's query gives it
+    assert services.effective_amount(annotated) == Decimal("7900.00")
