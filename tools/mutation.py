@@ -57,7 +57,12 @@ MODULE_TESTS = {
         "test_register_amendment.py",
         "test_rule_holes.py",
     ],
-    "casino/journal.py": ["test_journal.py", "test_rule_holes.py"],
+    "casino/journal.py": [
+        "test_mutation_journal.py",
+        "test_journal.py",
+        "test_journal_reconciliation.py",
+        "test_rule_holes.py",
+    ],
     # The installed triggers of the reused test database were written before the mutation: these tests rebuild
     # them from the code under test (test_journal.py and test_rule_holes.py only meet the installed ones).
     "casino/append_only.py": ["test_mutation_append_only.py"],

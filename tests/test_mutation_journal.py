@@ -1,0 +1,129 @@
+"""casino/journal.py tested directly: how a record is compared with its last journal document (R23) and how an
+event that is not a history row is journaled. Each test breaks if one step is weakened (a mutant of
+`make mutation MODULE=casino/journal.py`)."""
+
+import json
+
+import pytest
+from django.db import models
+
+from casino import journal
+from casino.actors import acting_as
+from casino.models import Employee, JournalEntry
+from tables.models import Apparatus
+
+pytestmark = pytest.mark.django_db
+
+DECIMAL, MOMENT, TEXT = models.DecimalField(), models.DateTimeField(), models.CharField()
+
+
+@pytest.mark.parametrize(
+    ("field", "journal_value", "database_value", "same"),
+    [
+        (TEXT, "Boule", "Boule", True),
+        (TEXT, None, None, True),
+        (TEXT, None, "Boule", False),
+        (TEXT, "Boule", None, False),
+        (TEXT, 5, "5", True),
+        (TEXT, 5, "6", False),
+        (DECIMAL, "10.00", "10", True),
+        (DECIMAL, "10.00", 10, True),
+        (DECIMAL, "10.00", "10.01", False),
+        (DECIMAL, "dix", "10", False),
+        (MOMENT, "2026-01-01T10:00:00Z", "2026-01-01T10:00:00+00:00", True),
+        (MOMENT, "2026-01-01T11:00:00+01:00", "2026-01-01T10:00:00Z", True),
+        (MOMENT, "2026-01-01T10:00:00Z", "2026-01-01T10:00:01Z", False),
+        (MOMENT, "hier", "2026-01-01T10:00:00Z", False),
+    ],
+)
+def test_r23_a_journal_value_and_a_database_value_are_the_same_only_when_they_say_the_same(
+    field, journal_value, database_value, same
+):
+    assert journal.same_value(field, journal_value, database_value) is same
+
+
+@pytest.fixture
+def apparatus(casino, director):
+    with acting_as(director):
+        return Apparatus.objects.create(casino=casino, game="boule", name="Boule 1")
+
+
+def last_document(instance):
+    entry = JournalEntry.objects.filter(object_id=str(instance.pk), object_type="tables.apparatus").last()
+    return entry.sequence, entry.document
+
+
+def test_r23_a_record_changed_behind_the_journal_is_reported_field_by_field(apparatus):
+    assert journal.compare_record(Apparatus, apparatus, last_document(apparatus)) == []
+    sequence = last_document(apparatus)[0]
+    Apparatus.objects.filter(pk=apparatus.pk).update(name="Boule truquée")  # no history row, so no journal entry
+    changed = Apparatus.objects.get(pk=apparatus.pk)
+    record = f"tables.apparatus n° {apparatus.pk}"
+    assert journal.compare_record(Apparatus, changed, last_document(apparatus)) == [
+        {
+            "sequence": sequence,
+            "record": record,
+            "field": "name",
+            "journal": "Boule 1",
+            "database": "Boule truquée",
+            "message": f"{record} : le champ « name » vaut 'Boule truquée' en base, 'Boule 1' au journal "
+            f"(entrée n° {sequence})",
+        }
+    ]
+    found = journal.reconcile_records(
+        apparatus.casino_id, {("tables.apparatus", str(apparatus.pk)): last_document(apparatus)}
+    )
+    assert [mismatch["field"] for mismatch in found if mismatch["record"] == record] == ["name"]
+
+
+def test_r23_a_record_absent_from_the_journal_is_reported_but_an_employee_may_not_be_there_yet(apparatus, director):
+    record = f"tables.apparatus n° {apparatus.pk}"
+    assert journal.compare_record(Apparatus, apparatus, None) == [
+        {
+            "sequence": None,
+            "record": record,
+            "field": "",
+            "journal": None,
+            "database": None,
+            "message": f"{record} : absent du journal",
+        }
+    ]
+    assert journal.compare_record(Employee, director.employee, None) == []
+
+
+def test_r23_a_record_the_journal_describes_and_the_database_lost_is_reported(apparatus):
+    sequence, document = last_document(apparatus)
+    lost = {("tables.apparatus", "999"): (sequence, document), ("casino.employee", "998"): (sequence, document)}
+    deleted = json.dumps({**json.loads(document), "action": "tables.apparatus.delete"})
+    lost[("tables.apparatus", "997")] = (sequence, deleted)
+    assert journal.missing_records(lost, set()) == [
+        {
+            "sequence": sequence,
+            "record": "tables.apparatus n° 999",
+            "field": "",
+            "journal": None,
+            "database": None,
+            "message": f"tables.apparatus n° 999 : au journal (entrée n° {sequence}) mais absent de la base",
+        }
+    ]
+
+
+def test_r29_an_event_is_journaled_in_each_casino_given_with_its_actor_and_role(casino, other_casino, director):
+    before = JournalEntry.objects.count()
+    with acting_as(director):
+        journal.record_event([casino.pk, other_casino.pk], "account.test", object_type="casino.employee", object_id=7)
+    entries = list(JournalEntry.objects.order_by("pk")[before:])
+    assert [(e.casino_id, e.action, e.actor, e.actor_role, e.object_type, e.object_id) for e in entries] == [
+        (casino.pk, "account.test", director, "directeur", "casino.employee", "7"),
+        (other_casino.pk, "account.test", director, "directeur", "casino.employee", "7"),
+    ]
+    assert json.loads(entries[0].document)["payload"] == {}
+    journal.record_event([casino.pk], "account.other", actor=director, payload={"raison": "test"})
+    last = JournalEntry.objects.order_by("pk").last()
+    assert (last.actor, last.actor_role, json.loads(last.document)["payload"]) == (
+        director,
+        "directeur",
+        {"raison": "test"},
+    )
+    journal.record_event([casino.pk], "account.anonymous")
+    assert JournalEntry.objects.order_by("pk").last().actor_role == ""
