@@ -71,9 +71,9 @@ class Apparatus(models.Model):
             self.numbers = default_numbers if self.numbers is None else self.numbers
             self.cases = default_cases if self.cases is None else self.cases
 
-    def save(self, *args, **kwargs):
+    def save(self, **kwargs):  # keyword arguments only, as Django 5.1 asks of save()'s callers
         self._fill_configuration()
-        super().save(*args, **kwargs)
+        super().save(**kwargs)
 
     def clean_fields(self, exclude=None):
         self._fill_configuration()
@@ -192,9 +192,9 @@ class Tableau(models.Model):
             self.casino_id = apparatus.casino_id
             self.game = apparatus.game
 
-    def save(self, *args, **kwargs):
+    def save(self, **kwargs):  # keyword arguments only, as Django 5.1 asks of save()'s callers
         self._copy_from_table()
-        super().save(*args, **kwargs)
+        super().save(**kwargs)
 
     def clean(self):
         self._copy_from_table()
@@ -280,10 +280,10 @@ class Cashbox(models.Model):
         """The cash box carries its tableau's order number (R2)."""
         return self.tableau.number
 
-    def save(self, *args, **kwargs):
+    def save(self, **kwargs):  # keyword arguments only, as Django 5.1 asks of save()'s callers
         if self.tableau_id:
             self.game = self.tableau.game
-        super().save(*args, **kwargs)
+        super().save(**kwargs)
 
     def clean(self):
         if not self.tableau_id:

@@ -5,7 +5,7 @@ if one step of these methods is weakened (a mutant of `make mutation MODULE=tabl
 import pytest
 from django.core.exceptions import ValidationError
 
-from casino.rules import ARTICLES
+from casino.rules import ARTICLES, cite
 from tables.games import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau, kind_refusal, one_only_message
 
@@ -165,3 +165,59 @@ def test_each_registry_object_has_its_page(boule, boule_table, boule_tableau):
     urls = [boule_table.get_absolute_url(), boule_tableau.get_absolute_url(), box.get_absolute_url()]
     assert all(str(obj.pk) in url for obj, url in zip([boule_table, boule_tableau, box], urls, strict=True))
     assert len(set(urls)) == 3
+
+
+@pytest.mark.parametrize("model", ["apparatus", "tableau", "cashbox"])
+def test_a_registry_save_passes_its_options_to_django(model, boule, boule_table, boule_tableau):
+    """A save forced to update a row that does not exist yet refuses instead of inserting one."""
+    new = {
+        "apparatus": lambda: Apparatus(casino=boule.casino, game=Game.BOULE, name="Neuve"),
+        "tableau": lambda: Tableau(table=boule_table, number=99),
+        "cashbox": lambda: Cashbox(tableau=boule_tableau, kind=Cashbox.Kind.MOBILE_OPEN),
+    }[model]()
+    with pytest.raises(ValueError, match="Cannot force an update"):
+        new.save(force_update=True)
+    assert new.pk is None
+
+
+def test_r1_an_apparatus_checks_only_the_fields_not_excluded(casino):
+    Apparatus(casino=casino, game=Game.BOULE, name="").clean_fields(exclude=["name"])
+    with pytest.raises(ValidationError):
+        Apparatus(casino=casino, game=Game.BOULE, name="").clean_fields()
+
+
+def test_r1_r2_r3_the_registry_refusals_say_the_regulation_word_for_word(casino, boule_table, boule_tableau):
+    assert refusal(Apparatus(casino=casino, game=Game.BOULE, name="B", numbers=14, cases=27)) == {
+        "numbers": [
+            (
+                "R1",
+                cite(
+                    "R1",
+                    "Seuls sont autorisés l'appareil de boule à 9 numéros et l'appareil de vingt-trois à 14 numéros "
+                    "sur un plateau de 27 cases",
+                ),
+            )
+        ]
+    }
+    assert refusal(Tableau(table=boule_table, number=boule_tableau.number)) == {
+        "number": [
+            (
+                "R2",
+                cite(
+                    "R2",
+                    f"Le numéro d'ordre {boule_tableau.number} est déjà attribué dans l'établissement ; chaque "
+                    "tableau porte un numéro unique",
+                ),
+            )
+        ]
+    }
+    assert kind_refusal(Game.BOULE, Cashbox.Kind.BUILT_IN) == cite(
+        "R3",
+        "À la boule, il est interdit de renfermer l'encaisse dans une caisse encastrée ; seules les boîtes mobiles "
+        "découvertes et la boîte spéciale d'interruption sont autorisées",
+    )
+    assert kind_refusal(Game.VINGT_TROIS, Cashbox.Kind.MOBILE_OPEN) == cite(
+        "R3",
+        "Au vingt-trois, chaque tableau est muni d'une seule caisse, amovible, encastrée dans la table et fermant à "
+        "clé",
+    )
