@@ -189,7 +189,9 @@ def recent_launches(casino, apparatus, before, exclude=None):
 def _lock_roster(roster):
     # Lock the roster: two tablets acting on it at once must not both reorder, publish or change it.
     return (
-        Roster.objects.select_for_update().select_related("seance__gaming_day__casino", "apparatus").get(pk=roster.pk)
+        Roster.objects.select_for_update(of=("self",))
+        .select_related("seance__gaming_day__casino", "apparatus")
+        .get(pk=roster.pk)
     )
 
 
@@ -302,7 +304,7 @@ def create_roster(user, seance, apparatus, chef_username, member_usernames, tabl
 
 def assign_tableau(user, roster, username, tableau_number):
     """The director says which tableau a launcher serves, while the order is a draft (R4, R20)."""
-    with transaction.atomic():
+    with actor_named(user), transaction.atomic():
         require_director(user, "R4", "modifier l'ordre de roulement")
         roster = _lock_roster(roster)
         if roster.state != Roster.State.DRAFT:

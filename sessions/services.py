@@ -131,7 +131,7 @@ def declare_not_held(user, seance, reason, signer, password):
 
         require_director(user, "R24", "déclarer une séance non tenue")
         # Lock the séance: « non tenue » and « ouvrir » pressed at once on two tablets must not both succeed.
-        seance = Seance.objects.select_for_update().select_related("gaming_day__casino").get(pk=seance.pk)
+        seance = Seance.objects.select_for_update(of=("self",)).select_related("gaming_day__casino").get(pk=seance.pk)
         if seance.state != Seance.State.PLANNED:
             raise InvalidTransition(
                 "R24",
@@ -167,7 +167,7 @@ def open_tableau(user, tableau, date, minimum, max_plein, max_chances):
     with actor_named(user), transaction.atomic():
         role = require_director(user, "R10", "fixer les limites d'un tableau")
         # Lock the tableau: two directors opening it at once could otherwise fix two sets of limits.
-        tableau = Tableau.objects.select_for_update().select_related("casino").get(pk=tableau.pk)
+        tableau = Tableau.objects.select_for_update(of=("self",)).select_related("casino").get(pk=tableau.pk)
         if not tableau.in_service:
             raise DomainError("R2", f"Le tableau n° {tableau.number} est hors service")
         if date < GamingDay.date_at(tableau.casino):
@@ -176,7 +176,7 @@ def open_tableau(user, tableau, date, minimum, max_plein, max_chances):
             )
         day = gaming_day_for(tableau.casino, date)
         # Lock the day too: the first openings of two tableaux of the same game fix the day's advance once (R15).
-        day = GamingDay.objects.select_for_update().select_related("casino").get(pk=day.pk)
+        day = GamingDay.objects.select_for_update(of=("self",)).select_related("casino").get(pk=day.pk)
         minimum, max_plein, max_chances = (Decimal(str(v)) for v in (minimum, max_plein, max_chances))
         existing = Opening.objects.filter(tableau=tableau, gaming_day=day).first()
         if existing:

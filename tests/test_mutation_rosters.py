@@ -122,3 +122,24 @@ def test_r4_a_closed_or_not_held_seance_takes_no_roster_action(casino):
         assert caught.value.rule == "R4" and f"La séance est {label} : impossible de publier" in caught.value.message
     roster_services._require_open_seance(Seance(state=Seance.State.PLANNED), "publier")
     roster_services._require_open_seance(Seance(state=Seance.State.OPEN), "publier")
+
+
+def test_r4_r20_the_director_assigns_a_launcher_to_a_tableau_of_a_draft_roster_and_is_named_for_it(
+    casino, director, chef, croupier, croupier2, boule, boule_tableau
+):
+    from sessions.services import plan_seances
+    from tests.conftest import PASSWORD
+
+    seance = plan_seances(director, casino, datetime.date.today() + datetime.timedelta(days=1))[0]
+    roster = roster_services.create_roster(director, seance, boule, chef.username, ["croupier1", "croupier2"])
+    roster_services.assign_tableau(director, roster, "croupier1", boule_tableau.number)
+    member = roster.members.get(user=croupier)
+    assert member.tableau == boule_tableau
+    assert member.history.first().history_user == director
+    with pytest.raises(ValidationError) as caught:
+        roster_services.assign_tableau(director, roster, "inconnu", boule_tableau.number)
+    assert caught.value.error_dict["member"][0].code == "R4"
+    roster_services.publish_roster(director, roster, director.username, PASSWORD)
+    with pytest.raises(InvalidTransition) as refused:
+        roster_services.assign_tableau(director, roster, "croupier2", boule_tableau.number)
+    assert refused.value.rule == "R23"
