@@ -13,6 +13,8 @@ from casino.models import JournalEntry
 from tests.cash_helpers import chips_for, main_box
 from tests.conftest import PASSWORD
 
+pytestmark = pytest.mark.django_db
+
 
 def advance(staff, seance, tableau, kind="initial"):
     return services.record_advance(
