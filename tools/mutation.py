@@ -170,14 +170,13 @@ def exit_codes(module, variant=""):
 def figures(module):
     """(killed, total, survivors, not checked) from mutmut's records of the module, or None if it never ran; for
     BOTH_DATABASES, a mutant is killed when it is killed on either database."""
-    runs = [codes for codes in map(lambda variant: exit_codes(module, variant), variants(module)) if codes is not None]
+    runs = [codes for codes in (exit_codes(module, variant) for variant in variants(module)) if codes is not None]
     if not runs:
         return None
     names = set().union(*runs)
     killed_names = {name for codes in runs for name, code in codes.items() if code in KILLED}
-    checked = {name for codes in runs for name, code in codes.items() if code not in NOT_RUN}
-    survivors = sorted(checked - killed_names)
-    return len(killed_names), len(checked | killed_names), survivors, len(names - checked - killed_names)
+    checked = {name for codes in runs for name, code in codes.items() if code not in NOT_RUN}  # killed ones included
+    return len(killed_names), len(checked), sorted(checked - killed_names), len(names - checked)
 
 
 def show(module, name):
