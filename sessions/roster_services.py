@@ -13,7 +13,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from casino.actors import actor_named
-from casino.models import Casino, Employee, Role
+from casino.models import Employee, Role
 from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, article, invalid
 from sessions import rotation, spin_stats
@@ -592,8 +592,3 @@ def _section(title, apparatus, seances, casino, users, consecutive_max, spun=Non
         "spin_mismatches": spun["mismatches"],
         "over_spin_share": [users[m] for m in sorted(over_spins) if m in users],
     }
-
-
-def scoped_casino(user, casino_id=None):
-    casinos = Casino.objects.for_user(user)
-    return casinos.get(pk=casino_id) if casino_id else casinos.first()
