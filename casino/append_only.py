@@ -16,6 +16,8 @@ Adding a model: one line in GUARDS, e.g. `"seances.Spin": WRITE_ONCE` or
 
 from dataclasses import dataclass, field
 
+from django.db import transaction
+
 FROZEN, FILL_ONCE, FREE = "frozen", "fill_once", "free"
 PREFIX = "r23_"
 MESSAGE = "r23_append_only: rien de ce qui est inscrit n'est modifié ni supprimé (R23)"
@@ -336,7 +338,9 @@ def install(connection):
             statements += postgresql_statements(model, guard)
         else:
             statements += sqlite_statements(model, guard)
-    drop(connection)
-    with connection.cursor() as cursor:
+    # One transaction: no moment when another connection sees a guarded table without its triggers, nor a half-done
+    # install if a statement fails; and SQLite then syncs the file once instead of once per statement.
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        drop(connection)
         for statement in statements:
             cursor.execute(statement)

@@ -10,6 +10,7 @@ a change to how the code reads the specification shows. The refusal messages are
 casino/errors.py maps them to R23 by their prefix, and they name the table and the column in French.
 """
 
+import contextlib
 import os
 import sqlite3
 
@@ -278,6 +279,25 @@ def trigger_names(model, guard):
 
 
 @pytest.mark.django_db
+def test_r23_an_install_that_fails_midway_leaves_every_guard_in_place(monkeypatch):
+    """install() drops every guard, then writes them again: all in one transaction, so that a failed statement
+    leaves the guards as they were (and no other connection ever sees a guarded table without its triggers)."""
+    from django.db import DatabaseError
+
+    from tests.conftest import as_owner
+
+    name = "postgresql_statements" if connection.vendor == "postgresql" else "sqlite_statements"
+    real = getattr(append_only, name)
+    monkeypatch.setattr(append_only, name, lambda model, guard: [*real(model, guard), "CREATE TRIGGER broken"])
+    with as_owner(connection):
+        before = sorted(append_only.existing_triggers(connection))
+        assert len(before) > 20
+        with pytest.raises(DatabaseError):
+            append_only.install(connection)
+        assert sorted(append_only.existing_triggers(connection)) == before
+
+
+@pytest.mark.django_db
 def test_r23_install_writes_every_guard_and_drop_removes_only_those_asked():
     from cashbox.models import Advance
     from tests.conftest import as_owner
@@ -307,6 +327,7 @@ class PostgresConnection:
     whose transaction is rolled back: the PostgreSQL branches tried whatever the test database is."""
 
     vendor = "postgresql"
+    alias = "bare"
 
     def __init__(self, bare):
         self.bare = bare
@@ -321,12 +342,14 @@ class PostgresConnection:
 
 
 @pytest.mark.skipif(not POSTGRES_URL, reason="no PostgreSQL")
-def test_r23_on_postgresql_install_writes_the_guards_and_drop_removes_them():
+def test_r23_on_postgresql_install_writes_the_guards_and_drop_removes_them(monkeypatch):
     from cashbox.models import Advance
 
     bare = Bare(Advance, GUARDS["cashbox.Advance"], "postgresql")
     try:
         connection_ = PostgresConnection(bare)
+        # install()'s atomic block is Django's; the bare psycopg connection's own transaction stands for it.
+        monkeypatch.setattr(append_only.transaction, "atomic", lambda using: contextlib.nullcontext())
         table = bare.table
         both = [(table, "r23_guard"), (table, "r23_guard_truncate")]
         assert sorted(append_only.existing_triggers(connection_)) == both
