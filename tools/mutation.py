@@ -48,7 +48,13 @@ MODULE_TESTS = {
         "test_limits.py",
         "test_rule_holes.py",
     ],
-    "sessions/roster_services.py": ["test_mutation_rosters.py", "test_rosters.py", "test_rotation.py"],
+    # test_roster_first.py: who serves a tableau (tableau_staff, read by the counts' witnesses).
+    "sessions/roster_services.py": [
+        "test_mutation_rosters.py",
+        "test_rosters.py",
+        "test_rotation.py",
+        "test_roster_first.py",
+    ],
     "cashbox/services.py": [
         "test_mutation_cash_services.py",
         "test_cash_rules.py",
@@ -134,10 +140,61 @@ def prepare(module, variant=""):
     return directory
 
 
+def selection(directory):
+    """The test files of the scratch directory's last run (from the pyproject.toml written for it), or None."""
+    target = directory / "pyproject.toml"
+    if not target.exists():
+        return None
+    return tomllib.loads(target.read_text())["tool"]["mutmut"]["pytest_add_cli_args_test_selection"]
+
+
+def function_of(name):
+    """mutmut's key of a mutant's function in hash_by_function_name: "pkg.mod.x_f__mutmut_3" -> "x_f"."""
+    return name.rsplit(".", 1)[-1].rsplit("__mutmut_", 1)[0]
+
+
+def killed_mutants(module, variant=""):
+    """{name: (exit code, hash of its function)} of the module's killed mutants, from mutmut's records."""
+    meta = folder(module, variant) / "mutants" / f"{module}.meta"
+    if not meta.exists():
+        return {}
+    data = json.loads(meta.read_text())
+    hashes = data["hash_by_function_name"]
+    return {
+        name: (code, hashes.get(function_of(name))) for name, code in data["exit_code_by_key"].items() if code in KILLED
+    }
+
+
+def restore_killed(module, variant, before):
+    """Put back the verdicts of mutants killed before a run that mutmut reset without trying them again.
+
+    mutmut forgets every verdict when the test selection changes. Where the selection only grew, a mutant its
+    old tests killed is still killed (those tests still run), as long as its function is unchanged (same hash):
+    only the others need trying again. Returns how many verdicts were put back.
+    """
+    meta = folder(module, variant) / "mutants" / f"{module}.meta"
+    if not before or not meta.exists():
+        return 0
+    data = json.loads(meta.read_text())
+    codes, hashes = data["exit_code_by_key"], data["hash_by_function_name"]
+    restored = 0
+    for name, (code, digest) in before.items():
+        if codes.get(name, "gone") is None and digest is not None and hashes.get(function_of(name)) == digest:
+            codes[name] = code
+            restored += 1
+    if restored:
+        meta.write_text(json.dumps(data))
+    return restored
+
+
 def run(module, max_children, names=(), variant=""):
     """mutmut run on the module; with `names`, only those mutants (tried again); `variant` "postgresql": on the
     PostgreSQL server of DATABASE_URL, in a test database of the module's own, kept between mutants."""
+    earlier = selection(folder(module, variant))
+    before = killed_mutants(module, variant)
     directory = prepare(module, variant)
+    if earlier is not None and not set(earlier) <= set(selection(directory)):
+        before = {}  # a test file left the selection: what it killed must be tried again
     # mutmut maps each function to the tests that run it once, then keeps the map: a test file changed since
     # then would not be run against the mutants it may kill, so the map is rebuilt.
     stats = directory / "mutants" / "mutmut-stats.json"
@@ -159,7 +216,12 @@ def run(module, max_children, names=(), variant=""):
     mutmut = Path(sys.executable).with_name("mutmut")
     command = [str(mutmut), "run", "--max-children", str(max_children), *names]
     print(f"\n==== {module}: {' '.join(command)} (in {directory.relative_to(ROOT)})", flush=True)
-    subprocess.run(command, cwd=directory, env=env, check=False)
+    try:
+        subprocess.run(command, cwd=directory, env=env, check=False)
+    finally:  # also when the run is interrupted: mutmut has already forgotten the verdicts
+        restored = restore_killed(module, variant, before)
+        if restored:
+            print(f"\n{module}: {restored} mutants killed before, by tests still selected, kept as killed", flush=True)
 
 
 def exit_codes(module, variant=""):

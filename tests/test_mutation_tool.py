@@ -1,0 +1,52 @@
+"""tools/mutation.py keeps the verdicts it may keep: a mutant killed by tests that are still selected, in a function
+that did not change, stays killed when mutmut forgets its verdicts (it does so whenever the test selection changes)."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+SPEC = importlib.util.spec_from_file_location(
+    "mutation_tool", Path(__file__).resolve().parent.parent / "tools/mutation.py"
+)
+tool = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(tool)
+MODULE = "sessions/roster_services.py"
+
+
+@pytest.fixture
+def scratch(tmp_path, monkeypatch):
+    monkeypatch.setattr(tool, "WORK", tmp_path)
+    meta = tool.folder(MODULE) / "mutants" / f"{MODULE}.meta"
+    meta.parent.mkdir(parents=True)
+    return meta
+
+
+def write(meta, codes, hashes):
+    meta.write_text(json.dumps({"exit_code_by_key": codes, "hash_by_function_name": hashes}))
+
+
+def test_a_killed_mutant_of_an_unchanged_function_stays_killed_after_a_reset(scratch):
+    name, other, changed = (f"sessions.roster_services.x_{f}__mutmut_1" for f in ("check_chef", "_user", "_name"))
+    write(scratch, {name: 1, other: 0, changed: 3}, {"x_check_chef": "a", "x__user": "b", "x__name": "c"})
+    before = tool.killed_mutants(MODULE)
+    assert before == {name: (1, "a"), changed: (3, "c")}
+    # mutmut reset every verdict, tried one again (it survives), and the third function was edited meanwhile.
+    write(scratch, {name: None, other: 0, changed: None}, {"x_check_chef": "a", "x__user": "b", "x__name": "new"})
+    assert tool.restore_killed(MODULE, "", before) == 1
+    assert json.loads(scratch.read_text())["exit_code_by_key"] == {name: 1, other: 0, changed: None}
+
+
+def test_a_verdict_given_by_the_new_run_is_never_overwritten(scratch):
+    name = "sessions.roster_services.x_check_chef__mutmut_1"
+    write(scratch, {name: 1}, {"x_check_chef": "a"})
+    before = tool.killed_mutants(MODULE)
+    write(scratch, {name: 0}, {"x_check_chef": "a"})  # tried again with the new tests: it survived
+    assert tool.restore_killed(MODULE, "", before) == 0
+    assert json.loads(scratch.read_text())["exit_code_by_key"] == {name: 0}
+
+
+def test_the_function_of_a_mutant_is_its_key_in_the_hashes():
+    assert tool.function_of("sessions.roster_services.x__user__mutmut_12") == "x__user"
+    assert tool.function_of("cashbox.services.xǁCountǁtotal__mutmut_3") == "xǁCountǁtotal"
