@@ -27,7 +27,19 @@ from urllib.parse import urlparse
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".mutation"
 # Linked into each scratch directory: what mutmut copies into mutants/ and what the tests need beside it.
-LINKED = ["casino", "tables", "sessions", "cashbox", "books", "tests", "templates", "static", "manage.py", "pytest.ini"]
+LINKED = [
+    "casino",
+    "tables",
+    "sessions",
+    "cashbox",
+    "books",
+    "tests",
+    "tools",
+    "templates",
+    "static",
+    "manage.py",
+    "pytest.ini",
+]
 
 # Each rule module and the tests of its rules (not every test that happens to import it): a mutant must be
 # caught by the tests written for its rule.
