@@ -4,10 +4,7 @@ Runs on PostgreSQL only (row locks are what serialise the writes); skipped elsew
 CI_REQUIRE_SERVICES=1.
 """
 
-import threading
-
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from cashbox.models import Advance, ControlRegister, Count, Signature
@@ -15,6 +12,7 @@ from casino.models import IdempotentRequest
 from sessions.models import Seance
 from sessions.services import change_seance_state
 from tests.cash_helpers import main_box, open_seance, post_advance, post_final_count
+from tests.concurrency import at_once
 from tests.conftest import PASSWORD, require_postgres
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -30,31 +28,6 @@ def postgres_only():
 @pytest.fixture
 def staff(director, codir, chef, croupier, croupier2, caissier):
     return {"director": director, "codir": codir, "chef": chef, "croupier": croupier, "caissier": caissier}
-
-
-def at_once(*calls):
-    """Run each call in its own thread, all released together; return their answers (or exceptions) in order."""
-    barrier = threading.Barrier(len(calls))
-    answers = [None] * len(calls)
-
-    def run(index, call):
-        try:
-            barrier.wait(timeout=10)
-            answers[index] = call(APIClient())
-        except Exception as error:  # noqa: BLE001 - reported by the test
-            answers[index] = error
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i, call)) for i, call in enumerate(calls)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not any(thread.is_alive() for thread in threads), "a request hung: deadlock?"
-    for answer in answers:
-        assert not isinstance(answer, Exception), repr(answer)
-    return answers
 
 
 def test_r15_concurrent_initial_advances_enter_exactly_one(staff, open_day, boule_tableau):
