@@ -212,10 +212,10 @@ class Casino(models.Model):
                 {"vingt_trois_colours": [ValidationError(r.message, code=r.rule or "invalid") for r in error.refusals]}
             ) from error
 
-    def save(self, *args, **kwargs):
+    def save(self, **kwargs):  # keyword arguments only, as Django 5.1 asks of save()'s callers
         # The settings row and the version that dates its day-fixed values are written together or not at all.
         with transaction.atomic():
-            super().save(*args, **kwargs)
+            super().save(**kwargs)
             DaySettings.record(self)
 
     # Day-fixed values (R7, R10, R15, « Day-fixed values »): a change applies from the next gaming day only.
@@ -498,8 +498,8 @@ class Employee(models.Model):
     def approval_valid(self):
         return self.approval_valid_on()
 
-    def save(self, *args, **kwargs):
-        super().save(*args, **kwargs)
+    def save(self, **kwargs):  # keyword arguments only, as Django 5.1 asks of save()'s callers
+        super().save(**kwargs)
         from casino.roles import sync_groups
 
         sync_groups(self)
