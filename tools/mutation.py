@@ -88,6 +88,7 @@ MODULE_TESTS = {
     # Not test_authorization_matrix.py: under mutmut's tracing it costs minutes a mutant on this machine.
     "casino/permissions.py": ["test_mutation_permissions.py", "test_roles_and_isolation.py"],
     "casino/models.py": [
+        "test_mutation_casino_models.py",
         "test_mutation_scoping.py",
         "test_roles_and_isolation.py",
         "test_staff.py",
