@@ -208,8 +208,9 @@ class Casino(models.Model):
         try:
             games.vingt_trois_layout(self.colour_corrections())
         except games.GameError as error:
+            # Every refusal of the layout names its rule (R1 or R7): the rule is the error's code.
             raise ValidationError(
-                {"vingt_trois_colours": [ValidationError(r.message, code=r.rule or "invalid") for r in error.refusals]}
+                {"vingt_trois_colours": [ValidationError(r.message, code=r.rule) for r in error.refusals]}
             ) from error
 
     def save(self, **kwargs):  # keyword arguments only, as Django 5.1 asks of save()'s callers
