@@ -371,6 +371,15 @@ def test_r23_on_postgresql_install_writes_the_guards_and_drop_removes_them(monke
             for name in (table, TABLEAU_WITHOUT_CASHBOX, ROSTER_IS_DRAFT)
             for trigger in ("r23_guard", "r23_guard_truncate")
         )
+        # Each table's triggers call that table's own function: one shared name would leave every table with the
+        # rules of the last one written.
+        bare.cursor.execute(
+            "SELECT c.relname, p.proname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+            "JOIN pg_proc p ON p.oid = t.tgfoid WHERE NOT t.tgisinternal AND t.tgname = 'r23_guard'"
+        )
+        assert sorted(bare.cursor.fetchall()) == sorted(
+            (name, append_only._pg_function_name(name)) for name in (table, TABLEAU_WITHOUT_CASHBOX, ROSTER_IS_DRAFT)
+        )
         assert bare.update(bare.insert(), "kind", "changed") == bare.refused("kind", "frozen")
         append_only.drop(connection_)
         assert append_only.existing_triggers(connection_) == []
