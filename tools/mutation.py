@@ -312,7 +312,12 @@ def main(argv):
             for variant in variants(module):
                 if only_postgresql and variant != "postgresql":
                     continue
-                run(module, int(os.environ.get("MUTATION_CHILDREN", "1")), names=names, variant=variant)
+                children = int(os.environ.get("MUTATION_CHILDREN", "1"))
+                run(module, children, names=names, variant=variant)
+                result = figures(module)
+                if names and result is not None and result[3]:
+                    # Mutants never tried (a run stopped halfway, or new ones of an edited function): tried now.
+                    run(module, children, variant=variant)
     report(modules)
 
 
