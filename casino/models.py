@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
-from casino.rules import article, cite
+from casino.rules import article, cite, rule_error
 
 DEFAULT_DENOMINATIONS = ["1.00", "2.00", "5.00", "10.00", "20.00", "25.00", "50.00", "100.00", "500.00", "1000.00"]
 
@@ -193,9 +193,19 @@ class Casino(models.Model):
         if not isinstance(colours, dict) or not all(
             isinstance(v, list) and str(k).isdigit() for k, v in colours.items()
         ):
-            raise ValidationError({"vingt_trois_colours": 'Format attendu : {"numéro": [couleur de chaque case], …}.'})
+            raise ValidationError(
+                {"vingt_trois_colours": rule_error("R7", 'Format attendu : {"numéro": [couleur de chaque case], …}')}
+            )
         for number, pockets in colours.items():
-            expected = len(games.DEFAULT_VINGT_TROIS_COLOURS.get(int(number), ()))
+            if int(number) not in games.DEFAULT_VINGT_TROIS_COLOURS:
+                raise ValidationError(
+                    {
+                        "vingt_trois_colours": rule_error(
+                            "R1", f"Le {number} n'est pas un numéro du vingt-trois (1 à 14)"
+                        )
+                    }
+                )
+            expected = len(games.DEFAULT_VINGT_TROIS_COLOURS[int(number)])
             if len(pockets) != expected:
                 raise ValidationError(
                     {

@@ -117,7 +117,7 @@ def test_r7_a_correction_that_keeps_the_one_ninth_edge_is_kept_as_given(casino):
     assert casino.vingt_trois_colours == CORRECTED
 
 
-FORMAT = 'Format attendu : {"numéro": [couleur de chaque case], …}.'
+FORMAT = cite("R7", 'Format attendu : {"numéro": [couleur de chaque case], …}')
 
 
 @pytest.mark.parametrize(
@@ -127,7 +127,7 @@ FORMAT = 'Format attendu : {"numéro": [couleur de chaque case], …}.'
 )
 def test_r7_a_correction_not_shaped_as_numbers_and_their_pockets_is_refused(casino, colours):
     casino.vingt_trois_colours = colours
-    assert refusal(casino) == {"vingt_trois_colours": [(None, FORMAT)]}
+    assert refusal(casino) == {"vingt_trois_colours": [("R7", FORMAT)]}
 
 
 @pytest.mark.parametrize(
@@ -135,12 +135,20 @@ def test_r7_a_correction_not_shaped_as_numbers_and_their_pockets_is_refused(casi
     [
         ({"12": ["rouge"]}, "Le 12 occupe 3 case(s) du plateau, pas 1"),
         ({"3": ["rouge", "noir"]}, "Le 3 occupe 1 case(s) du plateau, pas 2"),
-        ({"15": ["rouge"]}, "Le 15 occupe 0 case(s) du plateau, pas 1"),
     ],
 )
 def test_r7_a_correction_must_colour_every_pocket_of_its_number(casino, colours, message):
     casino.vingt_trois_colours = colours
     assert refusal(casino) == {"vingt_trois_colours": [("R7", cite("R7", message))]}
+
+
+@pytest.mark.parametrize("colours", [{"15": ["rouge"]}, {"15": []}, {"0": []}], ids=["coloured", "empty", "zero"])
+def test_r1_a_correction_of_a_number_off_the_plateau_is_refused(casino, colours):
+    """An empty list of pockets for 15 once passed: 15 has no pocket, so « every pocket coloured » held."""
+    casino.vingt_trois_colours = colours
+    (number,) = colours
+    message = cite("R1", f"Le {number} n'est pas un numéro du vingt-trois (1 à 14)")
+    assert refusal(casino) == {"vingt_trois_colours": [("R1", message)]}
 
 
 def test_r7_an_unknown_colour_is_refused_with_the_rule(casino):
