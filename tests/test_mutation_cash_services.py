@@ -389,3 +389,460 @@ def test_r23_an_advance_s_amount_is_read_from_what_its_caller_loaded(
     annotated = advances[0]
     annotated.effective = Decimal("7900.00")  # as an `effective` annotation of the caller's query gives it
     assert services.effective_amount(annotated) == Decimal("7900.00")
+
+
+# R14, R15, R20: a count by denomination (parse_chips) ----------------------------------------------------------
+
+
+def chips_error(casino, chips, field="chips", rule="R20"):
+    with pytest.raises(ValidationError) as caught:
+        services.parse_chips(casino, chips, field=field, rule=rule)
+    assert list(caught.value.error_dict) == [field]
+    (error,) = caught.value.error_dict[field]
+    return error.code, error.message
+
+
+@pytest.mark.parametrize(
+    ("chips", "message"),
+    [
+        ({}, 'Indiquez le nombre de jetons par valeur (ex. {"10.00": 5})'),
+        (["100.00", 3], 'Indiquez le nombre de jetons par valeur (ex. {"10.00": 5})'),
+        ({f"{n}.00": 1 for n in range(1, 12)}, "Plus de valeurs de jetons que l'établissement n'en a"),
+        ({"3.00": 1}, "Valeur de jeton inconnue de l'établissement : 3.00"),
+        ({"dix": 1}, "Valeur de jeton inconnue de l'établissement : dix"),
+        ({"NaN": 1}, "Valeur de jeton inconnue de l'établissement : NaN"),
+        ({"sNaN": 1}, "Valeur de jeton inconnue de l'établissement : sNaN"),
+        ({"Infinity": 1}, "Valeur de jeton inconnue de l'établissement : Infinity"),
+        # The value is shown on its first 20 characters.
+        ({"12345678901234567890123": 1}, "Valeur de jeton inconnue de l'établissement : 12345678901234567890"),
+        ({"10.00": 1.5}, "Le nombre de jetons de 10.00 € doit être un entier"),
+        ({"10.00": True}, "Le nombre de jetons de 10.00 € doit être un entier"),
+        ({"10.00": "trois"}, "Le nombre de jetons de 10.00 € doit être un entier"),
+        ({"10.00": "0000000000005"}, "Le nombre de jetons de 10.00 € doit être un entier"),
+        ({"1.00": 10**9 + 1}, "Le nombre de jetons de 1.00 € dépasse 1 000 000 000 : vérifiez le comptage"),
+        ({"1000.00": 10**9}, "Le montant compté atteint 1 000 milliards d'euros : vérifiez le comptage"),
+    ],
+)
+def test_r20_a_count_by_denomination_is_refused_on_its_field_with_the_rule_and_message(casino, chips, message):
+    assert chips_error(casino, chips, field="encaisse", rule="R20") == ("R20", cite("R20", message))
+
+
+def test_r14_a_negative_quantity_is_refused_under_r14_whatever_the_rule_of_the_count(casino):
+    assert chips_error(casino, {"10.00": -1}, field="encaisse", rule="R15") == (
+        "R14",
+        cite("R14", "Aucune somme ne peut être distraite de la table : quantité négative refusée"),
+    )
+
+
+def test_r15_a_count_refused_without_a_rule_carries_no_article(casino):
+    with pytest.raises(ValidationError) as caught:
+        services.parse_chips(casino, {})
+    (error,) = caught.value.error_dict["chips"]
+    assert (error.code, error.message) == ("invalid", 'Indiquez le nombre de jetons par valeur (ex. {"10.00": 5})')
+
+
+def test_r20_a_count_sums_each_denomination_once_sorted_by_value_without_its_zero_quantities(casino):
+    chips, total = services.parse_chips(
+        casino, {"100": 2, "20.00": 3, "100.00": 1, "5.00": 0, "1000.00": " 4 ", "1.00": "000000000007"}
+    )
+    assert list(chips.items()) == [("1.00", 7), ("20.00", 3), ("100.00", 3), ("1000.00", 4)]
+    assert total == Decimal("4367.00") and str(total) == "4367.00"
+
+
+def test_r20_a_count_reaches_its_bounds_exactly(casino):
+    every = {value: 1 for value in casino.chip_denominations}
+    assert services.parse_chips(casino, every)[1] == Decimal("1713.00")
+    assert services.parse_chips(casino, {"1.00": 10**9}) == ({"1.00": 10**9}, Decimal("1000000000.00"))
+    just_below = {"1000.00": 10**9 - 1, "500.00": 1, "100.00": 4, "50.00": 1, "20.00": 2, "5.00": 1, "2.00": 2}
+    assert services.parse_chips(casino, just_below)[1] == Decimal(10) ** 12 - 1
+
+
+# R15, R20, R22, R28: the signer of a signature (check_signer, sign) -------------------------------------------
+
+
+def refusal(exception, call):
+    with pytest.raises(exception) as caught:
+        call()
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("username", "message"),
+    [
+        (
+            "croupier1",
+            "Seul peut signer : directeur responsable, membre du comité de direction (signataire : Croupier)",
+        ),
+        (
+            "sansrole",
+            "Seul peut signer : directeur responsable, membre du comité de direction (signataire : aucun rôle)",
+        ),
+        ("codir_sans_agrement", "Le signataire n'a pas d'agrément valide ce jour"),
+        ("codir", "Deux signatures de personnes différentes sont requises : ce signataire a déjà signé"),
+    ],
+)
+def test_r22_r28_only_a_directing_approved_signer_who_has_not_signed_yet_signs(cash_staff, casino, username, message):
+    make_employee("sansrole", "", casino)
+    make_employee("codir_sans_agrement", Role.CODIR, casino, approved=False)
+    error = refusal(
+        RoleForbidden,
+        lambda: services.sign(
+            casino,
+            username,
+            PASSWORD,
+            Signature.Purpose.REGISTER,
+            "…",
+            services.DIRECTING,
+            "R22",
+            not_by=[cash_staff["codir"]],
+        ),
+    )
+    assert (error.rule, error.message) == ("R22", cite("R22", message))
+    assert not Signature.objects.exists()
+
+
+def test_r28_a_signer_is_an_active_member_of_the_casino_then_their_own_password_on_the_rule_s_field(
+    cash_staff, casino, other_casino
+):
+    make_employee("ailleurs", Role.DIRECTOR, other_casino)
+    cash_staff["codir"].employee.memberships.update(active=False)
+    for username in ["ailleurs", "codir", None]:
+        error = refusal(
+            ValidationError,
+            lambda username=username: services.check_signer(
+                casino, username, PASSWORD, services.DIRECTING, "R18", field="key_holder"
+            ),
+        )
+        (shown,) = error.error_dict["key_holder"]
+        assert (shown.code, shown.message) == (
+            "R18",
+            cite("R18", f"Signature refusée : employé inconnu dans l'établissement ({username or '—'})"),
+        )
+    error = refusal(
+        ValidationError, lambda: services.check_signer(casino, "directeur", "faux", services.DIRECTING, "R18")
+    )
+    (shown,) = error.error_dict["password"]
+    assert (shown.code, shown.message) == (
+        "R18",
+        cite("R18", "Signature refusée : mot de passe du signataire incorrect"),
+    )
+
+
+def test_r28_a_signature_records_its_signer_role_casino_purpose_and_statement(cash_staff, casino):
+    signature = services.sign(
+        casino,
+        "codir",
+        PASSWORD,
+        Signature.Purpose.DEPUTY,
+        "Je signe",
+        {Role.CODIR},
+        "R22",
+        not_by=[cash_staff["director"]],
+    )
+    signature.refresh_from_db()
+    assert (signature.signer, signature.role, signature.casino, signature.purpose, signature.statement) == (
+        cash_staff["codir"],
+        Role.CODIR,
+        casino,
+        Signature.Purpose.DEPUTY,
+        "Je signe",
+    )
+
+
+def test_r22_r28_people_of_reads_the_casino_s_members_only_with_their_active_membership(
+    cash_staff, casino, other_casino
+):
+    make_employee("ailleurs", Role.DIRECTOR, other_casino)
+    cash_staff["codir"].employee.memberships.update(active=False)
+    people = services.people_of(casino, ["directeur", "codir", "ailleurs", None, "inconnu"])
+    assert {name: user.active_member for name, user in people.items()} == {"directeur": True, "codir": False}
+    assert people["directeur"] == cash_staff["director"]
+
+
+# R15, R17, R20: the people an entry names (staff_member, staff_members) ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("username", "roles", "message"),
+    [
+        ("ailleurs", {Role.CAISSIER}, "Celui qui apporte l'avance : employé inconnu dans l'établissement (ailleurs)"),
+        (None, {Role.CAISSIER}, "Celui qui apporte l'avance : employé inconnu dans l'établissement (None)"),
+        ("croupier1", {Role.CAISSIER}, "Celui qui apporte l'avance doit être : caissier"),
+        ("croupier1", {Role.CAISSIER, Role.CHEF}, "Celui qui apporte l'avance doit être : caissier, chef de partie"),
+        (
+            "caissier_sans_agrement",
+            {Role.CAISSIER},
+            "Celui qui apporte l'avance (caissier_sans_agrement) n'a pas d'agrément valide ce jour",
+        ),
+    ],
+)
+def test_r15_a_person_named_is_a_member_of_the_casino_with_the_role_and_a_valid_approval(
+    cash_staff, casino, other_casino, username, roles, message
+):
+    make_employee("ailleurs", Role.CAISSIER, other_casino)
+    make_employee("caissier_sans_agrement", Role.CAISSIER, casino, approved=False)
+    error = refusal(
+        ValidationError,
+        lambda: services.staff_member(casino, username, roles, "brought_by", "R15", "Celui qui apporte l'avance"),
+    )
+    assert list(error.error_dict) == ["brought_by"]
+    (shown,) = error.error_dict["brought_by"]
+    assert (shown.code, shown.message) == ("R15", cite("R15", message))
+
+
+def test_r20_the_people_named_come_back_in_the_order_asked_and_the_first_unqualified_one_is_refused(cash_staff, casino):
+    wanted = [
+        ("caissier", {Role.CAISSIER}, "caissier", "R20", "Le caissier présent"),
+        ("croupier1", {Role.CROUPIER}, "counted_by", "R20", "Celui qui compte l'encaisse"),
+    ]
+    assert services.staff_members(casino, wanted) == [cash_staff["caissier"], cash_staff["croupier"]]
+    assert services.staff_member(casino, "croupier1", {Role.CROUPIER}, "f", "R20", "x") == cash_staff["croupier"]
+    error = refusal(ValidationError, lambda: services.staff_members(casino, [wanted[1], ("chef", *wanted[0][1:])]))
+    (shown,) = error.error_dict["caissier"]
+    assert shown.message == cite("R20", "Le caissier présent doit être : caissier")
+
+
+# R17, R18, R19: who interrupts, and in which séance ---------------------------------------------------------------
+
+
+def test_r17_only_the_chef_de_partie_or_the_direction_interrupts_play(cash_staff, open_day, boule_tableau):
+    enter_initial_advance(cash_staff, boule_tableau, open_day)
+    error = refusal(
+        RoleForbidden,
+        lambda: services.interrupt_with_count(
+            cash_staff["croupier"], boule_tableau, open_day, chips_for("8000"), "croupier1"
+        ),
+    )
+    assert (error.rule, error.message) == (
+        "R17",
+        cite("R17", "Seul le chef de partie ou la direction peut interrompre la partie"),
+    )
+    assert services.require_floor_role(cash_staff["codir"], "R18", "x") == Role.CODIR
+
+
+# R14, R15, R17, R20: where a cash box stands when an advance or a final count comes (cash_state) -----------------
+
+
+def advance(staff, tableau, seance, kind="initial"):
+    return services.record_advance(
+        staff["chef"],
+        main_box(tableau),
+        seance,
+        kind,
+        chips_for(tableau.casino.advance_amount(tableau.game)),
+        "croupier1",
+        "directeur",
+        PASSWORD,
+    )
+
+
+def final_count(staff, tableau, seance, amount="9000"):
+    return services.record_final_count(
+        staff["chef"],
+        main_box(tableau),
+        seance,
+        chips_for(amount),
+        "croupier1",
+        ["croupier2"],
+        "caissier",
+        "directeur",
+        PASSWORD,
+    )
+
+
+def test_r14_no_advance_enters_a_seance_that_is_not_open(cash_staff, open_day, boule_tableau):
+    evening = Seance.objects.get(gaming_day=open_day.gaming_day, kind="soiree")
+    error = refusal(InvalidTransition, lambda: advance(cash_staff, boule_tableau, evening))
+    assert (error.rule, error.message) == (
+        "R14",
+        cite("R14", "La séance est prévue : aucune opération de caisse n'y est possible"),
+    )
+
+
+def test_r15_the_top_up_follows_the_initial_advance_entered_once(cash_staff, open_day, boule_tableau):
+    error = refusal(InvalidTransition, lambda: advance(cash_staff, boule_tableau, open_day, "top_up"))
+    assert (error.rule, error.message) == (
+        "R15",
+        cite("R15", "Une avance complémentaire suit l'avance initiale, inscrite d'abord"),
+    )
+    advance(cash_staff, boule_tableau, open_day)
+    error = refusal(InvalidTransition, lambda: advance(cash_staff, boule_tableau, open_day))
+    assert (error.rule, error.message) == (
+        "R15",
+        cite("R15", "L'avance initiale de cette caisse est déjà inscrite pour la séance"),
+    )
+    top_up = advance(cash_staff, boule_tableau, open_day, "top_up")
+    assert (top_up.kind, top_up.amount) == ("top_up", Decimal("8000"))
+    assert final_count(cash_staff, boule_tableau, open_day, "17000").result == Decimal("1000")
+
+
+def test_r17_r20_an_advance_waits_for_the_resumption_and_none_comes_after_the_final_count(
+    cash_staff, open_day, boule_tableau, vingt_trois_tableau
+):
+    advance(cash_staff, boule_tableau, open_day)
+    advance(cash_staff, vingt_trois_tableau, open_day)
+    interruption = services.interrupt_with_count(
+        cash_staff["chef"], vingt_trois_tableau, open_day, chips_for("10000"), "croupier1"
+    )
+    error = refusal(InvalidTransition, lambda: advance(cash_staff, vingt_trois_tableau, open_day, "top_up"))
+    assert (error.rule, error.message) == (
+        "R17",
+        cite("R17", "Le tableau est interrompu : reprenez la partie avant toute avance"),
+    )
+    # The interruption of another tableau stops nothing here.
+    advance(cash_staff, boule_tableau, open_day, "top_up")
+    error = refusal(InvalidTransition, lambda: final_count(cash_staff, vingt_trois_tableau, open_day))
+    assert (error.rule, error.message) == ("R17", cite("R17", "Le tableau est interrompu : reprenez d'abord la partie"))
+    services.resume(cash_staff["chef"], interruption)
+    final_count(cash_staff, vingt_trois_tableau, open_day)
+    error = refusal(InvalidTransition, lambda: advance(cash_staff, vingt_trois_tableau, open_day, "top_up"))
+    assert (error.rule, error.message) == (
+        "R20",
+        cite("R20", "L'encaisse finale est comptée : plus aucune avance pour cette séance"),
+    )
+    error = refusal(InvalidTransition, lambda: final_count(cash_staff, vingt_trois_tableau, open_day))
+    assert (error.rule, error.message) == (
+        "R20",
+        cite("R20", "L'encaisse finale de cette caisse est déjà comptée et certifiée"),
+    )
+
+
+def test_r18_a_final_count_waits_for_the_box_locked_at_a_short_interruption(cash_staff, open_day, boule_tableau):
+    advance(cash_staff, boule_tableau, open_day)
+    services.interrupt_short(cash_staff["chef"], boule_tableau, open_day, "chef", PASSWORD, True, True, True)
+    error = refusal(InvalidTransition, lambda: final_count(cash_staff, boule_tableau, open_day))
+    assert (error.rule, error.message) == (
+        "R18",
+        cite("R18", "Le tableau est interrompu, l'encaisse sous clé : reprenez d'abord la partie"),
+    )
+
+
+def test_r20_a_final_count_needs_the_initial_advance_of_the_seance(cash_staff, open_day, boule_tableau):
+    error = refusal(InvalidTransition, lambda: final_count(cash_staff, boule_tableau, open_day))
+    assert (error.rule, error.message) == (
+        "R20",
+        cite("R20", "Cette caisse n'a pas reçu d'avance initiale pendant la séance"),
+    )
+
+
+# R20: the employees of the table present at the final count (_table_employees) ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("witnesses", "message"),
+    [
+        ([], "Indiquez au moins un employé de la table présent au comptage"),
+        (["", None], "Indiquez au moins un employé de la table présent au comptage"),
+        (
+            ["croupier2", "caissier", "codir"],
+            "caissier, codir ne sert pas le tableau n° 1 à cette séance (employés de la table selon l'ordre de "
+            "roulement : chef, croupier1, croupier2)",
+        ),
+    ],
+)
+def test_r20_the_final_count_names_employees_of_the_table_by_the_roster(
+    cash_staff, open_day, boule_tableau, witnesses, message
+):
+    advance(cash_staff, boule_tableau, open_day)
+    error = refusal(
+        ValidationError,
+        lambda: services.record_final_count(
+            cash_staff["chef"],
+            main_box(boule_tableau),
+            open_day,
+            chips_for("9000"),
+            "croupier1",
+            witnesses,
+            "caissier",
+            "directeur",
+            PASSWORD,
+        ),
+    )
+    (shown,) = error.error_dict["witnesses"]
+    assert (shown.code, shown.message) == ("R20", cite("R20", message))
+
+
+def test_r20_the_employees_of_the_table_are_read_from_the_roster_once_each_in_the_order_named(
+    cash_staff, open_day, boule_tableau
+):
+    employees = services._table_employees(open_day, boule_tableau, ["croupier2", "", "chef", "croupier2"])
+    assert [user.username for user in employees] == ["croupier2", "chef"]
+    people = services.people_of(boule_tableau.casino, ["chef", "croupier2"], serving=(open_day, boule_tableau.pk))
+    assert [(u.username, u.assigned, u.chef_of_table) for u in sorted(people.values(), key=str)] == [
+        ("chef", False, True),
+        ("croupier2", True, False),
+    ]
+
+
+def test_r20_a_seance_without_a_roster_for_the_tableau_names_nobody_of_the_table(cash_staff, open_day, boule_tableau):
+    # The evening is planned: no rotation order is published for it yet.
+    evening = Seance.objects.get(gaming_day=open_day.gaming_day, kind="soiree")
+    error = refusal(ValidationError, lambda: services._table_employees(evening, boule_tableau, ["croupier2"]))
+    (shown,) = error.error_dict["witnesses"]
+    assert shown.message == cite(
+        "R20",
+        "croupier2 ne sert pas le tableau n° 1 à cette séance (employés de la table selon l'ordre de roulement : "
+        "aucun : l'ordre de roulement n'affecte personne à ce tableau)",
+    )
+
+
+# R17, R18, R20: what keeps a séance from closing (closing_blockers) -----------------------------------------------
+
+
+def test_r17_r18_r20_a_seance_closes_once_every_box_is_counted_and_no_tableau_is_interrupted(
+    cash_staff, open_day, boule_tableau, vingt_trois_tableau
+):
+    assert services.closing_blockers(open_day) == []
+    advance(cash_staff, vingt_trois_tableau, open_day)
+    advance(cash_staff, boule_tableau, open_day)
+    uncounted = [
+        ("R20", cite("R20", f"La caisse n° {n} n'a pas d'encaisse finale comptée et certifiée exacte")) for n in (1, 5)
+    ]
+    assert services.closing_blockers(open_day) == uncounted
+    services.interrupt_short(cash_staff["chef"], boule_tableau, open_day, "chef", PASSWORD, True, True, True)
+    full = services.interrupt_with_count(
+        cash_staff["chef"], vingt_trois_tableau, open_day, chips_for("10000"), "croupier1"
+    )
+    assert services.closing_blockers(open_day) == [
+        *uncounted,
+        ("R18", cite("R18", "Le tableau n° 1 a sa boîte encore fermée à clé")),
+        ("R17", cite("R17", "Le tableau n° 5 est encore interrompu")),
+    ]
+    services.resume(cash_staff["chef"], full)
+    final_count(cash_staff, vingt_trois_tableau, open_day, "10000")
+    assert services.closing_blockers(open_day) == [
+        uncounted[0],
+        ("R18", cite("R18", "Le tableau n° 1 a sa boîte encore fermée à clé")),
+    ]
+
+
+# R22: a register signed twice takes no third signature ----------------------------------------------------------
+
+
+def test_r22_a_register_bearing_its_two_signatures_takes_no_more(cash_staff, register_day):
+    services.sign_register(register_day, "directeur", PASSWORD)
+    register = services.sign_register(register_day, "codir", PASSWORD)
+    signatures = Signature.objects.count()
+    error = refusal(InvalidTransition, lambda: services.sign_register(register, "codir2", PASSWORD))
+    assert (error.rule, error.message) == (
+        "R22",
+        cite("R22", f"Registre de contrôle du {register.gaming_day.date:%d/%m/%Y} porte déjà ses deux signatures"),
+    )
+    assert Signature.objects.count() == signatures
+
+
+# R15, R20: an entry as entered without its optional fields ---------------------------------------------------------
+
+
+def test_r15_r20_an_entry_as_entered_without_carrier_or_witnesses(cash_staff, open_day, boule_tableau):
+    box = main_box(boule_tableau)
+    data = {"counted_by": "croupier1", "signer": "directeur", "password": PASSWORD, "brought_by": ""}
+    written = services.record_advance_as_entered(cash_staff["chef"], box, open_day, "initial", chips_for("8000"), data)
+    assert (written.brought_by, written.counted_by) == (None, cash_staff["croupier"])
+    data = {"counted_by": "croupier1", "caissier": "caissier", "signer": "directeur", "password": PASSWORD}
+    error = refusal(
+        ValidationError,
+        lambda: services.record_final_count_as_entered(cash_staff["chef"], box, open_day, chips_for("9000"), data),
+    )
+    (shown,) = error.error_dict["witnesses"]
+    assert shown.message == cite("R20", "Indiquez au moins un employé de la table présent au comptage")
