@@ -734,6 +734,11 @@ def test_r20_a_final_count_needs_the_initial_advance_of_the_seance(cash_staff, o
         ([], "Indiquez au moins un employé de la table présent au comptage"),
         (["", None], "Indiquez au moins un employé de la table présent au comptage"),
         (
+            ["caissier"],
+            "caissier ne sert pas le tableau n° 1 à cette séance (employés de la table selon l'ordre de roulement : "
+            "chef, croupier1, croupier2)",
+        ),
+        (
             ["croupier2", "caissier", "codir"],
             "caissier, codir ne sert pas le tableau n° 1 à cette séance (employés de la table selon l'ordre de "
             "roulement : chef, croupier1, croupier2)",
@@ -846,3 +851,72 @@ def test_r15_r20_an_entry_as_entered_without_carrier_or_witnesses(cash_staff, op
     )
     (shown,) = error.error_dict["witnesses"]
     assert shown.message == cite("R20", "Indiquez au moins un employé de la table présent au comptage")
+
+
+# R21, R23: the day's lines, in séance then tableau order, each result after the latest correction ---------------
+
+
+def correct_count(staff, count, amount):
+    return services.correct(
+        staff["chef"],
+        count,
+        chips_for(amount),
+        "Erreur de comptage",
+        f"Approuvé : « {amount_in_words(Decimal(amount))} »",
+        "directeur",
+        PASSWORD,
+    )
+
+
+def test_r21_r23_the_day_s_lines_follow_the_seances_then_the_tableaux_and_the_latest_correction(
+    cash_staff, open_day, boule_tableau, vingt_trois_tableau
+):
+    director, chef = cash_staff["director"], cash_staff["chef"]
+    advance(cash_staff, vingt_trois_tableau, open_day)
+    advance(cash_staff, boule_tableau, open_day)
+    interruption = services.interrupt_with_count(chef, vingt_trois_tableau, open_day, chips_for("10000"), "croupier1")
+    services.resume(chef, interruption)
+    # An interruption counted, then resumed: the tableau is not counted for the séance and may stop again.
+    again = services.interrupt_with_count(chef, vingt_trois_tableau, open_day, chips_for("10100"), "croupier1")
+    services.resume(chef, again)
+    late = final_count(cash_staff, vingt_trois_tableau, open_day, "10500")
+    early = final_count(cash_staff, boule_tableau, open_day, "9000")
+    change_seance_state(director, open_day, Seance.State.CLOSED)
+    evening = Seance.objects.get(gaming_day=open_day.gaming_day, kind="soiree")
+    open_seance(director, evening)
+    advance(cash_staff, boule_tableau, evening)
+    night = final_count(cash_staff, boule_tableau, evening, "7500")
+    for amount in ["9100", "9300", "9200"]:
+        correct_count(cash_staff, early, amount)
+    lines = services.day_lines(open_day.gaming_day)
+    assert [(count.pk, result) for count, result in lines] == [
+        (early.pk, Decimal("1200")),
+        (late.pk, Decimal("500")),
+        (night.pk, Decimal("-500")),
+    ]
+    fresh = Count.objects.get(pk=early.pk)
+    assert services.effective_amount(fresh) == Decimal("9200")
+    assert services.effective_result(fresh) == Decimal("1200")
+    assert services.final_count_of(main_box(boule_tableau), evening) == night
+
+
+# R23: the approval in words is the whole corrected amount -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("approval", "matches"),
+    [
+        ("huit mille neuf cents euros", True),
+        ("  Huit   MILLE neuf cents euros. ", True),
+        ("« huit mille neuf cents euros »", True),
+        ("Approuvé : « huit mille neuf cents euros ».", True),
+        ("Approuvé le 12/03 à 14:30 : « huit mille neuf cents euros »", True),
+        ("Approuvé : huit mille neuf cents euros : non", False),
+        ("huit mille neuf cents euros et un", False),
+        ("neuf cents euros", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_r23_the_approval_matches_only_the_whole_amount_in_words_after_its_label(approval, matches):
+    assert services.words_match("huit mille neuf cents euros", approval) is matches
