@@ -62,9 +62,11 @@ def parse_chips(casino, chips, field="chips", rule=None):
     if len(chips) > len(allowed):
         raise invalid(field, rule, "Plus de valeurs de jetons que l'établissement n'en a")
     for value, quantity in chips.items():
-        shown = str(value)[:20]
+        text = str(value)
+        shown = text[:20]
         try:
-            denomination = Decimal(str(value)[:40])
+            # A longer text is no chip value: read on its first 40 characters, « 10.000…01 » would pass for 10 €.
+            denomination = Decimal(text) if len(text) <= 40 else None
         except InvalidOperation:
             denomination = None
         # A NaN (« sNaN » cannot even be compared) or an infinity is no chip value.

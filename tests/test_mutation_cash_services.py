@@ -415,6 +415,9 @@ def chips_error(casino, chips, field="chips", rule="R20"):
         ({"Infinity": 1}, "Valeur de jeton inconnue de l'établissement : Infinity"),
         # The value is shown on its first 20 characters.
         ({"12345678901234567890123": 1}, "Valeur de jeton inconnue de l'établissement : 12345678901234567890"),
+        # A value is read whole, up to 40 characters: beyond, it is no chip value, even one that starts as one.
+        ({"10." + "0" * 37 + "1": 1}, "Valeur de jeton inconnue de l'établissement : 10.00000000000000000"),
+        ({"10." + "0" * 38: 1}, "Valeur de jeton inconnue de l'établissement : 10.00000000000000000"),
         ({"10.00": 1.5}, "Le nombre de jetons de 10.00 € doit être un entier"),
         ({"10.00": True}, "Le nombre de jetons de 10.00 € doit être un entier"),
         ({"10.00": "trois"}, "Le nombre de jetons de 10.00 € doit être un entier"),
@@ -452,6 +455,7 @@ def test_r20_a_count_sums_each_denomination_once_sorted_by_value_without_its_zer
 def test_r20_a_count_reaches_its_bounds_exactly(casino):
     every = {value: 1 for value in casino.chip_denominations}
     assert services.parse_chips(casino, every)[1] == Decimal("1713.00")
+    assert services.parse_chips(casino, {"10." + "0" * 37: 2}) == ({"10.00": 2}, Decimal("20.00"))
     assert services.parse_chips(casino, {"1.00": 10**9}) == ({"1.00": 10**9}, Decimal("1000000000.00"))
     just_below = {"1000.00": 10**9 - 1, "500.00": 1, "100.00": 4, "50.00": 1, "20.00": 2, "5.00": 1, "2.00": 2}
     assert services.parse_chips(casino, just_below)[1] == Decimal(10) ** 12 - 1
