@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from cashbox import services
 from cashbox.models import Count, Interruption, RegisterAmendment, Signature
 from casino.models import Role
-from casino.rules import InvalidTransition, RoleForbidden, cite
+from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite
 from casino.words import amount_in_words
 from sessions.models import GamingDay, Seance
 from sessions.services import change_seance_state, plan_seances
@@ -888,8 +888,15 @@ def test_r21_r23_the_day_s_lines_follow_the_seances_then_the_tableaux_and_the_la
     change_seance_state(director, open_day, Seance.State.CLOSED)
     evening = Seance.objects.get(gaming_day=open_day.gaming_day, kind="soiree")
     open_seance(director, evening)
+    # The afternoon's initial advance and final count are the afternoon's.
+    error = refusal(InvalidTransition, lambda: advance(cash_staff, boule_tableau, evening, "top_up"))
+    assert error.message == cite("R15", "Une avance complémentaire suit l'avance initiale, inscrite d'abord")
     advance(cash_staff, boule_tableau, evening)
+    assert services.closing_blockers(evening) == [
+        ("R20", cite("R20", "La caisse n° 1 n'a pas d'encaisse finale comptée et certifiée exacte"))
+    ]
     night = final_count(cash_staff, boule_tableau, evening, "7500")
+    assert services.closing_blockers(evening) == []
     for amount in ["9100", "9300", "9200"]:
         correct_count(cash_staff, early, amount)
     lines = services.day_lines(open_day.gaming_day)
@@ -924,3 +931,114 @@ def test_r21_r23_the_day_s_lines_follow_the_seances_then_the_tableaux_and_the_la
 )
 def test_r23_the_approval_matches_only_the_whole_amount_in_words_after_its_label(approval, matches):
     assert services.words_match("huit mille neuf cents euros", approval) is matches
+
+
+# R4, R10, R15, R20: each tableau by its own opening of the day, its own advances and its own roster -------------
+
+
+@pytest.fixture
+def two_rosters(cash_staff, casino, boule_tableau, vingt_trois_tableau):
+    """Today's afternoon open with a roster of its own per apparatus (boule: chef, croupier1, croupier2; vingt-trois:
+    chef2, croupier3, croupier4), the evening's boule roster published with croupier3; only the boule opened today,
+    the vingt-trois opened tomorrow."""
+    from sessions import roster_services
+    from sessions.models import Opening
+
+    for username, role in [("chef2", Role.CHEF), ("croupier3", Role.CROUPIER), ("croupier4", Role.CROUPIER)]:
+        make_employee(username, role, casino)
+    director = cash_staff["director"]
+    today = GamingDay.date_at(casino)
+    afternoon, evening = plan_seances(director, casino, today)
+    plan_seances(director, casino, today + datetime.timedelta(days=1))
+    for seance, tableau, chef, launchers in [
+        (afternoon, boule_tableau, "chef", ["croupier1", "croupier2"]),
+        (afternoon, vingt_trois_tableau, "chef2", ["croupier3", "croupier4"]),
+        (evening, boule_tableau, "chef", ["croupier3", "croupier4"]),
+    ]:
+        roster = roster_services.create_roster(director, seance, tableau.table.apparatus, chef, launchers)
+        roster_services.publish_roster(director, roster, "directeur", PASSWORD)
+    change_seance_state(director, afternoon, Seance.State.OPEN)
+    from sessions.services import open_tableau
+
+    open_tableau(director, boule_tableau, today, "2.00", "200.00", "1000.00")
+    tomorrow = GamingDay.objects.get(casino=casino, date=today + datetime.timedelta(days=1))
+    Opening.objects.create(
+        tableau=vingt_trois_tableau,
+        gaming_day=tomorrow,
+        minimum=Decimal("1.00"),
+        max_plein=Decimal("50.00"),
+        max_chances=Decimal("250.00"),
+        decided_by=director,
+        decided_role=Role.DIRECTOR,
+    )
+    afternoon.refresh_from_db()
+    return afternoon
+
+
+def test_r10_r15_a_tableau_takes_an_advance_by_its_own_opening_of_the_day_and_its_own_initial_advance(
+    cash_staff, two_rosters, boule_tableau, vingt_trois_tableau
+):
+    advance(cash_staff, boule_tableau, two_rosters)
+    error = refusal(DomainError, lambda: advance(cash_staff, vingt_trois_tableau, two_rosters))
+    assert (error.rule, error.message) == (
+        "R10",
+        cite("R10", "Le tableau n° 5 n'est pas ouvert : fixez d'abord ses limites"),
+    )
+
+
+@pytest.mark.parametrize(
+    "witness",
+    # Assigned to the vingt-trois; chef of the vingt-trois; assigned to this boule, but in the evening's roster.
+    ["croupier4", "chef2", "croupier3"],
+)
+def test_r4_r20_a_witness_serves_this_tableau_in_this_seance_s_roster(cash_staff, two_rosters, boule_tableau, witness):
+    advance(cash_staff, boule_tableau, two_rosters)
+    error = refusal(
+        ValidationError,
+        lambda: services.record_final_count(
+            cash_staff["chef"],
+            main_box(boule_tableau),
+            two_rosters,
+            chips_for("9000"),
+            "croupier1",
+            [witness],
+            "caissier",
+            "directeur",
+            PASSWORD,
+        ),
+    )
+    (shown,) = error.error_dict["witnesses"]
+    assert shown.message == cite(
+        "R20",
+        f"{witness} ne sert pas le tableau n° 1 à cette séance (employés de la table selon l'ordre de roulement : "
+        "chef, croupier1, croupier2)",
+    )
+    count = services.record_final_count(
+        cash_staff["chef"],
+        main_box(boule_tableau),
+        two_rosters,
+        chips_for("9000"),
+        "croupier1",
+        ["chef", "croupier2"],
+        "caissier",
+        "directeur",
+        PASSWORD,
+    )
+    assert sorted(count.witnesses.values_list("username", flat=True)) == [
+        "caissier",
+        "chef",
+        "croupier1",
+        "croupier2",
+        "directeur",
+    ]
+
+
+def test_r15_a_top_up_follows_the_initial_advance_of_its_own_cash_box(
+    cash_staff, open_day, boule_tableau, vingt_trois_tableau
+):
+    advance(cash_staff, boule_tableau, open_day)
+    error = refusal(InvalidTransition, lambda: advance(cash_staff, vingt_trois_tableau, open_day, "top_up"))
+    assert (error.rule, error.message) == (
+        "R15",
+        cite("R15", "Une avance complémentaire suit l'avance initiale, inscrite d'abord"),
+    )
