@@ -1042,3 +1042,29 @@ def test_r15_a_top_up_follows_the_initial_advance_of_its_own_cash_box(
         "R15",
         cite("R15", "Une avance complémentaire suit l'avance initiale, inscrite d'abord"),
     )
+
+
+def test_r22_r24_a_rectificatif_refused_to_two_other_codir_members_keeps_no_signature_of_the_refusal(
+    cash_staff, casino, register_day
+):
+    services.sign_register(register_day, "directeur", PASSWORD)
+    services.sign_register(register_day, "codir", PASSWORD)
+    count = Count.objects.get(kind="final")
+    correct_count(cash_staff, count, "8900")
+    amendment = RegisterAmendment.objects.get()
+    amendment = services.sign_amendment(amendment, "codir", PASSWORD)
+    signatures = Signature.objects.count()
+    # sign_amendment holds its own transaction: called outside any request, the refused signature is not kept.
+    error = refusal(RoleForbidden, lambda: services.sign_amendment(amendment, "codir2", PASSWORD))
+    assert (error.rule, error.message) == (
+        "R22",
+        cite(
+            "R22",
+            "L'une des deux signatures est celle du directeur responsable, ou du membre du comité de direction "
+            "enregistré comme son suppléant ce jour : deux autres membres du comité ne suffisent pas",
+        ),
+    )
+    amendment.refresh_from_db()
+    assert amendment.second_signature is None and Signature.objects.count() == signatures
+    amendment = services.sign_amendment(amendment, "directeur", PASSWORD)
+    assert amendment.signed and amendment.second_signature.statement.startswith(f"{amendment} — rectifie le registre")
