@@ -1068,3 +1068,33 @@ def test_r22_r24_a_rectificatif_refused_to_two_other_codir_members_keeps_no_sign
     assert amendment.second_signature is None and Signature.objects.count() == signatures
     amendment = services.sign_amendment(amendment, "directeur", PASSWORD)
     assert amendment.signed and amendment.second_signature.statement.startswith(f"{amendment} — rectifie le registre")
+
+
+def test_r28_an_unknown_signer_is_refused_on_the_field_the_signature_names(cash_staff, casino):
+    for call, field in [
+        (lambda: services.sign(casino, "inconnu", PASSWORD, "x", "…", services.DIRECTING, "R22"), "signer"),
+        (lambda: services.check_signer(casino, "inconnu", PASSWORD, services.DIRECTING, "R22"), "signer"),
+        (
+            lambda: services.sign(
+                casino, "inconnu", PASSWORD, "x", "…", services.KEY_HOLDERS, "R18", field="key_holder"
+            ),
+            "key_holder",
+        ),
+    ]:
+        error = refusal(ValidationError, call)
+        assert list(error.error_dict) == [field]
+
+
+# R20, R23: an entry just written shows its corrections (none yet) and its witnesses without reading them again ------
+
+
+def test_r20_r23_an_entry_just_written_knows_it_has_no_correction_and_who_witnessed_it(
+    cash_staff, open_day, boule_tableau, django_assert_num_queries
+):
+    written = advance(cash_staff, boule_tableau, open_day)
+    count = final_count(cash_staff, boule_tableau, open_day)
+    with django_assert_num_queries(0):
+        assert [services.effective_amount(entry) for entry in (written, count)] == [Decimal("8000"), Decimal("9000")]
+        assert [list(entry.corrections.all()) for entry in (written, count)] == [[], []]
+        witnesses = [user.username for user in count.witnesses.all()]
+    assert witnesses == ["caissier", "croupier1", "croupier2", "directeur"]
