@@ -173,14 +173,16 @@ def _serving(seance, tableau_id):
 
 
 def staff_members(casino, wanted, people=None):
-    """Each [(username, roles, field, rule, what)] as a user of the casino with one of the roles and a valid
-    approval, in one query (none when `people`, from people_of, holds them); the first one that does not qualify
-    is refused."""
+    """Each [(username, roles, field, rule, what)] as an active user and member of the casino with one of the roles
+    and a valid approval, in one query (none when `people`, from people_of, holds them); the first one that does not
+    qualify is refused."""
     found = people if people is not None else people_of(casino, [username for username, *_ in wanted])
     users = []
     for username, roles, field, rule, what in wanted:
         user = found.get(username or "")
-        if user is None:
+        # As signer_in for a signer (R28) and check_launcher for a launcher (R4): someone whose account or membership
+        # of the casino was deactivated is no longer one of its employees.
+        if user is None or not (user.is_active and user.active_member):
             raise invalid(field, rule, f"{what} : employé inconnu dans l'établissement ({username})")
         if role_of(user) not in roles:
             names = ", ".join(sorted(Role(r).label.lower() for r in roles))

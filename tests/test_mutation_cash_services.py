@@ -1098,3 +1098,32 @@ def test_r20_r23_an_entry_just_written_knows_it_has_no_correction_and_who_witnes
         assert [list(entry.corrections.all()) for entry in (written, count)] == [[], []]
         witnesses = [user.username for user in count.witnesses.all()]
     assert witnesses == ["caissier", "croupier1", "croupier2", "directeur"]
+
+
+# R15, R20: a person named in an entry is one of the casino's employees today ------------------------------------
+
+
+@pytest.mark.parametrize("ended", ["membership", "account"])
+def test_r15_r20_someone_whose_membership_or_account_was_deactivated_counts_nothing(
+    cash_staff, casino, open_day, boule_tableau, ended
+):
+    croupier = cash_staff["croupier"]
+    if ended == "membership":
+        croupier.employee.memberships.update(active=False)
+    else:
+        croupier.is_active = False
+        croupier.save()
+    error = refusal(ValidationError, lambda: advance(cash_staff, boule_tableau, open_day))
+    (shown,) = error.error_dict["counted_by"]
+    assert (shown.code, shown.message) == (
+        "R15",
+        cite("R15", "Celui qui compte l'avance : employé inconnu dans l'établissement (croupier1)"),
+    )
+    error = refusal(
+        ValidationError,
+        lambda: services.staff_member(
+            casino, "croupier1", {Role.CROUPIER}, "witnesses", "R17", "Chaque personne présente"
+        ),
+    )
+    (shown,) = error.error_dict["witnesses"]
+    assert shown.message == cite("R17", "Chaque personne présente : employé inconnu dans l'établissement (croupier1)")
