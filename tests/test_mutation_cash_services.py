@@ -830,6 +830,11 @@ def test_r17_r18_r20_a_seance_closes_once_every_box_is_counted_and_no_tableau_is
 
 def test_r22_a_register_bearing_its_two_signatures_takes_no_more(cash_staff, register_day):
     services.sign_register(register_day, "directeur", PASSWORD)
+    error = refusal(RoleForbidden, lambda: services.sign_register(register_day, "directeur", PASSWORD))
+    assert (error.rule, error.message) == (
+        "R22",
+        cite("R22", "Deux signatures de personnes différentes sont requises : ce signataire a déjà signé"),
+    )
     register = services.sign_register(register_day, "codir", PASSWORD)
     signatures = Signature.objects.count()
     error = refusal(InvalidTransition, lambda: services.sign_register(register, "codir2", PASSWORD))
