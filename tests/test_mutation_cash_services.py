@@ -1132,3 +1132,42 @@ def test_r15_r20_someone_whose_membership_or_account_was_deactivated_counts_noth
     )
     (shown,) = error.error_dict["witnesses"]
     assert shown.message == cite("R17", "Chaque personne présente : employé inconnu dans l'établissement (croupier1)")
+
+
+# R4, R20: witnesses who serve the tableau by the roster are known from the roster's rows read with them -----------
+
+
+def test_r4_r20_witnesses_assigned_relieving_or_chef_are_recognised_without_reading_the_tableau_s_staff(
+    cash_staff, casino, open_day, boule_tableau, monkeypatch
+):
+    from sessions import roster_services
+    from sessions.models import Roster, RosterChange
+
+    make_employee("croupier3", Role.CROUPIER, casino)
+    roster = Roster.objects.get(seance=open_day, apparatus=boule_tableau.table.apparatus)
+    roster_services.record_change(
+        cash_staff["chef"], roster, RosterChange.Kind.RELIEF, "croupier2", "Pause", "croupier3"
+    )
+    advance(cash_staff, boule_tableau, open_day)
+    # _table_employees reads the tableau's staff only for a witness people_of did not find serving it.
+    monkeypatch.setattr(services, "tableau_staff", lambda *args: pytest.fail("the tableau's staff was read again"))
+    count = services.record_final_count(
+        cash_staff["chef"],
+        main_box(boule_tableau),
+        open_day,
+        chips_for("9000"),
+        "croupier1",
+        # Assigned to the tableau, relieving one who is, chef de partie of its table.
+        ["croupier2", "croupier3", "chef"],
+        "caissier",
+        "directeur",
+        PASSWORD,
+    )
+    assert sorted(count.witnesses.values_list("username", flat=True)) == [
+        "caissier",
+        "chef",
+        "croupier1",
+        "croupier2",
+        "croupier3",
+        "directeur",
+    ]
