@@ -1171,3 +1171,31 @@ def test_r4_r20_witnesses_assigned_relieving_or_chef_are_recognised_without_read
         "croupier3",
         "directeur",
     ]
+
+
+def test_r4_r20_a_relief_on_another_apparatus_s_roster_does_not_make_a_witness_of_this_tableau(
+    cash_staff, casino, open_day, boule_tableau, vingt_trois_tableau
+):
+    from sessions import roster_services
+    from sessions.models import Roster, RosterChange
+
+    make_employee("croupier3", Role.CROUPIER, casino)
+    # croupier2 serves both apparatus; croupier3 relieves him at the vingt-trois only.
+    roster = Roster.objects.get(seance=open_day, apparatus=vingt_trois_tableau.table.apparatus)
+    roster_services.record_change(
+        cash_staff["chef"], roster, RosterChange.Kind.RELIEF, "croupier2", "Pause", "croupier3"
+    )
+    advance(cash_staff, boule_tableau, open_day)
+    error = refusal(
+        ValidationError,
+        lambda: services.record_final_count(
+            cash_staff["chef"], main_box(boule_tableau), open_day, chips_for("9000"), "croupier1", ["croupier3"],
+            "caissier", "directeur", PASSWORD,
+        ),
+    )  # fmt: skip
+    (shown,) = error.error_dict["witnesses"]
+    assert shown.message == cite(
+        "R20",
+        "croupier3 ne sert pas le tableau n° 1 à cette séance (employés de la table selon l'ordre de roulement : "
+        "chef, croupier1, croupier2)",
+    )
