@@ -62,9 +62,11 @@ def parse_chips(casino, chips, field="chips", rule=None):
     if len(chips) > len(allowed):
         raise invalid(field, rule, "Plus de valeurs de jetons que l'établissement n'en a")
     for value, quantity in chips.items():
-        shown = str(value)[:20]
+        text = str(value)
+        shown = text[:20]
         try:
-            denomination = Decimal(str(value)[:40])
+            # A longer text is no chip value: read on its first 40 characters, « 10.000…01 » would pass for 10 €.
+            denomination = Decimal(text) if len(text) <= 40 else None
         except InvalidOperation:
             denomination = None
         # A NaN (« sNaN » cannot even be compared) or an infinity is no chip value.
@@ -171,14 +173,16 @@ def _serving(seance, tableau_id):
 
 
 def staff_members(casino, wanted, people=None):
-    """Each [(username, roles, field, rule, what)] as a user of the casino with one of the roles and a valid
-    approval, in one query (none when `people`, from people_of, holds them); the first one that does not qualify
-    is refused."""
+    """Each [(username, roles, field, rule, what)] as an active user and member of the casino with one of the roles
+    and a valid approval, in one query (none when `people`, from people_of, holds them); the first one that does not
+    qualify is refused."""
     found = people if people is not None else people_of(casino, [username for username, *_ in wanted])
     users = []
     for username, roles, field, rule, what in wanted:
         user = found.get(username or "")
-        if user is None:
+        # As signer_in for a signer (R28) and check_launcher for a launcher (R4): someone whose account or membership
+        # of the casino was deactivated is no longer one of its employees.
+        if user is None or not (user.is_active and user.active_member):
             raise invalid(field, rule, f"{what} : employé inconnu dans l'établissement ({username})")
         if role_of(user) not in roles:
             names = ", ".join(sorted(Role(r).label.lower() for r in roles))

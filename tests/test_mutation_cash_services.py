@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from cashbox import services
 from cashbox.models import Count, Interruption, RegisterAmendment, Signature
 from casino.models import Role
-from casino.rules import InvalidTransition, RoleForbidden, cite
+from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite
 from casino.words import amount_in_words
 from sessions.models import GamingDay, Seance
 from sessions.services import change_seance_state, plan_seances
@@ -389,3 +389,817 @@ def test_r23_an_advance_s_amount_is_read_from_what_its_caller_loaded(
     annotated = advances[0]
     annotated.effective = Decimal("7900.00")  # as an `effective` annotation of the caller's query gives it
     assert services.effective_amount(annotated) == Decimal("7900.00")
+
+
+# R14, R15, R20: a count by denomination (parse_chips) ----------------------------------------------------------
+
+
+def chips_error(casino, chips, field="chips", rule="R20"):
+    with pytest.raises(ValidationError) as caught:
+        services.parse_chips(casino, chips, field=field, rule=rule)
+    assert list(caught.value.error_dict) == [field]
+    (error,) = caught.value.error_dict[field]
+    return error.code, error.message
+
+
+@pytest.mark.parametrize(
+    ("chips", "message"),
+    [
+        ({}, 'Indiquez le nombre de jetons par valeur (ex. {"10.00": 5})'),
+        (["100.00", 3], 'Indiquez le nombre de jetons par valeur (ex. {"10.00": 5})'),
+        ({f"{n}.00": 1 for n in range(1, 12)}, "Plus de valeurs de jetons que l'établissement n'en a"),
+        ({"3.00": 1}, "Valeur de jeton inconnue de l'établissement : 3.00"),
+        ({"dix": 1}, "Valeur de jeton inconnue de l'établissement : dix"),
+        ({"NaN": 1}, "Valeur de jeton inconnue de l'établissement : NaN"),
+        ({"sNaN": 1}, "Valeur de jeton inconnue de l'établissement : sNaN"),
+        ({"Infinity": 1}, "Valeur de jeton inconnue de l'établissement : Infinity"),
+        # The value is shown on its first 20 characters.
+        ({"12345678901234567890123": 1}, "Valeur de jeton inconnue de l'établissement : 12345678901234567890"),
+        # A value is read whole, up to 40 characters: beyond, it is no chip value, even one that starts as one.
+        ({"10." + "0" * 37 + "1": 1}, "Valeur de jeton inconnue de l'établissement : 10.00000000000000000"),
+        ({"10." + "0" * 38: 1}, "Valeur de jeton inconnue de l'établissement : 10.00000000000000000"),
+        ({"10.00": 1.5}, "Le nombre de jetons de 10.00 € doit être un entier"),
+        ({"10.00": True}, "Le nombre de jetons de 10.00 € doit être un entier"),
+        ({"10.00": "trois"}, "Le nombre de jetons de 10.00 € doit être un entier"),
+        ({"10.00": "0000000000005"}, "Le nombre de jetons de 10.00 € doit être un entier"),
+        ({"1.00": 10**9 + 1}, "Le nombre de jetons de 1.00 € dépasse 1 000 000 000 : vérifiez le comptage"),
+        ({"1000.00": 10**9}, "Le montant compté atteint 1 000 milliards d'euros : vérifiez le comptage"),
+    ],
+)
+def test_r20_a_count_by_denomination_is_refused_on_its_field_with_the_rule_and_message(casino, chips, message):
+    assert chips_error(casino, chips, field="encaisse", rule="R20") == ("R20", cite("R20", message))
+
+
+def test_r14_a_negative_quantity_is_refused_under_r14_whatever_the_rule_of_the_count(casino):
+    assert chips_error(casino, {"10.00": -1}, field="encaisse", rule="R15") == (
+        "R14",
+        cite("R14", "Aucune somme ne peut être distraite de la table : quantité négative refusée"),
+    )
+
+
+def test_r15_a_count_refused_without_a_rule_carries_no_article(casino):
+    with pytest.raises(ValidationError) as caught:
+        services.parse_chips(casino, {})
+    (error,) = caught.value.error_dict["chips"]
+    assert (error.code, error.message) == ("invalid", 'Indiquez le nombre de jetons par valeur (ex. {"10.00": 5})')
+
+
+def test_r20_a_count_sums_each_denomination_once_sorted_by_value_without_its_zero_quantities(casino):
+    chips, total = services.parse_chips(
+        casino, {"100": 2, "20.00": 3, "100.00": 1, "5.00": 0, "1000.00": " 4 ", "1.00": "000000000007"}
+    )
+    assert list(chips.items()) == [("1.00", 7), ("20.00", 3), ("100.00", 3), ("1000.00", 4)]
+    assert total == Decimal("4367.00") and str(total) == "4367.00"
+
+
+def test_r20_a_count_reaches_its_bounds_exactly(casino):
+    every = {value: 1 for value in casino.chip_denominations}
+    assert services.parse_chips(casino, every)[1] == Decimal("1713.00")
+    assert services.parse_chips(casino, {"10." + "0" * 37: 2}) == ({"10.00": 2}, Decimal("20.00"))
+    assert services.parse_chips(casino, {"1.00": 10**9}) == ({"1.00": 10**9}, Decimal("1000000000.00"))
+    just_below = {"1000.00": 10**9 - 1, "500.00": 1, "100.00": 4, "50.00": 1, "20.00": 2, "5.00": 1, "2.00": 2}
+    assert services.parse_chips(casino, just_below)[1] == Decimal(10) ** 12 - 1
+
+
+# R15, R20, R22, R28: the signer of a signature (check_signer, sign) -------------------------------------------
+
+
+def refusal(exception, call):
+    with pytest.raises(exception) as caught:
+        call()
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("username", "message"),
+    [
+        (
+            "croupier1",
+            "Seul peut signer : directeur responsable, membre du comité de direction (signataire : Croupier)",
+        ),
+        (
+            "sansrole",
+            "Seul peut signer : directeur responsable, membre du comité de direction (signataire : aucun rôle)",
+        ),
+        ("codir_sans_agrement", "Le signataire n'a pas d'agrément valide ce jour"),
+        ("codir", "Deux signatures de personnes différentes sont requises : ce signataire a déjà signé"),
+    ],
+)
+def test_r22_r28_only_a_directing_approved_signer_who_has_not_signed_yet_signs(cash_staff, casino, username, message):
+    make_employee("sansrole", "", casino)
+    make_employee("codir_sans_agrement", Role.CODIR, casino, approved=False)
+    error = refusal(
+        RoleForbidden,
+        lambda: services.sign(
+            casino,
+            username,
+            PASSWORD,
+            Signature.Purpose.REGISTER,
+            "…",
+            services.DIRECTING,
+            "R22",
+            not_by=[cash_staff["codir"]],
+        ),
+    )
+    assert (error.rule, error.message) == ("R22", cite("R22", message))
+    assert not Signature.objects.exists()
+
+
+def test_r28_a_signer_is_an_active_member_of_the_casino_then_their_own_password_on_the_rule_s_field(
+    cash_staff, casino, other_casino
+):
+    make_employee("ailleurs", Role.DIRECTOR, other_casino)
+    cash_staff["codir"].employee.memberships.update(active=False)
+    for username in ["ailleurs", "codir", None]:
+        error = refusal(
+            ValidationError,
+            lambda username=username: services.check_signer(
+                casino, username, PASSWORD, services.DIRECTING, "R18", field="key_holder"
+            ),
+        )
+        (shown,) = error.error_dict["key_holder"]
+        assert (shown.code, shown.message) == (
+            "R18",
+            cite("R18", f"Signature refusée : employé inconnu dans l'établissement ({username or '—'})"),
+        )
+    error = refusal(
+        ValidationError, lambda: services.check_signer(casino, "directeur", "faux", services.DIRECTING, "R18")
+    )
+    (shown,) = error.error_dict["password"]
+    assert (shown.code, shown.message) == (
+        "R18",
+        cite("R18", "Signature refusée : mot de passe du signataire incorrect"),
+    )
+
+
+def test_r28_a_signature_records_its_signer_role_casino_purpose_and_statement(cash_staff, casino):
+    signature = services.sign(
+        casino,
+        "codir",
+        PASSWORD,
+        Signature.Purpose.DEPUTY,
+        "Je signe",
+        {Role.CODIR},
+        "R22",
+        not_by=[cash_staff["director"]],
+    )
+    signature.refresh_from_db()
+    assert (signature.signer, signature.role, signature.casino, signature.purpose, signature.statement) == (
+        cash_staff["codir"],
+        Role.CODIR,
+        casino,
+        Signature.Purpose.DEPUTY,
+        "Je signe",
+    )
+
+
+def test_r22_r28_people_of_reads_the_casino_s_members_only_with_their_active_membership(
+    cash_staff, casino, other_casino
+):
+    from casino.models import Membership
+
+    make_employee("ailleurs", Role.DIRECTOR, other_casino)
+    cash_staff["codir"].employee.memberships.update(active=False)
+    # Still an active member of another casino: not of this one.
+    Membership.objects.create(employee=cash_staff["codir"].employee, casino=other_casino)
+    people = services.people_of(casino, ["directeur", "codir", "ailleurs", None, "inconnu"])
+    assert {name: user.active_member for name, user in people.items()} == {"directeur": True, "codir": False}
+    assert people["directeur"] == cash_staff["director"]
+
+
+# R15, R17, R20: the people an entry names (staff_member, staff_members) ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("username", "roles", "message"),
+    [
+        ("ailleurs", {Role.CAISSIER}, "Celui qui apporte l'avance : employé inconnu dans l'établissement (ailleurs)"),
+        (None, {Role.CAISSIER}, "Celui qui apporte l'avance : employé inconnu dans l'établissement (None)"),
+        ("croupier1", {Role.CAISSIER}, "Celui qui apporte l'avance doit être : caissier"),
+        ("croupier1", {Role.CAISSIER, Role.CHEF}, "Celui qui apporte l'avance doit être : caissier, chef de partie"),
+        (
+            "caissier_sans_agrement",
+            {Role.CAISSIER},
+            "Celui qui apporte l'avance (caissier_sans_agrement) n'a pas d'agrément valide ce jour",
+        ),
+    ],
+)
+def test_r15_a_person_named_is_a_member_of_the_casino_with_the_role_and_a_valid_approval(
+    cash_staff, casino, other_casino, username, roles, message
+):
+    make_employee("ailleurs", Role.CAISSIER, other_casino)
+    make_employee("caissier_sans_agrement", Role.CAISSIER, casino, approved=False)
+    error = refusal(
+        ValidationError,
+        lambda: services.staff_member(casino, username, roles, "brought_by", "R15", "Celui qui apporte l'avance"),
+    )
+    assert list(error.error_dict) == ["brought_by"]
+    (shown,) = error.error_dict["brought_by"]
+    assert (shown.code, shown.message) == ("R15", cite("R15", message))
+
+
+def test_r20_the_people_named_come_back_in_the_order_asked_and_the_first_unqualified_one_is_refused(cash_staff, casino):
+    wanted = [
+        ("caissier", {Role.CAISSIER}, "caissier", "R20", "Le caissier présent"),
+        ("croupier1", {Role.CROUPIER}, "counted_by", "R20", "Celui qui compte l'encaisse"),
+    ]
+    assert services.staff_members(casino, wanted) == [cash_staff["caissier"], cash_staff["croupier"]]
+    assert services.staff_member(casino, "croupier1", {Role.CROUPIER}, "f", "R20", "x") == cash_staff["croupier"]
+    error = refusal(ValidationError, lambda: services.staff_members(casino, [wanted[1], ("chef", *wanted[0][1:])]))
+    (shown,) = error.error_dict["caissier"]
+    assert shown.message == cite("R20", "Le caissier présent doit être : caissier")
+
+
+# R17, R18, R19: who interrupts, and in which séance ---------------------------------------------------------------
+
+
+def test_r17_only_the_chef_de_partie_or_the_direction_interrupts_play(cash_staff, open_day, boule_tableau):
+    enter_initial_advance(cash_staff, boule_tableau, open_day)
+    error = refusal(
+        RoleForbidden,
+        lambda: services.interrupt_with_count(
+            cash_staff["croupier"], boule_tableau, open_day, chips_for("8000"), "croupier1"
+        ),
+    )
+    assert (error.rule, error.message) == (
+        "R17",
+        cite("R17", "Seul le chef de partie ou la direction peut interrompre la partie"),
+    )
+    assert services.require_floor_role(cash_staff["codir"], "R18", "x") == Role.CODIR
+
+
+# R14, R15, R17, R20: where a cash box stands when an advance or a final count comes (cash_state) -----------------
+
+
+def advance(staff, tableau, seance, kind="initial"):
+    return services.record_advance(
+        staff["chef"],
+        main_box(tableau),
+        seance,
+        kind,
+        chips_for(tableau.casino.advance_amount(tableau.game)),
+        "croupier1",
+        "directeur",
+        PASSWORD,
+    )
+
+
+def final_count(staff, tableau, seance, amount="9000"):
+    return services.record_final_count(
+        staff["chef"],
+        main_box(tableau),
+        seance,
+        chips_for(amount),
+        "croupier1",
+        ["croupier2"],
+        "caissier",
+        "directeur",
+        PASSWORD,
+    )
+
+
+def test_r14_no_advance_enters_a_seance_that_is_not_open(cash_staff, open_day, boule_tableau):
+    evening = Seance.objects.get(gaming_day=open_day.gaming_day, kind="soiree")
+    error = refusal(InvalidTransition, lambda: advance(cash_staff, boule_tableau, evening))
+    assert (error.rule, error.message) == (
+        "R14",
+        cite("R14", "La séance est prévue : aucune opération de caisse n'y est possible"),
+    )
+
+
+def test_r15_the_top_up_follows_the_initial_advance_entered_once(cash_staff, open_day, boule_tableau):
+    error = refusal(InvalidTransition, lambda: advance(cash_staff, boule_tableau, open_day, "top_up"))
+    assert (error.rule, error.message) == (
+        "R15",
+        cite("R15", "Une avance complémentaire suit l'avance initiale, inscrite d'abord"),
+    )
+    advance(cash_staff, boule_tableau, open_day)
+    error = refusal(InvalidTransition, lambda: advance(cash_staff, boule_tableau, open_day))
+    assert (error.rule, error.message) == (
+        "R15",
+        cite("R15", "L'avance initiale de cette caisse est déjà inscrite pour la séance"),
+    )
+    top_up = advance(cash_staff, boule_tableau, open_day, "top_up")
+    assert (top_up.kind, top_up.amount) == ("top_up", Decimal("8000"))
+    assert final_count(cash_staff, boule_tableau, open_day, "17000").result == Decimal("1000")
+
+
+def test_r17_r20_an_advance_waits_for_the_resumption_and_none_comes_after_the_final_count(
+    cash_staff, open_day, boule_tableau, vingt_trois_tableau
+):
+    advance(cash_staff, boule_tableau, open_day)
+    advance(cash_staff, vingt_trois_tableau, open_day)
+    interruption = services.interrupt_with_count(
+        cash_staff["chef"], vingt_trois_tableau, open_day, chips_for("10000"), "croupier1"
+    )
+    error = refusal(InvalidTransition, lambda: advance(cash_staff, vingt_trois_tableau, open_day, "top_up"))
+    assert (error.rule, error.message) == (
+        "R17",
+        cite("R17", "Le tableau est interrompu : reprenez la partie avant toute avance"),
+    )
+    # The interruption of another tableau stops nothing here.
+    advance(cash_staff, boule_tableau, open_day, "top_up")
+    error = refusal(InvalidTransition, lambda: final_count(cash_staff, vingt_trois_tableau, open_day))
+    assert (error.rule, error.message) == ("R17", cite("R17", "Le tableau est interrompu : reprenez d'abord la partie"))
+    services.resume(cash_staff["chef"], interruption)
+    final_count(cash_staff, vingt_trois_tableau, open_day)
+    error = refusal(InvalidTransition, lambda: advance(cash_staff, vingt_trois_tableau, open_day, "top_up"))
+    assert (error.rule, error.message) == (
+        "R20",
+        cite("R20", "L'encaisse finale est comptée : plus aucune avance pour cette séance"),
+    )
+    error = refusal(InvalidTransition, lambda: final_count(cash_staff, vingt_trois_tableau, open_day))
+    assert (error.rule, error.message) == (
+        "R20",
+        cite("R20", "L'encaisse finale de cette caisse est déjà comptée et certifiée"),
+    )
+
+
+def test_r18_a_final_count_waits_for_the_box_locked_at_a_short_interruption(cash_staff, open_day, boule_tableau):
+    advance(cash_staff, boule_tableau, open_day)
+    services.interrupt_short(cash_staff["chef"], boule_tableau, open_day, "chef", PASSWORD, True, True, True)
+    error = refusal(InvalidTransition, lambda: final_count(cash_staff, boule_tableau, open_day))
+    assert (error.rule, error.message) == (
+        "R18",
+        cite("R18", "Le tableau est interrompu, l'encaisse sous clé : reprenez d'abord la partie"),
+    )
+
+
+def test_r20_a_final_count_needs_the_initial_advance_of_the_seance(cash_staff, open_day, boule_tableau):
+    error = refusal(InvalidTransition, lambda: final_count(cash_staff, boule_tableau, open_day))
+    assert (error.rule, error.message) == (
+        "R20",
+        cite("R20", "Cette caisse n'a pas reçu d'avance initiale pendant la séance"),
+    )
+
+
+# R20: the employees of the table present at the final count (_table_employees) ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("witnesses", "message"),
+    [
+        ([], "Indiquez au moins un employé de la table présent au comptage"),
+        (["", None], "Indiquez au moins un employé de la table présent au comptage"),
+        (
+            ["caissier"],
+            "caissier ne sert pas le tableau n° 1 à cette séance (employés de la table selon l'ordre de roulement : "
+            "chef, croupier1, croupier2)",
+        ),
+        (
+            ["croupier2", "caissier", "codir"],
+            "caissier, codir ne sert pas le tableau n° 1 à cette séance (employés de la table selon l'ordre de "
+            "roulement : chef, croupier1, croupier2)",
+        ),
+    ],
+)
+def test_r20_the_final_count_names_employees_of_the_table_by_the_roster(
+    cash_staff, open_day, boule_tableau, witnesses, message
+):
+    advance(cash_staff, boule_tableau, open_day)
+    error = refusal(
+        ValidationError,
+        lambda: services.record_final_count(
+            cash_staff["chef"],
+            main_box(boule_tableau),
+            open_day,
+            chips_for("9000"),
+            "croupier1",
+            witnesses,
+            "caissier",
+            "directeur",
+            PASSWORD,
+        ),
+    )
+    (shown,) = error.error_dict["witnesses"]
+    assert (shown.code, shown.message) == ("R20", cite("R20", message))
+
+
+def test_r20_the_employees_of_the_table_are_read_from_the_roster_once_each_in_the_order_named(
+    cash_staff, open_day, boule_tableau
+):
+    employees = services._table_employees(open_day, boule_tableau, ["croupier2", "", "chef", "croupier2"])
+    assert [user.username for user in employees] == ["croupier2", "chef"]
+    people = services.people_of(boule_tableau.casino, ["chef", "croupier2"], serving=(open_day, boule_tableau.pk))
+    assert [(u.username, u.assigned, u.chef_of_table) for u in sorted(people.values(), key=str)] == [
+        ("chef", False, True),
+        ("croupier2", True, False),
+    ]
+
+
+def test_r20_a_seance_without_a_roster_for_the_tableau_names_nobody_of_the_table(cash_staff, open_day, boule_tableau):
+    # The evening is planned: no rotation order is published for it yet.
+    evening = Seance.objects.get(gaming_day=open_day.gaming_day, kind="soiree")
+    error = refusal(ValidationError, lambda: services._table_employees(evening, boule_tableau, ["croupier2"]))
+    (shown,) = error.error_dict["witnesses"]
+    assert shown.message == cite(
+        "R20",
+        "croupier2 ne sert pas le tableau n° 1 à cette séance (employés de la table selon l'ordre de roulement : "
+        "aucun : l'ordre de roulement n'affecte personne à ce tableau)",
+    )
+
+
+# R17, R18, R20: what keeps a séance from closing (closing_blockers) -----------------------------------------------
+
+
+def test_r17_r18_r20_a_seance_closes_once_every_box_is_counted_and_no_tableau_is_interrupted(
+    cash_staff, open_day, boule_tableau, vingt_trois_tableau
+):
+    assert services.closing_blockers(open_day) == []
+    advance(cash_staff, vingt_trois_tableau, open_day)
+    advance(cash_staff, boule_tableau, open_day)
+    uncounted = [
+        ("R20", cite("R20", f"La caisse n° {n} n'a pas d'encaisse finale comptée et certifiée exacte")) for n in (1, 5)
+    ]
+    assert services.closing_blockers(open_day) == uncounted
+    services.interrupt_short(cash_staff["chef"], boule_tableau, open_day, "chef", PASSWORD, True, True, True)
+    full = services.interrupt_with_count(
+        cash_staff["chef"], vingt_trois_tableau, open_day, chips_for("10000"), "croupier1"
+    )
+    assert services.closing_blockers(open_day) == [
+        *uncounted,
+        ("R18", cite("R18", "Le tableau n° 1 a sa boîte encore fermée à clé")),
+        ("R17", cite("R17", "Le tableau n° 5 est encore interrompu")),
+    ]
+    services.resume(cash_staff["chef"], full)
+    final_count(cash_staff, vingt_trois_tableau, open_day, "10000")
+    assert services.closing_blockers(open_day) == [
+        uncounted[0],
+        ("R18", cite("R18", "Le tableau n° 1 a sa boîte encore fermée à clé")),
+    ]
+
+
+# R22: a register signed twice takes no third signature ----------------------------------------------------------
+
+
+def test_r22_a_register_bearing_its_two_signatures_takes_no_more(cash_staff, register_day):
+    services.sign_register(register_day, "directeur", PASSWORD)
+    error = refusal(RoleForbidden, lambda: services.sign_register(register_day, "directeur", PASSWORD))
+    assert (error.rule, error.message) == (
+        "R22",
+        cite("R22", "Deux signatures de personnes différentes sont requises : ce signataire a déjà signé"),
+    )
+    register = services.sign_register(register_day, "codir", PASSWORD)
+    signatures = Signature.objects.count()
+    error = refusal(InvalidTransition, lambda: services.sign_register(register, "codir2", PASSWORD))
+    assert (error.rule, error.message) == (
+        "R22",
+        cite("R22", f"Registre de contrôle du {register.gaming_day.date:%d/%m/%Y} porte déjà ses deux signatures"),
+    )
+    assert Signature.objects.count() == signatures
+
+
+# R15, R20: an entry as entered without its optional fields ---------------------------------------------------------
+
+
+def test_r15_r20_an_entry_as_entered_without_carrier_or_witnesses(cash_staff, open_day, boule_tableau):
+    box = main_box(boule_tableau)
+    data = {"counted_by": "croupier1", "signer": "directeur", "password": PASSWORD, "brought_by": ""}
+    written = services.record_advance_as_entered(cash_staff["chef"], box, open_day, "initial", chips_for("8000"), data)
+    assert (written.brought_by, written.counted_by) == (None, cash_staff["croupier"])
+    data = {"counted_by": "croupier1", "caissier": "caissier", "signer": "directeur", "password": PASSWORD}
+    error = refusal(
+        ValidationError,
+        lambda: services.record_final_count_as_entered(cash_staff["chef"], box, open_day, chips_for("9000"), data),
+    )
+    (shown,) = error.error_dict["witnesses"]
+    assert shown.message == cite("R20", "Indiquez au moins un employé de la table présent au comptage")
+
+
+# R21, R23: the day's lines, in séance then tableau order, each result after the latest correction ---------------
+
+
+def correct_count(staff, count, amount):
+    return services.correct(
+        staff["chef"],
+        count,
+        chips_for(amount),
+        "Erreur de comptage",
+        f"Approuvé : « {amount_in_words(Decimal(amount))} »",
+        "directeur",
+        PASSWORD,
+    )
+
+
+def test_r21_r23_the_day_s_lines_follow_the_seances_then_the_tableaux_and_the_latest_correction(
+    cash_staff, open_day, boule_tableau, vingt_trois_tableau
+):
+    director, chef = cash_staff["director"], cash_staff["chef"]
+    advance(cash_staff, vingt_trois_tableau, open_day)
+    advance(cash_staff, boule_tableau, open_day)
+    interruption = services.interrupt_with_count(chef, vingt_trois_tableau, open_day, chips_for("10000"), "croupier1")
+    services.resume(chef, interruption)
+    # An interruption counted, then resumed: the tableau is not counted for the séance and may stop again.
+    again = services.interrupt_with_count(chef, vingt_trois_tableau, open_day, chips_for("10100"), "croupier1")
+    services.resume(chef, again)
+    late = final_count(cash_staff, vingt_trois_tableau, open_day, "10500")
+    early = final_count(cash_staff, boule_tableau, open_day, "9000")
+    change_seance_state(director, open_day, Seance.State.CLOSED)
+    evening = Seance.objects.get(gaming_day=open_day.gaming_day, kind="soiree")
+    open_seance(director, evening)
+    # The afternoon's initial advance and final count are the afternoon's.
+    error = refusal(InvalidTransition, lambda: advance(cash_staff, boule_tableau, evening, "top_up"))
+    assert error.message == cite("R15", "Une avance complémentaire suit l'avance initiale, inscrite d'abord")
+    advance(cash_staff, boule_tableau, evening)
+    assert services.closing_blockers(evening) == [
+        ("R20", cite("R20", "La caisse n° 1 n'a pas d'encaisse finale comptée et certifiée exacte"))
+    ]
+    night = final_count(cash_staff, boule_tableau, evening, "7500")
+    assert services.closing_blockers(evening) == []
+    for amount in ["9100", "9300", "9200"]:
+        correct_count(cash_staff, early, amount)
+    lines = services.day_lines(open_day.gaming_day)
+    assert [(count.pk, result) for count, result in lines] == [
+        (early.pk, Decimal("1200")),
+        (late.pk, Decimal("500")),
+        (night.pk, Decimal("-500")),
+    ]
+    fresh = Count.objects.get(pk=early.pk)
+    assert services.effective_amount(fresh) == Decimal("9200")
+    assert services.effective_result(fresh) == Decimal("1200")
+    assert services.final_count_of(main_box(boule_tableau), evening) == night
+
+
+# R23: the approval in words is the whole corrected amount -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("approval", "matches"),
+    [
+        ("huit mille neuf cents euros", True),
+        ("  Huit   MILLE neuf cents euros. ", True),
+        ("« huit mille neuf cents euros »", True),
+        ("Approuvé : « huit mille neuf cents euros ».", True),
+        ("Approuvé le 12/03 à 14:30 : « huit mille neuf cents euros »", True),
+        ("Approuvé : huit mille neuf cents euros : non", False),
+        ("huit mille neuf cents euros et un", False),
+        ("neuf cents euros", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_r23_the_approval_matches_only_the_whole_amount_in_words_after_its_label(approval, matches):
+    assert services.words_match("huit mille neuf cents euros", approval) is matches
+
+
+# R4, R10, R15, R20: each tableau by its own opening of the day, its own advances and its own roster -------------
+
+
+@pytest.fixture
+def two_rosters(cash_staff, casino, boule_tableau, vingt_trois_tableau):
+    """Today's afternoon open with a roster of its own per apparatus (boule: chef, croupier1, croupier2; vingt-trois:
+    chef2, croupier3, croupier4), the evening's boule roster published with croupier3; only the boule opened today,
+    the vingt-trois opened tomorrow."""
+    from sessions import roster_services
+    from sessions.models import Opening
+
+    for username, role in [("chef2", Role.CHEF), ("croupier3", Role.CROUPIER), ("croupier4", Role.CROUPIER)]:
+        make_employee(username, role, casino)
+    director = cash_staff["director"]
+    today = GamingDay.date_at(casino)
+    afternoon, evening = plan_seances(director, casino, today)
+    plan_seances(director, casino, today + datetime.timedelta(days=1))
+    for seance, tableau, chef, launchers in [
+        (afternoon, boule_tableau, "chef", ["croupier1", "croupier2"]),
+        (afternoon, vingt_trois_tableau, "chef2", ["croupier3", "croupier4"]),
+        (evening, boule_tableau, "chef", ["croupier3", "croupier4"]),
+    ]:
+        roster = roster_services.create_roster(director, seance, tableau.table.apparatus, chef, launchers)
+        roster_services.publish_roster(director, roster, "directeur", PASSWORD)
+    change_seance_state(director, afternoon, Seance.State.OPEN)
+    from sessions.services import open_tableau
+
+    open_tableau(director, boule_tableau, today, "2.00", "200.00", "1000.00")
+    tomorrow = GamingDay.objects.get(casino=casino, date=today + datetime.timedelta(days=1))
+    Opening.objects.create(
+        tableau=vingt_trois_tableau,
+        gaming_day=tomorrow,
+        minimum=Decimal("1.00"),
+        max_plein=Decimal("50.00"),
+        max_chances=Decimal("250.00"),
+        decided_by=director,
+        decided_role=Role.DIRECTOR,
+    )
+    afternoon.refresh_from_db()
+    return afternoon
+
+
+def test_r10_r15_a_tableau_takes_an_advance_by_its_own_opening_of_the_day_and_its_own_initial_advance(
+    cash_staff, two_rosters, boule_tableau, vingt_trois_tableau
+):
+    advance(cash_staff, boule_tableau, two_rosters)
+    error = refusal(DomainError, lambda: advance(cash_staff, vingt_trois_tableau, two_rosters))
+    assert (error.rule, error.message) == (
+        "R10",
+        cite("R10", "Le tableau n° 5 n'est pas ouvert : fixez d'abord ses limites"),
+    )
+
+
+@pytest.mark.parametrize(
+    "witness",
+    # Assigned to the vingt-trois; chef of the vingt-trois; assigned to this boule, but in the evening's roster.
+    ["croupier4", "chef2", "croupier3"],
+)
+def test_r4_r20_a_witness_serves_this_tableau_in_this_seance_s_roster(cash_staff, two_rosters, boule_tableau, witness):
+    advance(cash_staff, boule_tableau, two_rosters)
+    error = refusal(
+        ValidationError,
+        lambda: services.record_final_count(
+            cash_staff["chef"],
+            main_box(boule_tableau),
+            two_rosters,
+            chips_for("9000"),
+            "croupier1",
+            [witness],
+            "caissier",
+            "directeur",
+            PASSWORD,
+        ),
+    )
+    (shown,) = error.error_dict["witnesses"]
+    assert shown.message == cite(
+        "R20",
+        f"{witness} ne sert pas le tableau n° 1 à cette séance (employés de la table selon l'ordre de roulement : "
+        "chef, croupier1, croupier2)",
+    )
+    count = services.record_final_count(
+        cash_staff["chef"],
+        main_box(boule_tableau),
+        two_rosters,
+        chips_for("9000"),
+        "croupier1",
+        ["chef", "croupier2"],
+        "caissier",
+        "directeur",
+        PASSWORD,
+    )
+    assert sorted(count.witnesses.values_list("username", flat=True)) == [
+        "caissier",
+        "chef",
+        "croupier1",
+        "croupier2",
+        "directeur",
+    ]
+
+
+def test_r15_a_top_up_follows_the_initial_advance_of_its_own_cash_box(
+    cash_staff, open_day, boule_tableau, vingt_trois_tableau
+):
+    advance(cash_staff, boule_tableau, open_day)
+    error = refusal(InvalidTransition, lambda: advance(cash_staff, vingt_trois_tableau, open_day, "top_up"))
+    assert (error.rule, error.message) == (
+        "R15",
+        cite("R15", "Une avance complémentaire suit l'avance initiale, inscrite d'abord"),
+    )
+
+
+def test_r22_r24_a_rectificatif_refused_to_two_other_codir_members_keeps_no_signature_of_the_refusal(
+    cash_staff, casino, register_day
+):
+    services.sign_register(register_day, "directeur", PASSWORD)
+    services.sign_register(register_day, "codir", PASSWORD)
+    count = Count.objects.get(kind="final")
+    correct_count(cash_staff, count, "8900")
+    amendment = RegisterAmendment.objects.get()
+    amendment = services.sign_amendment(amendment, "codir", PASSWORD)
+    signatures = Signature.objects.count()
+    # sign_amendment holds its own transaction: called outside any request, the refused signature is not kept.
+    error = refusal(RoleForbidden, lambda: services.sign_amendment(amendment, "codir2", PASSWORD))
+    assert (error.rule, error.message) == (
+        "R22",
+        cite(
+            "R22",
+            "L'une des deux signatures est celle du directeur responsable, ou du membre du comité de direction "
+            "enregistré comme son suppléant ce jour : deux autres membres du comité ne suffisent pas",
+        ),
+    )
+    amendment.refresh_from_db()
+    assert amendment.second_signature is None and Signature.objects.count() == signatures
+    amendment = services.sign_amendment(amendment, "directeur", PASSWORD)
+    assert amendment.signed and amendment.second_signature.statement.startswith(f"{amendment} — rectifie le registre")
+
+
+def test_r28_an_unknown_signer_is_refused_on_the_field_the_signature_names(cash_staff, casino):
+    for call, field in [
+        (lambda: services.sign(casino, "inconnu", PASSWORD, "x", "…", services.DIRECTING, "R22"), "signer"),
+        (lambda: services.check_signer(casino, "inconnu", PASSWORD, services.DIRECTING, "R22"), "signer"),
+        (
+            lambda: services.sign(
+                casino, "inconnu", PASSWORD, "x", "…", services.KEY_HOLDERS, "R18", field="key_holder"
+            ),
+            "key_holder",
+        ),
+    ]:
+        error = refusal(ValidationError, call)
+        assert list(error.error_dict) == [field]
+
+
+# R20, R23: an entry just written shows its corrections (none yet) and its witnesses without reading them again ------
+
+
+def test_r20_r23_an_entry_just_written_knows_it_has_no_correction_and_who_witnessed_it(
+    cash_staff, open_day, boule_tableau, django_assert_num_queries
+):
+    written = advance(cash_staff, boule_tableau, open_day)
+    count = final_count(cash_staff, boule_tableau, open_day)
+    with django_assert_num_queries(0):
+        assert [services.effective_amount(entry) for entry in (written, count)] == [Decimal("8000"), Decimal("9000")]
+        assert [list(entry.corrections.all()) for entry in (written, count)] == [[], []]
+        witnesses = [user.username for user in count.witnesses.all()]
+    assert witnesses == ["caissier", "croupier1", "croupier2", "directeur"]
+
+
+# R15, R20: a person named in an entry is one of the casino's employees today ------------------------------------
+
+
+@pytest.mark.parametrize("ended", ["membership", "account"])
+def test_r15_r20_someone_whose_membership_or_account_was_deactivated_counts_nothing(
+    cash_staff, casino, open_day, boule_tableau, ended
+):
+    croupier = cash_staff["croupier"]
+    if ended == "membership":
+        croupier.employee.memberships.update(active=False)
+    else:
+        croupier.is_active = False
+        croupier.save()
+    error = refusal(ValidationError, lambda: advance(cash_staff, boule_tableau, open_day))
+    (shown,) = error.error_dict["counted_by"]
+    assert (shown.code, shown.message) == (
+        "R15",
+        cite("R15", "Celui qui compte l'avance : employé inconnu dans l'établissement (croupier1)"),
+    )
+    error = refusal(
+        ValidationError,
+        lambda: services.staff_member(
+            casino, "croupier1", {Role.CROUPIER}, "witnesses", "R17", "Chaque personne présente"
+        ),
+    )
+    (shown,) = error.error_dict["witnesses"]
+    assert shown.message == cite("R17", "Chaque personne présente : employé inconnu dans l'établissement (croupier1)")
+
+
+# R4, R20: witnesses who serve the tableau by the roster are known from the roster's rows read with them -----------
+
+
+def test_r4_r20_witnesses_assigned_relieving_or_chef_are_recognised_without_reading_the_tableau_s_staff(
+    cash_staff, casino, open_day, boule_tableau, monkeypatch
+):
+    from sessions import roster_services
+    from sessions.models import Roster, RosterChange
+
+    make_employee("croupier3", Role.CROUPIER, casino)
+    roster = Roster.objects.get(seance=open_day, apparatus=boule_tableau.table.apparatus)
+    roster_services.record_change(
+        cash_staff["chef"], roster, RosterChange.Kind.RELIEF, "croupier2", "Pause", "croupier3"
+    )
+    advance(cash_staff, boule_tableau, open_day)
+    # _table_employees reads the tableau's staff only for a witness people_of did not find serving it.
+    monkeypatch.setattr(services, "tableau_staff", lambda *args: pytest.fail("the tableau's staff was read again"))
+    count = services.record_final_count(
+        cash_staff["chef"],
+        main_box(boule_tableau),
+        open_day,
+        chips_for("9000"),
+        "croupier1",
+        # Assigned to the tableau, relieving one who is, chef de partie of its table.
+        ["croupier2", "croupier3", "chef"],
+        "caissier",
+        "directeur",
+        PASSWORD,
+    )
+    assert sorted(count.witnesses.values_list("username", flat=True)) == [
+        "caissier",
+        "chef",
+        "croupier1",
+        "croupier2",
+        "croupier3",
+        "directeur",
+    ]
+
+
+def test_r4_r20_a_relief_on_another_apparatus_s_roster_does_not_make_a_witness_of_this_tableau(
+    cash_staff, casino, open_day, boule_tableau, vingt_trois_tableau
+):
+    from sessions import roster_services
+    from sessions.models import Roster, RosterChange
+
+    make_employee("croupier3", Role.CROUPIER, casino)
+    # croupier2 serves both apparatus; croupier3 relieves him at the vingt-trois only.
+    roster = Roster.objects.get(seance=open_day, apparatus=vingt_trois_tableau.table.apparatus)
+    roster_services.record_change(
+        cash_staff["chef"], roster, RosterChange.Kind.RELIEF, "croupier2", "Pause", "croupier3"
+    )
+    advance(cash_staff, boule_tableau, open_day)
+    error = refusal(
+        ValidationError,
+        lambda: services.record_final_count(
+            cash_staff["chef"], main_box(boule_tableau), open_day, chips_for("9000"), "croupier1", ["croupier3"],
+            "caissier", "directeur", PASSWORD,
+        ),
+    )  # fmt: skip
+    (shown,) = error.error_dict["witnesses"]
+    assert shown.message == cite(
+        "R20",
+        "croupier3 ne sert pas le tableau n° 1 à cette séance (employés de la table selon l'ordre de roulement : "
+        "chef, croupier1, croupier2)",
+    )
