@@ -27,13 +27,13 @@ from cashbox.models import (
     RegisterAmendmentLine,
     Signature,
 )
-from casino.actors import names_actor
+from casino.actors import actor_named
 from casino.formats import chips_text
 from casino.models import Membership, Role
 from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, invalid
 from casino.security import check_secrets, signer_in
-from casino.transactions import atomic_write
+from casino.transactions import write_block
 from casino.words import amount_in_words
 from sessions.models import GamingDay, Opening, Roster, RosterChange, RosterMember, Seance
 from sessions.roster_services import tableau_staff
@@ -316,74 +316,73 @@ def _newly_written(entry, **relations):
 # Advances (R14, R15) ------------------------------------------------------------------------------------------
 
 
-@names_actor
-@atomic_write
 def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, password, brought_by=None, otp=None):
     """Enter an advance at once, counted by the croupier and signed by the director or a CoDir member (R15).
 
     The people and the signer's secrets are checked first, without any lock; then the cash box is locked (it
     serialises its entries) and its state read; the journal's head is locked last, by the inserts (casino.journal).
     """
-    if kind not in Advance.Kind.values:
-        raise DomainError(
-            "R14",
-            "Pendant la partie, aucune somme ne peut être distraite de la table : seules des avances y entrent",
+    with actor_named(user), write_block():
+        if kind not in Advance.Kind.values:
+            raise DomainError(
+                "R14",
+                "Pendant la partie, aucune somme ne peut être distraite de la table : seules des avances y entrent",
+            )
+        day = seance.gaming_day
+        wanted = [(counted_by, {Role.CROUPIER}, "counted_by", "R15", "Celui qui compte l'avance")]
+        if brought_by:
+            wanted.append((brought_by, {Role.CAISSIER}, "brought_by", "R15", "Celui qui apporte l'avance"))
+        people = people_of(day.casino_id, [counted_by, brought_by, signer])
+        counter, *carrier = staff_members(day.casino_id, wanted, people)
+        signer = check_signer(day.casino_id, signer, password, DIRECTING, "R15", otp=otp, people=people)
+        cashbox = lock_cashbox(cashbox)
+        tableau, casino = cashbox.tableau, cashbox.tableau.casino
+        if day.casino_id != casino.pk:
+            raise invalid("seance", None, "La séance n'est pas celle de l'établissement de la caisse.")
+        state = cash_state(cashbox, seance)
+        require_open_state(state["seance_state"])
+        if cashbox.kind == Cashbox.Kind.INTERRUPTION_BOX:
+            raise invalid("cashbox", "R3", "La boîte spéciale d'interruption ne reçoit pas d'avance")
+        if not state["opened"]:
+            raise DomainError("R10", f"Le tableau n° {tableau.number} n'est pas ouvert : fixez d'abord ses limites")
+        if state["counted"]:
+            raise InvalidTransition("R20", "L'encaisse finale est comptée : plus aucune avance pour cette séance")
+        if kind == Advance.Kind.INITIAL and state["initial"]:
+            raise InvalidTransition("R15", "L'avance initiale de cette caisse est déjà inscrite pour la séance")
+        if kind == Advance.Kind.TOP_UP and not state["initial"]:
+            raise InvalidTransition("R15", "Une avance complémentaire suit l'avance initiale, inscrite d'abord")
+        if state["interruption"]:
+            raise InvalidTransition("R17", "Le tableau est interrompu : reprenez la partie avant toute avance")
+        chips, amount = parse_chips(casino, chips, rule="R15")
+        # R15: the day's advance, fixed and stored at the game's first opening of the day; a settings change made
+        # since applies from the next gaming day only.
+        day.casino = casino
+        expected = day.advance_amount(tableau.game)
+        if amount != expected:
+            what = (
+                "L'avance complémentaire est égale à l'avance initiale"
+                if kind == Advance.Kind.TOP_UP
+                else ("L'avance est la même pour toutes les caisses du jeu ce jour")
+            )
+            raise invalid("chips", "R15", f"{what} : {euros(expected)} attendus, {euros(amount)} comptés")
+        label = Advance.Kind(kind).label
+        statement = (
+            f"{label} de {euros(amount)} — caisse n° {tableau.number} — {seance} — comptée par {counter.username} — "
+            f"{chips_text(chips)}"
         )
-    day = seance.gaming_day
-    wanted = [(counted_by, {Role.CROUPIER}, "counted_by", "R15", "Celui qui compte l'avance")]
-    if brought_by:
-        wanted.append((brought_by, {Role.CAISSIER}, "brought_by", "R15", "Celui qui apporte l'avance"))
-    people = people_of(day.casino_id, [counted_by, brought_by, signer])
-    counter, *carrier = staff_members(day.casino_id, wanted, people)
-    signer = check_signer(day.casino_id, signer, password, DIRECTING, "R15", otp=otp, people=people)
-    cashbox = lock_cashbox(cashbox)
-    tableau, casino = cashbox.tableau, cashbox.tableau.casino
-    if day.casino_id != casino.pk:
-        raise invalid("seance", None, "La séance n'est pas celle de l'établissement de la caisse.")
-    state = cash_state(cashbox, seance)
-    require_open_state(state["seance_state"])
-    if cashbox.kind == Cashbox.Kind.INTERRUPTION_BOX:
-        raise invalid("cashbox", "R3", "La boîte spéciale d'interruption ne reçoit pas d'avance")
-    if not state["opened"]:
-        raise DomainError("R10", f"Le tableau n° {tableau.number} n'est pas ouvert : fixez d'abord ses limites")
-    if state["counted"]:
-        raise InvalidTransition("R20", "L'encaisse finale est comptée : plus aucune avance pour cette séance")
-    if kind == Advance.Kind.INITIAL and state["initial"]:
-        raise InvalidTransition("R15", "L'avance initiale de cette caisse est déjà inscrite pour la séance")
-    if kind == Advance.Kind.TOP_UP and not state["initial"]:
-        raise InvalidTransition("R15", "Une avance complémentaire suit l'avance initiale, inscrite d'abord")
-    if state["interruption"]:
-        raise InvalidTransition("R17", "Le tableau est interrompu : reprenez la partie avant toute avance")
-    chips, amount = parse_chips(casino, chips, rule="R15")
-    # R15: the day's advance, fixed and stored at the game's first opening of the day; a settings change made
-    # since applies from the next gaming day only.
-    day.casino = casino
-    expected = day.advance_amount(tableau.game)
-    if amount != expected:
-        what = (
-            "L'avance complémentaire est égale à l'avance initiale"
-            if kind == Advance.Kind.TOP_UP
-            else ("L'avance est la même pour toutes les caisses du jeu ce jour")
+        signature = put_signature(casino, signer, Signature.Purpose.ADVANCE, statement)
+        advance = Advance.objects.create(
+            cashbox=cashbox,
+            seance=seance,
+            kind=kind,
+            chips=chips,
+            amount=amount,
+            counted_by=counter,
+            brought_by=carrier[0] if carrier else None,
+            signature=signature,
+            recorded_by=user,
         )
-        raise invalid("chips", "R15", f"{what} : {euros(expected)} attendus, {euros(amount)} comptés")
-    label = Advance.Kind(kind).label
-    statement = (
-        f"{label} de {euros(amount)} — caisse n° {tableau.number} — {seance} — comptée par {counter.username} — "
-        f"{chips_text(chips)}"
-    )
-    signature = put_signature(casino, signer, Signature.Purpose.ADVANCE, statement)
-    advance = Advance.objects.create(
-        cashbox=cashbox,
-        seance=seance,
-        kind=kind,
-        chips=chips,
-        amount=amount,
-        counted_by=counter,
-        brought_by=carrier[0] if carrier else None,
-        signature=signature,
-        recorded_by=user,
-    )
-    return _newly_written(advance)
+        return _newly_written(advance)
 
 
 # Counts (R17, R20) --------------------------------------------------------------------------------------------
@@ -445,67 +444,68 @@ def record_advance_as_entered(user, cashbox, seance, kind, chips, data):
     )
 
 
-@names_actor
-@atomic_write
 def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, caissier, signer, password, otp=None):
     """Count the encaisse at the end of the séance, certified « exact » and signed (R16, R19, R20).
 
     The result = final encaisse − (initial advance + top-ups); the cash box is then empty until the next séance.
     As record_advance: people and secrets first, without a lock; then the cash box's lock and its state.
     """
-    day = seance.gaming_day
-    people = people_of(
-        day.casino_id, [counted_by, caissier, signer, *(witnesses or [])], serving=(seance, cashbox.tableau_id)
-    )
-    counter, cashier = staff_members(
-        day.casino_id,
-        [
-            (counted_by, {Role.CROUPIER}, "counted_by", "R20", "Celui qui compte l'encaisse"),
-            (caissier, {Role.CAISSIER}, "caissier", "R20", "Le caissier présent"),
-        ],
-        people,
-    )
-    signer = check_signer(day.casino_id, signer, password, DIRECTING, "R20", otp=otp, people=people)
-    cashbox = lock_cashbox(cashbox)
-    tableau, casino = cashbox.tableau, cashbox.tableau.casino
-    if day.casino_id != casino.pk:
-        raise invalid("seance", None, "La séance n'est pas celle de l'établissement de la caisse.")
-    state = cash_state(cashbox, seance, advances_total=True)
-    require_open_state(state["seance_state"])
-    if not state["initial"]:
-        raise InvalidTransition("R20", "Cette caisse n'a pas reçu d'avance initiale pendant la séance")
-    if state["counted"]:
-        raise InvalidTransition("R20", "L'encaisse finale de cette caisse est déjà comptée et certifiée")
-    if state["interruption"] == Interruption.Kind.SHORT:
-        raise InvalidTransition("R18", "Le tableau est interrompu, l'encaisse sous clé : reprenez d'abord la partie")
-    if state["interruption"]:
-        raise InvalidTransition("R17", "Le tableau est interrompu : reprenez d'abord la partie")
-    chips, amount = parse_chips(casino, chips, rule="R20") if chips else ({}, Decimal("0.00"))
-    present = [counter, *_table_employees(seance, tableau, witnesses, people)]
-    advances_total = state["advances_total"]
-    result = amount - advances_total
-    statement = (
-        f"Encaisse finale certifiée exacte : {euros(amount)} — caisse n° {tableau.number} — {seance} — "
-        f"avances {euros(advances_total)} — résultat {euros(result)} — {chips_text(chips)}"
-    )
-    signature = put_signature(casino, signer, Signature.Purpose.FINAL_COUNT, statement)
-    count = Count.objects.create(
-        cashbox=cashbox,
-        seance=seance,
-        kind=Count.Kind.FINAL,
-        chips=chips,
-        amount=amount,
-        advances_total=advances_total,
-        result=result,
-        counted_by=counter,
-        caissier=cashier,
-        signature=signature,
-        recorded_by=user,
-    )
-    # A new count has no witness yet: add() inserts them in one statement where set() would first read them.
-    witnesses = sorted({*present, cashier, signer}, key=lambda person: person.username)
-    count.witnesses.add(*witnesses)
-    return _newly_written(count, witnesses=_known(count.witnesses.all(), witnesses))
+    with actor_named(user), write_block():
+        day = seance.gaming_day
+        people = people_of(
+            day.casino_id, [counted_by, caissier, signer, *(witnesses or [])], serving=(seance, cashbox.tableau_id)
+        )
+        counter, cashier = staff_members(
+            day.casino_id,
+            [
+                (counted_by, {Role.CROUPIER}, "counted_by", "R20", "Celui qui compte l'encaisse"),
+                (caissier, {Role.CAISSIER}, "caissier", "R20", "Le caissier présent"),
+            ],
+            people,
+        )
+        signer = check_signer(day.casino_id, signer, password, DIRECTING, "R20", otp=otp, people=people)
+        cashbox = lock_cashbox(cashbox)
+        tableau, casino = cashbox.tableau, cashbox.tableau.casino
+        if day.casino_id != casino.pk:
+            raise invalid("seance", None, "La séance n'est pas celle de l'établissement de la caisse.")
+        state = cash_state(cashbox, seance, advances_total=True)
+        require_open_state(state["seance_state"])
+        if not state["initial"]:
+            raise InvalidTransition("R20", "Cette caisse n'a pas reçu d'avance initiale pendant la séance")
+        if state["counted"]:
+            raise InvalidTransition("R20", "L'encaisse finale de cette caisse est déjà comptée et certifiée")
+        if state["interruption"] == Interruption.Kind.SHORT:
+            raise InvalidTransition(
+                "R18", "Le tableau est interrompu, l'encaisse sous clé : reprenez d'abord la partie"
+            )
+        if state["interruption"]:
+            raise InvalidTransition("R17", "Le tableau est interrompu : reprenez d'abord la partie")
+        chips, amount = parse_chips(casino, chips, rule="R20") if chips else ({}, Decimal("0.00"))
+        present = [counter, *_table_employees(seance, tableau, witnesses, people)]
+        advances_total = state["advances_total"]
+        result = amount - advances_total
+        statement = (
+            f"Encaisse finale certifiée exacte : {euros(amount)} — caisse n° {tableau.number} — {seance} — "
+            f"avances {euros(advances_total)} — résultat {euros(result)} — {chips_text(chips)}"
+        )
+        signature = put_signature(casino, signer, Signature.Purpose.FINAL_COUNT, statement)
+        count = Count.objects.create(
+            cashbox=cashbox,
+            seance=seance,
+            kind=Count.Kind.FINAL,
+            chips=chips,
+            amount=amount,
+            advances_total=advances_total,
+            result=result,
+            counted_by=counter,
+            caissier=cashier,
+            signature=signature,
+            recorded_by=user,
+        )
+        # A new count has no witness yet: add() inserts them in one statement where set() would first read them.
+        witnesses = sorted({*present, cashier, signer}, key=lambda person: person.username)
+        count.witnesses.add(*witnesses)
+        return _newly_written(count, witnesses=_known(count.witnesses.all(), witnesses))
 
 
 def record_final_count_as_entered(user, cashbox, seance, chips, data):
@@ -536,133 +536,130 @@ def _require_playing(tableau, seance):
     return cashbox
 
 
-@names_actor
-@transaction.atomic
 def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=()):
     """Interrupt play: the encaisse is counted and entered in the carnet at once (R17)."""
-    require_floor_role(user, "R17", "interrompre la partie")
-    # of=("self",): the tableau serialises its interruptions; the casino row stays free for every other write.
-    tableau = Tableau.objects.select_for_update(of=("self",)).select_related("casino").get(pk=tableau.pk)
-    # Lock the séance too: a close must not slip in while the interruption is being logged.
-    seance = Seance.objects.select_for_update().get(pk=seance.pk)
-    require_open_seance(seance)
-    cashbox = _require_playing(tableau, seance)
-    if Interruption.objects.ongoing().filter(tableau=tableau).exists():
-        raise InvalidTransition("R17", f"Le tableau n° {tableau.number} est déjà interrompu")
-    chips, amount = parse_chips(tableau.casino, chips, rule="R17")
-    counter, present = _count_people(tableau.casino, counted_by, witnesses)
-    advances_total = sum((effective_amount(a) for a in advances_of(cashbox, seance)), Decimal("0.00"))
-    count = Count.objects.create(
-        cashbox=cashbox,
-        seance=seance,
-        kind=Count.Kind.INTERRUPTION,
-        chips=chips,
-        amount=amount,
-        advances_total=advances_total,
-        counted_by=counter,
-        recorded_by=user,
-    )
-    count.witnesses.set(present)
-    return Interruption.objects.create(
-        tableau=tableau, seance=seance, kind=Interruption.Kind.FULL, logged_by=user, count=count
-    )
+    with actor_named(user), transaction.atomic():
+        require_floor_role(user, "R17", "interrompre la partie")
+        # of=("self",): the tableau serialises its interruptions; the casino row stays free for every other write.
+        tableau = Tableau.objects.select_for_update(of=("self",)).select_related("casino").get(pk=tableau.pk)
+        # Lock the séance too: a close must not slip in while the interruption is being logged.
+        seance = Seance.objects.select_for_update().get(pk=seance.pk)
+        require_open_seance(seance)
+        cashbox = _require_playing(tableau, seance)
+        if Interruption.objects.ongoing().filter(tableau=tableau).exists():
+            raise InvalidTransition("R17", f"Le tableau n° {tableau.number} est déjà interrompu")
+        chips, amount = parse_chips(tableau.casino, chips, rule="R17")
+        counter, present = _count_people(tableau.casino, counted_by, witnesses)
+        advances_total = sum((effective_amount(a) for a in advances_of(cashbox, seance)), Decimal("0.00"))
+        count = Count.objects.create(
+            cashbox=cashbox,
+            seance=seance,
+            kind=Count.Kind.INTERRUPTION,
+            chips=chips,
+            amount=amount,
+            advances_total=advances_total,
+            counted_by=counter,
+            recorded_by=user,
+        )
+        count.witnesses.set(present)
+        return Interruption.objects.create(
+            tableau=tableau, seance=seance, kind=Interruption.Kind.FULL, logged_by=user, count=count
+        )
 
 
-@names_actor
-@transaction.atomic
 def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at_table, staff_at_post, otp=None):
     """Lock the whole encaisse in the box R3 prescribes instead of counting it (R18).
 
     The key holder (directeur responsable, CoDir member or chef de partie) attests each of the three
     conditions with their password; a missing one is refused.
     """
-    require_floor_role(user, "R18", "interrompre la partie")
-    # of=("self",): the tableau serialises its interruptions; the casino row stays free for every other write.
-    tableau = Tableau.objects.select_for_update(of=("self",)).select_related("casino").get(pk=tableau.pk)
-    # Lock the séance too: a close must not slip in while the interruption is being logged.
-    seance = Seance.objects.select_for_update().get(pk=seance.pk)
-    require_open_seance(seance)
-    _require_playing(tableau, seance)
-    if Interruption.objects.ongoing().filter(tableau=tableau).exists():
-        raise InvalidTransition("R17", f"Le tableau n° {tableau.number} est déjà interrompu")
-    conditions = [
-        ("short", short, "l'interruption doit être de courte durée (par exemple pendant un entracte)"),
-        ("boxes_at_table", boxes_at_table, "les boîtes ou caisses doivent demeurer à la table"),
-        ("staff_at_post", staff_at_post, "l'appareil n'est pas recouvert et les employés restent à leur poste"),
-    ]
-    errors = {
-        field: ValidationError(cite("R18", f"Condition non attestée : {text}"), code="R18")
-        for field, attested, text in conditions
-        if attested is not True
-    }
-    if errors:
-        raise ValidationError(errors)
-    box_kind = Cashbox.Kind.INTERRUPTION_BOX if tableau.game == Game.BOULE else Cashbox.Kind.BUILT_IN
-    box = tableau.cashboxes.filter(kind=box_kind).first()
-    if box is None:
-        raise InvalidTransition(
-            "R18", f"Le tableau n° {tableau.number} n'a pas de boîte spéciale fermant à clé : comptez l'encaisse"
+    with actor_named(user), transaction.atomic():
+        require_floor_role(user, "R18", "interrompre la partie")
+        # of=("self",): the tableau serialises its interruptions; the casino row stays free for every other write.
+        tableau = Tableau.objects.select_for_update(of=("self",)).select_related("casino").get(pk=tableau.pk)
+        # Lock the séance too: a close must not slip in while the interruption is being logged.
+        seance = Seance.objects.select_for_update().get(pk=seance.pk)
+        require_open_seance(seance)
+        _require_playing(tableau, seance)
+        if Interruption.objects.ongoing().filter(tableau=tableau).exists():
+            raise InvalidTransition("R17", f"Le tableau n° {tableau.number} est déjà interrompu")
+        conditions = [
+            ("short", short, "l'interruption doit être de courte durée (par exemple pendant un entracte)"),
+            ("boxes_at_table", boxes_at_table, "les boîtes ou caisses doivent demeurer à la table"),
+            ("staff_at_post", staff_at_post, "l'appareil n'est pas recouvert et les employés restent à leur poste"),
+        ]
+        errors = {
+            field: ValidationError(cite("R18", f"Condition non attestée : {text}"), code="R18")
+            for field, attested, text in conditions
+            if attested is not True
+        }
+        if errors:
+            raise ValidationError(errors)
+        box_kind = Cashbox.Kind.INTERRUPTION_BOX if tableau.game == Game.BOULE else Cashbox.Kind.BUILT_IN
+        box = tableau.cashboxes.filter(kind=box_kind).first()
+        if box is None:
+            raise InvalidTransition(
+                "R18", f"Le tableau n° {tableau.number} n'a pas de boîte spéciale fermant à clé : comptez l'encaisse"
+            )
+        statement = (
+            f"Interruption momentanée du tableau n° {tableau.number} — {seance} — encaisse sous clé dans : "
+            f"{box.get_kind_display()} — j'atteste : courte durée, boîtes à la table, appareil non recouvert et "
+            "employés à leur poste — je garde l'unique clé"
         )
-    statement = (
-        f"Interruption momentanée du tableau n° {tableau.number} — {seance} — encaisse sous clé dans : "
-        f"{box.get_kind_display()} — j'atteste : courte durée, boîtes à la table, appareil non recouvert et "
-        "employés à leur poste — je garde l'unique clé"
-    )
-    attestation = sign(
-        tableau.casino,
-        key_holder,
-        password,
-        Signature.Purpose.SHORT_INTERRUPTION,
-        statement,
-        KEY_HOLDERS,
-        "R18",
-        otp=otp,
-        field="key_holder",
-    )
-    return Interruption.objects.create(
-        tableau=tableau,
-        seance=seance,
-        kind=Interruption.Kind.SHORT,
-        logged_by=user,
-        locked_box=box,
-        key_holder=attestation.signer,
-        attests_short=True,
-        attests_boxes_at_table=True,
-        attests_staff_at_post=True,
-        attestation=attestation,
-    )
+        attestation = sign(
+            tableau.casino,
+            key_holder,
+            password,
+            Signature.Purpose.SHORT_INTERRUPTION,
+            statement,
+            KEY_HOLDERS,
+            "R18",
+            otp=otp,
+            field="key_holder",
+        )
+        return Interruption.objects.create(
+            tableau=tableau,
+            seance=seance,
+            kind=Interruption.Kind.SHORT,
+            logged_by=user,
+            locked_box=box,
+            key_holder=attestation.signer,
+            attests_short=True,
+            attests_boxes_at_table=True,
+            attests_staff_at_post=True,
+            attestation=attestation,
+        )
 
 
-@names_actor
-@transaction.atomic
 def resume(user, interruption, lids_off=None, unlocked_by=None, password=None, otp=None):
     """Resume play; a locked box is opened by its key holder; at boule the lids come off (R18, R19)."""
-    require_floor_role(user, "R17", "reprendre la partie")
-    # Lock the interruption: two taps on « reprise » must not resume it twice.
-    interruption = (
-        Interruption.objects.select_for_update(of=("self",)).select_related("tableau").get(pk=interruption.pk)
-    )
-    if not interruption.ongoing:
-        raise InvalidTransition("R17", "Cette interruption est déjà terminée")
-    if interruption.tableau.game == Game.BOULE and lids_off is not True:
-        raise invalid(
-            "lids_off",
-            "R19",
-            "À la boule, les couvercles ne peuvent être maintenus sur les boîtes "
-            "pendant la partie : attestez qu'ils sont retirés",
+    with actor_named(user), transaction.atomic():
+        require_floor_role(user, "R17", "reprendre la partie")
+        # Lock the interruption: two taps on « reprise » must not resume it twice.
+        interruption = (
+            Interruption.objects.select_for_update(of=("self",)).select_related("tableau").get(pk=interruption.pk)
         )
-    opener = user
-    if interruption.kind == Interruption.Kind.SHORT:
-        # The same checks as a signature: a member of the casino, then the one key holder, then their secrets.
-        holder = signer_in(interruption.tableau.casino, unlocked_by, "R18", "unlocked_by")
-        if holder.pk != interruption.key_holder_id:
-            raise RoleForbidden("R18", "Seul le détenteur de l'unique clé rouvre la boîte à la reprise")
-        opener = check_secrets(holder, password, otp, "R18")
-    interruption.resumed_at = timezone.now()
-    interruption.resumed_by = opener
-    interruption.lids_off = lids_off if interruption.tableau.game == Game.BOULE else None
-    interruption.save()
-    return interruption
+        if not interruption.ongoing:
+            raise InvalidTransition("R17", "Cette interruption est déjà terminée")
+        if interruption.tableau.game == Game.BOULE and lids_off is not True:
+            raise invalid(
+                "lids_off",
+                "R19",
+                "À la boule, les couvercles ne peuvent être maintenus sur les boîtes "
+                "pendant la partie : attestez qu'ils sont retirés",
+            )
+        opener = user
+        if interruption.kind == Interruption.Kind.SHORT:
+            # The same checks as a signature: a member of the casino, then the one key holder, then their secrets.
+            holder = signer_in(interruption.tableau.casino, unlocked_by, "R18", "unlocked_by")
+            if holder.pk != interruption.key_holder_id:
+                raise RoleForbidden("R18", "Seul le détenteur de l'unique clé rouvre la boîte à la reprise")
+            opener = check_secrets(holder, password, otp, "R18")
+        interruption.resumed_at = timezone.now()
+        interruption.resumed_by = opener
+        interruption.lids_off = lids_off if interruption.tableau.game == Game.BOULE else None
+        interruption.save()
+        return interruption
 
 
 def require_floor_role(user, rule, action):
@@ -714,77 +711,78 @@ def words_match(words, approval_words):
     return text == words.lower()
 
 
-@names_actor
-@transaction.atomic
 def correct(user, original, chips, reason, approval_words, signer, password, otp=None):
     """Correct an advance or a count by a new entry in red ink, approved in words by the director (R23)."""
-    require_floor_role(user, "R23", "inscrire une correction")
-    model = type(original)
-    # Lock the gaming day first, the row draw_up_register locks: a register drawn up at the same moment either
-    # sees this correction committed or makes it refused; it can never miss it (R22, R23).
-    day_id = model.objects.filter(pk=original.pk).values_list("seance__gaming_day_id", flat=True).get()
-    day = GamingDay.objects.select_for_update().get(pk=day_id)
-    # of=("self",): lock the entry only; the day is locked above, explicitly, as the register's lock.
-    original = (
-        model.objects.select_for_update(of=("self",))
-        .select_related("cashbox__tableau__casino", "seance__gaming_day")
-        .get(pk=original.pk)
-    )
-    casino = original.cashbox.tableau.casino
-    # Lock the register too: two corrections of the same day must not both amend the same signed version (R24).
-    register = ControlRegister.objects.select_for_update().filter(gaming_day=day).first()
-    if register is not None:
-        pending = register.pending()
-        if pending is not None:
-            raise InvalidTransition(
-                "R24",
-                f"{pending} attend ses deux signatures : signez-le d'abord ; la correction fera l'objet d'un "
-                "rectificatif",
-            )
-    if not (reason or "").strip():
-        raise invalid("reason", "R23", "Indiquez le motif de la correction")
-    chips, amount = parse_chips(casino, chips, rule="R23")
-    if model is Advance:
-        fixed = day.advance_amount(original.cashbox.tableau.game)
-        if amount != fixed:
-            # R15: the advance is the same for every cash box of the game all day; a correction can only fix how
-            # it was counted (the chips), never make it another amount.
-            raise invalid(
-                "chips",
-                "R15",
-                f"L'avance du jeu est fixée à {euros(fixed)} pour la journée : une correction ne peut en faire "
-                f"{euros(amount)}",
-            )
-    previous = effective_amount(original)
-    if amount == previous and chips == (original.corrections.order_by("-pk").first() or original).chips:
-        raise invalid("chips", "R23", "La correction ne change rien à l'inscription")
-    words = amount_in_words(amount)
-    if not words_match(words, approval_words):
-        raise invalid(
-            "approval_words",
-            "R23",
-            f"Le directeur approuve en écrivant le montant corrigé en toutes lettres : « {words} »",
+    with actor_named(user), transaction.atomic():
+        require_floor_role(user, "R23", "inscrire une correction")
+        model = type(original)
+        # Lock the gaming day first, the row draw_up_register locks: a register drawn up at the same moment either
+        # sees this correction committed or makes it refused; it can never miss it (R22, R23).
+        day_id = model.objects.filter(pk=original.pk).values_list("seance__gaming_day_id", flat=True).get()
+        day = GamingDay.objects.select_for_update().get(pk=day_id)
+        # of=("self",): lock the entry only; the day is locked above, explicitly, as the register's lock.
+        original = (
+            model.objects.select_for_update(of=("self",))
+            .select_related("cashbox__tableau__casino", "seance__gaming_day")
+            .get(pk=original.pk)
         )
-    statement = (
-        f"Correction à l'encre rouge : {original} — {euros(previous)} → {euros(amount)} — motif : {reason} — "
-        f"approuvé : {approval_words}"
-    )
-    approval = sign(casino, signer, password, Signature.Purpose.CORRECTION, statement, {Role.DIRECTOR}, "R23", otp=otp)
-    correction = Correction.objects.create(
-        casino=casino,
-        advance=original if model is Advance else None,
-        count=original if model is Count else None,
-        chips=chips,
-        amount=amount,
-        previous_amount=previous,
-        reason=reason.strip(),
-        approval_words=approval_words.strip(),
-        approval=approval,
-        recorded_by=user,
-    )
-    if register is not None:
-        draw_up_amendment(user, register, correction)
-    return correction
+        casino = original.cashbox.tableau.casino
+        # Lock the register too: two corrections of the same day must not both amend the same signed version (R24).
+        register = ControlRegister.objects.select_for_update().filter(gaming_day=day).first()
+        if register is not None:
+            pending = register.pending()
+            if pending is not None:
+                raise InvalidTransition(
+                    "R24",
+                    f"{pending} attend ses deux signatures : signez-le d'abord ; la correction fera l'objet d'un "
+                    "rectificatif",
+                )
+        if not (reason or "").strip():
+            raise invalid("reason", "R23", "Indiquez le motif de la correction")
+        chips, amount = parse_chips(casino, chips, rule="R23")
+        if model is Advance:
+            fixed = day.advance_amount(original.cashbox.tableau.game)
+            if amount != fixed:
+                # R15: the advance is the same for every cash box of the game all day; a correction can only fix how
+                # it was counted (the chips), never make it another amount.
+                raise invalid(
+                    "chips",
+                    "R15",
+                    f"L'avance du jeu est fixée à {euros(fixed)} pour la journée : une correction ne peut en faire "
+                    f"{euros(amount)}",
+                )
+        previous = effective_amount(original)
+        if amount == previous and chips == (original.corrections.order_by("-pk").first() or original).chips:
+            raise invalid("chips", "R23", "La correction ne change rien à l'inscription")
+        words = amount_in_words(amount)
+        if not words_match(words, approval_words):
+            raise invalid(
+                "approval_words",
+                "R23",
+                f"Le directeur approuve en écrivant le montant corrigé en toutes lettres : « {words} »",
+            )
+        statement = (
+            f"Correction à l'encre rouge : {original} — {euros(previous)} → {euros(amount)} — motif : {reason} — "
+            f"approuvé : {approval_words}"
+        )
+        approval = sign(
+            casino, signer, password, Signature.Purpose.CORRECTION, statement, {Role.DIRECTOR}, "R23", otp=otp
+        )
+        correction = Correction.objects.create(
+            casino=casino,
+            advance=original if model is Advance else None,
+            count=original if model is Count else None,
+            chips=chips,
+            amount=amount,
+            previous_amount=previous,
+            reason=reason.strip(),
+            approval_words=approval_words.strip(),
+            approval=approval,
+            recorded_by=user,
+        )
+        if register is not None:
+            draw_up_amendment(user, register, correction)
+        return correction
 
 
 # Control register (R21, R22) ---------------------------------------------------------------------------------
@@ -795,36 +793,35 @@ def effective_result(count):
     return effective_amount(count) - sum((effective_amount(a) for a in advances), Decimal("0.00"))
 
 
-@names_actor
-@transaction.atomic
 def draw_up_register(user, gaming_day):
     """Carry every certified final count of the day into its control register, totalled and in words (R22)."""
-    if role_of(user) not in DIRECTING:
-        raise RoleForbidden("R22", "Seule la direction établit le registre de contrôle")
-    # Lock the day: two directors drawing up the register at once would otherwise write it twice.
-    gaming_day = GamingDay.objects.select_for_update().get(pk=gaming_day.pk)
-    existing = ControlRegister.objects.filter(gaming_day=gaming_day).first()
-    if existing:
-        return existing, False
-    seances = list(gaming_day.seances.all())
-    if not seances:
-        raise InvalidTransition("R22", "Aucune séance pour cette journée de jeu")
-    # A séance declared « non tenue » is not waited for (R24).
-    open_ones = [s for s in seances if s.state not in (Seance.State.CLOSED, Seance.State.NOT_HELD)]
-    if open_ones:
-        raise InvalidTransition(
-            "R22", "Toutes les séances de la journée doivent être closes : " + ", ".join(str(s) for s in open_ones)
+    with actor_named(user), transaction.atomic():
+        if role_of(user) not in DIRECTING:
+            raise RoleForbidden("R22", "Seule la direction établit le registre de contrôle")
+        # Lock the day: two directors drawing up the register at once would otherwise write it twice.
+        gaming_day = GamingDay.objects.select_for_update().get(pk=gaming_day.pk)
+        existing = ControlRegister.objects.filter(gaming_day=gaming_day).first()
+        if existing:
+            return existing, False
+        seances = list(gaming_day.seances.all())
+        if not seances:
+            raise InvalidTransition("R22", "Aucune séance pour cette journée de jeu")
+        # A séance declared « non tenue » is not waited for (R24).
+        open_ones = [s for s in seances if s.state not in (Seance.State.CLOSED, Seance.State.NOT_HELD)]
+        if open_ones:
+            raise InvalidTransition(
+                "R22", "Toutes les séances de la journée doivent être closes : " + ", ".join(str(s) for s in open_ones)
+            )
+        lines = day_lines(gaming_day)
+        total = sum((result for _, result in lines), Decimal("0.00"))
+        register = ControlRegister.objects.create(
+            gaming_day=gaming_day, total=total, total_in_words=amount_in_words(total), drawn_up_by=user
         )
-    lines = day_lines(gaming_day)
-    total = sum((result for _, result in lines), Decimal("0.00"))
-    register = ControlRegister.objects.create(
-        gaming_day=gaming_day, total=total, total_in_words=amount_in_words(total), drawn_up_by=user
-    )
-    for count, result in lines:
-        ControlRegisterLine.objects.create(
-            register=register, seance=count.seance, cashbox=count.cashbox, count=count, result=result
-        )
-    return register, True
+        for count, result in lines:
+            ControlRegisterLine.objects.create(
+                register=register, seance=count.seance, cashbox=count.cashbox, count=count, result=result
+            )
+        return register, True
 
 
 def day_lines(gaming_day):
@@ -913,59 +910,65 @@ def _sign_twice(book, gaming_day, signer, password, purpose, statement, otp=None
     return book
 
 
-@transaction.atomic
 def sign_register(register, signer, password, otp=None):
     """Sign the register: the directeur responsable (or his deputy) and another CoDir member (R22)."""
-    # Lock the register: two simultaneous signatures must not both take the first place.
-    register = (
-        ControlRegister.objects.select_for_update(of=("self",)).select_related("gaming_day__casino").get(pk=register.pk)
-    )
-    statement = (
-        f"{register} — arrêté à la somme de {register.total_in_words} ({euros(register.total)}) — "
-        f"{register.lines.count()} ligne(s)"
-    )
-    return _sign_twice(register, register.gaming_day, signer, password, Signature.Purpose.REGISTER, statement, otp=otp)
+    with transaction.atomic():
+        # Lock the register: two simultaneous signatures must not both take the first place.
+        register = (
+            ControlRegister.objects.select_for_update(of=("self",))
+            .select_related("gaming_day__casino")
+            .get(pk=register.pk)
+        )
+        statement = (
+            f"{register} — arrêté à la somme de {register.total_in_words} ({euros(register.total)}) — "
+            f"{register.lines.count()} ligne(s)"
+        )
+        return _sign_twice(
+            register, register.gaming_day, signer, password, Signature.Purpose.REGISTER, statement, otp=otp
+        )
 
 
-@transaction.atomic
 def sign_amendment(amendment, signer, password, otp=None):
     """Sign a rectificatif, as the register is signed: by two again (R22, R24)."""
-    # Lock the rectificatif: two simultaneous signatures must not both take the first place.
-    amendment = (
-        RegisterAmendment.objects.select_for_update(of=("self",))
-        .select_related("register__gaming_day__casino", "correction")
-        .get(pk=amendment.pk)
-    )
-    statement = (
-        f"{amendment} — rectifie le registre établi le {amendment.register.drawn_up_at:%d/%m/%Y} — "
-        f"arrêté à la somme de {amendment.total_in_words} ({euros(amendment.total)}) — différence "
-        f"{euros(amendment.difference)} — motif : {amendment.correction.reason}"
-    )
-    gaming_day = amendment.register.gaming_day
-    return _sign_twice(
-        amendment, gaming_day, signer, password, Signature.Purpose.REGISTER_AMENDMENT, statement, otp=otp
-    )
+    with transaction.atomic():
+        # Lock the rectificatif: two simultaneous signatures must not both take the first place.
+        amendment = (
+            RegisterAmendment.objects.select_for_update(of=("self",))
+            .select_related("register__gaming_day__casino", "correction")
+            .get(pk=amendment.pk)
+        )
+        statement = (
+            f"{amendment} — rectifie le registre établi le {amendment.register.drawn_up_at:%d/%m/%Y} — "
+            f"arrêté à la somme de {amendment.total_in_words} ({euros(amendment.total)}) — différence "
+            f"{euros(amendment.difference)} — motif : {amendment.correction.reason}"
+        )
+        gaming_day = amendment.register.gaming_day
+        return _sign_twice(
+            amendment, gaming_day, signer, password, Signature.Purpose.REGISTER_AMENDMENT, statement, otp=otp
+        )
 
 
-@transaction.atomic
 def designate_deputy(user, gaming_day, deputy, reason, signer, password):
     """Record the CoDir member standing in for the directeur responsable that day; the director signs (R22)."""
-    if role_of(user) not in DIRECTING:
-        raise RoleForbidden("R22", "Seule la direction enregistre le suppléant du directeur responsable")
-    # Lock the day: one deputy per gaming day, even with two requests at once.
-    gaming_day = GamingDay.objects.select_for_update(of=("self",)).select_related("casino").get(pk=gaming_day.pk)
-    if Deputy.objects.filter(gaming_day=gaming_day).exists():
-        raise InvalidTransition("R22", f"Un suppléant est déjà enregistré pour la {gaming_day}")
-    person = staff_member(gaming_day.casino, deputy, {Role.CODIR}, "deputy", "R22", "Le suppléant")
-    statement = (
-        f"{person.get_full_name() or person.username} remplace le directeur responsable pour la {gaming_day}"
-        + (f" — motif : {reason.strip()}" if (reason or "").strip() else "")
-    )
-    designation = sign(gaming_day.casino, signer, password, Signature.Purpose.DEPUTY, statement, {Role.DIRECTOR}, "R22")
-    return Deputy.objects.create(
-        gaming_day=gaming_day,
-        deputy=person,
-        reason=(reason or "").strip(),
-        designation=designation,
-        recorded_by=user,
-    )
+    with transaction.atomic():
+        if role_of(user) not in DIRECTING:
+            raise RoleForbidden("R22", "Seule la direction enregistre le suppléant du directeur responsable")
+        # Lock the day: one deputy per gaming day, even with two requests at once.
+        gaming_day = GamingDay.objects.select_for_update(of=("self",)).select_related("casino").get(pk=gaming_day.pk)
+        if Deputy.objects.filter(gaming_day=gaming_day).exists():
+            raise InvalidTransition("R22", f"Un suppléant est déjà enregistré pour la {gaming_day}")
+        person = staff_member(gaming_day.casino, deputy, {Role.CODIR}, "deputy", "R22", "Le suppléant")
+        statement = (
+            f"{person.get_full_name() or person.username} remplace le directeur responsable pour la {gaming_day}"
+            + (f" — motif : {reason.strip()}" if (reason or "").strip() else "")
+        )
+        designation = sign(
+            gaming_day.casino, signer, password, Signature.Purpose.DEPUTY, statement, {Role.DIRECTOR}, "R22"
+        )
+        return Deputy.objects.create(
+            gaming_day=gaming_day,
+            deputy=person,
+            reason=(reason or "").strip(),
+            designation=designation,
+            recorded_by=user,
+        )
