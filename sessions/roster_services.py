@@ -551,10 +551,9 @@ def compliance_report(casino, date_from, date_to, apparatus=None):
     return {"casino": casino, "from": date_from, "to": date_to, "apparatus": apparatus, "sections": [whole, *sections]}
 
 
-def _section(title, apparatus, seances, casino, users, consecutive_max, spun=None, extra=()):
+def _section(title, apparatus, seances, casino, users, consecutive_max, spun, extra=()):
     limit = consecutive_max if consecutive_max is not None else len(seances) + 1
     result = rotation.compliance(seances, casino.launch_share_threshold, limit, extra_eligible=extra)
-    spun = spun or {"total": 0, "shares": {}, "mismatches": 0}
     over_spins = set(spin_stats.over_share(spun, casino.launch_share_factor, 1))
     none = {"actual": 0, "planned": 0, "actual_share": 0.0, "planned_share": 0.0}
     rows = [
