@@ -275,8 +275,6 @@ def create_roster(user, seance, apparatus, chef_username, member_usernames, tabl
             member = _user(username, "members", casino)
             check_launcher(casino, member, day)
             members.append(member)
-        if chef in members:
-            raise invalid("members", "R4", "Un chef de partie n'est jamais lanceur")
         recent = recent_launches(casino, apparatus, seance.planned_start)
         order = rotation.propose_order([m.pk for m in members], recent)
         roster = Roster.objects.create(
