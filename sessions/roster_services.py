@@ -165,7 +165,7 @@ def roster_status(roster, moment=None):
     }
 
 
-def recent_launches(casino, apparatus, before, exclude=None):
+def recent_launches(apparatus, before):
     """Seconds of launching per user id on the apparatus in the published rosters of the last days."""
     rosters = rosters_with_everything(
         Roster.objects.published().filter(
@@ -174,8 +174,6 @@ def recent_launches(casino, apparatus, before, exclude=None):
             seance__planned_start__gte=before - datetime.timedelta(days=RECENT_DAYS),
         )
     )
-    if exclude is not None:
-        rosters = rosters.exclude(pk=exclude.pk)
     totals = {}
     for roster in rosters:
         for user_id, seconds in rotation.launch_seconds(roster_timeline(roster)).items():
@@ -275,7 +273,7 @@ def create_roster(user, seance, apparatus, chef_username, member_usernames, tabl
             member = _user(username, "members", casino)
             check_launcher(casino, member, day)
             members.append(member)
-        recent = recent_launches(casino, apparatus, seance.planned_start)
+        recent = recent_launches(apparatus, seance.planned_start)
         order = rotation.propose_order([m.pk for m in members], recent)
         roster = Roster.objects.create(
             seance=seance,
