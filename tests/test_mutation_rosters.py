@@ -17,6 +17,7 @@ from sessions.models import GamingDay, Roster, RosterChange, RosterMember, Seanc
 from sessions.services import change_seance_state, plan_seances
 from tables.games import Game
 from tables.models import Apparatus, Table, Tableau
+from tables.services import register_tableau
 from tests.conftest import PASSWORD, make_employee
 
 pytestmark = pytest.mark.django_db
@@ -692,3 +693,169 @@ def test_r4_a_late_arrival_or_a_return_brings_back_a_launcher_of_the_order(live,
     employee.save()
     change(chef, live, "late_arrival", "croupier2", "x", moment=after(live, 40))
     assert in_force(live, 40) == ["croupier1", "croupier2", "croupier4"]
+
+
+# Building the order (R4) ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def afternoon(casino, director):
+    """The afternoon séance of DAY, planned."""
+    return plan_seances(director, casino, DAY)[0]
+
+
+def build(director, seance, apparatus, members=("croupier1", "croupier2"), chef="chef", **kwargs):
+    return roster_services.create_roster(director, seance, apparatus, chef, list(members), **kwargs)
+
+
+def test_r4_only_the_management_builds_an_order(afternoon, boule, croupier, croupier2, chef):
+    assert domain_refusal(build, croupier, afternoon, boule) == (
+        RoleForbidden,
+        "R4",
+        cite(
+            "R4",
+            "Seul le directeur responsable ou un membre du comité de direction peut établir l'ordre de roulement "
+            "(votre rôle : Croupier)",
+        ),
+    )
+    assert not Roster.objects.exists()
+
+
+def test_r4_an_order_is_built_once_per_seance_and_apparatus_of_the_casino_while_the_seance_is_open(
+    casino, other_casino, director, chef, croupier, croupier2, afternoon, boule, vingt_trois
+):
+    elsewhere = Apparatus.objects.create(casino=other_casino, game=Game.BOULE, name="Ailleurs")
+    assert refusal(build, director, afternoon, elsewhere) == (
+        "apparatus",
+        "R4",
+        cite("R4", "L'appareil n'appartient pas à l'établissement de la séance"),
+    )
+    evening = Seance.objects.get(gaming_day=afternoon.gaming_day, kind=Seance.Kind.EVENING)
+    build(director, evening, boule)  # the same apparatus at another séance
+    build(director, afternoon, vingt_trois)  # another apparatus at the same séance
+    build(director, afternoon, boule)
+    assert domain_refusal(build, director, afternoon, boule) == (
+        DomainError,
+        "R4",
+        cite("R4", "Un ordre de roulement existe déjà pour Boule à cette séance"),
+    )
+    stale = Seance.objects.get(pk=afternoon.pk)
+    change_seance_state(director, afternoon, Seance.State.OPEN)
+    change_seance_state(director, afternoon, Seance.State.CLOSED)
+    assert domain_refusal(
+        build, director, stale, Apparatus.objects.create(casino=casino, game=Game.BOULE, name="B2")
+    ) == (
+        InvalidTransition,
+        "R4",
+        cite("R4", "La séance est close : impossible de établir son ordre de roulement"),
+    )
+    assert Roster.objects.count() == 3
+
+
+def test_r4_the_chef_of_an_order_is_a_chef_de_partie_of_the_casino_approved_on_the_day(
+    casino, director, croupier, croupier2, afternoon, boule
+):
+    later = make_employee("chef2", Role.CHEF, casino)
+    later.approval_date = DAY + datetime.timedelta(days=1)  # valid today, not on the day of the séance
+    later.save()
+    for chef, words in (
+        (None, "Employé inconnu dans l'établissement : None"),
+        ("personne", "Employé inconnu dans l'établissement : personne"),
+        ("croupier1", "Croupier1 n'est pas chef de partie"),
+        ("chef2", "Chef2 n'a pas d'agrément valide le 10/03/2026"),
+    ):
+        assert refusal(build, director, afternoon, boule, chef=chef) == ("chef", "R4", cite("R4", words))
+    assert not Roster.objects.exists()
+
+
+def test_r4_an_order_names_at_least_two_distinct_approved_croupiers_of_the_casino(
+    casino, director, chef, croupier, croupier2, afternoon, boule
+):
+    later = make_employee("nouveau", Role.CROUPIER, casino)
+    later.approval_date = DAY + datetime.timedelta(days=1)
+    later.save()
+    for members, words in (
+        (None, "Désignez au moins deux lanceurs : personne ne peut être spécialisé"),
+        (["croupier1"], "Désignez au moins deux lanceurs : personne ne peut être spécialisé"),
+        (["croupier1", "croupier1"], "Un lanceur ne figure qu'une fois dans l'ordre de roulement"),
+        (["croupier1", "personne"], "Employé inconnu dans l'établissement : personne"),
+        (["croupier1", "nouveau"], "Nouveau n'a pas d'agrément valide le 10/03/2026 : il ne peut pas être lanceur"),
+        (["croupier1", "chef"], "Chef est chef de partie : un chef de partie n'est jamais lanceur"),
+    ):
+        assert refusal(roster_services.create_roster, director, afternoon, boule, "chef", members) == (
+            "members",
+            "R4",
+            cite("R4", words),
+        )
+    assert not Roster.objects.exists()
+    assert build(director, afternoon, boule).members.count() == 2
+
+
+def test_r4_r20_an_order_is_written_with_its_chef_period_places_and_tableaux(
+    casino, director, chef, croupier, croupier2, afternoon, boule, boule_table
+):
+    casino.rotation_period_minutes = 30
+    casino.save()
+    make_employee("croupier3", Role.CROUPIER, casino)
+    first, second = register_tableau(boule_table, 1), register_tableau(boule_table, 2)
+    three = ["croupier1", "croupier2", "croupier3"]
+    assert refusal(build, director, afternoon, boule, three, tableaux={"zorro": 1, "inconnu": 2}) == (
+        "tableaux",
+        "R4",
+        cite("R4", "inconnu, zorro ne figure pas parmi les lanceurs désignés"),
+    )
+    assert refusal(build, director, afternoon, boule, three, tableaux={"croupier2": 9}) == (
+        "tableaux",
+        "R4",
+        cite("R4", "Le tableau n° 9 n'est pas un tableau en service de Boule"),
+    )
+    assert not Roster.objects.exists()
+    roster = build(director, afternoon, boule, three)
+    assert Roster.objects.get() == roster
+    assert (roster.seance, roster.apparatus, roster.chef, roster.period_minutes, roster.created_by) == (
+        afternoon,
+        boule,
+        chef,
+        30,
+        director,
+    )
+    assert roster.state == Roster.State.DRAFT and roster.history.get().history_user == director
+    # Without tableaux named, the launchers are spread over the tableaux in service in their places.
+    places = [(m.position, m.user.username, m.tableau) for m in roster.members.order_by("position")]
+    assert places == [(1, "croupier1", first), (2, "croupier2", second), (3, "croupier3", first)]
+    evening = Seance.objects.get(gaming_day=afternoon.gaming_day, kind=Seance.Kind.EVENING)
+    named = build(director, evening, boule, three, tableaux={"croupier1": "2", "croupier3": 2})
+    places = [(m.position, m.user.username, m.tableau) for m in named.members.order_by("position")]
+    assert places == [(1, "croupier1", second), (2, "croupier2", second), (3, "croupier3", second)]
+
+
+def test_r4_an_order_without_a_tableau_in_service_names_none(director, chef, croupier, croupier2, afternoon, boule):
+    roster = build(director, afternoon, boule)
+    assert [(m.position, m.user, m.tableau) for m in roster.members.order_by("position")] == [
+        (1, croupier, None),
+        (2, croupier2, None),
+    ]
+
+
+def test_r4_those_who_launched_most_on_the_apparatus_in_the_last_seven_days_come_last(
+    casino, director, chef, croupier, croupier2, boule, vingt_trois
+):
+    c1, c2 = croupier, croupier2
+    c3 = make_employee("croupier3", Role.CROUPIER, casino).user
+    days = {n: DAY - datetime.timedelta(days=n) for n in (-1, 1, 2, 7, 8)}
+    afternoon_of = Seance.Kind.AFTERNOON
+    seance = seance_of(casino, DAY, afternoon_of, moment(DAY, 13), 60)
+    # Counted: 7 days before to the minute (croupier1 40 min, croupier2 20), the day before (croupier2 20, c1 10).
+    roster_by_hand(director, seance_of(casino, days[7], afternoon_of, moment(days[7], 13), 60), boule, chef, [c1, c2])
+    roster_by_hand(director, seance_of(casino, days[1], afternoon_of, moment(days[1], 13), 30), boule, chef, [c2, c1])
+    # Not counted, though croupier3 launched for hours in each: too old, later, a draft, another apparatus.
+    old, later, recent = (seance_of(casino, days[n], afternoon_of, moment(days[n], 13), 600) for n in (8, -1, 2))
+    for seance_done, apparatus, published in (
+        (old, boule, True),
+        (later, boule, True),
+        (recent, boule, False),
+        (recent, vingt_trois, True),
+    ):
+        roster_by_hand(director, seance_done, apparatus, chef, [c3, c1], published=published)
+    roster = build(director, seance, boule, ["croupier1", "croupier2", "croupier3"])
+    assert [m.user for m in roster.members.order_by("position")] == [c3, c2, c1]
