@@ -103,7 +103,24 @@ def test_r4_the_eligible_are_the_casinos_active_approved_croupiers_and_chefs_in_
     )
     second = make_employee("chef0", Role.CHEF, casino).user
     make_employee("chefx", Role.CHEF, other_casino)
+    left = make_employee("chef_parti", Role.CHEF, casino)
+    Membership.objects.filter(employee=left).update(active=False)
+    later = make_employee("chef_nouveau", Role.CHEF, casino)
+    later.approval_date = DAY + datetime.timedelta(days=1)  # valid today, not on DAY
+    later.save()
     assert roster_services.eligible_chefs(casino, DAY) == [chef, second]
+
+
+def test_r4_eligible_launchers_are_listed_by_last_name_then_first_name_then_username(casino):
+    def named(username, first, last):
+        user = make_employee(username, Role.CROUPIER, casino).user
+        user.first_name, user.last_name = first, last
+        user.save()
+        return user
+
+    bruno, anne = named("abruno", "Bruno", "Martin"), named("zanne", "Anne", "Martin")
+    second, first = named("zclaire", "Claire", "Durand"), named("aclaire", "Claire", "Durand")
+    assert roster_services.eligible_launchers(casino, DAY) == [first, second, anne, bruno]
 
 
 def test_r4_a_roster_names_only_tableaux_in_service_of_its_apparatus(boule, boule_table, boule_tableau, vingt_trois):
@@ -608,13 +625,15 @@ def test_r23_a_change_never_precedes_the_last_one_recorded(live, chef):
     assert in_force(live, 50) == ["croupier1", "croupier2"]
 
 
-def test_r4_an_absence_or_a_relief_names_a_launcher_in_force_and_leaves_one(live, casino, chef, director):
+def test_r4_an_absence_or_a_relief_names_a_launcher_in_force_and_leaves_one(live, casino, other_casino, chef):
     change = roster_services.record_change
-    assert refusal(change, chef, live, "absence", "inconnu", "x", moment=after(live, 5)) == (
-        "member",
-        "R4",
-        cite("R4", "Employé inconnu dans l'établissement : inconnu"),
-    )
+    make_employee("ailleurs", Role.CROUPIER, other_casino)
+    for username in ("inconnu", "ailleurs"):
+        assert refusal(change, chef, live, "absence", username, "x", moment=after(live, 5)) == (
+            "member",
+            "R4",
+            cite("R4", f"Employé inconnu dans l'établissement : {username}"),
+        )
     for kind in ("absence", "relief"):
         assert refusal(change, chef, live, kind, "chef", "x", "croupier3", moment=after(live, 5)) == (
             "member",
@@ -797,20 +816,21 @@ def test_r4_r20_an_order_is_written_with_its_chef_period_places_and_tableaux(
     casino.rotation_period_minutes = 30
     casino.save()
     make_employee("croupier3", Role.CROUPIER, casino)
-    first, second = register_tableau(boule_table, 1), register_tableau(boule_table, 2)
-    three = ["croupier1", "croupier2", "croupier3"]
-    assert refusal(build, director, afternoon, boule, three, tableaux={"zorro": 1, "inconnu": 2}) == (
+    make_employee("croupier4", Role.CROUPIER, casino)
+    first, second, third = (register_tableau(boule_table, number) for number in (1, 2, 3))
+    four = ["croupier1", "croupier2", "croupier3", "croupier4"]
+    assert refusal(build, director, afternoon, boule, four, tableaux={"zorro": 1, "inconnu": 2}) == (
         "tableaux",
         "R4",
         cite("R4", "inconnu, zorro ne figure pas parmi les lanceurs désignés"),
     )
-    assert refusal(build, director, afternoon, boule, three, tableaux={"croupier2": 9}) == (
+    assert refusal(build, director, afternoon, boule, four, tableaux={"croupier2": 9}) == (
         "tableaux",
         "R4",
         cite("R4", "Le tableau n° 9 n'est pas un tableau en service de Boule"),
     )
     assert not Roster.objects.exists()
-    roster = build(director, afternoon, boule, three)
+    roster = build(director, afternoon, boule, four)
     assert Roster.objects.get() == roster
     assert (roster.seance, roster.apparatus, roster.chef, roster.period_minutes, roster.created_by) == (
         afternoon,
@@ -822,11 +842,21 @@ def test_r4_r20_an_order_is_written_with_its_chef_period_places_and_tableaux(
     assert roster.state == Roster.State.DRAFT and roster.history.get().history_user == director
     # Without tableaux named, the launchers are spread over the tableaux in service in their places.
     places = [(m.position, m.user.username, m.tableau) for m in roster.members.order_by("position")]
-    assert places == [(1, "croupier1", first), (2, "croupier2", second), (3, "croupier3", first)]
+    assert places == [
+        (1, "croupier1", first),
+        (2, "croupier2", second),
+        (3, "croupier3", third),
+        (4, "croupier4", first),
+    ]
     evening = Seance.objects.get(gaming_day=afternoon.gaming_day, kind=Seance.Kind.EVENING)
-    named = build(director, evening, boule, three, tableaux={"croupier1": "2", "croupier3": 2})
+    named = build(director, evening, boule, four, tableaux={"croupier1": "3", "croupier3": 3})
     places = [(m.position, m.user.username, m.tableau) for m in named.members.order_by("position")]
-    assert places == [(1, "croupier1", second), (2, "croupier2", second), (3, "croupier3", second)]
+    assert places == [
+        (1, "croupier1", third),
+        (2, "croupier2", second),
+        (3, "croupier3", third),
+        (4, "croupier4", first),
+    ]
 
 
 def test_r4_an_order_without_a_tableau_in_service_names_none(director, chef, croupier, croupier2, afternoon, boule):
@@ -845,9 +875,9 @@ def test_r4_those_who_launched_most_on_the_apparatus_in_the_last_seven_days_come
     days = {n: DAY - datetime.timedelta(days=n) for n in (-1, 1, 2, 7, 8)}
     afternoon_of = Seance.Kind.AFTERNOON
     seance = seance_of(casino, DAY, afternoon_of, moment(DAY, 13), 60)
-    # Counted: 7 days before to the minute (croupier1 40 min, croupier2 20), the day before (croupier2 20, c1 10).
-    roster_by_hand(director, seance_of(casino, days[7], afternoon_of, moment(days[7], 13), 60), boule, chef, [c1, c2])
-    roster_by_hand(director, seance_of(casino, days[1], afternoon_of, moment(days[1], 13), 30), boule, chef, [c2, c1])
+    # Counted: 7 days before to the minute (croupier1 20 min, croupier2 10), the day before (croupier2 40, c1 20).
+    roster_by_hand(director, seance_of(casino, days[7], afternoon_of, moment(days[7], 13), 30), boule, chef, [c1, c2])
+    roster_by_hand(director, seance_of(casino, days[1], afternoon_of, moment(days[1], 13), 60), boule, chef, [c2, c1])
     # Not counted, though croupier3 launched for hours in each: too old, later, a draft, another apparatus.
     old, later, recent = (seance_of(casino, days[n], afternoon_of, moment(days[n], 13), 600) for n in (8, -1, 2))
     for seance_done, apparatus, published in (
@@ -858,4 +888,4 @@ def test_r4_those_who_launched_most_on_the_apparatus_in_the_last_seven_days_come
     ):
         roster_by_hand(director, seance_done, apparatus, chef, [c3, c1], published=published)
     roster = build(director, seance, boule, ["croupier1", "croupier2", "croupier3"])
-    assert [m.user for m in roster.members.order_by("position")] == [c3, c2, c1]
+    assert [m.user for m in roster.members.order_by("position")] == [c3, c1, c2]
