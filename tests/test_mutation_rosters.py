@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from cashbox.models import Signature
 from casino.models import Membership, Role
-from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite
+from casino.rules import ARTICLES, DomainError, InvalidTransition, RoleForbidden, cite
 from sessions import roster_services, rotation
 from sessions.models import GamingDay, Roster, RosterChange, RosterMember, Seance, Spin
 from sessions.services import change_seance_state, plan_seances
@@ -889,3 +889,135 @@ def test_r4_those_who_launched_most_on_the_apparatus_in_the_last_seven_days_come
         roster_by_hand(director, seance_done, apparatus, chef, [c3, c1], published=published)
     roster = build(director, seance, boule, ["croupier1", "croupier2", "croupier3"])
     assert [m.user for m in roster.members.order_by("position")] == [c3, c1, c2]
+
+
+# Publishing the order (R4) ----------------------------------------------------------------------------------------
+
+
+def totp_code(settings, user):
+    """Turn the second factor on (as in production) for `user`, and the code their device shows now."""
+    from django_otp.oath import totp
+    from django_otp.plugins.otp_totp.models import TOTPDevice
+
+    settings.REQUIRE_2FA = True
+    device = TOTPDevice.objects.create(user=user, name="t", confirmed=True)
+    return f"{totp(device.bin_key, device.step, device.t0, device.digits, device.drift):06d}"
+
+
+def test_r4_only_the_management_publishes_an_order_signed_by_the_director_or_a_codir(
+    director, codir, chef, croupier, croupier2, afternoon, boule
+):
+    roster = build(director, afternoon, boule)
+    publish = roster_services.publish_roster
+    assert domain_refusal(publish, croupier, roster, "directeur", PASSWORD) == (
+        RoleForbidden,
+        "R4",
+        cite(
+            "R4",
+            "Seul le directeur responsable ou un membre du comité de direction peut publier l'ordre de roulement "
+            "(votre rôle : Croupier)",
+        ),
+    )
+    assert domain_refusal(publish, director, roster, "chef", PASSWORD) == (
+        RoleForbidden,
+        "R4",
+        cite(
+            "R4",
+            "Seul peut signer : directeur responsable, membre du comité de direction (signataire : Chef de partie)",
+        ),
+    )
+    assert refusal(publish, director, roster, "directeur", "faux") == (
+        "password",
+        "R4",
+        cite("R4", "Signature refusée : mot de passe du signataire incorrect"),
+    )
+    roster.refresh_from_db()
+    assert roster.state == Roster.State.DRAFT and not Signature.objects.exists()
+    published = publish(director, roster, "codir", PASSWORD)
+    assert published.signature.signer == codir and published.signature.role == Role.CODIR
+
+
+def test_r4_a_published_order_carries_the_signed_statement_of_its_places_chef_and_period(
+    settings, director, chef, croupier, croupier2, afternoon, boule, boule_table
+):
+    first, second = register_tableau(boule_table, 1), register_tableau(boule_table, 2)
+    roster = build(director, afternoon, boule)
+    roster_services.reorder_roster(director, roster, ["croupier2", "croupier1"])
+    before = timezone.now()
+    code = totp_code(settings, director)
+    published = roster_services.publish_roster(director, roster, "directeur", PASSWORD, otp=code)
+    stored = Roster.objects.get()
+    assert published == stored and stored.state == Roster.State.PUBLISHED
+    assert before <= stored.published_at <= timezone.now()
+    signature = Signature.objects.get()
+    assert stored.signature == signature and signature.signer == director and signature.casino == afternoon.casino
+    assert signature.purpose == Signature.Purpose.ROSTER
+    assert signature.statement == (
+        "Ordre de roulement de Boule, Séance de l'après-midi du 10/03/2026 : 1. Croupier2 (tableau n° 2), "
+        f"2. Croupier1 (tableau n° 1) ; chef de partie Chef ; période 20 min ({ARTICLES['R4']})."
+    )
+    assert stored.history.first().history_user == director
+    assert [m.tableau for m in stored.members.order_by("position")] == [second, first]
+
+
+def test_r4_an_order_without_tableaux_in_service_is_signed_without_tableau_numbers(
+    director, chef, croupier, croupier2, afternoon, boule
+):
+    roster = roster_services.publish_roster(director, build(director, afternoon, boule), "directeur", PASSWORD)
+    assert roster.signature.statement == (
+        "Ordre de roulement de Boule, Séance de l'après-midi du 10/03/2026 : 1. Croupier1, 2. Croupier2 ; "
+        f"chef de partie Chef ; période 20 min ({ARTICLES['R4']})."
+    )
+
+
+def test_r4_r20_every_croupier_serves_a_tableau_and_every_tableau_in_service_is_served_before_publication(
+    director, chef, croupier, croupier2, afternoon, boule, boule_table
+):
+    roster = build(director, afternoon, boule)  # no tableau in service yet: nobody has one
+    tableaux = [register_tableau(boule_table, number) for number in (1, 2, 3)]
+    publish = roster_services.publish_roster
+    assert refusal(publish, director, roster, "directeur", PASSWORD) == (
+        "tableaux",
+        "R4",
+        cite("R4", "Indiquez le tableau que sert chaque croupier : Croupier1, Croupier2"),
+    )
+    roster_services.assign_tableau(director, roster, "croupier1", 1)
+    assert refusal(publish, director, roster, "directeur", PASSWORD)[2] == cite(
+        "R4", "Indiquez le tableau que sert chaque croupier : Croupier2"
+    )
+    roster_services.assign_tableau(director, roster, "croupier2", 1)
+    assert refusal(publish, director, roster, "directeur", PASSWORD) == (
+        "tableaux",
+        "R4",
+        cite("R4", "Aucun croupier ne sert le(s) tableau(x) n° 2, 3"),
+    )
+    roster_services.assign_tableau(director, roster, "croupier2", 2)
+    assert refusal(publish, director, roster, "directeur", PASSWORD)[2] == cite(
+        "R4", "Aucun croupier ne sert le(s) tableau(x) n° 3"
+    )
+    assert not Signature.objects.exists()
+    tableaux[2].in_service = False
+    tableaux[2].save()
+    assert publish(director, roster, "directeur", PASSWORD).state == Roster.State.PUBLISHED
+
+
+def test_r23_r4_an_order_is_published_once_while_its_seance_is_open(
+    director, chef, croupier, croupier2, afternoon, boule, vingt_trois
+):
+    publish = roster_services.publish_roster
+    roster = build(director, afternoon, boule)
+    publish(director, roster, "directeur", PASSWORD)
+    assert domain_refusal(publish, director, roster, "directeur", PASSWORD) == (
+        InvalidTransition,
+        "R23",
+        cite("R23", "L'ordre de roulement est déjà publié"),
+    )
+    draft = build(director, afternoon, vingt_trois)
+    change_seance_state(director, afternoon, Seance.State.OPEN)
+    change_seance_state(director, afternoon, Seance.State.CLOSED)
+    assert domain_refusal(publish, director, draft, "directeur", PASSWORD) == (
+        InvalidTransition,
+        "R4",
+        cite("R4", "La séance est close : impossible de publier son ordre de roulement"),
+    )
+    assert Signature.objects.count() == 1
