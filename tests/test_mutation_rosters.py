@@ -1021,3 +1021,87 @@ def test_r23_r4_an_order_is_published_once_while_its_seance_is_open(
         cite("R4", "La séance est close : impossible de publier son ordre de roulement"),
     )
     assert Signature.objects.count() == 1
+
+
+# Changing the draft: its order, its tableaux (R4, R20, R23) -----------------------------------------------------
+
+
+def test_r4_r23_only_the_management_reorders_a_draft_with_exactly_its_launchers(
+    casino, director, chef, croupier, croupier2, afternoon, boule
+):
+    c3 = make_employee("croupier3", Role.CROUPIER, casino).user
+    roster = build(director, afternoon, boule, ["croupier1", "croupier2", "croupier3"])
+    reorder = roster_services.reorder_roster
+    assert domain_refusal(reorder, croupier, roster, ["croupier3", "croupier2", "croupier1"]) == (
+        RoleForbidden,
+        "R4",
+        cite(
+            "R4",
+            "Seul le directeur responsable ou un membre du comité de direction peut modifier l'ordre de roulement "
+            "(votre rôle : Croupier)",
+        ),
+    )
+    for order in (None, ["croupier1", "croupier2"], ["croupier1", "croupier2", "croupier3", "chef"], ["croupier1"] * 3):
+        assert refusal(reorder, director, roster, order) == (
+            "order",
+            "R4",
+            cite("R4", "Le nouvel ordre doit reprendre exactement les lanceurs désignés, chacun une fois"),
+        )
+    assert reorder(director, roster, ["croupier3", "croupier2", "croupier1"]).pk == roster.pk
+    members = {m.user: m for m in roster.members.all()}
+    assert [(members[u].position, members[u].history.count()) for u in (c3, croupier2, croupier)] == [
+        (1, 2),
+        (2, 1),  # already in its place: not written again
+        (3, 2),
+    ]
+    assert members[c3].history.first().history_user == director
+    roster_services.publish_roster(director, roster, "directeur", PASSWORD)
+    assert domain_refusal(reorder, director, roster, ["croupier1", "croupier2", "croupier3"]) == (
+        InvalidTransition,
+        "R23",
+        cite(
+            "R23",
+            "L'ordre de roulement est publié : il ne peut plus être modifié, enregistrez un changement en cours de "
+            "séance",
+        ),
+    )
+    assert [m.user for m in roster.members.order_by("position")] == [c3, croupier2, croupier]
+
+
+def test_r4_r20_only_the_management_names_the_tableau_of_a_launcher_of_a_draft(
+    director, chef, croupier, croupier2, afternoon, boule, boule_table
+):
+    register_tableau(boule_table, 1)
+    second = register_tableau(boule_table, 2)
+    roster = build(director, afternoon, boule)
+    assign = roster_services.assign_tableau
+    assert domain_refusal(assign, croupier, roster, "croupier1", 2) == (
+        RoleForbidden,
+        "R4",
+        cite(
+            "R4",
+            "Seul le directeur responsable ou un membre du comité de direction peut modifier l'ordre de roulement "
+            "(votre rôle : Croupier)",
+        ),
+    )
+    for username in ("chef", None):
+        assert refusal(assign, director, roster, username, 2) == (
+            "member",
+            "R4",
+            cite("R4", f"{username} ne figure pas dans l'ordre de roulement"),
+        )
+    for number, words in (
+        (7, "Le tableau n° 7 n'est pas un tableau en service de Boule"),
+        ("deux", "Numéro de tableau invalide : deux"),
+    ):
+        assert refusal(assign, director, roster, "croupier1", number) == ("tableau", "R4", cite("R4", words))
+    assert assign(director, roster, "croupier1", "2").pk == roster.pk
+    assert roster.members.get(user=croupier).tableau == second
+    assign(director, roster, "croupier2", 1)
+    roster_services.publish_roster(director, roster, "directeur", PASSWORD)
+    assert domain_refusal(assign, director, roster, "croupier1", 1) == (
+        InvalidTransition,
+        "R23",
+        cite("R23", "L'ordre de roulement est publié : il ne peut plus être modifié"),
+    )
+    assert roster.members.get(user=croupier).tableau == second
