@@ -1105,3 +1105,51 @@ def test_r4_r20_only_the_management_names_the_tableau_of_a_launcher_of_a_draft(
         cite("R23", "L'ordre de roulement est publié : il ne peut plus être modifié"),
     )
     assert roster.members.get(user=croupier).tableau == second
+
+
+# The order in force and who launches (R4) --------------------------------------------------------------------------
+
+
+def test_r4_the_status_names_who_launches_now_and_next_and_the_order_in_force(
+    casino, director, chef, croupier, croupier2, boule
+):
+    c1, c2 = croupier, croupier2
+    c3, c4 = (make_employee(name, Role.CROUPIER, casino).user for name in ("croupier3", "croupier4"))
+    seance = seance_of(casino, DAY, Seance.Kind.AFTERNOON, moment(DAY, 14), 80)
+    K = RosterChange.Kind
+    made = roster_by_hand(
+        director, seance, boule, chef, [c1, c2, c3], changes=[(30, K.RELIEF, c2, c4), (50, K.ABSENCE, c1, None)]
+    )
+    roster = roster_services.rosters_with_everything(Roster.objects.filter(pk=made.pk)).get()
+    assert roster_services.users_of(roster) == {u.pk: u for u in (c1, c2, c3, c4, chef)}
+
+    def at(minutes):
+        return seance.planned_start + datetime.timedelta(minutes=minutes)
+
+    turns = [
+        {"start": at(0), "end": at(20), "launcher": c1},
+        {"start": at(20), "end": at(30), "launcher": c2},
+        {"start": at(30), "end": at(40), "launcher": c4},  # relieving croupier2 until the end of the turn
+        {"start": at(40), "end": at(60), "launcher": c3},
+        {"start": at(60), "end": at(80), "launcher": c4},  # croupier1 left at 14:50
+    ]
+    status = roster_services.roster_status
+    assert status(roster, at(0) - datetime.timedelta(minutes=1)) == {
+        "now": None,
+        "now_until": None,
+        "next": c1,
+        "next_at": at(0),
+        "order": [c1, c2, c3],
+        "turns": turns,
+    }
+    assert status(roster, at(35)) == {
+        "now": c4,
+        "now_until": at(40),
+        "next": c3,
+        "next_at": at(40),
+        "order": [c1, c4, c3],
+        "turns": turns,
+    }
+    after_end = {"now": None, "now_until": None, "next": None, "next_at": None, "order": [c4, c3], "turns": turns}
+    assert status(roster, at(70)) == {**after_end, "now": c4, "now_until": at(80)}
+    assert status(roster) == after_end  # now: long after the séance
