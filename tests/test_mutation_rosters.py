@@ -1117,11 +1117,18 @@ def test_r4_the_status_names_who_launches_now_and_next_and_the_order_in_force(
     c3, c4 = (make_employee(name, Role.CROUPIER, casino).user for name in ("croupier3", "croupier4"))
     seance = seance_of(casino, DAY, Seance.Kind.AFTERNOON, moment(DAY, 14), 80)
     K = RosterChange.Kind
+    # Written by hand, the last change brings in someone the order never named: the status names them too.
+    late = make_employee("sans", Role.CROUPIER, casino, approved=False).user
     made = roster_by_hand(
-        director, seance, boule, chef, [c1, c2, c3], changes=[(30, K.RELIEF, c2, c4), (50, K.ABSENCE, c1, None)]
+        director,
+        seance,
+        boule,
+        chef,
+        [c1, c2, c3],
+        changes=[(30, K.RELIEF, c2, c4), (50, K.ABSENCE, c1, None), (70, K.LATE_ARRIVAL, late, None)],
     )
     roster = roster_services.rosters_with_everything(Roster.objects.filter(pk=made.pk)).get()
-    assert roster_services.users_of(roster) == {u.pk: u for u in (c1, c2, c3, c4, chef)}
+    assert roster_services.users_of(roster) == {u.pk: u for u in (c1, c2, c3, c4, chef, late)}
 
     def at(minutes):
         return seance.planned_start + datetime.timedelta(minutes=minutes)
@@ -1150,6 +1157,6 @@ def test_r4_the_status_names_who_launches_now_and_next_and_the_order_in_force(
         "order": [c1, c4, c3],
         "turns": turns,
     }
-    after_end = {"now": None, "now_until": None, "next": None, "next_at": None, "order": [c4, c3], "turns": turns}
+    after_end = {"now": None, "now_until": None, "next": None, "next_at": None, "order": [c4, c3, late], "turns": turns}
     assert status(roster, at(70)) == {**after_end, "now": c4, "now_until": at(80)}
     assert status(roster) == after_end  # now: long after the séance
