@@ -270,14 +270,20 @@ SECTION_KEYS = [
 
 
 def flat(section):
-    """A section as comparable tuples: its figures, its lists by username, then one tuple per row."""
+    """A section as comparable tuples: its figures, its lists of usernames, then one tuple per row, most launching
+    first. Equal launching comes in the order of the user ids written as text, which the database chooses: ties
+    are put in username order here, and so are the lists."""
     assert set(section) == {*SECTION_KEYS, "rows"}
     for row in section["rows"]:
         assert set(row) == {*ROW_KEYS, "user"} and row["user"].username == row["username"]
     head = tuple(
-        [u.username for u in section[key]] if isinstance(section[key], list) else section[key] for key in SECTION_KEYS
+        sorted(u.username for u in section[key]) if isinstance(section[key], list) else section[key]
+        for key in SECTION_KEYS
     )
-    return head, [tuple(row[key] for key in ROW_KEYS) for row in section["rows"]]
+    rows = [tuple(row[key] for key in ROW_KEYS) for row in section["rows"]]
+    minutes = [row[2] for row in rows]
+    assert minutes == sorted(minutes, reverse=True)
+    return head, sorted(rows, key=lambda row: (-row[2], row[0]))
 
 
 @pytest.fixture
