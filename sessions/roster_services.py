@@ -165,7 +165,7 @@ def roster_status(roster, moment=None):
     }
 
 
-def recent_launches(casino, apparatus, before, exclude=None):
+def recent_launches(apparatus, before):
     """Seconds of launching per user id on the apparatus in the published rosters of the last days."""
     rosters = rosters_with_everything(
         Roster.objects.published().filter(
@@ -174,8 +174,6 @@ def recent_launches(casino, apparatus, before, exclude=None):
             seance__planned_start__gte=before - datetime.timedelta(days=RECENT_DAYS),
         )
     )
-    if exclude is not None:
-        rosters = rosters.exclude(pk=exclude.pk)
     totals = {}
     for roster in rosters:
         for user_id, seconds in rotation.launch_seconds(roster_timeline(roster)).items():
@@ -275,9 +273,7 @@ def create_roster(user, seance, apparatus, chef_username, member_usernames, tabl
             member = _user(username, "members", casino)
             check_launcher(casino, member, day)
             members.append(member)
-        if chef in members:
-            raise invalid("members", "R4", "Un chef de partie n'est jamais lanceur")
-        recent = recent_launches(casino, apparatus, seance.planned_start)
+        recent = recent_launches(apparatus, seance.planned_start)
         order = rotation.propose_order([m.pk for m in members], recent)
         roster = Roster.objects.create(
             seance=seance,
@@ -551,10 +547,9 @@ def compliance_report(casino, date_from, date_to, apparatus=None):
     return {"casino": casino, "from": date_from, "to": date_to, "apparatus": apparatus, "sections": [whole, *sections]}
 
 
-def _section(title, apparatus, seances, casino, users, consecutive_max, spun=None, extra=()):
+def _section(title, apparatus, seances, casino, users, consecutive_max, spun, extra=()):
     limit = consecutive_max if consecutive_max is not None else len(seances) + 1
     result = rotation.compliance(seances, casino.launch_share_threshold, limit, extra_eligible=extra)
-    spun = spun or {"total": 0, "shares": {}, "mismatches": 0}
     over_spins = set(spin_stats.over_share(spun, casino.launch_share_factor, 1))
     none = {"actual": 0, "planned": 0, "actual_share": 0.0, "planned_share": 0.0}
     rows = [
