@@ -195,7 +195,9 @@ def _lock_roster(roster):
 
 def _require_open_seance(seance, action):
     if seance.state in (Seance.State.CLOSED, Seance.State.NOT_HELD):
-        raise InvalidTransition("R4", f"La séance est {seance.get_state_display().lower()} : impossible de {action}")
+        # « impossible d'établir », « impossible de publier »: the French elision before a vowel.
+        of = "d'" if action[0] in "aeéèêiouh" else "de "
+        raise InvalidTransition("R4", f"La séance est {seance.get_state_display().lower()} : impossible {of}{action}")
 
 
 def tableaux_in_play(apparatus):

@@ -772,7 +772,7 @@ def test_r4_an_order_is_built_once_per_seance_and_apparatus_of_the_casino_while_
     ) == (
         InvalidTransition,
         "R4",
-        cite("R4", "La séance est close : impossible de établir son ordre de roulement"),
+        cite("R4", "La séance est close : impossible d'établir son ordre de roulement"),
     )
     assert Roster.objects.count() == 3
 
