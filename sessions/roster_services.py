@@ -15,6 +15,7 @@ from django.utils import timezone
 from casino.actors import actor_named
 from casino.models import Employee, Role
 from casino.roles import role_of
+from casino.rows import rows_with_times
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, article, invalid
 from sessions import rotation, spin_stats
 from sessions.models import Roster, RosterChange, RosterMember, Seance
@@ -472,7 +473,7 @@ def compliance_report(casino, date_from, date_to, apparatus=None):
     )
     if apparatus is not None:
         published = published.filter(apparatus=apparatus)
-    heads = list(
+    heads = rows_with_times(
         published.order_by("seance__planned_start", "pk").values_list(
             "pk",
             "seance_id",
