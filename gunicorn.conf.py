@@ -8,3 +8,10 @@ logconfig_dict = logging_config(os.environ.get("LOG_LEVEL", "INFO"), gunicorn=Tr
 accesslog = "-"
 # The message of an access line, inside the JSON object: client, request, status, size, duration in ms.
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
+
+
+def post_worker_init(worker):
+    """Each worker, once the application is loaded: its long-lived objects out of the collector's reach."""
+    from casino.process import settle
+
+    settle()

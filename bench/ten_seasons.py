@@ -584,6 +584,10 @@ def main():
 
         client = Client(HTTP_HOST="localhost")
         client.force_login(users["directeur"])
+        # Timed as a gunicorn worker serves them: settled once the application is loaded (gunicorn.conf.py).
+        from casino.process import settle
+
+        settle()
         box = main_cashbox(tableaux[0])
         yesterday = today - datetime.timedelta(days=1)
         year_ago = today - datetime.timedelta(days=365)
