@@ -33,6 +33,7 @@ from casino.rules import cite
 from sessions.models import GamingDay
 from tables.games import Colour
 from tests.conftest import make_employee
+from tests.test_day_fixed import change_settings
 
 pytestmark = pytest.mark.django_db
 
@@ -48,16 +49,6 @@ CORRECTED = {"12": ["noir", "noir", "rouge"], "14": ["rouge", "rouge", "noir"]}
 def clock():
     with time_machine.travel(NOW, tick=False) as traveller:
         yield traveller
-
-
-def change_settings(casino, **values):
-    """Change the settings the way every entry point does: validated, then through Casino.save()."""
-    casino = Casino.objects.get(pk=casino.pk)
-    for name, value in values.items():
-        setattr(casino, name, value)
-    casino.full_clean()
-    casino.save()
-    return casino
 
 
 def refusal(casino):
