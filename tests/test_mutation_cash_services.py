@@ -346,6 +346,13 @@ def test_r24_a_correction_after_the_signed_register_draws_up_a_rectificatif_of_e
     ]
 
     services.sign_amendment(first, "directeur", PASSWORD)
+    signature = Signature.objects.filter(purpose=Signature.Purpose.REGISTER_AMENDMENT).get()
+    # What the director signs: the rectificatif, the register it amends, the new total in words and figures, the
+    # difference and the correction's reason.
+    assert signature.statement == (
+        f"{first} — rectifie le registre établi le {register.drawn_up_at:%d/%m/%Y} — arrêté à la somme de six cents "
+        f"euros ({euros(Decimal('600'))}) — différence {euros(Decimal('-100'))} — motif : Plaque comptée deux fois"
+    )
     services.sign_amendment(first, "codir", PASSWORD)
     correct(vingt_trois, "10000", "dix mille euros")
     second = RegisterAmendment.objects.get(number=2)
@@ -1203,3 +1210,61 @@ def test_r4_r20_a_relief_on_another_apparatus_s_roster_does_not_make_a_witness_o
         "croupier3 ne sert pas le tableau n° 1 à cette séance (employés de la table selon l'ordre de roulement : "
         "chef, croupier1, croupier2)",
     )
+
+
+# R22: the deputy of the directeur responsable, recorded for a day and signed by the director --------------------
+
+
+@pytest.fixture
+def today(cash_staff, casino):
+    plan_seances(cash_staff["director"], casino, GamingDay.date_at(casino))
+    return GamingDay.objects.get(casino=casino, date=GamingDay.date_at(casino))
+
+
+def test_r22_only_the_direction_records_the_director_s_deputy(cash_staff, casino, today):
+    error = refusal(
+        RoleForbidden,
+        lambda: services.designate_deputy(cash_staff["chef"], today, "codir", "Congé", "directeur", PASSWORD),
+    )
+    assert (error.rule, error.message) == (
+        "R22",
+        cite("R22", "Seule la direction enregistre le suppléant du directeur responsable"),
+    )
+    assert not Signature.objects.exists()
+
+
+def test_r22_the_deputy_is_a_codir_member_of_the_casino_refused_on_the_deputy_field(cash_staff, casino, today):
+    with pytest.raises(ValidationError) as caught:
+        services.designate_deputy(cash_staff["director"], today, "inconnu", "Congé", "directeur", PASSWORD)
+    ((field, (error,)),) = caught.value.error_dict.items()
+    assert (field, error.code) == ("deputy", "R22")
+    assert error.message == cite("R22", "Le suppléant : employé inconnu dans l'établissement (inconnu)")
+    assert not Signature.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("reason", "kept", "said"),
+    [("  Congé annuel ", "Congé annuel", " — motif : Congé annuel"), ("   ", "", ""), (None, "", "")],
+    ids=["with-a-reason", "blank", "none"],
+)
+def test_r22_the_director_signs_who_stands_in_that_day_and_why(cash_staff, casino, today, reason, kept, said):
+    codir = cash_staff["codir"]
+    deputy = services.designate_deputy(cash_staff["director"], today, "codir", reason, "directeur", PASSWORD)
+    deputy.refresh_from_db()
+    assert (deputy.gaming_day, deputy.deputy, deputy.reason, deputy.recorded_by) == (
+        today,
+        codir,
+        kept,
+        cash_staff["director"],
+    )
+    signature = deputy.designation
+    assert (signature.signer, signature.purpose) == (cash_staff["director"], Signature.Purpose.DEPUTY)
+    assert signature.statement == f"{codir.get_full_name()} remplace le directeur responsable pour la {today}{said}"
+
+
+def test_r22_a_deputy_without_a_full_name_is_named_by_username(cash_staff, casino, today):
+    codir = cash_staff["codir"]
+    codir.first_name = codir.last_name = ""
+    codir.save()
+    deputy = services.designate_deputy(cash_staff["director"], today, "codir", "", "directeur", PASSWORD)
+    assert deputy.designation.statement == f"codir remplace le directeur responsable pour la {today}"
