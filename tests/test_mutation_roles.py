@@ -123,3 +123,10 @@ def test_r29_a_permission_is_looked_up_in_its_own_application():
     ensure_groups()
     for role in (Role.ADMIN, Role.DIRECTOR):
         assert codenames(Group.objects.get(name=role.label)) == expected(role), role
+
+
+def test_ensure_groups_reads_every_permission_in_one_query(django_assert_max_num_queries):
+    """Run at every migrate and every test database set-up: some 270 look-ups, one per permission, were most of it."""
+    ensure_groups()
+    with django_assert_max_num_queries(len(ROLE_PERMISSIONS) * 4 + 1):
+        ensure_groups()
