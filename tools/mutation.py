@@ -168,7 +168,7 @@ def function_of(name):
 
 def killed_mutants(module, variant=""):
     """{name: (exit code, hash of its function)} of the module's killed mutants, from mutmut's records."""
-    meta = folder(module, variant) / "mutants" / f"{module}.meta"
+    meta = meta_path(module, variant)
     if not meta.exists():
         return {}
     data = json.loads(meta.read_text())
@@ -185,7 +185,7 @@ def restore_killed(module, variant, before):
     old tests killed is still killed (those tests still run), as long as its function is unchanged (same hash):
     only the others need trying again. Returns how many verdicts were put back.
     """
-    meta = folder(module, variant) / "mutants" / f"{module}.meta"
+    meta = meta_path(module, variant)
     if not before or not meta.exists():
         return 0
     data = json.loads(meta.read_text())
@@ -237,8 +237,13 @@ def run(module, max_children, names=(), variant=""):
             print(f"\n{module}: {restored} mutants killed before, by tests still selected, kept as killed", flush=True)
 
 
+def meta_path(module, variant=""):
+    """mutmut's record of the module's mutants: their exit codes and the hash of each function."""
+    return folder(module, variant) / "mutants" / f"{module}.meta"
+
+
 def exit_codes(module, variant=""):
-    meta = folder(module, variant) / "mutants" / f"{module}.meta"
+    meta = meta_path(module, variant)
     return json.loads(meta.read_text())["exit_code_by_key"] if meta.exists() else None
 
 
