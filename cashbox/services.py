@@ -29,7 +29,7 @@ from cashbox.models import (
 )
 from casino.actors import actor_named
 from casino.formats import chips_text
-from casino.models import Membership, Role
+from casino.models import Role
 from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, invalid
 from casino.security import check_secrets, signer_in
@@ -138,16 +138,21 @@ def staff_member(casino, username, roles, field, rule, what):
 
 
 def people_of(casino, usernames, serving=None):
-    """The casino's members among `usernames`, by username, in one query: everyone a write names (the people of
-    staff_members and the signer of check_signer), each with `active_member` (signer_in's test, R28); with
-    `serving` (seance, tableau id), whether each serves that tableau in the séance's published roster (see
-    _table_employees)."""
-    User = get_user_model()
-    active = Membership.objects.filter(employee__user=OuterRef("pk"), casino=casino, active=True)
+    """The casino's employees among `usernames`, by username, in one query: everyone a write names (the people of
+    staff_members and the signer of check_signer). Only active accounts with an active membership of the casino are
+    read: someone whose account or membership was deactivated is no longer one of its employees (R28, R20), whatever
+    role they are named in. With `serving` (seance, tableau id), whether each serves that tableau in the séance's
+    published roster (see _table_employees)."""
     found = (
-        User.objects.select_related("employee")
-        .filter(username__in={username or "" for username in usernames}, employee__memberships__casino=casino)
-        .annotate(active_member=Exists(active))
+        get_user_model()
+        .objects.select_related("employee")
+        # One filter call: the active membership is the casino's own, not any membership of the user.
+        .filter(
+            username__in={username or "" for username in usernames},
+            is_active=True,
+            employee__memberships__casino=casino,
+            employee__memberships__active=True,
+        )
     )
     if serving is not None:
         found = found.annotate(**_serving(*serving))
@@ -180,9 +185,7 @@ def staff_members(casino, wanted, people=None):
     users = []
     for username, roles, field, rule, what in wanted:
         user = found.get(username or "")
-        # As signer_in for a signer (R28) and check_launcher for a launcher (R4): someone whose account or membership
-        # of the casino was deactivated is no longer one of its employees.
-        if user is None or not (user.is_active and user.active_member):
+        if user is None:
             raise invalid(field, rule, f"{what} : employé inconnu dans l'établissement ({username})")
         if role_of(user) not in roles:
             names = ", ".join(sorted(Role(r).label.lower() for r in roles))

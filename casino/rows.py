@@ -19,4 +19,4 @@ def rows_with_times(rows):
     with connection.cursor() as cursor:
         cursor.cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
         cursor.execute(sql, params)
-        return [tuple(row) for row in cursor.fetchall()]
+        return cursor.fetchall()  # tuples: Django leaves psycopg's default row factory

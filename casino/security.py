@@ -273,11 +273,11 @@ def signer_in(casino, username, rule, field="signer", people=None):
 
     Anyone else, another casino's employee included, is « employé inconnu » whatever the password: a signature
     field must not tell a casino whether a password of another casino's employee is right. `people`: the casino's
-    members already read by username, each with `active_member` (cashbox.services.people_of), saves the query.
+    active members already read by username (cashbox.services.people_of) saves the query.
     """
     if people is not None:
         user = people.get(username or "")
-        if user is None or not (user.is_active and user.active_member):
+        if user is None:
             raise invalid(field, rule, f"Signature refusée : employé inconnu dans l'établissement ({username or '—'})")
         return user
     user = (

@@ -221,7 +221,8 @@ def _tableau_of(apparatus, number, field="tableaux"):
 
 def tableau_staff(seance, tableau):
     """The employees of a tableau in a séance, from its published roster: the croupiers the roster assigns to it,
-    those who relieved them, and the chef de partie of the table (R4, R20)."""
+    those who relieved them, and the chef de partie of the table (R4, R20), who are still active employees of the
+    casino."""
     # The count form asks at every display: in the usual case (croupiers assigned, no relief yet) one query reads the
     # tableau's croupiers with their roster, its chef and whether it has a relief; the roster alone is read only when
     # nobody is assigned to the tableau, the reliefs only when there are some.
@@ -244,7 +245,20 @@ def tableau_staff(seance, tableau):
         for change in roster.changes.filter(kind=RosterChange.Kind.RELIEF).select_related("replacement"):
             if change.member_id in members:
                 members.setdefault(change.replacement_id, change.replacement)
-    return [*sorted(members.values(), key=lambda u: u.username), roster.chef]
+    staff = [*sorted(members.values(), key=lambda u: u.username), roster.chef]
+    # Someone whose account or membership of the casino was deactivated since the roster was published is no longer
+    # one of its employees (R28): neither offered nor accepted as a witness of the tableau's count (R20).
+    active = set(
+        get_user_model()
+        .objects.filter(
+            pk__in=[user.pk for user in staff],
+            is_active=True,
+            employee__memberships__casino_id=tableau.casino_id,
+            employee__memberships__active=True,
+        )
+        .values_list("pk", flat=True)
+    )
+    return [user for user in staff if user.pk in active]
 
 
 def create_roster(user, seance, apparatus, chef_username, member_usernames, tableaux=None):

@@ -169,6 +169,70 @@ def test_r20_the_count_form_offers_the_tableau_staff_none_ticked_and_no_caissier
     assert 'value="" selected' in caissier or "selected" not in caissier
 
 
+def deactivate(user, how, elsewhere):
+    """Take someone off the casino's staff after the roster was published: their account, or their membership of this
+    casino while they remain an active member of another one."""
+    if how == "account":
+        type(user).objects.filter(pk=user.pk).update(is_active=False)
+    else:
+        from casino.models import Membership
+
+        user.employee.memberships.update(active=False)
+        Membership.objects.create(employee=user.employee, casino=elsewhere)
+
+
+@pytest.mark.parametrize("how", ["account", "membership"])
+@pytest.mark.parametrize("witnesses", [["croupier2"], ["chef", "croupier2"]])
+def test_r20_r28_a_deactivated_employee_of_the_roster_is_no_witness_of_the_final_count(
+    api, cash_staff, counted_day, croupier2, boule_tableau, other_casino, how, witnesses
+):
+    deactivate(croupier2, how, other_casino)
+    response = post_final_count(api, cash_staff["chef"], boule_tableau, counted_day, "8000", witnesses=witnesses)
+    assert response.status_code == 400, response.json()
+    body = response.json()
+    assert body["code"] == "R20" and "croupier2 ne sert pas le tableau n° 1" in body["message"]
+    # The table's employees the refusal lists are the active ones.
+    assert "(employés de la table selon l'ordre de roulement : chef, croupier1)" in body["message"]
+    assert not Count.objects.exists()
+
+
+@pytest.mark.parametrize("how", ["account", "membership"])
+def test_r20_r28_the_count_form_neither_offers_nor_accepts_a_deactivated_employee(
+    as_user, cash_staff, counted_day, croupier2, boule_tableau, other_casino, how
+):
+    deactivate(croupier2, how, other_casino)
+    client = as_user(cash_staff["chef"])
+    url = f"/caisse/tableaux/{boule_tableau.pk}/comptage-final/"
+    page = client.get(url).content.decode()
+    witnesses = page[page.index('id="id_witnesses"') :][:2000]
+    assert 'value="croupier2"' not in witnesses and 'value="croupier1"' in witnesses
+    data = {"counted_by": "croupier1", "caissier": "caissier", "signer": "directeur", "password": PASSWORD}
+    data |= {"chips_100_00": "80", "witnesses": ["croupier2"]}
+    response = client.post(url, data)
+    assert response.status_code == 400
+    assert not Count.objects.exists()
+
+
+@pytest.mark.parametrize("how", ["account", "membership"])
+def test_r20_r28_the_staff_of_a_tableau_is_its_active_employees(
+    cash_staff, open_day, croupier2, boule_tableau, other_casino, how
+):
+    from cashbox import services
+
+    assert [u.username for u in roster_services.tableau_staff(open_day, boule_tableau)] == [
+        "croupier1",
+        "croupier2",
+        "chef",
+    ]
+    deactivate(croupier2, how, other_casino)
+    assert [u.username for u in roster_services.tableau_staff(open_day, boule_tableau)] == ["croupier1", "chef"]
+    with pytest.raises(Exception) as refusal:
+        services._table_employees(open_day, boule_tableau, ["croupier2"])
+    assert refusal.value.error_dict["witnesses"][0].code == "R20"
+    people = services.people_of(boule_tableau.casino_id, ["chef", "croupier2"], serving=(open_day, boule_tableau.pk))
+    assert set(people) == {"chef"}
+
+
 def test_r20_the_count_form_refuses_a_count_with_no_table_employee(as_user, cash_staff, counted_day, boule_tableau):
     data = {"counted_by": "croupier1", "caissier": "caissier", "signer": "directeur", "password": PASSWORD}
     data["chips_100_00"] = "80"
