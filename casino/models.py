@@ -465,6 +465,11 @@ class Employee(models.Model):
                 | models.Q(suspended_until__gte=models.F("suspended_from")),
                 name="suspension_end_after_start",
             ),
+            # A suspension with an end but no start would suspend nobody (approval_valid_on reads the start).
+            models.CheckConstraint(
+                condition=models.Q(suspended_until__isnull=True) | models.Q(suspended_from__isnull=False),
+                name="suspension_end_has_start",
+            ),
         ]
         permissions = [
             ("sign", "Peut signer avances, comptages et registre"),
@@ -488,6 +493,10 @@ class Employee(models.Model):
             )
         if self.approval_end and self.approval_date and self.approval_end < self.approval_date:
             raise ValidationError({"approval_end": "La fin d'agrément précède sa date."})
+        if self.suspended_until and not self.suspended_from:
+            raise ValidationError(
+                {"suspended_from": "Une suspension a un début : indiquez à partir de quand l'employé est suspendu."}
+            )
         if self.suspended_until and self.suspended_from and self.suspended_until < self.suspended_from:
             raise ValidationError({"suspended_until": "La fin de suspension précède son début."})
 

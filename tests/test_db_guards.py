@@ -369,6 +369,10 @@ CONSTRAINT_TESTS = {
             )
         ],
     ),
+    "suspension_end_has_start": lambda w: constraint_refuses(
+        "suspension_end_has_start",
+        [Employee(user=make_user("u3"), role=Role.CROUPIER, suspended_until=datetime.date(2020, 1, 1))],
+    ),
     "one_membership_per_casino": lambda w: constraint_refuses(
         "one_membership_per_casino", [clone(Membership.objects.first())]
     ),

@@ -560,9 +560,7 @@ def test_r28_a_signature_records_its_signer_role_casino_purpose_and_statement(ca
     )
 
 
-def test_r22_r28_people_of_reads_the_casino_s_active_members_only(
-    cash_staff, casino, other_casino
-):
+def test_r22_r28_people_of_reads_the_casino_s_active_members_only(cash_staff, casino, other_casino):
     from casino.models import Membership
 
     make_employee("ailleurs", Role.DIRECTOR, other_casino)

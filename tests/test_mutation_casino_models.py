@@ -439,8 +439,13 @@ def test_r15_r20_a_suspension_may_end_on_the_day_it_starts_not_before(casino):
     assert clean_refusal(employee) == {"suspended_until": ["La fin de suspension précède son début."]}
 
 
-def test_r15_r20_a_suspension_end_without_its_start_is_not_refused_by_clean(casino):
+def test_r15_r20_a_suspension_end_without_its_start_is_refused(casino):
+    # It would suspend nobody: approval_valid_on reads the start.
     employee = approved(casino, suspended_until=datetime.date(2026, 1, 1))
+    assert clean_refusal(employee) == {
+        "suspended_from": ["Une suspension a un début : indiquez à partir de quand l'employé est suspendu."]
+    }
+    employee.suspended_from = datetime.date(2026, 1, 1)
     employee.clean()
 
 

@@ -120,6 +120,34 @@ def test_r29_an_approval_change_is_only_proposed(api, administrator, croupier):
     assert croupier.employee.approval_end is None and croupier.employee.approval_valid
 
 
+def test_a_suspension_end_without_its_start_is_refused_by_the_api_and_the_form(
+    api, as_user, administrator, croupier, casino
+):
+    # It would suspend nobody (the approval is judged from the start of a suspension): refused, nothing proposed.
+    message = "Une suspension a un début : indiquez à partir de quand l'employé est suspendu."
+    api.force_authenticate(administrator)
+    url = f"/api/v1/employees/{croupier.employee.pk}/"
+    response = api.patch(url, {"suspended_until": "2030-06-01"}, format="json")
+    assert response.status_code == 400
+    assert message in str(response.json())
+    body = {
+        "username": "croupier1",
+        "first_name": "Croupier1",
+        "is_active": "on",
+        "role": "croupier",
+        "approval_number": croupier.employee.approval_number,
+        "approval_date": "2020-01-01",
+        "suspended_until": "2030-06-01",
+        "casinos": [casino.pk],
+    }
+    page = as_user(administrator).post(f"/personnel/{croupier.employee.pk}/modifier/", body)
+    assert page.status_code == 400
+    assert escape(message) in page.content.decode()
+    assert not AccountChange.objects.exists()
+    croupier.employee.refresh_from_db()
+    assert croupier.employee.suspended_until is None
+
+
 def test_r29_the_employee_form_proposes_and_the_director_confirms_on_the_page(
     as_user, client, administrator, croupier, director, casino
 ):
