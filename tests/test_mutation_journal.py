@@ -127,3 +127,44 @@ def test_r29_an_event_is_journaled_in_each_casino_given_with_its_actor_and_role(
     )
     journal.record_event([casino.pk], "account.anonymous")
     assert JournalEntry.objects.order_by("pk").last().actor_role == ""
+
+
+# A refused attempt (record_refusal) and an account event (record_event) -------------------------------------------
+
+
+def refused_request(user):
+    from django.contrib.auth.models import AnonymousUser
+    from django.test import RequestFactory
+
+    request = RequestFactory().post("/api/v1/counts/")
+    request.user = user or AnonymousUser()
+    return request
+
+
+@pytest.mark.parametrize("who", ["chef", "anonymous"])
+def test_r23_a_refused_attempt_is_journaled_with_its_author_role_rule_and_request(casino, other_casino, chef, who):
+    user = chef if who == "chef" else None
+    journal.record_refusal(refused_request(user), [casino.pk, other_casino.pk], "R20", "Refusé (art. 43).", 400)
+    entries = JournalEntry.objects.filter(action="refusal").order_by("casino_id")
+    assert [entry.casino_id for entry in entries] == sorted([casino.pk, other_casino.pk])
+    for entry in entries:
+        assert entry.actor == user
+        assert entry.actor_role == ("chef" if user else "")
+        assert (entry.object_type, entry.object_id) == ("", "")
+        document = json.loads(entry.document)
+        assert document["payload"] == {
+            "rule": "R20",
+            "message": "Refusé (art. 43).",
+            "status": 400,
+            "method": "POST",
+            "path": "/api/v1/counts/",
+        }
+        assert (document["actor"], document["role"]) == ("chef" if user else "", entry.actor_role)
+
+
+def test_r23_an_account_event_names_no_object_unless_told(casino, director):
+    journal.record_event([casino.pk], "account.token_issued", actor=director)
+    entry = JournalEntry.objects.get(action="account.token_issued")
+    assert (entry.object_type, entry.object_id, entry.actor, entry.actor_role) == ("", "", director, "directeur")
+    document = json.loads(entry.document)
+    assert (document["object_type"], document["object_id"], document["payload"]) == ("", "", {})
