@@ -63,7 +63,7 @@ def record_action(user, observation, text, signer, password):
     if role_of(user) not in DIRECTING:
         raise RoleForbidden("R27", "Seule la direction inscrit la suite donnée aux observations")
     # Lock the observation: its follow-ups are written one after the other, never interleaved.
-    observation = Observation.objects.select_for_update().select_related("casino").get(pk=observation.pk)
+    observation = Observation.objects.select_for_update(of=("self",)).select_related("casino").get(pk=observation.pk)
     text = (text or "").strip()
     if not text:
         raise invalid("text", "R27", "Inscrivez la suite donnée à l'observation")

@@ -215,9 +215,10 @@ def require_open_seance(seance):
 def lock_cashbox(cashbox):
     # Every money entry of a cash box locks it first, and only it (of=("self",): not its tableau, nor the casino,
     # which every other cash box shares): two tablets cannot both enter the initial advance, or a top-up beside
-    # a final count, while the other cash boxes of the casino go on.
+    # a final count, while the other cash boxes of the casino go on. SQLite has no row locks: the scope of each lock
+    # of this module (`of=`, marked « no mutate ») is tested on PostgreSQL by tests/test_lock_scope.py.
     return (
-        Cashbox.objects.select_for_update(of=("self",))
+        Cashbox.objects.select_for_update(of=("self",))  # pragma: no mutate (test_lock_scope.py)
         .select_related("tableau__casino", "tableau__table")
         .get(pk=cashbox.pk)
     )
@@ -544,7 +545,11 @@ def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=())
     with actor_named(user), transaction.atomic():
         require_floor_role(user, "R17", "interrompre la partie")
         # of=("self",): the tableau serialises its interruptions; the casino row stays free for every other write.
-        tableau = Tableau.objects.select_for_update(of=("self",)).select_related("casino").get(pk=tableau.pk)
+        tableau = (
+            Tableau.objects.select_for_update(of=("self",))  # pragma: no mutate (test_lock_scope.py)
+            .select_related("casino")
+            .get(pk=tableau.pk)
+        )
         # Lock the séance too: a close must not slip in while the interruption is being logged.
         seance = Seance.objects.select_for_update().get(pk=seance.pk)
         require_open_seance(seance)
@@ -579,7 +584,11 @@ def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at
     with actor_named(user), transaction.atomic():
         require_floor_role(user, "R18", "interrompre la partie")
         # of=("self",): the tableau serialises its interruptions; the casino row stays free for every other write.
-        tableau = Tableau.objects.select_for_update(of=("self",)).select_related("casino").get(pk=tableau.pk)
+        tableau = (
+            Tableau.objects.select_for_update(of=("self",))  # pragma: no mutate (test_lock_scope.py)
+            .select_related("casino")
+            .get(pk=tableau.pk)
+        )
         # Lock the séance too: a close must not slip in while the interruption is being logged.
         seance = Seance.objects.select_for_update().get(pk=seance.pk)
         require_open_seance(seance)
@@ -640,7 +649,9 @@ def resume(user, interruption, lids_off=None, unlocked_by=None, password=None, o
         require_floor_role(user, "R17", "reprendre la partie")
         # Lock the interruption: two taps on « reprise » must not resume it twice.
         interruption = (
-            Interruption.objects.select_for_update(of=("self",)).select_related("tableau").get(pk=interruption.pk)
+            Interruption.objects.select_for_update(of=("self",))  # pragma: no mutate (test_lock_scope.py)
+            .select_related("tableau")
+            .get(pk=interruption.pk)
         )
         if not interruption.ongoing:
             raise InvalidTransition("R17", "Cette interruption est déjà terminée")
@@ -725,13 +736,17 @@ def correct(user, original, chips, reason, approval_words, signer, password, otp
         day = GamingDay.objects.select_for_update().get(pk=day_id)
         # of=("self",): lock the entry only; the day is locked above, explicitly, as the register's lock.
         original = (
-            model.objects.select_for_update(of=("self",))
+            model.objects.select_for_update(of=("self",))  # pragma: no mutate (test_lock_scope.py)
             .select_related("cashbox__tableau__casino", "seance__gaming_day")
             .get(pk=original.pk)
         )
         casino = original.cashbox.tableau.casino
         # Lock the register too: two corrections of the same day must not both amend the same signed version (R24).
-        register = ControlRegister.objects.select_for_update().filter(gaming_day=day).first()
+        register = (
+            ControlRegister.objects.select_for_update(of=("self",))  # pragma: no mutate (test_lock_scope.py)
+            .filter(gaming_day=day)
+            .first()
+        )
         if register is not None:
             pending = register.pending()
             if pending is not None:
@@ -918,7 +933,7 @@ def sign_register(register, signer, password, otp=None):
     with transaction.atomic():
         # Lock the register: two simultaneous signatures must not both take the first place.
         register = (
-            ControlRegister.objects.select_for_update(of=("self",))
+            ControlRegister.objects.select_for_update(of=("self",))  # pragma: no mutate (test_lock_scope.py)
             .select_related("gaming_day__casino")
             .get(pk=register.pk)
         )
@@ -936,7 +951,7 @@ def sign_amendment(amendment, signer, password, otp=None):
     with transaction.atomic():
         # Lock the rectificatif: two simultaneous signatures must not both take the first place.
         amendment = (
-            RegisterAmendment.objects.select_for_update(of=("self",))
+            RegisterAmendment.objects.select_for_update(of=("self",))  # pragma: no mutate (test_lock_scope.py)
             .select_related("register__gaming_day__casino", "correction")
             .get(pk=amendment.pk)
         )
@@ -957,7 +972,11 @@ def designate_deputy(user, gaming_day, deputy, reason, signer, password):
         if role_of(user) not in DIRECTING:
             raise RoleForbidden("R22", "Seule la direction enregistre le suppléant du directeur responsable")
         # Lock the day: one deputy per gaming day, even with two requests at once.
-        gaming_day = GamingDay.objects.select_for_update(of=("self",)).select_related("casino").get(pk=gaming_day.pk)
+        gaming_day = (
+            GamingDay.objects.select_for_update(of=("self",))  # pragma: no mutate (test_lock_scope.py)
+            .select_related("casino")
+            .get(pk=gaming_day.pk)
+        )
         if Deputy.objects.filter(gaming_day=gaming_day).exists():
             raise InvalidTransition("R22", f"Un suppléant est déjà enregistré pour la {gaming_day}")
         person = staff_member(gaming_day.casino, deputy, {Role.CODIR}, "deputy", "R22", "Le suppléant")

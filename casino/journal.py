@@ -631,7 +631,7 @@ def reconcile_records(casino_id, last_documents):
     seen = set()
     for model in journaled_models():
         label = model._meta.label_lower
-        for instance in records_of(model, casino_id).order_by("pk").iterator(chunk_size=2000):
+        for instance in records_of(model, casino_id).order_by("pk").iterator():  # 2 000 rows a fetch: Django's default
             key = (label, str(instance.pk))
             seen.add(key)
             found += compare_record(model, instance, last_documents.get(key))

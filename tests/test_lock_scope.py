@@ -148,12 +148,6 @@ EXPECTED = [
     ("rectificatif's second signature", '"cashbox_registeramendment"', True),
 ]
 
-# correct() locks the day's register with .first(), whose Meta.ordering (-gaming_day__date) joins the gaming day
-# without OF. It takes no row the transaction does not already hold (correct() locked that day just before), so it
-# is tolerated here, exactly as it reads; once that lock says of=("self",) (or orders by nothing), this entry fails
-# the test as stale and goes.
-TOLERATED = {Lock("UPDATE", '"cashbox_controlregister"', ('"seances_gamingday"',), ())}
-
 
 def run(path, action, seen):
     with CaptureQueriesContext(connection) as queries:
@@ -237,12 +231,7 @@ def test_every_cash_lock_takes_its_own_row_only(cash_staff, open_day, boule_tabl
     run("rectificatif's second signature", lambda: cash.sign_amendment(late.amendment, "codir", PASSWORD), seen)
 
     locks = {path: [(lock, sql) for sql in statements for lock in locks_in(sql)] for path, statements in seen.items()}
-    wide = [
-        f"{path}: {lock}\n    {sql}"
-        for path, found in locks.items()
-        for lock, sql in found
-        if too_wide(lock) and lock not in TOLERATED
-    ]
+    wide = [f"{path}: {lock}\n    {sql}" for path, found in locks.items() for lock, sql in found if too_wide(lock)]
     assert not wide, "locks that take joined rows too (an of=('self',) dropped?):\n" + "\n".join(wide)
 
     missing = []
@@ -251,5 +240,3 @@ def test_every_cash_lock_takes_its_own_row_only(cash_staff, open_day, boule_tabl
             what = f"FOR UPDATE OF {table}" if narrowed else f"a lock on {table}"
             missing.append(f"{path}: no {what} among {[str(lock) for lock, _ in locks.get(path, [])]}")
     assert not missing, "a path no longer takes the lock this test checks:\n" + "\n".join(missing)
-    every = {lock for found in locks.values() for lock, _ in found}
-    assert TOLERATED <= every, f"stale TOLERATED entries, now never taken: {TOLERATED - every}"
