@@ -3,6 +3,7 @@ event that is not a history row is journaled. Each test breaks if one step is we
 `make mutation MODULE=casino/journal.py`)."""
 
 import json
+from decimal import Decimal
 
 import pytest
 from django.db import models
@@ -49,7 +50,11 @@ def apparatus(casino, director):
 
 
 def last_document(instance):
-    entry = JournalEntry.objects.filter(object_id=str(instance.pk), object_type="tables.apparatus").last()
+    return last_document_of(instance)
+
+
+def last_document_of(instance):
+    entry = JournalEntry.objects.filter(object_id=str(instance.pk), object_type=instance._meta.label_lower).last()
     return entry.sequence, entry.document
 
 
@@ -168,3 +173,38 @@ def test_r23_an_account_event_names_no_object_unless_told(casino, director):
     assert (entry.object_type, entry.object_id, entry.actor, entry.actor_role) == ("", "", director, "directeur")
     document = json.loads(entry.document)
     assert (document["object_type"], document["object_id"], document["payload"]) == ("", "", {})
+
+
+def test_r23_a_journal_document_without_payload_reports_every_field_not_a_crash(apparatus):
+    sequence, document = last_document(apparatus)
+    stripped = json.dumps({key: value for key, value in json.loads(document).items() if key != "payload"})
+    found = journal.compare_record(Apparatus, apparatus, (sequence, stripped))
+    current = journal.record_payload(apparatus)
+    expected = {f.attname for f in Apparatus._meta.concrete_fields if current.get(f.attname) is not None}
+    assert "name" in expected and {mismatch["field"] for mismatch in found} == expected
+    assert all(mismatch["journal"] is None for mismatch in found)
+
+
+def test_r23_a_decimal_is_compared_as_a_number_whatever_its_writing_in_the_journal(casino, director):
+    from casino.models import Casino
+
+    record = Casino.objects.get(pk=casino.pk)
+    sequence, document = last_document_of(record)
+    written = json.loads(document)
+    decimals = [f.attname for f in Casino._meta.concrete_fields if isinstance(f, models.DecimalField)]
+    assert decimals
+    for name in decimals:
+        value = written["payload"][name]
+        # "10.00" written "10" (or "10.000"): the same amount, not a change behind the journal's back.
+        written["payload"][name] = str(Decimal(value).normalize()) if "." in str(value) else f"{value}.000"
+    assert journal.compare_record(Casino, record, (sequence, json.dumps(written))) == []
+
+
+def test_r23_records_the_database_lost_are_reported_in_the_journal_s_order(apparatus):
+    sequence, document = last_document(apparatus)
+    lost = {("tables.apparatus", "1001"): (sequence + 9, document), ("tables.table", "1001"): (sequence + 2, document)}
+    found = journal.missing_records(lost, set())
+    assert [(m["record"], m["sequence"]) for m in found] == [
+        ("tables.table n° 1001", sequence + 2),
+        ("tables.apparatus n° 1001", sequence + 9),
+    ]
