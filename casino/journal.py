@@ -613,8 +613,8 @@ def same_value(model_field, journal_value, database_value):
         if isinstance(model_field, models.DecimalField):
             return Decimal(str(journal_value)) == Decimal(str(database_value))
         if isinstance(model_field, models.DateTimeField):
-            parse = datetime.datetime.fromisoformat
-            return parse(str(journal_value).replace("Z", "+00:00")) == parse(str(database_value).replace("Z", "+00:00"))
+            parse = datetime.datetime.fromisoformat  # reads a trailing "Z" since Python 3.11
+            return parse(str(journal_value)) == parse(str(database_value))
     except (ArithmeticError, ValueError):
         return False
     return str(journal_value) == str(database_value)
@@ -670,7 +670,7 @@ def missing_records(last_documents, seen):
     """The records the journal describes (and did not delete) that are not among those `seen` in the database."""
     found = []
     for key, (sequence, document) in sorted(last_documents.items(), key=lambda item: item[1][0]):
-        if key not in seen and not json.loads(document).get("action", "").endswith(".delete"):
+        if key not in seen and not str(json.loads(document).get("action")).endswith(".delete"):
             record = f"{key[0]} n° {key[1]}"
             if key[0] == "casino.employee":
                 continue

@@ -25,6 +25,8 @@ DECIMAL, MOMENT, TEXT = models.DecimalField(), models.DateTimeField(), models.Ch
         (TEXT, None, None, True),
         (TEXT, None, "Boule", False),
         (TEXT, "Boule", None, False),
+        (TEXT, None, "None", False),
+        (TEXT, "None", None, False),
         (TEXT, 5, "5", True),
         (TEXT, 5, "6", False),
         (DECIMAL, "10.00", "10", True),
@@ -208,3 +210,10 @@ def test_r23_records_the_database_lost_are_reported_in_the_journal_s_order(appar
         ("tables.table n° 1001", sequence + 2),
         ("tables.apparatus n° 1001", sequence + 9),
     ]
+
+
+def test_r23_a_lost_record_whose_journal_document_names_no_action_is_still_reported(apparatus):
+    sequence, document = last_document(apparatus)
+    bare = json.dumps({key: value for key, value in json.loads(document).items() if key != "action"})
+    found = journal.missing_records({("tables.apparatus", "1002"): (sequence, bare)}, set())
+    assert [m["record"] for m in found] == ["tables.apparatus n° 1002"]

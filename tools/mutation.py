@@ -79,6 +79,7 @@ MODULE_TESTS = {
         "test_mutation_journal.py",
         "test_journal.py",
         "test_journal_reconciliation.py",
+        "test_seals.py",
         "test_rule_holes.py",
     ],
     # The installed triggers of the reused test database were written before the mutation: these tests rebuild
