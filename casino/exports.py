@@ -500,7 +500,9 @@ def build(export_id, final_attempt=True):
         # A redelivered task (worker lost, retry) must not build the same export twice: the row lock lets one
         # delivery move it out of "pending", and the other then finds it taken.
         # of=("self",): the export only, not its casino nor its requester.
-        export = Export.objects.select_for_update(of=("self",)).select_related("casino", "requested_by").get(pk=export_id)
+        export = (
+            Export.objects.select_for_update(of=("self",)).select_related("casino", "requested_by").get(pk=export_id)
+        )
         if export.state != Export.State.PENDING:
             return None
         export.state, export.progress, export.started_at = Export.State.RUNNING, 1, timezone.now()
