@@ -217,3 +217,23 @@ def test_r23_a_lost_record_whose_journal_document_names_no_action_is_still_repor
     bare = json.dumps({key: value for key, value in json.loads(document).items() if key != "action"})
     found = journal.missing_records({("tables.apparatus", "1002"): (sequence, bare)}, set())
     assert [m["record"] for m in found] == ["tables.apparatus n° 1002"]
+
+
+def test_r23_an_employee_the_journal_describes_does_not_hide_the_lost_records_after_it(apparatus):
+    sequence, document = last_document(apparatus)
+    lost = {
+        ("casino.employee", "1003"): (sequence + 1, document),
+        ("tables.apparatus", "1004"): (sequence + 2, document),
+    }
+    assert [m["record"] for m in journal.missing_records(lost, set())] == ["tables.apparatus n° 1004"]
+
+
+def test_r23_the_chain_state_of_an_export_reconciles_the_records_and_gives_their_last_documents(apparatus):
+    # What an audit export reads (casino/exports.py): by default the records are reconciled and the last document of
+    # each journaled record is returned.
+    count, problems, documents = journal.chain_state(apparatus.casino)
+    assert count == JournalEntry.objects.filter(casino=apparatus.casino).count() and problems == []
+    assert documents[("tables.apparatus", str(apparatus.pk))] == last_document(apparatus)
+    Apparatus.objects.filter(pk=apparatus.pk).update(name="Boule truquée")
+    _count, problems, _documents = journal.chain_state(apparatus.casino)
+    assert any("« name »" in problem for _sequence, problem in problems), problems
