@@ -1268,3 +1268,496 @@ def test_r22_a_deputy_without_a_full_name_is_named_by_username(cash_staff, casin
     codir.save()
     deputy = services.designate_deputy(cash_staff["director"], today, "codir", "", "directeur", PASSWORD)
     assert deputy.designation.statement == f"codir remplace le directeur responsable pour la {today}"
+
+
+# R18: the short interruption, the encaisse locked under key (interrupt_short) -------------------------------------
+
+
+def lock_encaisse(staff, tableau, seance, key_holder="chef", conditions=(True, True, True), user="chef", **secrets):
+    secrets.setdefault("password", PASSWORD)
+    return services.interrupt_short(
+        staff[user], tableau, seance, key_holder, secrets.pop("password"), *conditions, **secrets
+    )
+
+
+def test_r18_only_the_chef_de_partie_or_the_direction_locks_the_encaisse(cash_staff, open_day, boule_tableau):
+    advance(cash_staff, boule_tableau, open_day)
+    signatures = Signature.objects.count()
+    error = refusal(RoleForbidden, lambda: lock_encaisse(cash_staff, boule_tableau, open_day, user="croupier"))
+    assert (error.rule, error.message) == (
+        "R18",
+        cite("R18", "Seul le chef de partie ou la direction peut interrompre la partie"),
+    )
+    assert not Interruption.objects.exists() and Signature.objects.count() == signatures
+
+
+def test_r17_r18_a_tableau_already_interrupted_does_not_lock_its_encaisse(cash_staff, open_day, boule_tableau):
+    advance(cash_staff, boule_tableau, open_day)
+    services.interrupt_with_count(cash_staff["chef"], boule_tableau, open_day, chips_for("8000"), "croupier1")
+    signatures = Signature.objects.count()
+    error = refusal(InvalidTransition, lambda: lock_encaisse(cash_staff, boule_tableau, open_day))
+    assert (error.rule, error.message) == ("R17", cite("R17", "Le tableau n° 1 est déjà interrompu"))
+    assert Interruption.objects.count() == 1 and Signature.objects.count() == signatures
+
+
+CONDITIONS = {
+    "short": "l'interruption doit être de courte durée (par exemple pendant un entracte)",
+    "boxes_at_table": "les boîtes ou caisses doivent demeurer à la table",
+    "staff_at_post": "l'appareil n'est pas recouvert et les employés restent à leur poste",
+}
+
+
+@pytest.mark.parametrize(
+    ("conditions", "refused"),
+    [
+        ((False, False, False), ["short", "boxes_at_table", "staff_at_post"]),
+        # Only True attests: a missing answer or a truthy one is no attestation.
+        ((None, "oui", 1), ["short", "boxes_at_table", "staff_at_post"]),
+        ((True, False, True), ["boxes_at_table"]),
+    ],
+    ids=["none attested", "not True", "one missing"],
+)
+def test_r18_each_condition_not_attested_is_refused_on_its_field(
+    cash_staff, open_day, boule_tableau, conditions, refused
+):
+    advance(cash_staff, boule_tableau, open_day)
+    signatures = Signature.objects.count()
+    error = refusal(ValidationError, lambda: lock_encaisse(cash_staff, boule_tableau, open_day, conditions=conditions))
+    assert {field: [(e.code, e.message) for e in errors] for field, errors in error.error_dict.items()} == {
+        field: [("R18", cite("R18", f"Condition non attestée : {CONDITIONS[field]}"))] for field in refused
+    }
+    assert not Interruption.objects.exists() and Signature.objects.count() == signatures
+
+
+def test_r3_r18_a_boule_tableau_without_its_special_box_cannot_lock_its_encaisse(cash_staff, open_day, boule_table):
+    from sessions.services import open_tableau
+    from tables.models import Cashbox
+    from tables.services import register_tableau
+
+    bare = register_tableau(boule_table, 8, [Cashbox.Kind.MOBILE_OPEN])
+    open_tableau(cash_staff["director"], bare, open_day.gaming_day.date, "2.00", "200.00", "1000.00")
+    advance(cash_staff, bare, open_day)
+    signatures = Signature.objects.count()
+    error = refusal(InvalidTransition, lambda: lock_encaisse(cash_staff, bare, open_day))
+    assert (error.rule, error.message) == (
+        "R18",
+        cite("R18", "Le tableau n° 8 n'a pas de boîte spéciale fermant à clé : comptez l'encaisse"),
+    )
+    assert not Interruption.objects.exists() and Signature.objects.count() == signatures
+
+
+@pytest.mark.parametrize(
+    ("key_holder", "password", "exception", "field", "message"),
+    [
+        (
+            "inconnu",
+            PASSWORD,
+            ValidationError,
+            "key_holder",
+            "Signature refusée : employé inconnu dans l'établissement (inconnu)",
+        ),
+        ("chef", "faux", ValidationError, "password", "Signature refusée : mot de passe du signataire incorrect"),
+        (
+            "croupier1",
+            PASSWORD,
+            RoleForbidden,
+            None,
+            "Seul peut signer : chef de partie, directeur responsable, membre du comité de direction "
+            "(signataire : Croupier)",
+        ),
+    ],
+    ids=["unknown", "wrong password", "croupier"],
+)
+def test_r18_r28_the_key_holder_is_a_known_key_holder_signing_with_their_own_password(
+    cash_staff, open_day, boule_tableau, key_holder, password, exception, field, message
+):
+    advance(cash_staff, boule_tableau, open_day)
+    signatures = Signature.objects.count()
+    error = refusal(
+        exception, lambda: lock_encaisse(cash_staff, boule_tableau, open_day, key_holder, password=password)
+    )
+    if field is None:
+        assert (error.rule, error.message) == ("R18", cite("R18", message))
+    else:
+        assert list(error.error_dict) == [field]
+        (shown,) = error.error_dict[field]
+        assert (shown.code, shown.message) == ("R18", cite("R18", message))
+    assert not Interruption.objects.exists() and Signature.objects.count() == signatures
+
+
+@pytest.mark.parametrize(("game", "box_kind"), [("boule", "interruption_box"), ("vingt_trois", "built_in")])
+def test_r3_r18_the_encaisse_is_locked_in_the_box_of_its_game_under_the_key_holder_s_signed_attestation(
+    cash_staff, open_day, boule_tableau, vingt_trois_tableau, game, box_kind
+):
+    tableau = boule_tableau if game == "boule" else vingt_trois_tableau
+    advance(cash_staff, tableau, open_day)
+    # The director logs the interruption; the codir member holds the key and signs.
+    interruption = lock_encaisse(cash_staff, tableau, open_day, "codir", user="director")
+    interruption.refresh_from_db()
+    box = tableau.cashboxes.get(kind=box_kind)
+    assert (interruption.tableau, interruption.seance, interruption.kind, interruption.logged_by) == (
+        tableau,
+        open_day,
+        Interruption.Kind.SHORT,
+        cash_staff["director"],
+    )
+    assert (interruption.locked_box, interruption.key_holder, interruption.count) == (box, cash_staff["codir"], None)
+    assert (interruption.attests_short, interruption.attests_boxes_at_table, interruption.attests_staff_at_post) == (
+        True,
+        True,
+        True,
+    )
+    assert interruption.ongoing and interruption.lids_off is None
+    signature = interruption.attestation
+    assert (signature.signer, signature.role, signature.purpose) == (
+        cash_staff["codir"],
+        Role.CODIR,
+        Signature.Purpose.SHORT_INTERRUPTION,
+    )
+    assert signature.statement == (
+        f"Interruption momentanée du tableau n° {tableau.number} — {open_day} — encaisse sous clé dans : "
+        f"{box.get_kind_display()} — j'atteste : courte durée, boîtes à la table, appareil non recouvert et "
+        "employés à leur poste — je garde l'unique clé"
+    )
+    assert interruption.history.get().history_user == cash_staff["director"]
+
+
+def test_r18_r28_a_key_holder_with_a_second_factor_locks_the_encaisse_with_their_totp_code(
+    cash_staff, open_day, boule_tableau, settings
+):
+    advance(cash_staff, boule_tableau, open_day)
+    code = totp_code(settings, cash_staff["director"])
+    interruption = lock_encaisse(cash_staff, boule_tableau, open_day, "directeur", otp=code)
+    assert interruption.key_holder == cash_staff["director"]
+
+
+# R17, R18, R19: play resumes (resume) ------------------------------------------------------------------------------
+
+
+def interrupted(staff, tableau, seance):
+    """A full interruption of the tableau, after its initial advance."""
+    advance(staff, tableau, seance)
+    return services.interrupt_with_count(staff["chef"], tableau, seance, chips_for("8000"), "croupier1")
+
+
+def test_r17_only_the_chef_de_partie_or_the_direction_resumes_play(cash_staff, open_day, vingt_trois_tableau):
+    interruption = interrupted(cash_staff, vingt_trois_tableau, open_day)
+    error = refusal(RoleForbidden, lambda: services.resume(cash_staff["croupier"], interruption))
+    assert (error.rule, error.message) == (
+        "R17",
+        cite("R17", "Seul le chef de partie ou la direction peut reprendre la partie"),
+    )
+    interruption.refresh_from_db()
+    assert interruption.ongoing and interruption.resumed_by is None
+
+
+def test_r17_an_interruption_resumes_once(cash_staff, open_day, vingt_trois_tableau):
+    interruption = interrupted(cash_staff, vingt_trois_tableau, open_day)
+    services.resume(cash_staff["chef"], interruption)
+    resumed = Interruption.objects.get()
+    # The object the caller holds still shows the interruption ongoing: the service reads it again.
+    error = refusal(InvalidTransition, lambda: services.resume(cash_staff["director"], interruption))
+    assert (error.rule, error.message) == ("R17", cite("R17", "Cette interruption est déjà terminée"))
+    again = Interruption.objects.get()
+    assert (again.resumed_at, again.resumed_by) == (resumed.resumed_at, cash_staff["chef"])
+
+
+@pytest.mark.parametrize("lids_off", [None, False, "oui"])
+def test_r19_play_resumes_at_boule_only_once_the_lids_are_attested_off(cash_staff, open_day, boule_tableau, lids_off):
+    interruption = interrupted(cash_staff, boule_tableau, open_day)
+    error = refusal(ValidationError, lambda: services.resume(cash_staff["chef"], interruption, lids_off=lids_off))
+    assert list(error.error_dict) == ["lids_off"]
+    (shown,) = error.error_dict["lids_off"]
+    assert (shown.code, shown.message) == (
+        "R19",
+        cite(
+            "R19",
+            "À la boule, les couvercles ne peuvent être maintenus sur les boîtes pendant la partie : attestez qu'ils "
+            "sont retirés",
+        ),
+    )
+    interruption.refresh_from_db()
+    assert interruption.ongoing and interruption.lids_off is None
+
+
+@pytest.mark.parametrize(
+    ("game", "lids_off", "kept"),
+    [("boule", True, True), ("vingt_trois", True, None), ("vingt_trois", None, None)],
+)
+def test_r17_r19_play_resumes_by_who_resumes_it_with_the_lids_off_recorded_at_boule_only(
+    cash_staff, open_day, boule_tableau, vingt_trois_tableau, game, lids_off, kept
+):
+    from django.utils import timezone
+
+    tableau = boule_tableau if game == "boule" else vingt_trois_tableau
+    interruption = interrupted(cash_staff, tableau, open_day)
+    before = timezone.now()
+    services.resume(cash_staff["director"], interruption, lids_off=lids_off)
+    interruption.refresh_from_db()
+    assert before <= interruption.resumed_at <= timezone.now()
+    assert (interruption.resumed_by, interruption.lids_off) == (cash_staff["director"], kept)
+    assert interruption.history.first().history_user == cash_staff["director"]
+
+
+def test_r18_the_box_locked_at_a_short_interruption_is_reopened_by_its_key_holder_alone(
+    cash_staff, open_day, boule_tableau
+):
+    advance(cash_staff, boule_tableau, open_day)
+    interruption = lock_encaisse(cash_staff, boule_tableau, open_day, "codir")
+
+    def reopen(unlocked_by, password=PASSWORD):
+        return services.resume(
+            cash_staff["chef"], interruption, lids_off=True, unlocked_by=unlocked_by, password=password
+        )
+
+    # The director holds no key of this box.
+    error = refusal(RoleForbidden, lambda: reopen("directeur"))
+    assert (error.rule, error.message) == (
+        "R18",
+        cite("R18", "Seul le détenteur de l'unique clé rouvre la boîte à la reprise"),
+    )
+    for unlocked_by, password, field, message in [
+        ("inconnu", PASSWORD, "unlocked_by", "Signature refusée : employé inconnu dans l'établissement (inconnu)"),
+        ("codir", "faux", "password", "Signature refusée : mot de passe du signataire incorrect"),
+    ]:
+        error = refusal(ValidationError, lambda u=unlocked_by, p=password: reopen(u, p))
+        assert list(error.error_dict) == [field]
+        (shown,) = error.error_dict[field]
+        assert (shown.code, shown.message) == ("R18", cite("R18", message))
+    interruption.refresh_from_db()
+    assert interruption.ongoing and interruption.resumed_by is None
+    reopen("codir")
+    interruption.refresh_from_db()
+    # Reopened by the key holder, whoever logs the resumption.
+    assert (interruption.ongoing, interruption.resumed_by, interruption.lids_off) == (
+        False,
+        cash_staff["codir"],
+        True,
+    )
+
+
+def test_r18_r28_a_key_holder_with_a_second_factor_reopens_the_box_with_their_totp_code(
+    cash_staff, open_day, vingt_trois_tableau, settings
+):
+    advance(cash_staff, vingt_trois_tableau, open_day)
+    interruption = lock_encaisse(cash_staff, vingt_trois_tableau, open_day, "directeur")
+    code = totp_code(settings, cash_staff["director"])
+    services.resume(cash_staff["chef"], interruption, unlocked_by="directeur", password=PASSWORD, otp=code)
+    interruption.refresh_from_db()
+    assert (interruption.ongoing, interruption.resumed_by) == (False, cash_staff["director"])
+
+
+# R15, R23, R24: a correction in red ink (correct) -----------------------------------------------------------------
+
+
+def correction_of(staff, entry, chips, reason="Plaque comptée deux fois", words=None, signer="directeur", **kwargs):
+    """correct() by the chef de partie, approved by `signer` in the words of the chips' total unless `words`."""
+    if words is None:
+        words = amount_in_words(services.parse_chips(entry.cashbox.tableau.casino, chips)[1])
+    return services.correct(staff["chef"], entry, chips, reason, words, signer, PASSWORD, **kwargs)
+
+
+def correction_refused(exception, call):
+    """The refusal of a correction, which writes neither a correction nor a signature."""
+    from cashbox.models import Correction
+
+    signatures = Signature.objects.count()
+    error = refusal(exception, call)
+    assert not Correction.objects.exists() and Signature.objects.count() == signatures
+    return error
+
+
+def field_refusal(error, field):
+    assert list(error.error_dict) == [field]
+    (shown,) = error.error_dict[field]
+    return shown.code, shown.message
+
+
+def test_r23_only_the_chef_de_partie_or_the_direction_enters_a_correction(cash_staff, open_day, boule_tableau):
+    advance(cash_staff, boule_tableau, open_day)
+    count = final_count(cash_staff, boule_tableau, open_day)
+    error = correction_refused(
+        RoleForbidden,
+        lambda: services.correct(
+            cash_staff["croupier"], count, chips_for("9100"), "Erreur", "neuf mille cent euros", "directeur", PASSWORD
+        ),
+    )
+    assert (error.rule, error.message) == (
+        "R23",
+        cite("R23", "Seul le chef de partie ou la direction peut inscrire une correction"),
+    )
+
+
+@pytest.mark.parametrize("reason", [None, "", "   "])
+def test_r23_a_correction_states_its_reason(cash_staff, open_day, boule_tableau, reason):
+    advance(cash_staff, boule_tableau, open_day)
+    count = final_count(cash_staff, boule_tableau, open_day)
+    error = correction_refused(
+        ValidationError, lambda: correction_of(cash_staff, count, chips_for("9100"), reason=reason)
+    )
+    assert field_refusal(error, "reason") == ("R23", cite("R23", "Indiquez le motif de la correction"))
+
+
+def test_r23_a_correction_is_a_count_by_denomination_refused_under_r23(cash_staff, open_day, boule_tableau):
+    advance(cash_staff, boule_tableau, open_day)
+    count = final_count(cash_staff, boule_tableau, open_day)
+    error = correction_refused(ValidationError, lambda: correction_of(cash_staff, count, {}, words="zéro euro"))
+    assert field_refusal(error, "chips") == (
+        "R23",
+        cite("R23", 'Indiquez le nombre de jetons par valeur (ex. {"10.00": 5})'),
+    )
+
+
+def test_r15_r23_a_correction_never_makes_an_advance_another_amount_than_the_day_s(cash_staff, open_day, boule_tableau):
+    written = advance(cash_staff, boule_tableau, open_day)
+    error = correction_refused(ValidationError, lambda: correction_of(cash_staff, written, chips_for("8100")))
+    assert field_refusal(error, "chips") == (
+        "R15",
+        cite(
+            "R15",
+            f"L'avance du jeu est fixée à {euros(Decimal('8000'))} pour la journée : une correction ne peut en faire "
+            f"{euros(Decimal('8100'))}",
+        ),
+    )
+
+
+RECOUNTED = {"100.00": 80, "50.00": 20}  # 9 000 € counted otherwise than 90 × 100 €
+
+
+def test_r23_a_correction_that_changes_nothing_of_the_latest_entry_is_refused(cash_staff, open_day, boule_tableau):
+    from cashbox.models import Correction
+
+    advance(cash_staff, boule_tableau, open_day)
+    count = final_count(cash_staff, boule_tableau, open_day)
+    unchanged = cite("R23", "La correction ne change rien à l'inscription")
+    error = correction_refused(ValidationError, lambda: correction_of(cash_staff, count, chips_for("9000")))
+    assert field_refusal(error, "chips") == ("R23", unchanged)
+    correction_of(cash_staff, count, chips_for("9100"))
+    correction_of(cash_staff, count, RECOUNTED)
+    # What a correction changes is the latest one: neither the original nor the first correction.
+    corrections = Correction.objects.count()
+    error = refusal(ValidationError, lambda: correction_of(cash_staff, count, dict(RECOUNTED)))
+    assert field_refusal(error, "chips") == ("R23", unchanged)
+    assert Correction.objects.count() == corrections
+    # The same amount counted as the original was: a change of the latest entry.
+    assert correction_of(cash_staff, count, chips_for("9000")).previous_amount == Decimal("9000")
+
+
+def test_r23_the_director_approves_the_corrected_amount_in_words(cash_staff, open_day, boule_tableau):
+    advance(cash_staff, boule_tableau, open_day)
+    count = final_count(cash_staff, boule_tableau, open_day)
+    error = correction_refused(
+        ValidationError, lambda: correction_of(cash_staff, count, chips_for("9100"), words="neuf mille euros")
+    )
+    assert field_refusal(error, "approval_words") == (
+        "R23",
+        cite(
+            "R23", "Le directeur approuve en écrivant le montant corrigé en toutes lettres : « neuf mille cent euros »"
+        ),
+    )
+
+
+def test_r23_only_the_director_approves_a_correction(cash_staff, open_day, boule_tableau):
+    advance(cash_staff, boule_tableau, open_day)
+    count = final_count(cash_staff, boule_tableau, open_day)
+    error = correction_refused(
+        RoleForbidden, lambda: correction_of(cash_staff, count, chips_for("9100"), signer="codir")
+    )
+    assert (error.rule, error.message) == (
+        "R23",
+        cite("R23", "Seul peut signer : directeur responsable (signataire : Membre du comité de direction)"),
+    )
+
+
+def test_r24_no_correction_while_the_register_awaits_its_signatures(cash_staff, register_day):
+    count = Count.objects.get(kind="final")
+    error = correction_refused(InvalidTransition, lambda: correction_of(cash_staff, count, chips_for("8900")))
+    assert (error.rule, error.message) == (
+        "R24",
+        cite(
+            "R24",
+            f"{register_day} attend ses deux signatures : signez-le d'abord ; la correction fera l'objet d'un "
+            "rectificatif",
+        ),
+    )
+    assert not RegisterAmendment.objects.exists()
+
+
+def test_r23_a_count_is_corrected_by_a_new_entry_approved_in_words_by_the_director(cash_staff, open_day, boule_tableau):
+    advance(cash_staff, boule_tableau, open_day)
+    count = final_count(cash_staff, boule_tableau, open_day)
+    correction = services.correct(
+        cash_staff["chef"],
+        count,
+        chips_for("9100"),
+        " Plaque oubliée ",
+        " Approuvé : « neuf mille cent euros » ",
+        "directeur",
+        PASSWORD,
+    )
+    correction.refresh_from_db()
+    assert (correction.casino, correction.advance, correction.count) == (boule_tableau.casino, None, count)
+    assert (correction.chips, correction.amount, correction.previous_amount) == (
+        {"100.00": 91},
+        Decimal("9100"),
+        Decimal("9000"),
+    )
+    assert (correction.reason, correction.approval_words, correction.recorded_by) == (
+        "Plaque oubliée",
+        "Approuvé : « neuf mille cent euros »",
+        cash_staff["chef"],
+    )
+    approval = correction.approval
+    assert (approval.signer, approval.role, approval.purpose) == (
+        cash_staff["director"],
+        Role.DIRECTOR,
+        Signature.Purpose.CORRECTION,
+    )
+    assert approval.statement.startswith(
+        f"Correction à l'encre rouge : {count} — {euros(Decimal('9000'))} → {euros(Decimal('9100'))} — motif : "
+    )
+    assert correction.history.get().history_user == cash_staff["chef"]
+    # The original stays as it was; no register, no rectificatif.
+    assert Count.objects.get(pk=count.pk).amount == Decimal("9000")
+    assert not RegisterAmendment.objects.exists()
+
+
+def test_r15_r23_an_advance_is_recounted_at_the_day_s_amount(cash_staff, open_day, boule_tableau):
+    advance(cash_staff, boule_tableau, open_day)
+    top_up = advance(cash_staff, boule_tableau, open_day, "top_up")
+    recounted = {"100.00": 70, "50.00": 20}
+    correction = correction_of(cash_staff, top_up, recounted, reason="Ventilation mal inscrite")
+    correction.refresh_from_db()
+    assert (correction.advance, correction.count, correction.chips) == (top_up, None, recounted)
+    assert (correction.amount, correction.previous_amount) == (Decimal("8000"), Decimal("8000"))
+    assert correction.approval.statement == (
+        f"Correction à l'encre rouge : {top_up} — {euros(Decimal('8000'))} → {euros(Decimal('8000'))} — motif : "
+        "Ventilation mal inscrite — approuvé : huit mille euros"
+    )
+
+
+def test_r23_r28_a_director_with_a_second_factor_approves_a_correction_with_their_totp_code(
+    cash_staff, open_day, boule_tableau, settings
+):
+    advance(cash_staff, boule_tableau, open_day)
+    count = final_count(cash_staff, boule_tableau, open_day)
+    code = totp_code(settings, cash_staff["director"])
+    correction = correction_of(cash_staff, count, chips_for("9100"), otp=code)
+    assert correction.approval.signer == cash_staff["director"]
+
+
+# R22, R24, R28: the rectificatif signed (sign_amendment) ----------------------------------------------------------
+
+
+def test_r24_r28_a_signer_with_a_second_factor_signs_the_rectificatif_with_their_totp_code(
+    cash_staff, register_day, settings
+):
+    services.sign_register(register_day, "directeur", PASSWORD)
+    services.sign_register(register_day, "codir", PASSWORD)
+    correct_count(cash_staff, Count.objects.get(kind="final"), "8900")
+    code = totp_code(settings, cash_staff["director"])
+    amendment = services.sign_amendment(RegisterAmendment.objects.get(), "directeur", PASSWORD, otp=code)
+    amendment.refresh_from_db()
+    signature = amendment.first_signature
+    assert (signature.signer, signature.purpose) == (cash_staff["director"], Signature.Purpose.REGISTER_AMENDMENT)
+    assert amendment.second_signature is None
