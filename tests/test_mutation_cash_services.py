@@ -117,6 +117,9 @@ def test_r17_the_count_at_interruption_names_the_counter_and_every_person_presen
     count = interruption.count
     assert count.counted_by.username == "croupier1"
     assert sorted(count.witnesses.values_list("username", flat=True)) == ["caissier", "chef", "croupier1"]
+    # The chef who logged it is its author in the history of the interruption and of its count (R23).
+    assert interruption.history.get().history_user == cash_staff["chef"]
+    assert count.history.get().history_user == cash_staff["chef"]
 
 
 def test_r17_r20_the_final_count_of_one_tableau_does_not_stop_another_being_interrupted(
