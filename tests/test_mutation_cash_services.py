@@ -1764,3 +1764,50 @@ def test_r24_r28_a_signer_with_a_second_factor_signs_the_rectificatif_with_their
     signature = amendment.first_signature
     assert (signature.signer, signature.purpose) == (cash_staff["director"], Signature.Purpose.REGISTER_AMENDMENT)
     assert amendment.second_signature is None
+
+
+# R22: drawing up the control register (draw_up_register) ----------------------------------------------------------
+
+
+def test_r22_only_the_direction_draws_up_the_register_and_a_refusal_writes_nothing(cash_staff, casino):
+    from cashbox.models import ControlRegister
+
+    day = GamingDay.current(casino)
+    for who in ("chef", "caissier"):
+        error = refusal(RoleForbidden, lambda who=who: services.draw_up_register(cash_staff[who], day))
+        assert (error.rule, error.message) == ("R22", cite("R22", "Seule la direction établit le registre de contrôle"))
+    assert not ControlRegister.objects.exists()
+
+
+def test_r22_a_day_without_seance_has_no_register(cash_staff, casino):
+    day = GamingDay.current(casino)
+    error = refusal(InvalidTransition, lambda: services.draw_up_register(cash_staff["director"], day))
+    assert (error.rule, error.message) == ("R22", cite("R22", "Aucune séance pour cette journée de jeu"))
+
+
+def test_r22_the_register_waits_for_every_seance_and_names_those_still_open(cash_staff, open_day):
+    seances = open_day.gaming_day.seances.order_by("planned_start")
+    error = refusal(InvalidTransition, lambda: services.draw_up_register(cash_staff["director"], open_day.gaming_day))
+    names = ", ".join(str(seance) for seance in seances)
+    assert len(seances) == 2 and (error.rule, error.message) == (
+        "R22",
+        cite("R22", f"Toutes les séances de la journée doivent être closes : {names}"),
+    )
+
+
+def test_r22_the_register_is_drawn_up_once_by_its_author(cash_staff, casino, boule_tableau):
+    day = day_of_play(
+        cash_staff, casino, GamingDay.date_at(casino), {"apres_midi": [(boule_tableau, "9000")]}, not_held=("soiree",)
+    )
+    register, created = services.draw_up_register(cash_staff["codir"], day)
+    assert created and register.drawn_up_by == cash_staff["codir"]
+    assert register.history.get().history_user == cash_staff["codir"]
+    assert services.draw_up_register(cash_staff["director"], day) == (register, False)
+
+
+def test_r20_a_box_topped_up_is_one_box_to_count_before_the_close(cash_staff, open_day, boule_tableau):
+    advance(cash_staff, boule_tableau, open_day)
+    advance(cash_staff, boule_tableau, open_day, kind="top_up")
+    assert services.closing_blockers(open_day) == [
+        ("R20", cite("R20", "La caisse n° 1 n'a pas d'encaisse finale comptée et certifiée exacte"))
+    ]
