@@ -1811,3 +1811,13 @@ def test_r20_a_box_topped_up_is_one_box_to_count_before_the_close(cash_staff, op
     assert services.closing_blockers(open_day) == [
         ("R20", cite("R20", "La caisse n° 1 n'a pas d'encaisse finale comptée et certifiée exacte"))
     ]
+
+
+def test_r20_a_final_count_reads_its_people_once_and_names_its_author(cash_staff, open_day, boule_tableau, monkeypatch):
+    advance(cash_staff, boule_tableau, open_day)
+    calls = []
+    people_of = services.people_of
+    monkeypatch.setattr(services, "people_of", lambda *args, **kwargs: calls.append(args) or people_of(*args, **kwargs))
+    count = final_count(cash_staff, boule_tableau, open_day)
+    assert len(calls) == 1  # the counter, the caissier, the signer and the witnesses in one query
+    assert count.history.get().history_user == cash_staff["chef"]
