@@ -1821,3 +1821,60 @@ def test_r20_a_final_count_reads_its_people_once_and_names_its_author(cash_staff
     count = final_count(cash_staff, boule_tableau, open_day)
     assert len(calls) == 1  # the counter, the caissier, the signer and the witnesses in one query
     assert count.history.get().history_user == cash_staff["chef"]
+
+
+@pytest.mark.parametrize(
+    ("field", "people", "message"),
+    [
+        ("counted_by", ("caissier", "caissier"), "Celui qui compte l'encaisse doit être : croupier"),
+        ("caissier", ("croupier1", "croupier2"), "Le caissier présent doit être : caissier"),
+    ],
+)
+def test_r20_the_final_count_names_a_croupier_who_counts_and_the_caissier(
+    cash_staff, open_day, boule_tableau, field, people, message
+):
+    advance(cash_staff, boule_tableau, open_day)
+    counted_by, caissier = people
+    error = refusal(
+        ValidationError,
+        lambda: services.record_final_count(
+            cash_staff["chef"],
+            main_box(boule_tableau),
+            open_day,
+            chips_for("9000"),
+            counted_by,
+            ["croupier2"],
+            caissier,
+            "directeur",
+            PASSWORD,
+        ),
+    )
+    (shown,) = error.error_dict[field]
+    assert (shown.code, shown.message) == ("R20", cite("R20", message))
+    assert not Count.objects.exists()
+
+
+def test_a_final_count_in_another_casino_s_seance_is_refused(cash_staff, open_day, boule_tableau, other_casino):
+    from casino.models import Membership
+
+    for user in (cash_staff["director"], cash_staff["croupier"], cash_staff["caissier"]):
+        Membership.objects.create(employee=user.employee, casino=other_casino)
+    advance(cash_staff, boule_tableau, open_day)
+    elsewhere = plan_seances(cash_staff["director"], other_casino, GamingDay.date_at(other_casino))[0]
+    error = refusal(
+        ValidationError,
+        lambda: services.record_final_count(
+            cash_staff["chef"],
+            main_box(boule_tableau),
+            elsewhere,
+            chips_for("9000"),
+            "croupier1",
+            ["croupier2"],
+            "caissier",
+            "directeur",
+            PASSWORD,
+        ),
+    )
+    (shown,) = error.error_dict["seance"]
+    assert (shown.code, shown.message) == ("invalid", "La séance n'est pas celle de l'établissement de la caisse.")
+    assert not Count.objects.exists()
