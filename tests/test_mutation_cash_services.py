@@ -127,17 +127,7 @@ def test_r17_r20_the_final_count_of_one_tableau_does_not_stop_another_being_inte
 ):
     enter_initial_advance(cash_staff, boule_tableau, open_day)
     enter_initial_advance(cash_staff, vingt_trois_tableau, open_day)
-    services.record_final_count(
-        cash_staff["chef"],
-        main_box(boule_tableau),
-        open_day,
-        chips_for("9000"),
-        "croupier1",
-        ["croupier2"],
-        "caissier",
-        "directeur",
-        PASSWORD,
-    )
+    final_count(cash_staff, boule_tableau, open_day)
     with pytest.raises(InvalidTransition) as caught:
         services.interrupt_with_count(cash_staff["chef"], boule_tableau, open_day, chips_for("9000"), "croupier1")
     assert caught.value.rule == "R20"
@@ -654,15 +644,17 @@ def advance(staff, tableau, seance, kind="initial"):
     )
 
 
-def final_count(staff, tableau, seance, amount="9000"):
+def final_count(
+    staff, tableau, seance, amount="9000", counted_by="croupier1", witnesses=("croupier2",), caissier="caissier"
+):
     return services.record_final_count(
         staff["chef"],
         main_box(tableau),
         seance,
         chips_for(amount),
-        "croupier1",
-        ["croupier2"],
-        "caissier",
+        counted_by,
+        list(witnesses),
+        caissier,
         "directeur",
         PASSWORD,
     )
@@ -769,17 +761,7 @@ def test_r20_the_final_count_names_employees_of_the_table_by_the_roster(
     advance(cash_staff, boule_tableau, open_day)
     error = refusal(
         ValidationError,
-        lambda: services.record_final_count(
-            cash_staff["chef"],
-            main_box(boule_tableau),
-            open_day,
-            chips_for("9000"),
-            "croupier1",
-            witnesses,
-            "caissier",
-            "directeur",
-            PASSWORD,
-        ),
+        lambda: final_count(cash_staff, boule_tableau, open_day, witnesses=witnesses),
     )
     (shown,) = error.error_dict["witnesses"]
     assert (shown.code, shown.message) == ("R20", cite("R20", message))
@@ -1014,17 +996,7 @@ def test_r4_r20_a_witness_serves_this_tableau_in_this_seance_s_roster(cash_staff
     advance(cash_staff, boule_tableau, two_rosters)
     error = refusal(
         ValidationError,
-        lambda: services.record_final_count(
-            cash_staff["chef"],
-            main_box(boule_tableau),
-            two_rosters,
-            chips_for("9000"),
-            "croupier1",
-            [witness],
-            "caissier",
-            "directeur",
-            PASSWORD,
-        ),
+        lambda: final_count(cash_staff, boule_tableau, two_rosters, witnesses=[witness]),
     )
     (shown,) = error.error_dict["witnesses"]
     assert shown.message == cite(
@@ -1032,17 +1004,7 @@ def test_r4_r20_a_witness_serves_this_tableau_in_this_seance_s_roster(cash_staff
         f"{witness} ne sert pas le tableau n° 1 à cette séance (employés de la table selon l'ordre de roulement : "
         "chef, croupier1, croupier2)",
     )
-    count = services.record_final_count(
-        cash_staff["chef"],
-        main_box(boule_tableau),
-        two_rosters,
-        chips_for("9000"),
-        "croupier1",
-        ["chef", "croupier2"],
-        "caissier",
-        "directeur",
-        PASSWORD,
-    )
+    count = final_count(cash_staff, boule_tableau, two_rosters, witnesses=["chef", "croupier2"])
     assert sorted(count.witnesses.values_list("username", flat=True)) == [
         "caissier",
         "chef",
@@ -1165,17 +1127,12 @@ def test_r4_r20_witnesses_assigned_relieving_or_chef_are_recognised_without_read
     advance(cash_staff, boule_tableau, open_day)
     # _table_employees reads the tableau's staff only for a witness people_of did not find serving it.
     monkeypatch.setattr(services, "tableau_staff", lambda *args: pytest.fail("the tableau's staff was read again"))
-    count = services.record_final_count(
-        cash_staff["chef"],
-        main_box(boule_tableau),
+    count = final_count(
+        cash_staff,
+        boule_tableau,
         open_day,
-        chips_for("9000"),
-        "croupier1",
         # Assigned to the tableau, relieving one who is, chef de partie of its table.
-        ["croupier2", "croupier3", "chef"],
-        "caissier",
-        "directeur",
-        PASSWORD,
+        witnesses=["croupier2", "croupier3", "chef"],
     )
     assert sorted(count.witnesses.values_list("username", flat=True)) == [
         "caissier",
@@ -1202,11 +1159,8 @@ def test_r4_r20_a_relief_on_another_apparatus_s_roster_does_not_make_a_witness_o
     advance(cash_staff, boule_tableau, open_day)
     error = refusal(
         ValidationError,
-        lambda: services.record_final_count(
-            cash_staff["chef"], main_box(boule_tableau), open_day, chips_for("9000"), "croupier1", ["croupier3"],
-            "caissier", "directeur", PASSWORD,
-        ),
-    )  # fmt: skip
+        lambda: final_count(cash_staff, boule_tableau, open_day, witnesses=["croupier3"]),
+    )
     (shown,) = error.error_dict["witnesses"]
     assert shown.message == cite(
         "R20",
@@ -1837,17 +1791,7 @@ def test_r20_the_final_count_names_a_croupier_who_counts_and_the_caissier(
     counted_by, caissier = people
     error = refusal(
         ValidationError,
-        lambda: services.record_final_count(
-            cash_staff["chef"],
-            main_box(boule_tableau),
-            open_day,
-            chips_for("9000"),
-            counted_by,
-            ["croupier2"],
-            caissier,
-            "directeur",
-            PASSWORD,
-        ),
+        lambda: final_count(cash_staff, boule_tableau, open_day, counted_by=counted_by, caissier=caissier),
     )
     (shown,) = error.error_dict[field]
     assert (shown.code, shown.message) == ("R20", cite("R20", message))
@@ -1863,17 +1807,7 @@ def test_a_final_count_in_another_casino_s_seance_is_refused(cash_staff, open_da
     elsewhere = plan_seances(cash_staff["director"], other_casino, GamingDay.date_at(other_casino))[0]
     error = refusal(
         ValidationError,
-        lambda: services.record_final_count(
-            cash_staff["chef"],
-            main_box(boule_tableau),
-            elsewhere,
-            chips_for("9000"),
-            "croupier1",
-            ["croupier2"],
-            "caissier",
-            "directeur",
-            PASSWORD,
-        ),
+        lambda: final_count(cash_staff, boule_tableau, elsewhere),
     )
     (shown,) = error.error_dict["seance"]
     assert (shown.code, shown.message) == ("invalid", "La séance n'est pas celle de l'établissement de la caisse.")
