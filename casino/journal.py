@@ -419,8 +419,6 @@ def record_refusal(request, casino_ids, rule, message, status):
             "refusal",
             actor=user,
             role=role.value if role else "",
-            object_type="",
-            object_id="",
             payload={
                 "rule": rule,
                 "message": message,

@@ -237,3 +237,18 @@ def test_r23_the_chain_state_of_an_export_reconciles_the_records_and_gives_their
     Apparatus.objects.filter(pk=apparatus.pk).update(name="Boule truquée")
     _count, problems, _documents = journal.chain_state(apparatus.casino)
     assert any("« name »" in problem for _sequence, problem in problems), problems
+
+
+def test_r23_a_verification_asks_for_no_documents_and_passes_on_its_processes(monkeypatch, casino):
+    # verify_casino only verifies: the fast path (casino/journal_fast.py) must not gather every record's last
+    # document, and the number of processes the caller chose (verify_journal --processes) reaches it.
+    calls = []
+
+    def chain_state(*args, **kwargs):
+        calls.append((args, kwargs))
+        return 7, [(3, "problème")], {"ignored": "documents"}
+
+    monkeypatch.setattr(journal, "chain_state", chain_state)
+    seals = ["sceau"]
+    assert journal.verify_casino(casino, False, seals, processes=3) == (7, [(3, "problème")])
+    assert calls == [((casino, False, seals), {"want_documents": False, "processes": 3})]
