@@ -252,3 +252,27 @@ def test_r23_a_verification_asks_for_no_documents_and_passes_on_its_processes(mo
     seals = ["sceau"]
     assert journal.verify_casino(casino, False, seals, processes=3) == (7, [(3, "problème")])
     assert calls == [((casino, False, seals), {"want_documents": False, "processes": 3})]
+
+
+def test_r23_on_postgresql_the_chain_state_is_proven_in_bulk_first_and_read_entry_by_entry_only_if_it_fails(
+    monkeypatch, casino
+):
+    # casino/journal_fast.py proves an intact chain in parallel blocks; it answers None when something does not hold,
+    # and only then is the chain read entry by entry (which words each problem). Tried on either database: the
+    # connection says it is PostgreSQL only for the call.
+    from django.db import connection
+
+    from casino import journal_fast
+
+    calls, answers = [], [("prouvé", [], {}), None]
+    monkeypatch.setattr(journal_fast, "chain_state", lambda *args: calls.append(args) or answers.pop(0))
+    with monkeypatch.context() as patch:
+        patch.setattr(connection, "vendor", "postgresql")
+        assert journal.chain_state(casino, "rapprocher", "sceaux", "documents", 2) == ("prouvé", [], {})
+    assert calls == [(casino, "rapprocher", "sceaux", "documents", 2)]
+    with monkeypatch.context() as patch:
+        patch.setattr(connection, "vendor", "postgresql")
+        patch.setattr(journal, "verify_chain", lambda entries: [(1, "relu entrée par entrée")])
+        count, problems, _documents = journal.chain_state(casino, False, None, True, None)
+    assert (count, problems) == (JournalEntry.objects.filter(casino=casino).count(), [(1, "relu entrée par entrée")])
+    assert calls[1] == (casino, False, None, True, None)
