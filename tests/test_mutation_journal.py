@@ -276,3 +276,10 @@ def test_r23_on_postgresql_the_chain_state_is_proven_in_bulk_first_and_read_entr
         count, problems, _documents = journal.chain_state(casino, False, None, True, None)
     assert (count, problems) == (JournalEntry.objects.filter(casino=casino).count(), [(1, "relu entrée par entrée")])
     assert calls[1] == (casino, False, None, True, None)
+
+
+def test_r23_without_reconciliation_the_chain_state_keeps_no_record_documents(apparatus):
+    # The last document of each record is kept only to reconcile the records: verifying the chain alone keeps none,
+    # so that its memory does not grow with the records.
+    count, problems, documents = journal.chain_state(apparatus.casino, reconcile=False)
+    assert (count, problems, documents) == (JournalEntry.objects.filter(casino=apparatus.casino).count(), [], {})
