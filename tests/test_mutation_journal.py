@@ -2,6 +2,7 @@
 event that is not a history row is journaled. Each test breaks if one step is weakened (a mutant of
 `make mutation MODULE=casino/journal.py`)."""
 
+import datetime
 import json
 from decimal import Decimal
 
@@ -283,3 +284,51 @@ def test_r23_without_reconciliation_the_chain_state_keeps_no_record_documents(ap
     # so that its memory does not grow with the records.
     count, problems, documents = journal.chain_state(apparatus.casino, reconcile=False)
     assert (count, problems, documents) == (JournalEntry.objects.filter(casino=apparatus.casino).count(), [], {})
+
+
+def chain(*sequences):
+    """Journal rows (sequence, previous hash, hash, document) chained in the order given."""
+    rows, previous = [], journal.GENESIS
+    for sequence in sequences:
+        document = journal.canonical({"sequence": sequence, "action": "essai"}).decode()
+        digest = journal.chain_hash(previous, document.encode())
+        rows.append((sequence, previous, digest, document))
+        previous = digest
+    return rows
+
+
+def test_r23_a_missing_entry_and_a_duplicated_one_are_named_with_the_numbers_found_and_expected():
+    assert journal.verify_chain(chain(1, 2, 3)) == []
+    intact = chain(1, 2, 3)
+    assert journal.verify_chain([intact[0], intact[2]]) == [
+        (2, "entrée manquante : numéro 3 trouvé, 2 attendu"),
+        (3, "le chaînage est rompu : l'empreinte précédente ne correspond pas"),
+    ]
+    assert journal.verify_chain([*intact[:2], intact[1]]) == [
+        (3, "entrée en double ou déplacée : numéro 2 trouvé, 3 attendu"),
+        (2, "le chaînage est rompu : l'empreinte précédente ne correspond pas"),
+    ]
+    # Chained as they stand, the entries still say their numbers are wrong.
+    assert journal.verify_chain(chain(1, 3)) == [(2, "entrée manquante : numéro 3 trouvé, 2 attendu")]
+    assert journal.verify_chain(chain(1, 1)) == [(2, "entrée en double ou déplacée : numéro 1 trouvé, 2 attendu")]
+
+
+def test_r23_an_entry_whose_time_column_was_changed_behind_its_document_is_named(casino, director):
+    journal.append(casino.pk, "essai", actor=director, role="directeur")
+    entry = JournalEntry.objects.filter(casino=casino).latest("sequence")
+    row = (
+        entry.sequence,
+        entry.previous_hash,
+        entry.hash,
+        entry.document,
+        entry.action,
+        director.username,
+        entry.actor_role,
+        entry.object_type,
+        entry.object_id,
+        entry.tableau_number,
+        entry.recorded_at,
+    )
+    assert journal.column_mismatch(row) is None
+    moved = (*row[:10], entry.recorded_at + datetime.timedelta(seconds=1))
+    assert journal.column_mismatch(moved) == "l'horodatage ne correspond plus au document signé"
