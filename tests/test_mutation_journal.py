@@ -332,3 +332,35 @@ def test_r23_an_entry_whose_time_column_was_changed_behind_its_document_is_named
     assert journal.column_mismatch(row) is None
     moved = (*row[:10], entry.recorded_at + datetime.timedelta(seconds=1))
     assert journal.column_mismatch(moved) == "l'horodatage ne correspond plus au document signé"
+
+
+def test_r23_an_entry_changed_in_place_is_named_as_modified():
+    intact = chain(1, 2)
+    changed = (2, intact[1][1], intact[1][2], intact[1][3].replace("essai", "truqué"))
+    assert journal.verify_chain([intact[0], changed]) == [
+        (2, "l'entrée a été modifiée : son empreinte ne correspond plus à son contenu")
+    ]
+
+
+def test_r23_an_entry_appended_with_nothing_but_its_action_hashes_exactly_its_ten_fields(casino):
+    journal.append(casino.pk, "essai")
+    entry = JournalEntry.objects.filter(casino=casino).latest("sequence")
+    assert (entry.actor_id, entry.actor_role, entry.object_type, entry.object_id, entry.tableau_number) == (
+        None,
+        "",
+        "",
+        "",
+        None,
+    )
+    assert json.loads(entry.document) == {
+        "casino": casino.pk,
+        "sequence": entry.sequence,
+        "at": journal._default(entry.recorded_at),
+        "actor": "",
+        "role": "",
+        "action": "essai",
+        "object_type": "",
+        "object_id": "",
+        "tableau": None,
+        "payload": {},
+    }
