@@ -8,7 +8,9 @@ import datetime
 from decimal import Decimal
 
 import pytest
+import time_machine
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from cashbox import services
 from cashbox.models import Count, Interruption, RegisterAmendment, Signature
@@ -871,6 +873,21 @@ def correct_count(staff, count, amount):
         "directeur",
         PASSWORD,
     )
+
+
+def test_r23_the_correction_recorded_last_prevails_even_when_its_number_is_lower(cash_staff, open_day, boule_tableau):
+    # The latest correction is the one recorded last, by time; the row numbers only break a tie (two corrections in one
+    # microsecond). Here the clock went back a minute between two corrections, so the higher number is the older one.
+    advance(cash_staff, boule_tableau, open_day)
+    count = final_count(cash_staff, boule_tableau, open_day, "9000")
+    now = timezone.now()
+    with time_machine.travel(now + datetime.timedelta(minutes=2), tick=False):
+        correct_count(cash_staff, count, "9100")
+    with time_machine.travel(now + datetime.timedelta(minutes=1), tick=False):
+        correct_count(cash_staff, count, "9300")
+    assert services.effective_amount(Count.objects.get(pk=count.pk)) == Decimal("9100")
+    prefetched = Count.objects.prefetch_related("corrections").get(pk=count.pk)
+    assert services.effective_amount(prefetched) == Decimal("9100")
 
 
 def test_r21_r23_the_day_s_lines_follow_the_seances_then_the_tableaux_and_the_latest_correction(
