@@ -797,7 +797,7 @@ def test_r20_a_seance_without_a_roster_for_the_tableau_names_nobody_of_the_table
 
 
 def test_r17_r18_r20_a_seance_closes_once_every_box_is_counted_and_no_tableau_is_interrupted(
-    cash_staff, open_day, boule_tableau, vingt_trois_tableau
+    cash_staff, open_day, boule_tableau, vingt_trois_tableau, django_assert_num_queries
 ):
     assert services.closing_blockers(open_day) == []
     advance(cash_staff, vingt_trois_tableau, open_day)
@@ -805,7 +805,9 @@ def test_r17_r18_r20_a_seance_closes_once_every_box_is_counted_and_no_tableau_is
     uncounted = [
         ("R20", cite("R20", f"La caisse n° {n} n'a pas d'encaisse finale comptée et certifiée exacte")) for n in (1, 5)
     ]
-    assert services.closing_blockers(open_day) == uncounted
+    # The advances with their tableaux, the counted boxes, the interruptions: whatever the number of tableaux.
+    with django_assert_num_queries(3):
+        assert services.closing_blockers(open_day) == uncounted
     services.interrupt_short(cash_staff["chef"], boule_tableau, open_day, "chef", PASSWORD, True, True, True)
     full = services.interrupt_with_count(
         cash_staff["chef"], vingt_trois_tableau, open_day, chips_for("10000"), "croupier1"
@@ -888,6 +890,13 @@ def test_r23_the_correction_recorded_last_prevails_even_when_its_number_is_lower
     assert services.effective_amount(Count.objects.get(pk=count.pk)) == Decimal("9100")
     prefetched = Count.objects.prefetch_related("corrections").get(pk=count.pk)
     assert services.effective_amount(prefetched) == Decimal("9100")
+    # Two corrections in the same microsecond: the one written last (the higher number) prevails.
+    with time_machine.travel(now + datetime.timedelta(minutes=3), tick=False):
+        correct_count(cash_staff, count, "9400")
+        correct_count(cash_staff, count, "9200")
+    assert services.effective_amount(Count.objects.get(pk=count.pk)) == Decimal("9200")
+    prefetched = Count.objects.prefetch_related("corrections").get(pk=count.pk)
+    assert services.effective_amount(prefetched) == Decimal("9200")
 
 
 def test_r21_r23_the_day_s_lines_follow_the_seances_then_the_tableaux_and_the_latest_correction(

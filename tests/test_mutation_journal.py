@@ -364,3 +364,18 @@ def test_r23_an_entry_appended_with_nothing_but_its_action_hashes_exactly_its_te
         "tableau": None,
         "payload": {},
     }
+
+
+def test_r23_an_append_that_fails_fails_its_caller_s_transaction(monkeypatch, casino):
+    # No savepoint: the caller cannot catch the failure and commit its write without the entry.
+    from django.db import transaction
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("panne du journal")
+
+    monkeypatch.setattr(journal, "_next_link", broken)
+    monkeypatch.setattr(journal, "_append_in_one_statement", broken)
+    with transaction.atomic():
+        with pytest.raises(RuntimeError):
+            journal.append(casino.pk, "essai")
+        assert transaction.get_connection().needs_rollback
