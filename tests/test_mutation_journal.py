@@ -379,3 +379,29 @@ def test_r23_an_append_that_fails_fails_its_caller_s_transaction(monkeypatch, ca
         with pytest.raises(RuntimeError):
             journal.append(casino.pk, "essai")
         assert transaction.get_connection().needs_rollback
+
+
+def test_r23_on_postgresql_an_entry_is_one_statement_or_waits_for_the_end_of_its_batch(monkeypatch, casino):
+    # The PostgreSQL branch of append, tried on either database: the statements themselves are stood in for (they are
+    # tested against PostgreSQL by tests/test_journal.py); the connection says it is PostgreSQL only for the calls.
+    from django.db import connection
+
+    written = []
+    monkeypatch.setattr(
+        journal, "_append_in_one_statement", lambda _connection, *entry: written.append(("une", entry)) or "inscrite"
+    )
+    monkeypatch.setattr(journal, "_append_many_in_one_statement", lambda _connection, entries: written.append(entries))
+    with monkeypatch.context() as patch:
+        patch.setattr(connection, "vendor", "postgresql")
+        assert journal.append(casino.pk, "seule") == "inscrite"
+        with journal.batched():
+            assert journal.append(casino.pk, "première") is None
+            assert journal.append(casino.pk, "seconde") is None
+            assert len(written) == 1
+    (one, (document, row)), batch = written
+    assert one == "une" and document["sequence"] == 0 and document["action"] == "seule"
+    assert (row["casino_id"], row["action"], row["actor"], row["object_id"]) == (casino.pk, "seule", None, "")
+    assert [(document["action"], row["action"]) for document, row in batch] == [
+        ("première", "première"),
+        ("seconde", "seconde"),
+    ]
