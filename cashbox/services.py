@@ -97,8 +97,10 @@ def parse_chips(casino, chips, field="chips", rule=None):
 # Signatures ---------------------------------------------------------------------------------------------------
 
 
-def check_signer(casino, username, password, roles, rule, not_by=(), otp=None, field="signer", people=None):
+def check_signer(people, username, password, roles, rule, not_by=(), otp=None, field="signer"):
     """The signer of a signature about to be made, checked before the caller locks anything (R28).
+
+    `people`: the casino's active members by username, from people_of, which read `username` among them.
 
     The signer must be an active member of the casino before anything else is looked at (another casino's
     employee is « employé inconnu »); their password, and their TOTP code where their role needs one to log in,
@@ -106,7 +108,7 @@ def check_signer(casino, username, password, roles, rule, not_by=(), otp=None, f
     already signed where two different people are required. A password hash takes hundreds of milliseconds by
     design: run under a row lock it would hold up every other write of that row, so the workflows call this first.
     """
-    user = signer_in(casino, username, rule, field, people=people)
+    user = signer_in(None, username, rule, field, people=people)
     role = role_of(user)
     if role not in roles:
         names = ", ".join(sorted(Role(r).label.lower() for r in roles))
@@ -128,13 +130,14 @@ def put_signature(casino, signer, purpose, statement):
 
 def sign(casino, username, password, purpose, statement, roles, rule, not_by=(), otp=None, field="signer"):
     """Record a signature: the signer enters their own secrets now; only the roles the rule names may sign."""
-    signer = check_signer(casino, username, password, roles, rule, not_by=not_by, otp=otp, field=field)
+    people = people_of(casino, [username])
+    signer = check_signer(people, username, password, roles, rule, not_by=not_by, otp=otp, field=field)
     return put_signature(casino, signer, purpose, statement)
 
 
 def staff_member(casino, username, roles, field, rule, what):
     """A user of the casino with one of the roles and a valid approval, named in the request."""
-    return staff_members(casino, [(username, roles, field, rule, what)])[0]
+    return staff_members([(username, roles, field, rule, what)], people_of(casino, [username]))[0]
 
 
 def people_of(casino, usernames, serving=None):
@@ -177,14 +180,13 @@ def _serving(seance, tableau_id):
     }
 
 
-def staff_members(casino, wanted, people=None):
+def staff_members(wanted, people):
     """Each [(username, roles, field, rule, what)] as an active user and member of the casino with one of the roles
-    and a valid approval, in one query (none when `people`, from people_of, holds them); the first one that does not
-    qualify is refused."""
-    found = people if people is not None else people_of(casino, [username for username, *_ in wanted])
+    and a valid approval, from `people` (people_of: the casino's active members among the names, read in one
+    query); the first one that does not qualify is refused."""
     users = []
     for username, roles, field, rule, what in wanted:
-        user = found.get(username or "")
+        user = people.get(username or "")
         if user is None:
             raise invalid(field, rule, f"{what} : employé inconnu dans l'établissement ({username})")
         if role_of(user) not in roles:
@@ -337,8 +339,8 @@ def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, passw
         if brought_by:
             wanted.append((brought_by, {Role.CAISSIER}, "brought_by", "R15", "Celui qui apporte l'avance"))
         people = people_of(day.casino_id, [counted_by, brought_by, signer])
-        counter, *carrier = staff_members(day.casino_id, wanted, people)
-        signer = check_signer(day.casino_id, signer, password, DIRECTING, "R15", otp=otp, people=people)
+        counter, *carrier = staff_members(wanted, people)
+        signer = check_signer(people, signer, password, DIRECTING, "R15", otp=otp)
         cashbox = lock_cashbox(cashbox)
         tableau, casino = cashbox.tableau, cashbox.tableau.casino
         if day.casino_id != casino.pk:
@@ -460,14 +462,13 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
             day.casino_id, [counted_by, caissier, signer, *(witnesses or [])], serving=(seance, cashbox.tableau_id)
         )
         counter, cashier = staff_members(
-            day.casino_id,
             [
                 (counted_by, {Role.CROUPIER}, "counted_by", "R20", "Celui qui compte l'encaisse"),
                 (caissier, {Role.CAISSIER}, "caissier", "R20", "Le caissier présent"),
             ],
             people,
         )
-        signer = check_signer(day.casino_id, signer, password, DIRECTING, "R20", otp=otp, people=people)
+        signer = check_signer(people, signer, password, DIRECTING, "R20", otp=otp)
         cashbox = lock_cashbox(cashbox)
         tableau, casino = cashbox.tableau, cashbox.tableau.casino
         if day.casino_id != casino.pk:

@@ -516,7 +516,12 @@ def test_r28_a_signer_is_an_active_member_of_the_casino_then_their_own_password_
         error = refusal(
             ValidationError,
             lambda username=username: services.check_signer(
-                casino, username, PASSWORD, services.DIRECTING, "R18", field="key_holder"
+                services.people_of(casino, [username]),
+                username,
+                PASSWORD,
+                services.DIRECTING,
+                "R18",
+                field="key_holder",
             ),
         )
         (shown,) = error.error_dict["key_holder"]
@@ -525,7 +530,10 @@ def test_r28_a_signer_is_an_active_member_of_the_casino_then_their_own_password_
             cite("R18", f"Signature refusée : employé inconnu dans l'établissement ({username or '—'})"),
         )
     error = refusal(
-        ValidationError, lambda: services.check_signer(casino, "directeur", "faux", services.DIRECTING, "R18")
+        ValidationError,
+        lambda: services.check_signer(
+            services.people_of(casino, ["directeur"]), "directeur", "faux", services.DIRECTING, "R18"
+        ),
     )
     (shown,) = error.error_dict["password"]
     assert (shown.code, shown.message) == (
@@ -605,9 +613,10 @@ def test_r20_the_people_named_come_back_in_the_order_asked_and_the_first_unquali
         ("caissier", {Role.CAISSIER}, "caissier", "R20", "Le caissier présent"),
         ("croupier1", {Role.CROUPIER}, "counted_by", "R20", "Celui qui compte l'encaisse"),
     ]
-    assert services.staff_members(casino, wanted) == [cash_staff["caissier"], cash_staff["croupier"]]
+    people = services.people_of(casino, ["caissier", "croupier1", "chef"])
+    assert services.staff_members(wanted, people) == [cash_staff["caissier"], cash_staff["croupier"]]
     assert services.staff_member(casino, "croupier1", {Role.CROUPIER}, "f", "R20", "x") == cash_staff["croupier"]
-    error = refusal(ValidationError, lambda: services.staff_members(casino, [wanted[1], ("chef", *wanted[0][1:])]))
+    error = refusal(ValidationError, lambda: services.staff_members([wanted[1], ("chef", *wanted[0][1:])], people))
     (shown,) = error.error_dict["caissier"]
     assert shown.message == cite("R20", "Le caissier présent doit être : caissier")
 
@@ -1081,7 +1090,12 @@ def test_r22_r24_a_rectificatif_refused_to_two_other_codir_members_keeps_no_sign
 def test_r28_an_unknown_signer_is_refused_on_the_field_the_signature_names(cash_staff, casino):
     for call, field in [
         (lambda: services.sign(casino, "inconnu", PASSWORD, "x", "…", services.DIRECTING, "R22"), "signer"),
-        (lambda: services.check_signer(casino, "inconnu", PASSWORD, services.DIRECTING, "R22"), "signer"),
+        (
+            lambda: services.check_signer(
+                services.people_of(casino, ["inconnu"]), "inconnu", PASSWORD, services.DIRECTING, "R22"
+            ),
+            "signer",
+        ),
         (
             lambda: services.sign(
                 casino, "inconnu", PASSWORD, "x", "…", services.KEY_HOLDERS, "R18", field="key_holder"
