@@ -312,7 +312,7 @@ def first_along(instance, paths):
         try:
             for attribute in path.split("."):
                 if not _forward(value, attribute):
-                    raise AttributeError(attribute)
+                    raise AttributeError(attribute)  # pragma: no mutate (only caught below, never read)
                 value = getattr(value, attribute)
         except AttributeError:
             continue

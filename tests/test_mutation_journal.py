@@ -424,3 +424,20 @@ def test_r23_a_casino_whose_head_row_is_missing_goes_on_from_its_last_entry(casi
         entry.hash,
     )
     assert journal.verify_casino(casino, reconcile=False) == (entry.sequence, [])
+
+
+def test_r23_a_record_s_casino_and_tableau_are_found_along_forward_fields_only(casino, django_assert_num_queries):
+    # A reverse one-to-one (the casino's journal head here, a signature's count elsewhere) would cost a query on every
+    # journaled write to find, usually, nothing: it is not followed, even when the row exists.
+    from types import SimpleNamespace
+
+    journal.append(casino.pk, "essai")
+    casino.refresh_from_db()
+    with django_assert_num_queries(0):
+        assert journal._forward(casino, "journal_head") is False
+        assert journal.first_along(casino, ["journal_head.sequence", "name"]) == casino.name
+        assert journal._forward(casino, "name") is True
+        assert journal._forward(casino, "pk") is True  # not a field: a plain attribute
+        assert journal._forward(casino, "inexistant") is False
+        assert journal._forward(SimpleNamespace(x=None), "x") is True
+        assert journal._forward(SimpleNamespace(x=None), "y") is False
