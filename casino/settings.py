@@ -132,6 +132,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # cross that line (a year's roster report, a season's carnet) run in tens of milliseconds, less than the
     # compilation itself (35 ms of the roster report's 106 ms at ten seasons, bench/ten_seasons.py).
     DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c jit=off"
+    if TESTING:
+        # A test database is thrown away: its commits (transactional tests, the flushes after them, the row-lock
+        # races) need not wait for the disk. Never outside the tests.
+        DATABASES["default"]["OPTIONS"]["options"] += " -c synchronous_commit=off"
 if os.environ.get("TEST_DATABASE_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
 

@@ -15,8 +15,12 @@ from casino.models import Casino, Employee, Membership, Role
 from tables.games import Game
 from tables.models import Apparatus, Table
 from tables.services import register_tableau
+from tests import db_template
 
 PASSWORD = "correct-horse-battery-staple"
+
+# The migrated SQLite test database is copied from .test-db/ instead of migrated by every worker (tests/db_template.py).
+db_template.install()
 
 
 def make_employee(username, role, casino, approved=True):

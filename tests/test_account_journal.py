@@ -141,15 +141,3 @@ def test_r29_a_membership_change_is_journaled_in_both_casinos(api, administrator
     assert response.status_code == 200, response.json()
     for each in (casino, other_casino):
         assert "account.membership_changed" in actions(each, croupier.employee)
-
-
-def test_r29_the_demo_accounts_are_journaled_as_created_by_the_system(db):
-    from django.core.management import call_command
-
-    call_command("seed_demo", force=True, stdout=open("/dev/null", "w"))
-    director = Employee.objects.get(user__username="directeur")
-    entries = JournalEntry.objects.filter(object_type="casino.employee", object_id=str(director.pk))
-    created = entries.get(action="account.created")
-    # Written by the named system actor (casino.actors), not by a person.
-    assert created.actor.username == "systeme" and document(created)["payload"]["source"] == "seed_demo"
-    assert entries.filter(action="account.role_granted").exists()

@@ -8,47 +8,15 @@ import pytest
 from django.apps import apps
 from django.core.management import call_command
 
-from cashbox.models import Advance
 from casino.actors import SYSTEM_USERNAME
-from casino.models import Alert, Employee, JournalEntry
-from sessions.models import Opening, Seance
-from tables.models import Tableau
+from casino.models import Alert, JournalEntry
+from sessions.models import Seance
 
 pytestmark = pytest.mark.django_db
 
 
 def history_models():
     return [model for model in apps.get_models() if hasattr(model, "history") and hasattr(model.history, "model")]
-
-
-def test_the_demos_history_and_journal_all_name_their_actor():
-    call_command("seed_demo", force=True, stdout=io.StringIO())
-    anonymous = {
-        model.__name__: model.history.filter(history_user__isnull=True).count()
-        for model in history_models()
-        if model.history.filter(history_user__isnull=True).exists()
-    }
-    assert anonymous == {}
-    assert not JournalEntry.objects.filter(actor__isnull=True).exists()
-    # The services were given the director: the day's records name the director, not the system.
-    for model in (Seance, Opening, Advance):
-        users = set(model.history.values_list("history_user__username", flat=True))
-        assert users == {"directeur"}, (model.__name__, users)
-    assert set(Tableau.history.values_list("history_user__username", flat=True)) == {SYSTEM_USERNAME}
-    actors = set(
-        JournalEntry.objects.filter(object_type__icontains="advance").values_list("actor__username", flat=True)
-    )
-    assert actors == {"directeur"}
-
-
-def test_the_system_actor_has_no_password_no_role_and_cannot_sign_in(client):
-    call_command("seed_demo", force=True, stdout=io.StringIO())
-    from django.contrib.auth import get_user_model
-
-    system = get_user_model().objects.get(username=SYSTEM_USERNAME)
-    assert not system.has_usable_password() and not system.is_active
-    assert not Employee.objects.filter(user=system).exists()
-    assert not client.login(username=SYSTEM_USERNAME, password="")
 
 
 def test_a_celery_task_writes_as_the_system_actor(casino, croupier):

@@ -179,25 +179,3 @@ def test_in_demo_mode_the_admin_opens_with_the_password(settings, staff_admin):
 def test_a_superuser_sees_every_casino(superuser, casino, lake):
     page = admin_client(superuser).get("/admin/casino/casino/").content.decode()
     assert "Casino Test" in page and "Autre Casino" in page
-
-
-def test_the_demo_administrator_finds_nothing_of_casino_du_lac_in_the_admin(settings):
-    import io
-
-    from django.core.management import call_command
-
-    call_command("seed_demo", force=True, stdout=io.StringIO())
-    settings.REQUIRE_2FA = False  # demo mode: the demo logins use the password "demo"
-    client = Client()
-    assert client.post("/admin/login/", {"username": "admin", "password": "demo", "next": "/admin/"}).status_code == 302
-    lake = Casino.objects.get(name="Casino du Lac")
-    for url in [
-        "/admin/casino/casino/",
-        "/admin/casino/employee/",
-        "/admin/tables/apparatus/",
-        "/admin/tables/tableau/",
-    ]:
-        text = client.get(url).content.decode()
-        assert "Casino du Lac" not in text and "Boule du Lac" not in text and "Bruno Girard" not in text, url
-    assert client.get(f"/admin/casino/casino/{lake.pk}/change/").status_code in (302, 404)
-    assert client.get(f"/admin/casino/casino/{lake.pk}/history/").status_code == 404

@@ -14,28 +14,32 @@ ENUM_NAME_OVERRIDES = {
 }
 
 
-@pytest.fixture
-def schema_settings(settings):
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_SCHEMA_CLASS": SCHEMA_CLASS}
-    with patched_settings({"ENUM_NAME_OVERRIDES": ENUM_NAME_OVERRIDES}):
-        yield settings
+@pytest.fixture(scope="module")
+def schema_file(tmp_path_factory):
+    """Generated and validated once for the module's read-only tests: a generation costs seconds."""
+    from django.conf import settings
+    from django.test import override_settings
 
-
-@pytest.fixture
-def schema_file(schema_settings, tmp_path):
-    path = tmp_path / "schema.yaml"
-    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(path))
+    path = tmp_path_factory.mktemp("schema") / "schema.yaml"
+    framework = {**settings.REST_FRAMEWORK, "DEFAULT_SCHEMA_CLASS": SCHEMA_CLASS}
+    with override_settings(REST_FRAMEWORK=framework), patched_settings({"ENUM_NAME_OVERRIDES": ENUM_NAME_OVERRIDES}):
+        call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(path))
     return path.read_text()
+
+
+@pytest.fixture(scope="module")
+def schema(schema_file):
+    """The schema read once (with libyaml's loader where it is built in: the pure Python one takes seconds)."""
+    import yaml
+
+    return yaml.load(schema_file, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def test_the_schema_generates_and_validates_without_warnings(schema_file):
     assert "openapi: 3" in schema_file
 
 
-def test_the_schema_documents_the_error_format_on_every_operation(schema_file):
-    import yaml
-
-    schema = yaml.safe_load(schema_file)
+def test_the_schema_documents_the_error_format_on_every_operation(schema):
     assert set(schema["components"]["schemas"]["Error"]["required"]) == {"code", "message"}
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
@@ -45,10 +49,7 @@ def test_the_schema_documents_the_error_format_on_every_operation(schema_file):
                 assert "409" in operation["responses"], f"{method.upper()} {path} does not document 409"
 
 
-def test_each_resource_has_its_own_tag(schema_file):
-    import yaml
-
-    schema = yaml.safe_load(schema_file)
+def test_each_resource_has_its_own_tag(schema):
     tags = {path: operations["get"]["tags"] for path, operations in schema["paths"].items() if "get" in operations}
     assert tags["/api/v1/advances/"] == ["advances"]
     assert tags["/api/v1/seances/"] == ["seances"]
@@ -85,10 +86,7 @@ def operations(schema):
             yield path, method, operation
 
 
-def test_every_successful_response_is_typed(schema_file):
-    import yaml
-
-    schema = yaml.safe_load(schema_file)
+def test_every_successful_response_is_typed(schema):
     untyped = []
     for path, method, operation in operations(schema):
         for status, response in operation["responses"].items():
@@ -112,10 +110,7 @@ POSTS_WITHOUT_IDEMPOTENCY_KEY = {
 }
 
 
-def test_every_post_that_accepts_an_idempotency_key_documents_it_and_its_422(schema_file):
-    import yaml
-
-    schema = yaml.safe_load(schema_file)
+def test_every_post_that_accepts_an_idempotency_key_documents_it_and_its_422(schema):
     without, documented = set(), 0
     for path, method, operation in operations(schema):
         if method != "post":
@@ -129,10 +124,7 @@ def test_every_post_that_accepts_an_idempotency_key_documents_it_and_its_422(sch
     assert without == POSTS_WITHOUT_IDEMPOTENCY_KEY and documented > 30
 
 
-def test_alerts_are_never_posted_so_no_post_is_documented(schema_file):
-    import yaml
-
-    schema = yaml.safe_load(schema_file)
+def test_alerts_are_never_posted_so_no_post_is_documented(schema):
     assert "post" not in schema["paths"]["/api/v1/alerts/"]
     assert "post" in schema["paths"]["/api/v1/alerts/{id}/acknowledge/"]
 
@@ -148,11 +140,7 @@ def test_a_post_on_the_alerts_is_a_405(api, director, chef):
     assert not Alert.objects.exists()
 
 
-def test_the_list_filters_are_documented_as_query_parameters(schema_file):
-    import yaml
-
-    schema = yaml.safe_load(schema_file)
-
+def test_the_list_filters_are_documented_as_query_parameters(schema):
     def names(path):
         return {p["name"] for p in schema["paths"][path]["get"].get("parameters", []) if p["in"] == "query"}
 

@@ -1,19 +1,28 @@
 """The demo seed: refused in production, idempotent, and a registry that follows R1–R3 and R5."""
 
 import io
+import json
 
 import pytest
+from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import transaction
+from django.test import Client
 
+from cashbox.models import Advance
+from casino.actors import SYSTEM_USERNAME
 from casino.management.commands.seed_demo import PASSWORD, STAFF
-from casino.models import Alert, Casino, Employee, Membership, Role
+from casino.models import Alert, Casino, Employee, JournalEntry, Membership, Role
+from sessions.models import Opening, Seance, Spin
 from tables.games import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
 
-pytestmark = pytest.mark.django_db
+# One worker runs the whole module, so that the demo is seeded once for all its read-only tests (a seed costs
+# seconds, on each database): the demo's promises made elsewhere (actors, R29 journal, /admin/ scoping, spins) are
+# tested here, on the same seed.
+pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("seed_demo")]
 
 DEMO = "Casino de démonstration"
 LAKE = "Casino du Lac"
@@ -46,21 +55,15 @@ def test_seed_demo_is_refused_when_debug_is_off_without_force(settings):
     assert not Casino.objects.exists()
 
 
-def test_seed_demo_runs_when_debug_is_on(settings):
+def test_seed_demo_runs_when_debug_is_on_and_is_idempotent(seeded, settings):
     settings.DEBUG = True
+    first = counts()
 
     call_command("seed_demo", stdout=io.StringIO())
 
-    assert Casino.objects.filter(name=DEMO).exists()
-
-
-def test_seed_demo_is_idempotent(seeded):
-    first = counts()
-
-    call_command("seed_demo", force=True, stdout=io.StringIO())
-
     assert counts() == first
     assert first["Tableau"] == 7
+    assert Casino.objects.filter(name=DEMO).exists()
 
 
 def test_seed_demo_creates_every_login_it_lists_with_its_role(seeded, client):
@@ -120,3 +123,78 @@ def test_seed_demo_keeps_the_second_casino_isolated(seeded, api, client):
     assert api.get(f"/api/v1/tableaux/{demo_tableau.pk}/").status_code == 404
     client.force_login(outsider)
     assert client.get(demo_tableau.get_absolute_url()).status_code == 404
+
+
+# The demo's other promises, on the same seed ---------------------------------------------------------------------
+
+
+def history_models():
+    return [model for model in apps.get_models() if hasattr(model, "history") and hasattr(model.history, "model")]
+
+
+def test_the_demos_history_and_journal_all_name_their_actor(seeded):
+    """R23: the seed writes as the named system actor, and the day's services name the director they were given."""
+    anonymous = {
+        model.__name__: model.history.filter(history_user__isnull=True).count()
+        for model in history_models()
+        if model.history.filter(history_user__isnull=True).exists()
+    }
+    assert anonymous == {}
+    assert not JournalEntry.objects.filter(actor__isnull=True).exists()
+    # The services were given the director: the day's records name the director, not the system.
+    for model in (Seance, Opening, Advance):
+        users = set(model.history.values_list("history_user__username", flat=True))
+        assert users == {"directeur"}, (model.__name__, users)
+    assert set(Tableau.history.values_list("history_user__username", flat=True)) == {SYSTEM_USERNAME}
+    actors = set(
+        JournalEntry.objects.filter(object_type__icontains="advance").values_list("actor__username", flat=True)
+    )
+    assert actors == {"directeur"}
+
+
+def test_the_system_actor_has_no_password_no_role_and_cannot_sign_in(seeded, client):
+    system = get_user_model().objects.get(username=SYSTEM_USERNAME)
+    assert not system.has_usable_password() and not system.is_active
+    assert not Employee.objects.filter(user=system).exists()
+    assert not client.login(username=SYSTEM_USERNAME, password="")
+
+
+def test_r29_the_demo_accounts_are_journaled_as_created_by_the_system(seeded):
+    director = Employee.objects.get(user__username="directeur")
+    entries = JournalEntry.objects.filter(object_type="casino.employee", object_id=str(director.pk))
+    created = entries.get(action="account.created")
+    # Written by the named system actor (casino.actors), not by a person.
+    assert created.actor.username == "systeme" and json.loads(created.document)["payload"]["source"] == "seed_demo"
+    assert entries.filter(action="account.role_granted").exists()
+
+
+def test_the_demo_administrator_finds_nothing_of_casino_du_lac_in_the_admin(seeded, settings):
+    settings.REQUIRE_2FA = False  # demo mode: the demo logins use the password "demo"
+    client = Client()
+    assert client.post("/admin/login/", {"username": "admin", "password": "demo", "next": "/admin/"}).status_code == 302
+    lake = Casino.objects.get(name=LAKE)
+    for url in [
+        "/admin/casino/casino/",
+        "/admin/casino/employee/",
+        "/admin/tables/apparatus/",
+        "/admin/tables/tableau/",
+    ]:
+        text = client.get(url).content.decode()
+        assert "Casino du Lac" not in text and "Boule du Lac" not in text and "Bruno Girard" not in text, url
+    assert client.get(f"/admin/casino/casino/{lake.pk}/change/").status_code in (302, 404)
+    assert client.get(f"/admin/casino/casino/{lake.pk}/history/").status_code == 404
+
+
+def test_seed_demo_records_spins_of_the_day_through_the_service(seeded, client):
+    """A fresh `make run` shows spins on the floor, in the report and in the statistics."""
+    boule = Spin.objects.filter(apparatus__game=Game.BOULE)
+    vingt_trois = Spin.objects.filter(apparatus__game=Game.VINGT_TROIS).order_by("sequence")
+    assert boule.count() == 150 and vingt_trois.count() == 150
+    # Through the service: each spin has its history row, and the cylinder alternates (R9).
+    assert Spin.history.count() == Spin.objects.count()
+    directions = list(vingt_trois.values_list("direction", flat=True))
+    assert all(a != b for a, b in zip(directions, directions[1:], strict=False))
+    client.force_login(get_user_model().objects.get(username="controleur"))
+    apparatus = vingt_trois.first().apparatus
+    page = client.get(f"/coups/{apparatus.pk}/statistiques/").content.decode()
+    assert 'id="spin-count">150<' in page and "<svg" in page
