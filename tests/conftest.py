@@ -23,6 +23,39 @@ PASSWORD = "correct-horse-battery-staple"
 db_template.install()
 
 
+def _one_request_at_a_time():
+    """The live server (browser tests) answers each request in its own thread, and on in-memory SQLite every thread
+    shares the test's one connection (Django's connections_override): two requests at once (an open floor polling
+    while a form posts) then meet « database table is locked » on that connection. With such a shared connection,
+    the server's threads still accept connections side by side, but run the application one request at a time.
+    Django has no switch for it; on PostgreSQL (no shared connection) nothing changes."""
+    import threading
+
+    from django.test.testcases import LiveServerThread
+
+    create_server = LiveServerThread._create_server
+
+    def _create_server(self, connections_override=None):
+        server = create_server(self, connections_override=connections_override)
+        if connections_override:
+            lock, set_app = threading.Lock(), server.set_app
+
+            def set_serialised_app(application):
+                def serialised(environ, start_response):
+                    with lock:
+                        return application(environ, start_response)
+
+                set_app(serialised)
+
+            server.set_app = set_serialised_app
+        return server
+
+    LiveServerThread._create_server = _create_server
+
+
+_one_request_at_a_time()
+
+
 def make_employee(username, role, casino, approved=True):
     user = get_user_model().objects.create_user(username=username, password=PASSWORD, first_name=username.title())
     employee = Employee(user=user, role=role)

@@ -48,13 +48,33 @@ def blocking(page):
     return found
 
 
-def test_every_page_of_every_role_passes_axe_at_desktop_and_tablet_sizes(request, browser, live_server, demo):  # noqa: F811
+# The pages are dealt into shards, one test each, so that the xdist workers share them (one test took 96 s).
+SHARDS = 4
+
+
+def shard_of(objects, shard):
+    """{reader: [(url name, url)]}: every SHARDS-th page of the whole list, from the shard's own."""
+    pages = [(reader, page) for reader, each in pages_by_reader(objects).items() for page in each]
+    mine = {}
+    for reader, page in pages[shard::SHARDS]:
+        mine.setdefault(reader, []).append(page)
+    return mine
+
+
+def test_the_shards_deal_every_page_once(demo):  # noqa: F811
+    every = sorted(page for each in pages_by_reader(demo).values() for page in each)
+    dealt = sorted(page for shard in range(SHARDS) for each in shard_of(demo, shard).values() for page in each)
+    assert dealt == every and len(every) >= 60
+
+
+@pytest.mark.parametrize("shard", range(SHARDS))
+def test_every_page_of_every_role_passes_axe_at_desktop_and_tablet_sizes(request, browser, live_server, demo, shard):  # noqa: F811
     # axe-core as the package ships it, loaded into every document before its own scripts (and outside the CSP),
     # once per context rather than once per page.
     axe_script = axe_playwright.Axe().axe_script
     started = time.monotonic()
     failures, checked = [], 0
-    for reader, pages in pages_by_reader(demo).items():
+    for reader, pages in shard_of(demo, shard).items():
         context = browser.new_context(base_url=live_server.url, locale="fr-FR", viewport=SIZES[0])
         context.set_default_timeout(TIMEOUT_MS)
         context.add_init_script(script=axe_script)
@@ -76,6 +96,6 @@ def test_every_page_of_every_role_passes_axe_at_desktop_and_tablet_sizes(request
             page.set_viewport_size(SIZES[0])
         context.close()
     elapsed = time.monotonic() - started
-    print(f"axe: {checked} page views in {elapsed:.0f} s")
-    assert checked >= 120, f"only {checked} page views checked"
+    print(f"axe, shard {shard}: {checked} page views in {elapsed:.0f} s")
+    assert checked >= 120 // SHARDS, f"only {checked} page views checked"
     assert failures == [], "\n".join(failures)

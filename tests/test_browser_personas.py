@@ -109,15 +109,18 @@ def test_each_persona_walks_their_main_task_without_sideways_scrolling(
         return walks[-1]
 
     try:
+        # Every persona signs in before any page is open: the live server shares the test's SQLite connection, and
+        # a login written while an open floor polls it may find the session table locked (SessionInterrupted, 400).
+        floor, boss, table, cash, police, admin = (
+            walk(user) for user in (chef, director, croupier, caissier, regulator, administrator)
+        )
         # The chef's floor stays open on its tablet for the whole walk: what the others do must show on it.
-        floor = walk(chef)
         floor.goto("/caisse/plancher/")
         floor.page.evaluate("window.sameDocument = true")
         vingt_trois_card = floor.page.locator(f"article[data-tableau='{vingt_trois_tableau.number}']")
         expect(vingt_trois_card).to_have_attribute("data-state", "attente")
 
         # Director: home, the day's séances, a tableau's limits, then signs the vingt-trois advance.
-        boss = walk(director)
         links = boss.goto("/")["links"]
         assert "API" in links and "Plus" not in links  # the management is offered the API (under « Plus »)
         boss.goto("/seances/")
@@ -158,7 +161,6 @@ def test_each_persona_walks_their_main_task_without_sideways_scrolling(
         floor.goto("/seances/")
 
         # Croupier: the final count of the vingt-trois tableau, checked on its confirmation page, then signed.
-        table = walk(croupier)
         links = table.goto("/caisse/plancher/")["links"]
         assert "API" not in links and "Jetons API" not in links  # floor staff are never offered the API
         table.goto(f"/caisse/tableaux/{vingt_trois_tableau.pk}/comptage-final/")
@@ -180,20 +182,18 @@ def test_each_persona_walks_their_main_task_without_sideways_scrolling(
         table.goto("/")
 
         # Caissier: the floor and the advance form of the next top-up, as they stand after the count.
-        cash = walk(caissier)
         assert "API" not in cash.goto("/caisse/plancher/")["links"]
         cash.goto("/")
         cash.goto(f"/caisse/tableaux/{boule_tableau.pk}/avance/?kind=top_up")
 
         # Contrôleur: the journal, the exports, the observations register.
-        police = walk(regulator)
         police.goto("/")
         police.goto("/journal/")
         police.goto("/exports/")
         police.goto("/livres/observations/")
 
         # The administrator's menu (the longest after the director's) holds too.
-        walk(administrator).goto("/")
+        admin.goto("/")
     finally:
         checked = sum(w.checked for w in walks)
         for w in walks:
