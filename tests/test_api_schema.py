@@ -69,6 +69,33 @@ def test_the_schema_is_built_once_and_still_checks_the_reader(api, director):
     assert second.content == first.content
 
 
+@pytest.mark.django_db
+def test_the_schema_is_rendered_once_per_format_and_errors_each_time(api, director):
+    from unittest import mock
+
+    from drf_spectacular.renderers import OpenApiJsonRenderer, OpenApiYamlRenderer
+
+    from casino.schema_views import CachedSchemaView
+
+    CachedSchemaView._schemas.clear()
+    api.force_authenticate(director)
+    with (
+        mock.patch.object(OpenApiYamlRenderer, "render", autospec=True, side_effect=OpenApiYamlRenderer.render) as yaml,
+        mock.patch.object(OpenApiJsonRenderer, "render", autospec=True, side_effect=OpenApiJsonRenderer.render) as json,
+    ):
+        answers = [api.get("/api/schema/"), api.get("/api/schema/"), api.get("/api/schema/?format=json")]
+        again = api.get("/api/schema/?format=json")
+        assert (yaml.call_count, json.call_count) == (1, 1)
+        assert answers[0].content == answers[1].content and answers[2].content == again.content
+        assert answers[0]["Content-Type"].startswith("application/vnd.oai.openapi")
+        assert again.json()["openapi"].startswith("3")
+        # A refusal is written each time, never taken for the schema.
+        api.force_authenticate(None)
+        refusals = [api.get("/api/schema/?format=json") for _ in range(2)]
+        assert [r.status_code for r in refusals] == [401, 401] and json.call_count == 3
+        assert refusals[1].json()["code"] == "not_authenticated"
+
+
 def typed(schema):
     """A response schema that names its fields (a component, an object with properties, a list of those) or a file."""
     if not schema:
