@@ -21,7 +21,7 @@ from unittest import mock
 import django
 from django.conf import settings
 
-FOLDER = "test-db"
+FOLDER = ".test-db"  # beside manage.py, ignored by git
 
 
 def migration_files():
@@ -35,16 +35,16 @@ def migration_files():
     return files
 
 
-def template_key(files=None):
+def template_key():
     digest = hashlib.sha256(f"{django.__version__}|{sqlite3.sqlite_version}".encode())
-    for path in migration_files() if files is None else files:
+    for path in migration_files():
         digest.update(str(path).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
-def template_path(key=None):
-    return Path(settings.BASE_DIR) / f".{FOLDER}" / f"sqlite-{key or template_key()}.sqlite3"
+def template_path():
+    return Path(settings.BASE_DIR) / FOLDER / f"sqlite-{template_key()}.sqlite3"
 
 
 def save(connection, path):
