@@ -27,6 +27,7 @@ except ImportError:  # pragma: no cover - the browser fixture skips first
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SIZES = [(1024, 768), (1366, 900)]
+FLOOR = re.compile(r"/caisse/plancher/")
 
 # What the page and its menu measure: the page's sideways scroll, the menu's, and how many lines its visible
 # entries take (the entries under « Plus » are hidden until it opens).
@@ -82,6 +83,20 @@ class Walk:
             expect(self.page.locator(".topbar details.more")).not_to_have_attribute("open", "")
         return sizes
 
+    def submit(self, button, lands_on):
+        """Click a form's button: its POST must answer with a redirect that lands on `lands_on`.
+
+        Otherwise the failure says what the page said (its alerts) and the status, not only the URL it stayed on.
+        The wait is a navigation's: on a loaded CI machine the live server runs one request at a time."""
+        with self.page.expect_response(lambda r: r.request.method == "POST", timeout=6 * TIMEOUT_MS) as posted:
+            self.page.get_by_role("button", name=button).click()
+        status = posted.value.status
+        if status != 302:
+            self.page.wait_for_load_state()
+            said = self.page.locator("[role=alert], .messages, main h1").all_inner_texts()
+            pytest.fail(f"{self.name}: « {button} » answered {status} at {self.page.url}: {said}")
+        expect(self.page).to_have_url(lands_on, timeout=6 * TIMEOUT_MS)
+
     def close(self):
         self.context.close()
 
@@ -134,8 +149,7 @@ def test_each_persona_walks_their_main_task_without_sideways_scrolling(
         boss.page.select_option("#id_brought_by", "caissier")
         expect(boss.page.locator("#id_signer")).to_have_value("directeur")  # the logged-in director signs
         boss.page.fill("#id_password", PASSWORD)
-        boss.page.get_by_role("button", name="Inscrire et signer").click()
-        expect(boss.page).to_have_url(re.compile(r"/caisse/plancher/"))
+        boss.submit("Inscrire et signer", FLOOR)
         boss.check()
         assert Advance.objects.filter(cashbox__tableau=vingt_trois_tableau).count() == 1
 
@@ -146,13 +160,13 @@ def test_each_persona_walks_their_main_task_without_sideways_scrolling(
         # Chef de partie: from the floor, a short interruption of the boule tableau (R18).
         card = floor.page.locator(f"article[data-tableau='{boule_tableau.number}']")
         card.get_by_role("link", name="Interruption momentanée").click()
+        expect(floor.page).to_have_url(re.compile(r"/interruption-momentanee/"), timeout=6 * TIMEOUT_MS)
         floor.check()
         floor.page.fill("#id_password", PASSWORD)
         floor.page.get_by_label("interruption de courte durée").check()
         floor.page.get_by_label("les boîtes ou caisses demeurent à la table").check()
         floor.page.get_by_label("l'appareil n'est pas recouvert").check()
-        floor.page.get_by_role("button", name="Fermer à clé et interrompre").click()
-        expect(floor.page).to_have_url(re.compile(r"/caisse/plancher/"))
+        floor.submit("Fermer à clé et interrompre", FLOOR)
         expect(floor.page.locator(f"article[data-tableau='{boule_tableau.number}']")).to_have_attribute(
             "data-state", "sous_cle"
         )
@@ -175,8 +189,7 @@ def test_each_persona_walks_their_main_task_without_sideways_scrolling(
         table.check()
         assert not Count.objects.exists()
         table.page.fill("#id_password", PASSWORD)
-        table.page.get_by_role("button", name="Confirmer et signer").click()
-        expect(table.page).to_have_url(re.compile(r"/caisse/plancher/"))
+        table.submit("Confirmer et signer", FLOOR)
         table.check()
         assert Count.objects.get().result == 300
         table.goto("/")
