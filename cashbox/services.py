@@ -32,7 +32,7 @@ from casino.formats import chips_text
 from casino.models import Role
 from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, invalid
-from casino.security import check_secrets, signer_in
+from casino.security import check_secrets, signer_among, signer_in
 from casino.transactions import write_block
 from casino.words import amount_in_words
 from sessions.models import GamingDay, Opening, Roster, RosterChange, RosterMember, Seance
@@ -108,7 +108,7 @@ def check_signer(people, username, password, roles, rule, not_by=(), otp=None, f
     already signed where two different people are required. A password hash takes hundreds of milliseconds by
     design: run under a row lock it would hold up every other write of that row, so the workflows call this first.
     """
-    user = signer_in(None, username, rule, field, people=people)
+    user = signer_among(people, username, rule, field)
     role = role_of(user)
     if role not in roles:
         names = ", ".join(sorted(Role(r).label.lower() for r in roles))

@@ -268,18 +268,25 @@ def lockout_message():
     return f"trop d'échecs : identifiant bloqué depuis ce poste pendant {settings.AXES_COOLOFF_MINUTES} minutes"
 
 
-def signer_in(casino, username, rule, field="signer", people=None):
-    """The active member of the casino named `username`, checked before any secret (R28).
+def _unknown_signer(username, rule, field):
+    return invalid(field, rule, f"Signature refusée : employé inconnu dans l'établissement ({username or '—'})")
+
+
+def signer_among(people, username, rule, field="signer"):
+    """The signer named `username` among the casino's active members already read by username
+    (cashbox.services.people_of), checked before any secret (R28); anyone else is « employé inconnu »."""
+    user = people.get(username or "")
+    if user is None:
+        raise _unknown_signer(username, rule, field)
+    return user
+
+
+def signer_in(casino, username, rule, field="signer"):
+    """The active member of the casino named `username`, read for this one signer and checked before any secret (R28).
 
     Anyone else, another casino's employee included, is « employé inconnu » whatever the password: a signature
-    field must not tell a casino whether a password of another casino's employee is right. `people`: the casino's
-    active members already read by username (cashbox.services.people_of) saves the query.
+    field must not tell a casino whether a password of another casino's employee is right.
     """
-    if people is not None:
-        user = people.get(username or "")
-        if user is None:
-            raise invalid(field, rule, f"Signature refusée : employé inconnu dans l'établissement ({username or '—'})")
-        return user
     user = (
         get_user_model()
         .objects.select_related("employee")
@@ -292,7 +299,7 @@ def signer_in(casino, username, rule, field="signer", people=None):
         .first()
     )
     if user is None:
-        raise invalid(field, rule, f"Signature refusée : employé inconnu dans l'établissement ({username or '—'})")
+        raise _unknown_signer(username, rule, field)
     return user
 
 

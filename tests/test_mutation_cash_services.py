@@ -507,6 +507,11 @@ def test_r22_r28_only_a_directing_approved_signer_who_has_not_signed_yet_signs(c
     assert not Signature.objects.exists()
 
 
+def check_signer_of(casino, username, password, roles, rule, **options):
+    """check_signer as the workflows call it: with the casino's people read for this one signer."""
+    return services.check_signer(services.people_of(casino, [username]), username, password, roles, rule, **options)
+
+
 def test_r28_a_signer_is_an_active_member_of_the_casino_then_their_own_password_on_the_rule_s_field(
     cash_staff, casino, other_casino
 ):
@@ -515,13 +520,8 @@ def test_r28_a_signer_is_an_active_member_of_the_casino_then_their_own_password_
     for username in ["ailleurs", "codir", None]:
         error = refusal(
             ValidationError,
-            lambda username=username: services.check_signer(
-                services.people_of(casino, [username]),
-                username,
-                PASSWORD,
-                services.DIRECTING,
-                "R18",
-                field="key_holder",
+            lambda username=username: check_signer_of(
+                casino, username, PASSWORD, services.DIRECTING, "R18", field="key_holder"
             ),
         )
         (shown,) = error.error_dict["key_holder"]
@@ -531,9 +531,7 @@ def test_r28_a_signer_is_an_active_member_of_the_casino_then_their_own_password_
         )
     error = refusal(
         ValidationError,
-        lambda: services.check_signer(
-            services.people_of(casino, ["directeur"]), "directeur", "faux", services.DIRECTING, "R18"
-        ),
+        lambda: check_signer_of(casino, "directeur", "faux", services.DIRECTING, "R18"),
     )
     (shown,) = error.error_dict["password"]
     assert (shown.code, shown.message) == (
@@ -1091,9 +1089,7 @@ def test_r28_an_unknown_signer_is_refused_on_the_field_the_signature_names(cash_
     for call, field in [
         (lambda: services.sign(casino, "inconnu", PASSWORD, "x", "…", services.DIRECTING, "R22"), "signer"),
         (
-            lambda: services.check_signer(
-                services.people_of(casino, ["inconnu"]), "inconnu", PASSWORD, services.DIRECTING, "R22"
-            ),
+            lambda: check_signer_of(casino, "inconnu", PASSWORD, services.DIRECTING, "R22"),
             "signer",
         ),
         (
