@@ -31,6 +31,10 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 TIMEOUT_MS = 5_000
+# How long an expectation waits for the page to reach its state. Not a performance claim (those are benchmarks): on
+# a loaded CI machine the live server answers one request at a time, and a signed POST behind two polling floors
+# once took over 5 s.
+EXPECT_TIMEOUT_MS = 3 * TIMEOUT_MS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -50,6 +54,7 @@ def browser():
         if os.environ.get("REQUIRE_BROWSER") == "1" or os.environ.get("CI_REQUIRE_SERVICES") == "1":
             pytest.fail(f"browser tests are required here but {reason}")
         pytest.skip(reason)
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, timeout=15_000)
         yield chromium
