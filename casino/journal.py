@@ -374,7 +374,7 @@ def on_historical_record(sender, instance, history_instance, history_user=None, 
     from casino.roles import role_of
 
     label = instance._meta.label_lower
-    action = f"{label}.{ACTIONS.get(history_instance.history_type, 'change')}"
+    action = f"{label}.{ACTIONS[history_instance.history_type]}"  # simple-history writes only these three
     role = role_of(history_user) if history_user is not None else None
     payload = record_payload(instance)
     if history_instance.history_change_reason:

@@ -441,3 +441,101 @@ def test_r23_a_record_s_casino_and_tableau_are_found_along_forward_fields_only(c
         assert journal._forward(casino, "inexistant") is False
         assert journal._forward(SimpleNamespace(x=None), "x") is True
         assert journal._forward(SimpleNamespace(x=None), "y") is False
+
+
+# A history row's journal entry (on_historical_record, record_payload, casinos_of) --------------------------------
+
+MOMENT = datetime.datetime(2026, 11, 30, 21, 15, 30, 123456, tzinfo=datetime.UTC)
+
+
+def entries_of(instance):
+    return JournalEntry.objects.filter(object_type=instance._meta.label_lower, object_id=str(instance.pk)).order_by(
+        "sequence"
+    )
+
+
+def test_r23_a_history_row_is_journaled_with_its_author_role_time_and_reason(apparatus, director):
+    created = entries_of(apparatus).get()
+    assert (created.action, created.actor, created.actor_role, created.recorded_at) == (
+        "tables.apparatus.create",
+        director,
+        "directeur",
+        apparatus.history.get().history_date,
+    )
+    assert "_reason" not in json.loads(created.document)["payload"]
+    with acting_as(director):
+        apparatus.name = "Boule renommée"
+        apparatus._change_reason = "Plaque du cylindre changée"
+        apparatus._history_date = MOMENT
+        apparatus.save()
+    changed = entries_of(apparatus).last()
+    document = json.loads(changed.document)
+    assert (changed.action, changed.actor, changed.actor_role, changed.recorded_at) == (
+        "tables.apparatus.change",
+        director,
+        "directeur",
+        MOMENT,
+    )
+    assert (document["actor"], document["role"], document["at"]) == (
+        "directeur",
+        "directeur",
+        "2026-11-30T21:15:30.123456Z",
+    )
+    assert (document["payload"]["name"], document["payload"]["_reason"]) == (
+        "Boule renommée",
+        "Plaque du cylindre changée",
+    )
+
+
+def test_r23_a_history_row_without_an_author_is_journaled_with_no_actor_and_no_role(casino, other_casino):
+    from casino.models import Membership, Role
+    from tests.conftest import make_employee
+
+    apparatus = Apparatus.objects.create(casino=casino, game="boule", name="Boule sans auteur")
+    employee = make_employee("nouveau", Role.CROUPIER, other_casino)
+    Membership.objects.create(employee=employee, casino=casino)
+    join = JournalEntry.objects.get(casino=casino, action="casino.employee.join", object_id=str(employee.pk))
+    for entry in (entries_of(apparatus).get(), join):
+        document = json.loads(entry.document)
+        assert (entry.actor, entry.actor_role, document["actor"], document["role"]) == (None, "", "", "")
+
+
+def test_r29_an_employee_joining_a_casino_is_journaled_there_with_the_author_role_and_time(
+    casino, other_casino, director
+):
+    from casino.models import Membership, Role
+    from tests.conftest import make_employee
+
+    employee = make_employee("nouveau", Role.CROUPIER, other_casino)
+    with acting_as(director):
+        membership = Membership(employee=employee, casino=casino)
+        membership._history_date = MOMENT
+        membership.save()
+    join = JournalEntry.objects.get(casino=casino, action="casino.employee.join", object_id=str(employee.pk))
+    assert (join.actor, join.actor_role, join.object_type, join.object_id, join.recorded_at) == (
+        director,
+        "directeur",
+        "casino.employee",
+        str(employee.pk),
+        MOMENT,
+    )
+    document = json.loads(join.document)
+    assert (document["actor"], document["role"]) == ("directeur", "directeur")
+    assert document["payload"] == json.loads(journal.canonical(journal.record_payload(employee)))
+    joined = entries_of(membership).get()
+    assert (joined.actor, joined.actor_role, joined.recorded_at) == (director, "directeur", MOMENT)
+
+
+def test_r23_a_value_json_cannot_hold_is_journaled_as_its_text():
+    # No journaled model has such a field today (a duration, a time zone object…): whatever it is, the journal keeps
+    # its text rather than failing the write.
+    from types import SimpleNamespace
+
+    duration = models.DurationField()
+    duration.set_attributes_from_name("duree")
+    record = SimpleNamespace(_meta=SimpleNamespace(concrete_fields=[duration]), duree=datetime.timedelta(minutes=30))
+    assert journal.record_payload(record) == {"duree": "0:30:00"}
+
+
+def test_r23_a_record_that_belongs_to_no_casino_is_journaled_nowhere():
+    assert journal.casinos_of(Apparatus(game="boule", name="Boule sans établissement")) == []
