@@ -669,6 +669,27 @@ def final_count(
     )
 
 
+def test_r20_a_final_count_of_an_unknown_chip_value_is_refused_under_r20(cash_staff, open_day, boule_tableau):
+    advance(cash_staff, boule_tableau, open_day)
+    error = refusal(
+        ValidationError,
+        lambda: services.record_final_count(
+            cash_staff["chef"],
+            main_box(boule_tableau),
+            open_day,
+            {"0.03": 1},
+            "croupier1",
+            ["croupier2"],
+            "caissier",
+            "directeur",
+            PASSWORD,
+        ),
+    )
+    (shown,) = error.error_dict["chips"]
+    assert (shown.code, shown.message) == ("R20", cite("R20", "Valeur de jeton inconnue de l'établissement : 0.03"))
+    assert not Count.objects.exists() and not Signature.objects.filter(purpose="final_count").exists()
+
+
 def test_r14_no_advance_enters_a_seance_that_is_not_open(cash_staff, open_day, boule_tableau):
     evening = Seance.objects.get(gaming_day=open_day.gaming_day, kind="soiree")
     error = refusal(InvalidTransition, lambda: advance(cash_staff, boule_tableau, evening))
