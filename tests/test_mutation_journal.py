@@ -539,3 +539,22 @@ def test_r23_a_value_json_cannot_hold_is_journaled_as_its_text():
 
 def test_r23_a_record_that_belongs_to_no_casino_is_journaled_nowhere():
     assert journal.casinos_of(Apparatus(game="boule", name="Boule sans établissement")) == []
+
+
+def test_r23_the_canonical_document_writes_each_value_one_way_and_refuses_what_it_cannot_write():
+    import uuid
+
+    assert journal._default(Decimal("10")) == "10.00"
+    assert journal._default(Decimal("10.5")) == "10.50"
+    assert journal._default(Decimal("10.005")) == "10.005"  # never rounded to the cent
+    assert journal._default(datetime.datetime(2026, 12, 2, 4, 5, 6, 7, tzinfo=datetime.UTC)) == (
+        "2026-12-02T04:05:06.000007Z"
+    )
+    assert journal._default(datetime.date(2026, 12, 2)) == "2026-12-02"
+    assert journal._default(datetime.time(4, 5)) == "04:05:00"
+    identifier = uuid.UUID("12345678-1234-5678-1234-567812345678")
+    assert journal._default(identifier) == "12345678-1234-5678-1234-567812345678"
+    assert journal._default({"b", "a"}) == ["a", "b"]
+    assert journal._default(frozenset({2, 1})) == [1, 2]
+    with pytest.raises(TypeError, match=r"^not canonical: object$"):
+        journal._default(object())
