@@ -690,6 +690,25 @@ def test_r20_a_final_count_of_an_unknown_chip_value_is_refused_under_r20(cash_st
     assert not Count.objects.exists() and not Signature.objects.filter(purpose="final_count").exists()
 
 
+def test_r20_the_final_count_signs_its_encaisse_advances_result_and_chips_in_words(cash_staff, open_day, boule_tableau):
+    advance(cash_staff, boule_tableau, open_day)
+    count = services.record_final_count(
+        cash_staff["chef"],
+        main_box(boule_tableau),
+        open_day,
+        {"100.00": 90, "10.00": 5},
+        "croupier1",
+        ["croupier2"],
+        "caissier",
+        "directeur",
+        PASSWORD,
+    )
+    assert count.signature.statement == (
+        f"Encaisse finale certifiée exacte : 9\u202f050,00\xa0€ — caisse n° {boule_tableau.number} — {open_day} — "
+        "avances 8\u202f000,00\xa0€ — résultat 1\u202f050,00\xa0€ — 5 × 10,00\xa0€ ; 90 × 100,00\xa0€"
+    )
+
+
 def test_r14_no_advance_enters_a_seance_that_is_not_open(cash_staff, open_day, boule_tableau):
     evening = Seance.objects.get(gaming_day=open_day.gaming_day, kind="soiree")
     error = refusal(InvalidTransition, lambda: advance(cash_staff, boule_tableau, evening))
