@@ -558,3 +558,15 @@ def test_r23_the_canonical_document_writes_each_value_one_way_and_refuses_what_i
     assert journal._default(frozenset({2, 1})) == [1, 2]
     with pytest.raises(TypeError, match=r"^not canonical: object$"):
         journal._default(object())
+
+
+def test_r23_the_entry_an_append_returns_is_the_row_it_wrote(casino, director):
+    # On PostgreSQL the row is written by one SQL statement and the entry returned is built in Python from what it
+    # returned: it must be that row, field for field, and known as saved (on SQLite: the saved model itself).
+    entry = journal.append(casino.pk, "essai", actor=director, role="directeur", payload={"a": 1}, at=MOMENT)
+    stored = JournalEntry.objects.get(pk=entry.pk)
+    fields = ["id", "casino_id", "sequence", "recorded_at", "actor_id", "actor_role", "action", "object_type"]
+    fields += ["object_id", "tableau_number", "document", "previous_hash", "hash"]
+    assert [getattr(entry, name) for name in fields] == [getattr(stored, name) for name in fields]
+    assert entry.pk is not None and entry.sequence == stored.sequence > 0 and entry.hash == stored.hash
+    assert entry._state.adding is False
