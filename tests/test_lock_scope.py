@@ -130,12 +130,16 @@ def test_the_reader_sees_each_lock_at_its_own_level():
 # (path, table of the row it locks, whether that lock joins other tables and so must say OF that table alone).
 EXPECTED = [
     ("initial advance", '"tables_cashbox"', True),
+    # The séance's state read under a shared lock (FOR SHARE): a close waits for the cash writes under way.
+    ("initial advance", '"seances_seance"', False),
     ("top-up", '"tables_cashbox"', True),
+    ("top-up", '"seances_seance"', False),
     ("interruption with count", '"tables_tableau"', True),
     ("resume after a count", '"cashbox_interruption"', True),
     ("short interruption", '"tables_tableau"', True),
     ("resume of a short interruption", '"cashbox_interruption"', True),
     ("final count", '"tables_cashbox"', True),
+    ("final count", '"seances_seance"', False),
     ("correction of an advance", '"seances_gamingday"', False),
     ("correction of an advance", '"cashbox_advance"', True),
     ("correction of a count", '"cashbox_count"', True),
