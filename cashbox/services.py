@@ -233,7 +233,7 @@ def _shared_seance_state(seance_pk):
     exclusively (select_for_update in change_seance_state), so a close waits for the writes already under way and
     a write that comes after it reads « close » and is refused: the séance never closes beside an uncounted box.
     """
-    lock = " FOR SHARE" if connection.vendor == "postgresql" else ""
+    lock = " FOR SHARE" if connection.vendor == "postgresql" else ""  # pragma: no mutate (test_lock_scope.py)
     return RawSQL(f'(SELECT "state" FROM "seances_seance" WHERE "id" = %s{lock})', [seance_pk])
 
 
