@@ -28,6 +28,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SIZES = [(1024, 768), (1366, 900)]
 FLOOR = re.compile(r"/caisse/plancher/")
+# A page load or a form's answer on a loaded CI machine (the live server runs one request at a time).
+NAVIGATION_TIMEOUT_MS = 6 * TIMEOUT_MS
 
 # What the page and its menu measure: the page's sideways scroll, the menu's, and how many lines its visible
 # entries take (the entries under « Plus » are hidden until it opens).
@@ -50,7 +52,7 @@ class Walk:
         )
         self.context.set_default_timeout(TIMEOUT_MS)
         # A first page load on a loaded CI machine (the live server starting up) may take longer than an action.
-        self.context.set_default_navigation_timeout(6 * TIMEOUT_MS)
+        self.context.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
         client = Client()
         client.force_login(user)
         session = client.cookies[settings.SESSION_COOKIE_NAME].value
@@ -87,15 +89,15 @@ class Walk:
         """Click a form's button: its POST must answer with a redirect that lands on `lands_on`.
 
         Otherwise the failure says what the page said (its alerts) and the status, not only the URL it stayed on.
-        The wait is a navigation's: on a loaded CI machine the live server runs one request at a time."""
-        with self.page.expect_response(lambda r: r.request.method == "POST", timeout=6 * TIMEOUT_MS) as posted:
+        The wait is a navigation's."""
+        with self.page.expect_response(lambda r: r.request.method == "POST", timeout=NAVIGATION_TIMEOUT_MS) as posted:
             self.page.get_by_role("button", name=button).click()
         status = posted.value.status
         if status != 302:
             self.page.wait_for_load_state()
             said = self.page.locator("[role=alert], .messages, main h1").all_inner_texts()
             pytest.fail(f"{self.name}: « {button} » answered {status} at {self.page.url}: {said}")
-        expect(self.page).to_have_url(lands_on, timeout=6 * TIMEOUT_MS)
+        expect(self.page).to_have_url(lands_on, timeout=NAVIGATION_TIMEOUT_MS)
 
     def close(self):
         self.context.close()
@@ -160,7 +162,7 @@ def test_each_persona_walks_their_main_task_without_sideways_scrolling(
         # Chef de partie: from the floor, a short interruption of the boule tableau (R18).
         card = floor.page.locator(f"article[data-tableau='{boule_tableau.number}']")
         card.get_by_role("link", name="Interruption momentanée").click()
-        expect(floor.page).to_have_url(re.compile(r"/interruption-momentanee/"), timeout=6 * TIMEOUT_MS)
+        expect(floor.page).to_have_url(re.compile(r"/interruption-momentanee/"), timeout=NAVIGATION_TIMEOUT_MS)
         floor.check()
         floor.page.fill("#id_password", PASSWORD)
         floor.page.get_by_label("interruption de courte durée").check()

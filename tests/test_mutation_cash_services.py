@@ -654,13 +654,20 @@ def advance(staff, tableau, seance, kind="initial"):
 
 
 def final_count(
-    staff, tableau, seance, amount="9000", counted_by="croupier1", witnesses=("croupier2",), caissier="caissier"
+    staff,
+    tableau,
+    seance,
+    amount="9000",
+    counted_by="croupier1",
+    witnesses=("croupier2",),
+    caissier="caissier",
+    chips=None,
 ):
     return services.record_final_count(
         staff["chef"],
         main_box(tableau),
         seance,
-        chips_for(amount),
+        chips if chips is not None else chips_for(amount),
         counted_by,
         list(witnesses),
         caissier,
@@ -673,17 +680,7 @@ def test_r20_a_final_count_of_an_unknown_chip_value_is_refused_under_r20(cash_st
     advance(cash_staff, boule_tableau, open_day)
     error = refusal(
         ValidationError,
-        lambda: services.record_final_count(
-            cash_staff["chef"],
-            main_box(boule_tableau),
-            open_day,
-            {"0.03": 1},
-            "croupier1",
-            ["croupier2"],
-            "caissier",
-            "directeur",
-            PASSWORD,
-        ),
+        lambda: final_count(cash_staff, boule_tableau, open_day, chips={"0.03": 1}),
     )
     (shown,) = error.error_dict["chips"]
     assert (shown.code, shown.message) == ("R20", cite("R20", "Valeur de jeton inconnue de l'établissement : 0.03"))
@@ -692,17 +689,7 @@ def test_r20_a_final_count_of_an_unknown_chip_value_is_refused_under_r20(cash_st
 
 def test_r20_the_final_count_signs_its_encaisse_advances_result_and_chips_in_words(cash_staff, open_day, boule_tableau):
     advance(cash_staff, boule_tableau, open_day)
-    count = services.record_final_count(
-        cash_staff["chef"],
-        main_box(boule_tableau),
-        open_day,
-        {"100.00": 90, "10.00": 5},
-        "croupier1",
-        ["croupier2"],
-        "caissier",
-        "directeur",
-        PASSWORD,
-    )
+    count = final_count(cash_staff, boule_tableau, open_day, chips={"100.00": 90, "10.00": 5})
     assert count.signature.statement == (
         f"Encaisse finale certifiée exacte : 9\u202f050,00\xa0€ — caisse n° {boule_tableau.number} — {open_day} — "
         "avances 8\u202f000,00\xa0€ — résultat 1\u202f050,00\xa0€ — 5 × 10,00\xa0€ ; 90 × 100,00\xa0€"

@@ -11,8 +11,9 @@ from django.db import models
 
 from casino import journal
 from casino.actors import acting_as
-from casino.models import Employee, JournalEntry
+from casino.models import Employee, JournalEntry, Membership, Role
 from tables.models import Apparatus
+from tests.conftest import make_employee
 
 pytestmark = pytest.mark.django_db
 
@@ -488,9 +489,6 @@ def test_r23_a_history_row_is_journaled_with_its_author_role_time_and_reason(app
 
 
 def test_r23_a_history_row_without_an_author_is_journaled_with_no_actor_and_no_role(casino, other_casino):
-    from casino.models import Membership, Role
-    from tests.conftest import make_employee
-
     apparatus = Apparatus.objects.create(casino=casino, game="boule", name="Boule sans auteur")
     employee = make_employee("nouveau", Role.CROUPIER, other_casino)
     Membership.objects.create(employee=employee, casino=casino)
@@ -503,9 +501,6 @@ def test_r23_a_history_row_without_an_author_is_journaled_with_no_actor_and_no_r
 def test_r29_an_employee_joining_a_casino_is_journaled_there_with_the_author_role_and_time(
     casino, other_casino, director
 ):
-    from casino.models import Membership, Role
-    from tests.conftest import make_employee
-
     employee = make_employee("nouveau", Role.CROUPIER, other_casino)
     with acting_as(director):
         membership = Membership(employee=employee, casino=casino)
@@ -568,5 +563,5 @@ def test_r23_the_entry_an_append_returns_is_the_row_it_wrote(casino, director):
     fields = ["id", "casino_id", "sequence", "recorded_at", "actor_id", "actor_role", "action", "object_type"]
     fields += ["object_id", "tableau_number", "document", "previous_hash", "hash"]
     assert [getattr(entry, name) for name in fields] == [getattr(stored, name) for name in fields]
-    assert entry.pk is not None and entry.sequence == stored.sequence > 0 and entry.hash == stored.hash
+    assert entry.pk is not None and stored.sequence > 0
     assert entry._state.adding is False
