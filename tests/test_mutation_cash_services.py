@@ -1233,6 +1233,46 @@ def test_r4_r20_a_relief_on_another_apparatus_s_roster_does_not_make_a_witness_o
     )
 
 
+def test_r4_r20_the_reliever_of_a_croupier_of_another_tableau_of_the_same_roster_is_no_witness_of_this_one(
+    cash_staff, casino, boule_table, boule_tableau, vingt_trois_tableau
+):
+    # One boule roster, two tableaux: croupier1 serves n° 1, croupier2 n° 2; croupier3 relieves croupier2. The
+    # relief makes a witness of n° 2, not of n° 1, although its roster assigns someone to n° 1.
+    from sessions import roster_services
+    from sessions.models import RosterChange
+    from sessions.services import open_tableau
+    from tables.services import register_tableau
+
+    second = register_tableau(boule_table, 2)
+    make_employee("croupier3", Role.CROUPIER, casino)
+    director = cash_staff["director"]
+    today = GamingDay.date_at(casino)
+    afternoon, _evening = plan_seances(director, casino, today)
+    roster = roster_services.create_roster(
+        director, afternoon, boule_table.apparatus, "chef", ["croupier1", "croupier2"], {"croupier1": 1, "croupier2": 2}
+    )
+    roster_services.publish_roster(director, roster, "directeur", PASSWORD)
+    open_seance(director, afternoon)
+    open_tableau(director, boule_tableau, today, "2.00", "200.00", "1000.00")
+    roster_services.record_change(
+        cash_staff["chef"], roster, RosterChange.Kind.RELIEF, "croupier2", "Pause", "croupier3"
+    )
+    for tableau, serves in [(boule_tableau, False), (second, True)]:
+        (reliever,) = services.people_of(casino, ["croupier3"], serving=(afternoon, tableau.pk)).values()
+        assert (reliever.assigned, reliever.relieving, reliever.chef_of_table) == (False, serves, False)
+    advance(cash_staff, boule_tableau, afternoon)
+    error = refusal(ValidationError, lambda: final_count(cash_staff, boule_tableau, afternoon, witnesses=["croupier3"]))
+    (shown,) = error.error_dict["witnesses"]
+    assert (shown.code, shown.message) == (
+        "R20",
+        cite(
+            "R20",
+            "croupier3 ne sert pas le tableau n° 1 à cette séance (employés de la table selon l'ordre de roulement : "
+            "chef, croupier1)",
+        ),
+    )
+
+
 # R22: the deputy of the directeur responsable, recorded for a day and signed by the director --------------------
 
 

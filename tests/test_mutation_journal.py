@@ -4,6 +4,7 @@ event that is not a history row is journaled. Each test breaks if one step is we
 
 import datetime
 import json
+import re
 from decimal import Decimal
 
 import pytest
@@ -565,3 +566,153 @@ def test_r23_the_entry_an_append_returns_is_the_row_it_wrote(casino, director):
     assert [getattr(entry, name) for name in fields] == [getattr(stored, name) for name in fields]
     assert entry.pk is not None and stored.sequence > 0
     assert entry._state.adding is False
+
+
+# PostgreSQL's batched append (a signed cash write's two entries in one statement) and its defensive checks: what
+# the database returns is recomputed in Python, and a database that returned anything else must fail the write.
+
+on_postgresql = pytest.mark.skipif(
+    "not __import__('django.db').db.connection.vendor == 'postgresql'", reason="the batched append is PostgreSQL's"
+)
+
+
+class _Altered:
+    """A cursor whose rows are changed by `alter` on their way back, as a database that misbehaved would return
+    them (a list of rows for fetchall, a one-row list for fetchone)."""
+
+    def __init__(self, cursor, alter):
+        self.cursor, self.alter = cursor, alter
+
+    def __enter__(self):
+        self.cursor.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.cursor.__exit__(*exc)
+
+    def execute(self, sql, params):
+        return self.cursor.execute(sql, params)
+
+    def fetchall(self):
+        return self.alter(self.cursor.fetchall())
+
+    def fetchone(self):
+        return self.alter([self.cursor.fetchone()])[0]
+
+
+def _altered_cursors(monkeypatch, alter):
+    from django.db import connection
+
+    original = connection.cursor
+    monkeypatch.setattr(connection, "cursor", lambda: _Altered(original(), alter))
+
+
+def _chain_of(casino):
+    return list(
+        JournalEntry.objects.filter(casino=casino)
+        .order_by("sequence")
+        .values_list("sequence", "action", "previous_hash", "hash", "document")
+    )
+
+
+@on_postgresql
+def test_r23_a_batch_appends_each_casino_s_entries_in_their_order_chained_onto_its_head(casino, other_casino):
+    from casino.models import JournalHead
+
+    journal.append(casino.pk, "avant")
+    journal.append(other_casino.pk, "avant")
+    before = {c.pk: _chain_of(c)[-1] for c in (casino, other_casino)}
+    with journal.batched():
+        for action in ("un", "deux", "trois"):
+            journal.append(casino.pk, action, actor=None, payload={"n": action})
+        for action in ("alpha", "beta"):
+            journal.append(other_casino.pk, action, object_type="essai", object_id=7, tableau_number=3)
+        assert _chain_of(casino)[-1] == before[casino.pk]
+    for owner, actions in ((casino, ["un", "deux", "trois"]), (other_casino, ["alpha", "beta"])):
+        chain = _chain_of(owner)
+        written = chain[-len(actions) :]
+        assert chain[-len(actions) - 1] == before[owner.pk]
+        assert [row[1] for row in written] == actions
+        previous = before[owner.pk]
+        for sequence, _action, previous_hash, digest, document in written:
+            assert (sequence, previous_hash) == (previous[0] + 1, previous[3])
+            assert json.loads(document)["sequence"] == sequence
+            assert digest == journal.chain_hash(previous_hash, document.encode())
+            previous = (sequence, None, None, digest)
+        assert JournalHead.objects.filter(casino=owner).values_list("sequence", "hash").get() == (
+            written[-1][0],
+            written[-1][3],
+        )
+        assert journal.verify_casino(owner, reconcile=False) == (written[-1][0], [])
+    entry = JournalEntry.objects.filter(casino=other_casino).latest("sequence")
+    assert (entry.object_type, entry.object_id, entry.tableau_number, entry.actor_id) == ("essai", "7", 3, None)
+    assert json.loads(JournalEntry.objects.get(casino=casino, action="deux").document)["payload"] == {"n": "deux"}
+
+
+@on_postgresql
+def test_r23_a_batch_for_a_casino_without_its_head_row_goes_on_from_its_last_entry(casino):
+    from casino.models import JournalHead
+
+    journal.append(casino.pk, "premier")
+    last = _chain_of(casino)[-1]
+    JournalHead.objects.filter(casino=casino).delete()
+    with journal.batched():
+        journal.append(casino.pk, "second")
+        journal.append(casino.pk, "troisième")
+    chain = _chain_of(casino)
+    assert [(row[0], row[1]) for row in chain[-2:]] == [(last[0] + 1, "second"), (last[0] + 2, "troisième")]
+    assert chain[-2][2] == last[3]
+    assert journal.verify_casino(casino, reconcile=False) == (last[0] + 2, [])
+
+
+def _resequenced(row, sequence):
+    """A returned row moved to another number, its document and hash made consistent with it."""
+    _old, previous, _digest, text = row
+    document = json.loads(text)
+    text = text.replace(f'"sequence":{document["sequence"]},', f'"sequence":{sequence},')
+    return (sequence, previous, journal.chain_hash(previous, text.encode()), text)
+
+
+@on_postgresql
+@pytest.mark.parametrize(
+    ("alter", "message"),
+    [
+        (lambda rows: rows[:-1], "journal: the database did not append every entry"),
+        (lambda rows: [*rows, rows[-1]], "journal: the database did not append every entry"),
+        (
+            lambda rows: [(*rows[0][:2], "0" * 64, rows[0][3]), *rows[1:]],
+            "journal: the database's hash differs from the canonical one",
+        ),
+        (
+            lambda rows: [(*rows[0][:3], rows[0][3] + " "), *rows[1:]],
+            "journal: the database's hash differs from the canonical one",
+        ),
+        (
+            lambda rows: [
+                rows[0],
+                (rows[1][0], "f" * 64, journal.chain_hash("f" * 64, rows[1][3].encode()), rows[1][3]),
+            ],
+            "journal: the database did not chain the entries in their order",
+        ),
+        (
+            lambda rows: [rows[0], _resequenced(rows[1], rows[1][0] + 1)],
+            "journal: the database did not chain the entries in their order",
+        ),
+    ],
+    ids=["one-missing", "one-more", "hash", "document", "previous-link", "number-skipped"],
+)
+def test_r23_a_batch_the_database_returned_otherwise_than_computed_fails_the_write(monkeypatch, casino, alter, message):
+    journal.append(casino.pk, "avant")
+    with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
+        with journal.batched():
+            journal.append(casino.pk, "un")
+            journal.append(casino.pk, "deux")
+            _altered_cursors(monkeypatch, alter)
+
+
+@on_postgresql
+def test_r23_an_entry_the_database_hashed_otherwise_fails_the_write(monkeypatch, casino):
+    journal.append(casino.pk, "avant")
+    _altered_cursors(monkeypatch, lambda rows: [(*rows[0][:3], "0" * 64)])
+    with pytest.raises(RuntimeError, match="^journal: the database's hash differs from the canonical one$"):
+        journal.append(casino.pk, "un")
