@@ -8,7 +8,7 @@ import re
 from decimal import Decimal
 
 import pytest
-from django.db import models
+from django.db import connection, models
 
 from casino import journal
 from casino.actors import acting_as
@@ -263,7 +263,6 @@ def test_r23_on_postgresql_the_chain_state_is_proven_in_bulk_first_and_read_entr
     # casino/journal_fast.py proves an intact chain in parallel blocks; it answers None when something does not hold,
     # and only then is the chain read entry by entry (which words each problem). Tried on either database: the
     # connection says it is PostgreSQL only for the call.
-    from django.db import connection
 
     from casino import journal_fast
 
@@ -386,7 +385,6 @@ def test_r23_an_append_that_fails_fails_its_caller_s_transaction(monkeypatch, ca
 def test_r23_on_postgresql_an_entry_is_one_statement_or_waits_for_the_end_of_its_batch(monkeypatch, casino):
     # The PostgreSQL branch of append, tried on either database: the statements themselves are stood in for (they are
     # tested against PostgreSQL by tests/test_journal.py); the connection says it is PostgreSQL only for the calls.
-    from django.db import connection
 
     written = []
     monkeypatch.setattr(
@@ -572,7 +570,7 @@ def test_r23_the_entry_an_append_returns_is_the_row_it_wrote(casino, director):
 # the database returns is recomputed in Python, and a database that returned anything else must fail the write.
 
 on_postgresql = pytest.mark.skipif(
-    "not __import__('django.db').db.connection.vendor == 'postgresql'", reason="the batched append is PostgreSQL's"
+    connection.vendor != "postgresql", reason="the batched append and its checks are PostgreSQL's"
 )
 
 
@@ -601,8 +599,6 @@ class _Altered:
 
 
 def _altered_cursors(monkeypatch, alter):
-    from django.db import connection
-
     original = connection.cursor
     monkeypatch.setattr(connection, "cursor", lambda: _Altered(original(), alter))
 
