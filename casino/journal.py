@@ -154,7 +154,7 @@ def _append_many_in_one_statement(connection, entries):
     if len(entries) == 1:
         _append_in_one_statement(connection, *entries[0])
         return
-    casino_id = entries[0][1]["casino_id"]
+    casino_id = entries[0][1]["casino_id"]  # pragma: no mutate (batched() groups by casino: any entry's is the same)
     items, params = [], []
     for k, (document, row) in enumerate(entries, start=1):
         items.append("(%s, %s, %s, %s::timestamptz, %s::integer, %s, %s, %s, %s, %s::integer)")
@@ -197,7 +197,8 @@ def _append_many_in_one_statement(connection, entries):
     if len(inserted) != len(entries):
         raise RuntimeError("journal: the database did not append every entry")
     previous_entry = None
-    for (document, _row), (sequence, previous, digest, text) in zip(entries, inserted, strict=True):
+    pairs = zip(entries, inserted, strict=True)  # pragma: no mutate (lengths compared above: strict or not, the same)
+    for (document, _row), (sequence, previous, digest, text) in pairs:
         prefix, suffix = _spliced(document)
         if text != f"{prefix}{sequence}{suffix}" or chain_hash(previous, text.encode()) != digest:
             raise RuntimeError("journal: the database's hash differs from the canonical one")

@@ -712,3 +712,13 @@ def test_r23_an_entry_the_database_hashed_otherwise_fails_the_write(monkeypatch,
     _altered_cursors(monkeypatch, lambda rows: [(*rows[0][:3], "0" * 64)])
     with pytest.raises(RuntimeError, match="^journal: the database's hash differs from the canonical one$"):
         journal.append(casino.pk, "un")
+
+
+def test_r23_a_document_whose_last_keys_are_not_the_sequence_then_the_tableau_is_not_spliced():
+    # PostgreSQL writes the number into the document between the two halves _spliced cuts; a document with a key
+    # sorted after "tableau" would put it elsewhere, and is refused rather than hashed otherwise than in Python.
+    document = {"action": "essai", "sequence": 0, "tableau": 3}
+    assert journal._spliced(document) == ('{"action":"essai","sequence":', ',"tableau":3}')
+    with pytest.raises(RuntimeError) as refused:
+        journal._spliced({**document, "zone": "salle"})
+    assert str(refused.value) == "journal: the canonical document no longer ends with its sequence and tableau"
