@@ -227,7 +227,7 @@ def tableau_staff(seance, tableau):
     # tableau's croupiers with their roster, its chef and whether it has a relief; the roster alone is read only when
     # nobody is assigned to the tableau, the reliefs only when there are some.
     rosters = Roster.objects.published().filter(seance=seance, apparatus_id=tableau.table.apparatus_id)
-    first = rosters.order_by("pk").values("pk")[:1]
+    first = rosters.order_by("pk").values("pk")[:1]  # pragma: no mutate (one roster per séance and apparatus: [:2] too)
     reliefs = RosterChange.objects.filter(roster=OuterRef("roster"), kind=RosterChange.Kind.RELIEF)
     places = list(
         RosterMember.objects.filter(roster__in=first, tableau=tableau)
@@ -237,7 +237,8 @@ def tableau_staff(seance, tableau):
     if places:
         roster, any_relief = places[0].roster, places[0].relieved
     else:
-        roster, any_relief = rosters.select_related("chef").first(), True
+        roster = rosters.select_related("chef").first()
+        any_relief = True  # pragma: no mutate (nobody assigned: no relief of theirs to follow, True or False alike)
     if roster is None:
         return []
     members = {place.user_id: place.user for place in places}
@@ -256,7 +257,7 @@ def tableau_staff(seance, tableau):
             employee__memberships__casino_id=tableau.casino_id,
             employee__memberships__active=True,
         )
-        .values_list("pk", flat=True)
+        .values_list("pk", flat=True)  # pragma: no mutate (flat without a field gives the first column: the pk)
     )
     return [user for user in staff if user.pk in active]
 
