@@ -629,12 +629,12 @@ def test_r23_a_batch_appends_each_casino_s_entries_in_their_order_chained_onto_i
         written = chain[-len(actions) :]
         assert chain[-len(actions) - 1] == before[owner.pk]
         assert [row[1] for row in written] == actions
-        previous = before[owner.pk]
+        expected_sequence, expected_previous = before[owner.pk][0] + 1, before[owner.pk][3]
         for sequence, _action, previous_hash, digest, document in written:
-            assert (sequence, previous_hash) == (previous[0] + 1, previous[3])
+            assert (sequence, previous_hash) == (expected_sequence, expected_previous)
             assert json.loads(document)["sequence"] == sequence
             assert digest == journal.chain_hash(previous_hash, document.encode())
-            previous = (sequence, None, None, digest)
+            expected_sequence, expected_previous = sequence + 1, digest
         assert JournalHead.objects.filter(casino=owner).values_list("sequence", "hash").get() == (
             written[-1][0],
             written[-1][3],
