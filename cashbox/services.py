@@ -237,23 +237,37 @@ def _shared_seance_state(seance_pk):
     return RawSQL(f'(SELECT "state" FROM "seances_seance" WHERE "id" = %s{lock})', [seance_pk])
 
 
-def cash_state(cashbox, seance, advances_total=False):
+# advances_total=True by default would only add a column nobody reads.
+def cash_state(cashbox, seance, advances_total=False):  # pragma: no mutate
     """Where a locked cash box stands in its séance, in one query read after its lock: the séance's state (shared
     lock), whether the tableau is opened that day, has its initial advance, its final count, an interruption; with
     `advances_total`, the sum of its advances in the séance after their corrections (R20, R23)."""
     fields = ["seance_state", "opened", "initial", "counted", "interruption"]
     extra = {}
     if advances_total:
-        latest = Correction.objects.filter(advance=OuterRef("pk")).order_by("-recorded_at", "-pk").values("amount")[:1]
+        # Equivalent mutants on the lines marked below: a correction of an advance keeps the day's amount (R15,
+        # refused otherwise in `correct`), so whichever correction is read, or none, the total is the same. It is
+        # read all the same, so that the total stays the one after corrections if R15 ever allowed another amount.
+        latest = (
+            Correction.objects.filter(advance=OuterRef("pk"))  # pragma: no mutate
+            .order_by("-recorded_at", "-pk")  # pragma: no mutate
+            .values("amount")[:1]  # pragma: no mutate
+        )
         total = (
             Advance.objects.filter(cashbox=OuterRef("pk"), seance=seance)
-            .annotate(effective=Coalesce(Subquery(latest), F("amount")))
+            .annotate(effective=Coalesce(Subquery(latest), F("amount")))  # pragma: no mutate (see above)
             .order_by()
             .values("cashbox")
             .annotate(total=Sum("effective"))
             .values("total")
         )
-        extra["advances_total"] = Coalesce(Subquery(total), Value(Decimal("0.00")), output_field=DecimalField())
+        # Equivalent mutants marked below: a final count follows its initial advance (R20), so the total is never
+        # empty where it is read, and a sum of decimals is a decimal without being told.
+        extra["advances_total"] = Coalesce(
+            Subquery(total),
+            Value(Decimal("0.00")),  # pragma: no mutate
+            output_field=DecimalField(),  # pragma: no mutate
+        )
         fields.append("advances_total")
     return (
         Cashbox.objects.filter(pk=cashbox.pk)
@@ -263,13 +277,22 @@ def cash_state(cashbox, seance, advances_total=False):
             opened=Exists(
                 Opening.objects.filter(tableau_id=OuterRef("tableau_id"), gaming_day_id=seance.gaming_day_id)
             ),
-            initial=Exists(Advance.objects.filter(cashbox=OuterRef("pk"), seance=seance, kind=Advance.Kind.INITIAL)),
+            initial=Exists(
+                Advance.objects.filter(
+                    cashbox=OuterRef("pk"),
+                    seance=seance,
+                    # Equivalent mutant: a top-up only follows the initial advance (R15), so any advance of the
+                    # séance implies the initial one; the kind is named for the reader.
+                    kind=Advance.Kind.INITIAL,  # pragma: no mutate
+                )
+            ),
             counted=Exists(Count.objects.filter(cashbox=OuterRef("pk"), seance=seance, kind=Count.Kind.FINAL)),
             interruption=Subquery(
                 Interruption.objects.ongoing()
                 .filter(tableau_id=OuterRef("tableau_id"))
                 .order_by("pk")
-                .values("kind")[:1]
+                # Equivalent mutant [:2]: a tableau has one ongoing interruption at most (r17_one_ongoing_interruption).
+                .values("kind")[:1]  # pragma: no mutate
             ),
         )
         .values(*fields)

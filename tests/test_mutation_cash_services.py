@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from cashbox import services
-from cashbox.models import Count, Interruption, RegisterAmendment, Signature
+from cashbox.models import Advance, Count, Interruption, RegisterAmendment, Signature
 from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite
 from casino.words import amount_in_words
@@ -676,6 +676,19 @@ def final_count(
     )
 
 
+def test_r20_the_result_of_a_seance_subtracts_the_advances_of_that_seance_only(cash_staff, open_day, boule_tableau):
+    advance(cash_staff, boule_tableau, open_day)
+    advance(cash_staff, boule_tableau, open_day, "top_up")
+    afternoon = final_count(cash_staff, boule_tableau, open_day, amount="17000")
+    assert (afternoon.advances_total, afternoon.result) == (Decimal("16000"), Decimal("1000"))
+    change_seance_state(cash_staff["director"], open_day, Seance.State.CLOSED)
+    evening = Seance.objects.get(gaming_day=open_day.gaming_day, kind="soiree")
+    open_seance(cash_staff["director"], evening)
+    advance(cash_staff, boule_tableau, evening)
+    count = final_count(cash_staff, boule_tableau, evening, amount="8500")
+    assert (count.amount, count.advances_total, count.result) == (Decimal("8500"), Decimal("8000"), Decimal("500"))
+
+
 def test_r20_a_final_count_of_an_unknown_chip_value_is_refused_under_r20(cash_staff, open_day, boule_tableau):
     advance(cash_staff, boule_tableau, open_day)
     error = refusal(
@@ -703,6 +716,74 @@ def test_r14_no_advance_enters_a_seance_that_is_not_open(cash_staff, open_day, b
         "R14",
         cite("R14", "La séance est prévue : aucune opération de caisse n'y est possible"),
     )
+
+
+def test_r14_nothing_but_an_advance_enters_the_cash_box_and_nothing_is_written(cash_staff, open_day, boule_tableau):
+    error = refusal(DomainError, lambda: advance(cash_staff, boule_tableau, open_day, "retrait"))
+    assert (error.rule, error.message) == (
+        "R14",
+        cite(
+            "R14",
+            "Pendant la partie, aucune somme ne peut être distraite de la table : seules des avances y entrent",
+        ),
+    )
+    assert not Advance.objects.exists() and not Signature.objects.filter(purpose="advance").exists()
+
+
+def test_r15_an_advance_is_in_the_history_under_the_name_of_who_entered_it(cash_staff, open_day, boule_tableau):
+    written = advance(cash_staff, boule_tableau, open_day)
+    assert written.history.get().history_user == cash_staff["chef"]
+    assert written.recorded_by == cash_staff["chef"]
+
+
+def test_r15_the_advance_is_brought_by_a_caissier_of_the_casino_and_nobody_else(cash_staff, open_day, boule_tableau):
+    def brought(by):
+        return services.record_advance(
+            cash_staff["chef"],
+            main_box(boule_tableau),
+            open_day,
+            "initial",
+            chips_for(boule_tableau.casino.advance_amount(boule_tableau.game)),
+            "croupier1",
+            "directeur",
+            PASSWORD,
+            brought_by=by,
+        )
+
+    error = refusal(ValidationError, lambda: brought("croupier2"))
+    assert list(error.error_dict) == ["brought_by"]
+    (shown,) = error.error_dict["brought_by"]
+    assert (shown.code, shown.message) == ("R15", cite("R15", "Celui qui apporte l'avance doit être : caissier"))
+    assert not Advance.objects.exists() and not Signature.objects.filter(purpose="advance").exists()
+    assert brought("caissier").brought_by == cash_staff["caissier"]
+
+
+def test_r3_the_special_interruption_box_of_a_boule_tableau_takes_no_advance(cash_staff, open_day, boule_tableau):
+    box = boule_tableau.cashboxes.get(kind="interruption_box")
+    amount = boule_tableau.casino.advance_amount(boule_tableau.game)
+    error = refusal(
+        ValidationError,
+        lambda: services.record_advance(
+            cash_staff["chef"], box, open_day, "initial", chips_for(amount), "croupier1", "directeur", PASSWORD
+        ),
+    )
+    assert list(error.error_dict) == ["cashbox"]
+    (shown,) = error.error_dict["cashbox"]
+    assert (shown.code, shown.message) == ("R3", cite("R3", "La boîte spéciale d'interruption ne reçoit pas d'avance"))
+    assert not Advance.objects.exists() and not Signature.objects.filter(purpose="advance").exists()
+
+
+def test_an_advance_in_another_casino_s_seance_is_refused(cash_staff, open_day, boule_tableau, other_casino):
+    from casino.models import Membership
+
+    for user in (cash_staff["director"], cash_staff["croupier"]):
+        Membership.objects.create(employee=user.employee, casino=other_casino)
+    elsewhere = plan_seances(cash_staff["director"], other_casino, GamingDay.date_at(other_casino))[0]
+    error = refusal(ValidationError, lambda: advance(cash_staff, boule_tableau, elsewhere))
+    assert list(error.error_dict) == ["seance"]
+    (shown,) = error.error_dict["seance"]
+    assert (shown.code, shown.message) == ("invalid", "La séance n'est pas celle de l'établissement de la caisse.")
+    assert not Advance.objects.exists() and not Signature.objects.filter(purpose="advance").exists()
 
 
 def test_r15_the_top_up_follows_the_initial_advance_entered_once(cash_staff, open_day, boule_tableau):
