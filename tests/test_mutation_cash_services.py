@@ -758,6 +758,52 @@ def test_r15_the_advance_is_brought_by_a_caissier_of_the_casino_and_nobody_else(
     assert brought("caissier").brought_by == cash_staff["caissier"]
 
 
+def test_r15_the_advance_signs_its_kind_amount_cash_box_seance_counter_and_chips(cash_staff, open_day, boule_tableau):
+    initial = advance(cash_staff, boule_tableau, open_day)
+    top_up = advance(cash_staff, boule_tableau, open_day, "top_up")
+    for written, label in ((initial, "Avance initiale"), (top_up, "Avance complémentaire")):
+        assert written.signature.statement == (
+            f"{label} de 8\u202f000,00\xa0€ — caisse n° {boule_tableau.number} — {open_day} — comptée par croupier1 — "
+            "80 × 100,00\xa0€"
+        )
+        assert (written.signature.signer, written.signature.purpose) == (cash_staff["director"], "advance")
+
+
+@pytest.mark.parametrize(
+    ("kind", "what"),
+    [
+        ("initial", "L'avance est la même pour toutes les caisses du jeu ce jour"),
+        ("top_up", "L'avance complémentaire est égale à l'avance initiale"),
+    ],
+)
+def test_r15_an_advance_of_another_amount_than_the_day_s_is_refused_word_for_word(
+    cash_staff, open_day, boule_tableau, kind, what
+):
+    if kind == "top_up":
+        advance(cash_staff, boule_tableau, open_day)
+    entered = Advance.objects.count()
+    error = refusal(
+        ValidationError,
+        lambda: services.record_advance(
+            cash_staff["chef"],
+            main_box(boule_tableau),
+            open_day,
+            kind,
+            chips_for("7900"),
+            "croupier1",
+            "directeur",
+            PASSWORD,
+        ),
+    )
+    assert list(error.error_dict) == ["chips"]
+    (shown,) = error.error_dict["chips"]
+    assert (shown.code, shown.message) == (
+        "R15",
+        cite("R15", f"{what} : 8\u202f000,00\xa0€ attendus, 7\u202f900,00\xa0€ comptés"),
+    )
+    assert Advance.objects.count() == entered
+
+
 def test_r3_the_special_interruption_box_of_a_boule_tableau_takes_no_advance(cash_staff, open_day, boule_tableau):
     box = boule_tableau.cashboxes.get(kind="interruption_box")
     amount = boule_tableau.casino.advance_amount(boule_tableau.game)
