@@ -230,11 +230,18 @@ class Casino(models.Model):
             DaySettings.record(self)
 
     # Day-fixed values (R7, R10, R15, « Day-fixed values »): a change applies from the next gaming day only.
+    #
+    # SETTINGS_ORDER: versions are read by the day they take effect, then by key. Both mutants of each sort are
+    # equivalent and marked: a version is recorded to take effect after every version before it, so the key alone
+    # gives the same order; two versions of the same day (changed twice before it starts) are told apart by key,
+    # which SQLite does anyway (ties in index order) but PostgreSQL does not promise: the tie-break stays.
 
     def settings_on(self, date):
         """The version of the day-fixed settings in force for the gaming day of `date`."""
         version = (
-            self.day_settings.filter(effective_from__lte=date).order_by("-effective_from", "-pk").first()
+            self.day_settings.filter(effective_from__lte=date)
+            .order_by("-effective_from", "-pk")  # pragma: no mutate (see SETTINGS_ORDER)
+            .first()
             if self.pk
             else None
         )
@@ -245,7 +252,12 @@ class Casino(models.Model):
         from sessions.models import GamingDay
 
         current = GamingDay.date_at(self)
-        return list(self.day_settings.filter(effective_from__gt=current).order_by("effective_from", "pk"))
+        return list(
+            self.day_settings.filter(effective_from__gt=current).order_by(
+                "effective_from",
+                "pk",  # pragma: no mutate (see SETTINGS_ORDER)
+            )
+        )
 
     def next_settings_day(self):
         """The first gaming day a settings change made now may apply to: after the current day and after
@@ -353,7 +365,7 @@ class DaySettings(models.Model):
         """Append a version when the casino's day-fixed settings differ from the latest one recorded."""
         # Re-read the row: values set from a form or a serializer are normalised by the database.
         stored = Casino.objects.get(pk=casino.pk)
-        latest = stored.day_settings.order_by("-effective_from", "-pk").first()
+        latest = stored.day_settings.order_by("-effective_from", "-pk").first()  # pragma: no mutate (SETTINGS_ORDER)
         values = {name: getattr(stored, name) for name in DAY_FIXED_SETTINGS}
         if latest is None:
             # A new casino: its first settings hold from the start, no day was played before them.
@@ -419,7 +431,11 @@ class EmployeeQuerySet(models.QuerySet):
             .filter(approval_date__lte=on)
             .filter(models.Q(approval_end__isnull=True) | models.Q(approval_end__gte=on))
             .exclude(
-                models.Q(suspended_from__isnull=False, suspended_from__lte=on)
+                models.Q(
+                    # Equivalent mutant without it: in exclude() Django adds « IS NOT NULL » to a nullable lookup.
+                    suspended_from__isnull=False,  # pragma: no mutate
+                    suspended_from__lte=on,
+                )
                 & (models.Q(suspended_until__isnull=True) | models.Q(suspended_until__gte=on))
             )
         )
