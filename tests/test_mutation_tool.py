@@ -50,3 +50,31 @@ def test_a_verdict_given_by_the_new_run_is_never_overwritten(scratch):
 def test_the_function_of_a_mutant_is_its_key_in_the_hashes():
     assert tool.function_of("sessions.roster_services.x__user__mutmut_12") == "x__user"
     assert tool.function_of("cashbox.services.xǁCountǁtotal__mutmut_3") == "xǁCountǁtotal"
+
+
+def test_a_function_edited_in_its_comments_only_is_tried_again(scratch):
+    # Marking a mutant `no mutate` changes no syntax (mutmut's hash stays) but renumbers the function's mutants.
+    source = tool.ROOT / MODULE
+    texts = tool.function_texts(source.read_text())
+    assert set(texts) >= {"x_tableau_staff", "x_publish_roster"}
+    edited = {**texts, "x_tableau_staff": "older text"}
+    (tool.folder(MODULE) / "function-texts.json").write_text(json.dumps(edited))
+    kept, redone = (
+        "sessions.roster_services.x_publish_roster__mutmut_1",
+        "sessions.roster_services.x_tableau_staff__mutmut_4",
+    )
+    write(scratch, {kept: 1, redone: 1}, {"x_publish_roster": "a", "x_tableau_staff": "b"})
+    assert tool.forget_edited(MODULE) == 1
+    assert json.loads(scratch.read_text())["exit_code_by_key"] == {kept: 1, redone: None}
+    assert tool.killed_mutants(MODULE) == {kept: (1, "a")}
+    # The texts of this run are recorded: nothing more is forgotten next time.
+    assert tool.forget_edited(MODULE) == 0
+
+
+def test_the_first_run_of_a_module_forgets_nothing_and_records_its_texts(scratch):
+    name = "sessions.roster_services.x_tableau_staff__mutmut_4"
+    write(scratch, {name: 1}, {"x_tableau_staff": "b"})
+    assert tool.forget_edited(MODULE) == 0
+    assert json.loads((tool.folder(MODULE) / "function-texts.json").read_text()) == tool.function_texts(
+        (tool.ROOT / MODULE).read_text()
+    )

@@ -201,10 +201,65 @@ def restore_killed(module, variant, before):
     return restored
 
 
+def function_texts(source):
+    """{mutmut's key of each function: hash of its text, comments included} of a module's source.
+
+    mutmut keys a function's verdicts on a hash of its syntax tree, blind to comments: marking a mutant
+    `# pragma: no mutate` leaves the hash as it was but renumbers the function's mutants, so the old verdicts would
+    be read against other mutants. The text's hash sees that edit.
+    """
+    import ast
+    import hashlib
+
+    from mutmut.mutation.file_mutation import mangle_function_name
+
+    texts = {}
+
+    def visit(statements, class_name=None):
+        for node in statements:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                text = ast.get_source_segment(source, node) or ""
+                texts[mangle_function_name(name=node.name, class_name=class_name)] = hashlib.sha256(
+                    text.encode()
+                ).hexdigest()[:12]
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, node.name if class_name is None else f"{class_name}.{node.name}")
+
+    visit(ast.parse(source).body)
+    return texts
+
+
+def forget_edited(module, variant=""):
+    """Forget the verdicts of the functions whose text changed since the last run (see function_texts); returns how
+    many verdicts were forgotten. The texts of this run are recorded beside mutmut's records."""
+    directory = folder(module, variant)
+    record = directory / "function-texts.json"
+    texts = function_texts((ROOT / module).read_text())
+    meta = meta_path(module, variant)
+    forgotten = 0
+    if record.exists() and meta.exists():
+        old = json.loads(record.read_text())
+        edited = {key for key in old.keys() | texts.keys() if old.get(key) != texts.get(key)}
+        data = json.loads(meta.read_text())
+        codes = data["exit_code_by_key"]
+        for name in codes:
+            if codes[name] is not None and function_of(name) in edited:
+                codes[name] = None
+                forgotten += 1
+        if forgotten:
+            meta.write_text(json.dumps(data))
+    directory.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps(texts))
+    return forgotten
+
+
 def run(module, max_children, names=(), variant=""):
     """mutmut run on the module; with `names`, only those mutants (tried again); `variant` "postgresql": on the
     PostgreSQL server of DATABASE_URL, in a test database of the module's own, kept between mutants."""
     earlier = selection(folder(module, variant))
+    forgotten = forget_edited(module, variant)  # before reading what was killed: edited functions are tried again
+    if forgotten:
+        print(f"\n{module}: {forgotten} verdicts of edited functions forgotten, to be tried again", flush=True)
     before = killed_mutants(module, variant)
     directory = prepare(module, variant)
     if earlier is not None and not set(earlier) <= set(selection(directory)):
