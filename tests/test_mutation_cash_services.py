@@ -640,16 +640,19 @@ def test_r17_only_the_chef_de_partie_or_the_direction_interrupts_play(cash_staff
 # R14, R15, R17, R20: where a cash box stands when an advance or a final count comes (cash_state) -----------------
 
 
-def advance(staff, tableau, seance, kind="initial"):
+def advance(staff, tableau, seance, kind="initial", chips=None, box=None, brought_by=None):
+    """An advance entered by the chef, counted by croupier1 and signed by the director: by default the day's amount
+    into the tableau's main box."""
     return services.record_advance(
         staff["chef"],
-        main_box(tableau),
+        box or main_box(tableau),
         seance,
         kind,
-        chips_for(tableau.casino.advance_amount(tableau.game)),
+        chips if chips is not None else chips_for(tableau.casino.advance_amount(tableau.game)),
         "croupier1",
         "directeur",
         PASSWORD,
+        brought_by=brought_by,
     )
 
 
@@ -737,25 +740,12 @@ def test_r15_an_advance_is_in_the_history_under_the_name_of_who_entered_it(cash_
 
 
 def test_r15_the_advance_is_brought_by_a_caissier_of_the_casino_and_nobody_else(cash_staff, open_day, boule_tableau):
-    def brought(by):
-        return services.record_advance(
-            cash_staff["chef"],
-            main_box(boule_tableau),
-            open_day,
-            "initial",
-            chips_for(boule_tableau.casino.advance_amount(boule_tableau.game)),
-            "croupier1",
-            "directeur",
-            PASSWORD,
-            brought_by=by,
-        )
-
-    error = refusal(ValidationError, lambda: brought("croupier2"))
+    error = refusal(ValidationError, lambda: advance(cash_staff, boule_tableau, open_day, brought_by="croupier2"))
     assert list(error.error_dict) == ["brought_by"]
     (shown,) = error.error_dict["brought_by"]
     assert (shown.code, shown.message) == ("R15", cite("R15", "Celui qui apporte l'avance doit être : caissier"))
     assert not Advance.objects.exists() and not Signature.objects.filter(purpose="advance").exists()
-    assert brought("caissier").brought_by == cash_staff["caissier"]
+    assert advance(cash_staff, boule_tableau, open_day, brought_by="caissier").brought_by == cash_staff["caissier"]
 
 
 def test_r15_the_advance_signs_its_kind_amount_cash_box_seance_counter_and_chips(cash_staff, open_day, boule_tableau):
@@ -782,19 +772,7 @@ def test_r15_an_advance_of_another_amount_than_the_day_s_is_refused_word_for_wor
     if kind == "top_up":
         advance(cash_staff, boule_tableau, open_day)
     entered = Advance.objects.count()
-    error = refusal(
-        ValidationError,
-        lambda: services.record_advance(
-            cash_staff["chef"],
-            main_box(boule_tableau),
-            open_day,
-            kind,
-            chips_for("7900"),
-            "croupier1",
-            "directeur",
-            PASSWORD,
-        ),
-    )
+    error = refusal(ValidationError, lambda: advance(cash_staff, boule_tableau, open_day, kind, chips_for("7900")))
     assert list(error.error_dict) == ["chips"]
     (shown,) = error.error_dict["chips"]
     assert (shown.code, shown.message) == (
@@ -806,13 +784,7 @@ def test_r15_an_advance_of_another_amount_than_the_day_s_is_refused_word_for_wor
 
 def test_r3_the_special_interruption_box_of_a_boule_tableau_takes_no_advance(cash_staff, open_day, boule_tableau):
     box = boule_tableau.cashboxes.get(kind="interruption_box")
-    amount = boule_tableau.casino.advance_amount(boule_tableau.game)
-    error = refusal(
-        ValidationError,
-        lambda: services.record_advance(
-            cash_staff["chef"], box, open_day, "initial", chips_for(amount), "croupier1", "directeur", PASSWORD
-        ),
-    )
+    error = refusal(ValidationError, lambda: advance(cash_staff, boule_tableau, open_day, box=box))
     assert list(error.error_dict) == ["cashbox"]
     (shown,) = error.error_dict["cashbox"]
     assert (shown.code, shown.message) == ("R3", cite("R3", "La boîte spéciale d'interruption ne reçoit pas d'avance"))

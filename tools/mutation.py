@@ -16,6 +16,8 @@ reaches the function — counts against the module. Equivalent mutants are marke
 `# pragma: no mutate` and the reason beside it, and so are neither generated nor counted.
 """
 
+import ast
+import hashlib
 import json
 import os
 import subprocess
@@ -208,9 +210,7 @@ def function_texts(source):
     `# pragma: no mutate` leaves the hash as it was but renumbers the function's mutants, so the old verdicts would
     be read against other mutants. The text's hash sees that edit.
     """
-    import ast
-    import hashlib
-
+    # mutmut's compute_function_hashes walks the same way but hashes ast.dump(), which drops the comments.
     from mutmut.mutation.file_mutation import mangle_function_name
 
     texts = {}
