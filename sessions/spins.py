@@ -9,7 +9,8 @@ import datetime
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import BooleanField
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from casino.models import Role
@@ -17,7 +18,7 @@ from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
 from casino.transactions import atomic_write
 from sessions import roster_services
-from sessions.models import Roster, RosterChange, RosterMember, Seance, Spin
+from sessions.models import Roster, RosterChange, Seance, Spin
 from tables.games import DEFAULT_LAYOUTS, Direction, Game, check_direction, next_direction
 
 # Who enters a spin: the chef de partie at the table, the management, or the service account of a display.
@@ -84,16 +85,28 @@ def rostered(roster):
     return set(members.union(relievers))
 
 
+# Hand-written, on purpose: the ORM's two Exists cost about 2 ms of CPU to compile on every spin (issue 15).
+# "auth_user"."id" is the launcher of the outer query.
+_ON_ROSTER = (
+    'EXISTS (SELECT 1 FROM "seances_rostermember" m WHERE m."roster_id" = %s AND m."user_id" = "auth_user"."id")'
+)
+_RELIEVING = (
+    'EXISTS (SELECT 1 FROM "seances_rosterchange" c '
+    'WHERE c."roster_id" = %s AND c."kind" = %s AND c."replacement_id" = "auth_user"."id")'
+)
+
+
 def check_launcher(roster, username):
     """The launcher of a spin: never a chef de partie, always on the séance's rotation order (R4)."""
     # Whether they are on the roster (rostered()'s test) is read with the person: one query.
-    on_roster = RosterMember.objects.filter(roster=roster, user=OuterRef("pk"))
-    relieving = RosterChange.objects.filter(roster=roster, kind=RosterChange.Kind.RELIEF, replacement=OuterRef("pk"))
     user = (
         get_user_model()
         .objects.select_related("employee")
         .filter(username=username or "")
-        .annotate(on_roster=Exists(on_roster), relieving=Exists(relieving))
+        .annotate(
+            on_roster=RawSQL(_ON_ROSTER, [roster.pk], BooleanField()),
+            relieving=RawSQL(_RELIEVING, [roster.pk, RosterChange.Kind.RELIEF.value], BooleanField()),
+        )
         .first()
     )
     if user is None or not hasattr(user, "employee"):
