@@ -340,7 +340,10 @@ def final_count_of(cashbox, seance):
 
 def _known(queryset, rows):
     """A queryset whose rows are already known, as prefetch_related leaves it: reading it costs no query."""
-    queryset._result_cache, queryset._prefetch_done = list(rows), True
+    queryset._result_cache = list(rows)
+    # Equivalent mutant False: Django reads _prefetch_done only for a queryset with prefetch lookups, and these have
+    # none; it is set as prefetch_related sets it.
+    queryset._prefetch_done = True  # pragma: no mutate
     return queryset
 
 
