@@ -78,3 +78,61 @@ def test_the_first_run_of_a_module_forgets_nothing_and_records_its_texts(scratch
     assert json.loads((tool.folder(MODULE) / "function-texts.json").read_text()) == tool.function_texts(
         (tool.ROOT / MODULE).read_text()
     )
+
+
+# The verdicts kept in the repository (docs/mutation/): a clean clone resumes where the last run stopped, for the
+# functions that did not change, and tries the others again.
+
+
+@pytest.fixture
+def results(scratch, tmp_path, monkeypatch):
+    monkeypatch.setattr(tool, "RESULTS", tmp_path / "docs")
+    return tool.results_path(MODULE)
+
+
+def test_saved_verdicts_seed_a_scratch_directory_that_has_none(scratch, results):
+    texts = tool.function_texts((tool.ROOT / MODULE).read_text())
+    names = [f"sessions.roster_services.x_tableau_staff__mutmut_{n}" for n in (1, 2, 3)]
+    other = "sessions.roster_services.x_publish_roster__mutmut_7"
+    codes = {names[0]: 1, names[1]: 0, names[2]: None, other: 36}
+    write(scratch, codes, {"x_tableau_staff": "a", "x_publish_roster": "b"})
+    (tool.folder(MODULE) / "function-texts.json").write_text(json.dumps(texts))
+    assert tool.save_results(MODULE) == results
+    saved = json.loads(results.read_text())
+    assert saved["module"] == MODULE
+    assert saved["functions"]["x_tableau_staff"] == {
+        "ast": "a",
+        "text": texts["x_tableau_staff"],
+        "codes": {"1": 1, "2": 0, "3": None},
+    }
+    # A new machine: no scratch directory. The seeded records are the saved ones, in mutmut's own format.
+    scratch.unlink()
+    (tool.folder(MODULE) / "function-texts.json").unlink()
+    assert tool.seed_from_results(MODULE) == 3
+    seeded = json.loads(scratch.read_text())
+    assert seeded["exit_code_by_key"] == codes
+    assert seeded["hash_by_function_name"] == {"x_tableau_staff": "a", "x_publish_roster": "b"}
+    assert {key for key in seeded if key.endswith("_by_key")} == {
+        "exit_code_by_key",
+        "type_check_error_by_key",
+        "durations_by_key",
+        "estimated_durations_by_key",
+    }
+    assert json.loads((tool.folder(MODULE) / "function-texts.json").read_text()) == {
+        name: texts[name] for name in ("x_tableau_staff", "x_publish_roster")
+    }
+    # Records already there are never overwritten by the saved ones.
+    write(scratch, {names[0]: 0}, {"x_tableau_staff": "a"})
+    assert tool.seed_from_results(MODULE) == 0
+    assert json.loads(scratch.read_text())["exit_code_by_key"] == {names[0]: 0}
+
+
+def test_a_clean_clone_reports_the_saved_verdicts_of_unchanged_functions_only(scratch, results):
+    texts = tool.function_texts((tool.ROOT / MODULE).read_text())
+    kept, edited = "sessions.roster_services.x_tableau_staff__mutmut_1", "sessions.roster_services.x__name__mutmut_2"
+    write(scratch, {kept: 1, edited: 0}, {"x_tableau_staff": "a", "x__name": "b"})
+    (tool.folder(MODULE) / "function-texts.json").write_text(json.dumps({**texts, "x__name": "older text"}))
+    tool.save_results(MODULE)
+    scratch.unlink()
+    assert tool.exit_codes(MODULE) == {kept: 1, edited: None}
+    assert tool.figures(MODULE) == (1, 1, [], 1)

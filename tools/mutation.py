@@ -107,6 +107,11 @@ MODULE_TESTS = {
 # directory, and a mutant counts as killed when the tests kill it on either database. Without a PostgreSQL
 # DATABASE_URL only the SQLite run is made, and the PostgreSQL-only code shows as not tested.
 BOTH_DATABASES = {"casino/journal.py"}
+# Each module's verdicts, kept in the repository: .mutation/ is scratch that a clean clone or a new machine does not
+# have, and a complete run of the largest module takes longer than the CPU a session can spare for it. A verdict is
+# reused only for a function whose syntax (mutmut's hash) and text (function_texts) are those of the code at hand: an
+# edited function is tried again.
+RESULTS = ROOT / "docs" / "mutation"
 KILLED = {1, 3, 24, -24, 36, 152, 255}  # a failing test, pytest's internal error, a timeout (see mutmut.stats)
 NOT_RUN = {None, 2}
 
@@ -253,9 +258,75 @@ def forget_edited(module, variant=""):
     return forgotten
 
 
+def results_path(module, variant=""):
+    return RESULTS / (slug(module) + (f"@{variant}" if variant else "") + ".json")
+
+
+def save_results(module, variant=""):
+    """Write the scratch directory's verdicts to docs/mutation/: per function, mutmut's hash, the text's hash and the
+    exit code of each mutant by number (one line per function, so that a run's diff shows what changed)."""
+    meta = meta_path(module, variant)
+    if not meta.exists():
+        return None
+    data = json.loads(meta.read_text())
+    record = folder(module, variant) / "function-texts.json"
+    texts = json.loads(record.read_text()) if record.exists() else {}
+    functions = {}
+    for name, code in data["exit_code_by_key"].items():
+        function, _, number = name.rsplit(".", 1)[-1].rpartition("__mutmut_")
+        entry = functions.setdefault(
+            function, {"ast": data["hash_by_function_name"].get(function), "text": texts.get(function), "codes": {}}
+        )
+        entry["codes"][number] = code
+    lines = [f"{json.dumps(function)}: {json.dumps(functions[function])}" for function in sorted(functions)]
+    path = results_path(module, variant)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = json.dumps({"module": module, "variant": variant})[:-1]
+    path.write_text(header + ', "functions": {\n' + ",\n".join(lines) + "\n}}\n")
+    return path
+
+
+def saved_results(module, variant=""):
+    path = results_path(module, variant)
+    return json.loads(path.read_text())["functions"] if path.exists() else None
+
+
+def seed_from_results(module, variant=""):
+    """A scratch directory without mutmut's records starts from the saved verdicts: mutmut keeps those of every
+    function whose syntax is unchanged, and forget_edited those whose text is. Returns how many were seeded."""
+    meta = meta_path(module, variant)
+    functions = saved_results(module, variant)
+    if meta.exists() or not functions:
+        return 0
+    prefix = slug(module)
+    codes = {
+        f"{prefix}.{function}__mutmut_{number}": code
+        for function, entry in functions.items()
+        for number, code in entry["codes"].items()
+    }
+    meta.parent.mkdir(parents=True, exist_ok=True)
+    meta.write_text(
+        json.dumps(
+            {
+                "exit_code_by_key": codes,
+                "hash_by_function_name": {function: entry["ast"] for function, entry in functions.items()},
+                "type_check_error_by_key": {},
+                "durations_by_key": {},
+                "estimated_durations_by_key": {},
+            }
+        )
+    )
+    texts = {function: entry["text"] for function, entry in functions.items() if entry["text"]}
+    (folder(module, variant) / "function-texts.json").write_text(json.dumps(texts))
+    return sum(code is not None for code in codes.values())
+
+
 def run(module, max_children, names=(), variant=""):
     """mutmut run on the module; with `names`, only those mutants (tried again); `variant` "postgresql": on the
     PostgreSQL server of DATABASE_URL, in a test database of the module's own, kept between mutants."""
+    seeded = seed_from_results(module, variant)
+    if seeded:
+        print(f"\n{module}: {seeded} verdicts taken from {results_path(module, variant).relative_to(ROOT)}", flush=True)
     earlier = selection(folder(module, variant))
     forgotten = forget_edited(module, variant)  # before reading what was killed: edited functions are tried again
     if forgotten:
@@ -291,6 +362,7 @@ def run(module, max_children, names=(), variant=""):
         restored = restore_killed(module, variant, before)
         if restored:
             print(f"\n{module}: {restored} mutants killed before, by tests still selected, kept as killed", flush=True)
+        save_results(module, variant)
 
 
 def meta_path(module, variant=""):
@@ -299,8 +371,20 @@ def meta_path(module, variant=""):
 
 
 def exit_codes(module, variant=""):
+    """{mutant: exit code} from mutmut's records; without them (a clean clone), from the saved verdicts, those of a
+    function whose text has changed since counted as not tried."""
     meta = meta_path(module, variant)
-    return json.loads(meta.read_text())["exit_code_by_key"] if meta.exists() else None
+    if meta.exists():
+        return json.loads(meta.read_text())["exit_code_by_key"]
+    functions = saved_results(module, variant)
+    if functions is None:
+        return None
+    texts = function_texts((ROOT / module).read_text())
+    return {
+        f"{slug(module)}.{function}__mutmut_{number}": code if texts.get(function) == entry["text"] else None
+        for function, entry in functions.items()
+        for number, code in entry["codes"].items()
+    }
 
 
 def figures(module):
