@@ -204,7 +204,7 @@ def staff_members(wanted, people):
     query); the first one that does not qualify is refused."""
     users = []
     for username, roles, field, rule, what in wanted:
-        user = people.get(username or "")
+        user = people.get(username)
         if user is None:
             raise invalid(field, rule, f"{what} : employé inconnu dans l'établissement ({username})")
         if role_of(user) not in roles:
