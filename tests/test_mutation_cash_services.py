@@ -619,6 +619,16 @@ def test_r20_the_people_named_come_back_in_the_order_asked_and_the_first_unquali
     assert shown.message == cite("R20", "Le caissier présent doit être : caissier")
 
 
+def test_r28_people_of_reads_each_person_with_their_employee_record_in_one_query(
+    cash_staff, casino, django_assert_num_queries
+):
+    # Every write names several people and reads each one's role and approval: one query for all, not one each.
+    with django_assert_num_queries(1):
+        people = services.people_of(casino, ["caissier", "croupier1", "directeur"])
+        roles = {username: user.employee.role for username, user in people.items()}
+    assert roles == {"caissier": Role.CAISSIER, "croupier1": Role.CROUPIER, "directeur": Role.DIRECTOR}
+
+
 # R17, R18, R19: who interrupts, and in which séance ---------------------------------------------------------------
 
 
