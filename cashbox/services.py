@@ -150,7 +150,7 @@ def people_of(casino, usernames, serving=None):
         .objects.select_related("employee")
         # One filter call: the active membership is the casino's own, not any membership of the user.
         .filter(
-            username__in={username or "" for username in usernames},
+            username__in={username for username in usernames if username},
             is_active=True,
             employee__memberships__casino=casino,
             employee__memberships__active=True,
