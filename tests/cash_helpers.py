@@ -45,16 +45,27 @@ def open_seance(director, seance):
     return change_seance_state(director, seance, Seance.State.OPEN)
 
 
-@pytest.fixture
-def open_day(director, casino, boule_tableau, vingt_trois_tableau, chef, croupier, croupier2):
-    """Today's afternoon séance open, both tableaux opened with their limits, after the rotation orders (R4)."""
+def open_afternoon(director, casino, *openings):
+    """Today's afternoon séance open after the rotation orders (R4), each (tableau, minimum, plein maximum, chance
+    maximum) of `openings` opened with those limits."""
     day = GamingDay.date_at(casino)
     afternoon, _evening = plan_seances(director, casino, day)
     open_seance(director, afternoon)
-    open_tableau(director, boule_tableau, day, "2.00", "200.00", "1000.00")
-    open_tableau(director, vingt_trois_tableau, day, "1.00", "50.00", "250.00")
+    for tableau, *limits in openings:
+        open_tableau(director, tableau, day, *limits)
     afternoon.refresh_from_db()
     return afternoon
+
+
+@pytest.fixture
+def open_day(director, casino, boule_tableau, vingt_trois_tableau, chef, croupier, croupier2):
+    """Today's afternoon séance open, both tableaux opened with their limits, after the rotation orders (R4)."""
+    return open_afternoon(
+        director,
+        casino,
+        (boule_tableau, "2.00", "200.00", "1000.00"),
+        (vingt_trois_tableau, "1.00", "50.00", "250.00"),
+    )
 
 
 def main_box(tableau):

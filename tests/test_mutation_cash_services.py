@@ -21,7 +21,7 @@ from sessions.models import GamingDay, Seance
 from sessions.services import change_seance_state, plan_seances
 from tables.games import euros
 from tests.books_helpers import day_of_play, signed_register
-from tests.cash_helpers import chips_for, main_box, open_seance
+from tests.cash_helpers import chips_for, main_box, open_afternoon, open_seance
 from tests.conftest import PASSWORD, make_employee
 
 pytestmark = pytest.mark.django_db
@@ -721,14 +721,7 @@ class TestAdvancesInCents:
 
     @pytest.fixture
     def open_day(self, director, casino, boule_tableau, chef, croupier, croupier2):
-        from sessions.services import open_tableau
-
-        day = GamingDay.date_at(casino)
-        afternoon, _evening = plan_seances(director, casino, day)
-        open_seance(director, afternoon)
-        open_tableau(director, boule_tableau, day, "2.50", "250.00", "1250.00")
-        afternoon.refresh_from_db()
-        return afternoon
+        return open_afternoon(director, casino, (boule_tableau, "2.50", "250.00", "1250.00"))
 
     def test_r20_the_result_is_exact_to_the_cent_when_the_advances_are_not_whole_euros(
         self, cash_staff, open_day, boule_tableau

@@ -273,7 +273,7 @@ def save_results(module, variant=""):
     texts = json.loads(record.read_text()) if record.exists() else {}
     functions = {}
     for name, code in data["exit_code_by_key"].items():
-        function, _, number = name.rsplit(".", 1)[-1].rpartition("__mutmut_")
+        function, number = function_of(name), name.rpartition("__mutmut_")[2]
         entry = functions.setdefault(
             function, {"ast": data["hash_by_function_name"].get(function), "text": texts.get(function), "codes": {}}
         )
@@ -291,6 +291,13 @@ def saved_results(module, variant=""):
     return json.loads(path.read_text())["functions"] if path.exists() else None
 
 
+def saved_codes(module, functions):
+    """(mutmut's name of each mutant, its function, its exit code) from the saved verdicts `functions`."""
+    for function, entry in functions.items():
+        for number, code in entry["codes"].items():
+            yield f"{slug(module)}.{function}__mutmut_{number}", function, code
+
+
 def seed_from_results(module, variant=""):
     """A scratch directory without mutmut's records starts from the saved verdicts: mutmut keeps those of every
     function whose syntax is unchanged, and forget_edited those whose text is. Returns how many were seeded."""
@@ -298,12 +305,7 @@ def seed_from_results(module, variant=""):
     functions = saved_results(module, variant)
     if meta.exists() or not functions:
         return 0
-    prefix = slug(module)
-    codes = {
-        f"{prefix}.{function}__mutmut_{number}": code
-        for function, entry in functions.items()
-        for number, code in entry["codes"].items()
-    }
+    codes = {name: code for name, _function, code in saved_codes(module, functions)}
     meta.parent.mkdir(parents=True, exist_ok=True)
     meta.write_text(
         json.dumps(
@@ -381,9 +383,8 @@ def exit_codes(module, variant=""):
         return None
     texts = function_texts((ROOT / module).read_text())
     return {
-        f"{slug(module)}.{function}__mutmut_{number}": code if texts.get(function) == entry["text"] else None
-        for function, entry in functions.items()
-        for number, code in entry["codes"].items()
+        name: code if texts.get(function) == functions[function]["text"] else None
+        for name, function, code in saved_codes(module, functions)
     }
 
 
