@@ -380,7 +380,7 @@ def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, passw
         cashbox = lock_cashbox(cashbox)
         tableau, casino = cashbox.tableau, cashbox.tableau.casino
         if day.casino_id != casino.pk:
-            raise invalid("seance", None, "La séance n'est pas celle de l'établissement de la caisse.")
+            raise invalid("seance", "R15", "La séance n'est pas celle de l'établissement de la caisse.")
         state = cash_state(cashbox, seance)
         require_open_state(state["seance_state"])
         if cashbox.kind == Cashbox.Kind.INTERRUPTION_BOX:
@@ -508,7 +508,7 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
         cashbox = lock_cashbox(cashbox)
         tableau, casino = cashbox.tableau, cashbox.tableau.casino
         if day.casino_id != casino.pk:
-            raise invalid("seance", None, "La séance n'est pas celle de l'établissement de la caisse.")
+            raise invalid("seance", "R20", "La séance n'est pas celle de l'établissement de la caisse.")
         state = cash_state(cashbox, seance, advances_total=True)
         require_open_state(state["seance_state"])
         if not state["initial"]:

@@ -845,7 +845,10 @@ def test_an_advance_in_another_casino_s_seance_is_refused(cash_staff, open_day, 
     error = refusal(ValidationError, lambda: advance(cash_staff, boule_tableau, elsewhere))
     assert list(error.error_dict) == ["seance"]
     (shown,) = error.error_dict["seance"]
-    assert (shown.code, shown.message) == ("invalid", "La séance n'est pas celle de l'établissement de la caisse.")
+    assert (shown.code, shown.message) == (
+        "R15",
+        cite("R15", "La séance n'est pas celle de l'établissement de la caisse"),
+    )
     assert not Advance.objects.exists() and not Signature.objects.filter(purpose="advance").exists()
 
 
@@ -2058,5 +2061,8 @@ def test_a_final_count_in_another_casino_s_seance_is_refused(cash_staff, open_da
         lambda: final_count(cash_staff, boule_tableau, elsewhere),
     )
     (shown,) = error.error_dict["seance"]
-    assert (shown.code, shown.message) == ("invalid", "La séance n'est pas celle de l'établissement de la caisse.")
+    assert (shown.code, shown.message) == (
+        "R20",
+        cite("R20", "La séance n'est pas celle de l'établissement de la caisse"),
+    )
     assert not Count.objects.exists()
