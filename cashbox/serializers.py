@@ -14,6 +14,7 @@ from cashbox.models import (
     RegisterAmendmentLine,
     Signature,
 )
+from casino.rows import scoped_instance
 from sessions.models import Seance
 from tables.models import Cashbox, Tableau
 
@@ -39,11 +40,27 @@ class SignerFields(serializers.Serializer):
     )
 
 
-def scoped(queryset_factory, **kwargs):
+def scoped(model, related=None, **kwargs):
+    """A primary key of one of the user's casinos' `model` records (with its `related` foreign key's row read in the
+    same query): another casino's is « n'existe pas », like an unknown one."""
+
     @extend_schema_field(OpenApiTypes.INT)
     class Scoped(serializers.PrimaryKeyRelatedField):
         def get_queryset(self):
-            return queryset_factory(self.context["request"].user)
+            queryset = model.objects.for_user(self.context["request"].user)
+            return queryset.select_related(related) if related else queryset
+
+        def to_internal_value(self, data):
+            # DRF's own checks and messages, the lookup hand-written (casino.rows.scoped_instance says why).
+            try:
+                if isinstance(data, bool):
+                    raise TypeError
+                found = scoped_instance(model, data, self.context["request"].user, related)
+            except (TypeError, ValueError):
+                self.fail("incorrect_type", data_type=type(data).__name__)
+            if found is None:
+                self.fail("does_not_exist", pk_value=data)
+            return found
 
     return Scoped(**kwargs)
 
@@ -73,14 +90,10 @@ class AdvanceSerializer(serializers.ModelSerializer):
         ]
 
 
-def seances_with_day(user):
-    # The cash services read the séance's day (its casino, its fixed advance) at once: one query, not two.
-    return Seance.objects.for_user(user).select_related("gaming_day")
-
-
 class AdvanceCreateSerializer(SignerFields):
-    cashbox = scoped(Cashbox.objects.for_user)
-    seance = scoped(seances_with_day)
+    cashbox = scoped(Cashbox)
+    # The cash services read the séance's day (its casino, its fixed advance) at once: one query, not two.
+    seance = scoped(Seance, "gaming_day")
     kind = serializers.CharField(help_text="initial ou top_up ; aucun retrait n'existe (R14).")
     chips = serializers.DictField(help_text='Nombre de jetons par valeur, ex. {"100.00": 80}.')
     counted_by = serializers.CharField(max_length=150, help_text="Le croupier qui compte (R15).")
@@ -119,8 +132,9 @@ class CountSerializer(serializers.ModelSerializer):
 
 
 class FinalCountCreateSerializer(SignerFields):
-    cashbox = scoped(Cashbox.objects.for_user)
-    seance = scoped(seances_with_day)
+    cashbox = scoped(Cashbox)
+    # The cash services read the séance's day (its casino, its fixed advance) at once: one query, not two.
+    seance = scoped(Seance, "gaming_day")
     chips = serializers.DictField(allow_empty=True)
     counted_by = serializers.CharField(max_length=150)
     witnesses = serializers.ListField(child=serializers.CharField(max_length=150), required=False, max_length=50)
@@ -157,8 +171,8 @@ class InterruptionSerializer(serializers.ModelSerializer):
 
 
 class InterruptionCreateSerializer(serializers.Serializer):
-    tableau = scoped(Tableau.objects.for_user)
-    seance = scoped(Seance.objects.for_user)
+    tableau = scoped(Tableau)
+    seance = scoped(Seance)
     kind = serializers.ChoiceField(choices=Interruption.Kind.choices)
     chips = serializers.DictField(required=False, help_text="Interruption avec comptage (R17).")
     counted_by = serializers.CharField(required=False, max_length=150)
@@ -212,8 +226,8 @@ class CorrectionSerializer(serializers.ModelSerializer):
 
 
 class CorrectionCreateSerializer(SignerFields):
-    advance = scoped(Advance.objects.for_user, required=False, allow_null=True)
-    count = scoped(Count.objects.for_user, required=False, allow_null=True)
+    advance = scoped(Advance, required=False, allow_null=True)
+    count = scoped(Count, required=False, allow_null=True)
     chips = serializers.DictField()
     reason = serializers.CharField(max_length=1000)
     approval_words = serializers.CharField(help_text="Le montant corrigé en toutes lettres, de la main du directeur.")

@@ -1,6 +1,11 @@
-"""Rows read past Django's slowest converter, where a page reads thousands of them."""
+"""Rows read past the ORM's slowest parts: its timestamp converter where a page reads thousands of rows, its
+compiling where a write reads one row by its key."""
+
+import functools
 
 from django.db import connection
+from django.db.models.sql import Query
+from django.db.transaction import TransactionManagementError
 
 
 def rows_with_times(rows):
@@ -20,3 +25,138 @@ def rows_with_times(rows):
         cursor.cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
         cursor.execute(sql, params)
         return cursor.fetchall()  # tuples: Django leaves psycopg's default row factory
+
+
+# One record by its primary key, with the rows it refers to --------------------------------------------------------
+#
+# Hand-written on purpose: every signed write of the API names its cash box and its séance, then locks the cash box
+# with its tableau, its casino and its table. The ORM's compiling of those lookups (`for_user(user)`'s join and
+# subquery of the user's casinos, `select_related`, `select_for_update`) cost about 2 ms of CPU each, three per write,
+# more than the database took to run them (issue 15). The SQL is built once per shape from the models' own metadata
+# (and, for the scope, the model's casino_path: the same joins and the same casinos as ScopedQuerySet.for_user);
+# tests/test_rows.py compares each with the ORM's on both databases.
+
+
+def _member_casinos():
+    from casino.models import Employee, Membership
+
+    membership, employee = Membership._meta.db_table, Employee._meta.db_table
+    return (
+        f'SELECT "{membership}"."casino_id" FROM "{membership}" INNER JOIN "{employee}" '
+        f'ON "{employee}"."id" = "{membership}"."employee_id" '
+        f'WHERE "{employee}"."user_id" = %s AND "{membership}"."active"'
+    )
+
+
+def columns(model):
+    """The SELECT list of a model's concrete fields, each named by its table, in the order of its fields."""
+    table = model._meta.db_table
+    return ", ".join(f'"{table}"."{field.column}"' for field in model._meta.concrete_fields)
+
+
+@functools.cache
+def _select(model, related, through):
+    """`SELECT … FROM … INNER JOIN …` of `model` and of the rows its `related` paths lead to (select_related's
+    "a__b" paths, along foreign keys that are never null), joining the tables of the `through` paths as well.
+
+    Returns the SQL, the models selected in order, their paths, and {path: model} of every table joined. Tables are
+    named, not aliased: each may be joined once."""
+    tables, joins = {"": model}, []
+
+    def reach(path):
+        if path not in tables:
+            owner_path, _, name = path.rpartition("__")
+            owner = reach(owner_path)
+            field = owner._meta.get_field(name)
+            if field.null or not field.many_to_one:
+                raise ValueError(f"{model.__name__}: {path} is not a foreign key that is never null")
+            target = field.related_model._meta
+            if target.db_table in (joined._meta.db_table for joined in tables.values()):
+                raise ValueError(f"{model.__name__}: {target.db_table} would be joined twice")
+            joins.append(
+                f'INNER JOIN "{target.db_table}" ON "{target.db_table}"."{target.pk.column}" '
+                f'= "{owner._meta.db_table}"."{field.column}"'
+            )
+            tables[path] = field.related_model
+        return tables[path]
+
+    for path in (*related, *through):
+        reach(path)
+    # As select_related: a path's every step is selected ("tableau__casino" selects the tableau too).
+    steps = ("__".join(path.split("__")[: depth + 1]) for path in related for depth in range(path.count("__") + 1))
+    paths = ("", *dict.fromkeys(steps))
+    selected = tuple(tables[path] for path in paths)
+    sql = f'SELECT {", ".join(map(columns, selected))} FROM "{model._meta.db_table}" {" ".join(joins)}'
+    return sql, selected, paths, tables
+
+
+def _prepared_pk(model, pk):
+    """The primary key as the ORM converts it (TypeError or ValueError when it cannot be), or None when it is out
+    of the column's range, where the ORM's lookup finds nothing."""
+    pk = model._meta.pk.get_prep_value(pk)
+    low, high = connection.ops.integer_field_range(model._meta.pk.get_internal_type())
+    return pk if low <= pk <= high else None
+
+
+def _fetch(model, pk, related, through=(), where="", params=(), lock=False):
+    sql, selected, paths, _tables = _select(model, related, through)
+    sql += f' WHERE "{model._meta.db_table}"."{model._meta.pk.column}" = %s{where}'
+    if lock and connection.features.has_select_for_update:
+        if connection.get_autocommit():
+            raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
+        # The row of `model` alone, not the rows joined to it (select_for_update(of=("self",))).
+        sql += f' FOR UPDATE OF "{model._meta.db_table}"'
+    found = instances(sql, [pk, *params], selected)
+    if found is None:
+        return None
+    by_path = dict(zip(paths, found, strict=True))
+    for path in paths[1:]:
+        owner, _, name = path.rpartition("__")
+        setattr(by_path[owner], name, by_path[path])
+    return found[0]
+
+
+def instance(model, pk, related=(), lock=False):
+    """model.objects.select_related(*related).get(pk=pk), with lock: select_for_update(of=("self",)) first.
+
+    Raises model.DoesNotExist as get() does."""
+    prepared = _prepared_pk(model, pk)
+    found = None if prepared is None else _fetch(model, prepared, tuple(related), lock=lock)
+    if found is None:
+        raise model.DoesNotExist(f"{model._meta.object_name} matching query does not exist.")
+    return found
+
+
+def scoped_instance(model, pk, user, related=None):
+    """model.objects.for_user(user).select_related(related).get(pk=pk), or None where it finds nothing.
+
+    `pk` is converted as the ORM converts it: TypeError or ValueError when it cannot be."""
+    prepared = _prepared_pk(model, pk)
+    if prepared is None:
+        return None  # an anonymous user's pk, None, is no member's: it finds nothing either
+    *hops, last = model._default_manager.get_queryset().casino_path.split("__")
+    through = ("__".join(hops),) if hops else ()
+    owner = _select(model, (), through)[3]["__".join(hops)]
+    scope = f'"{owner._meta.db_table}"."{owner._meta.get_field(last).column}"'
+    related = (related,) if related else ()
+    return _fetch(model, prepared, related, through, f" AND {scope} IN ({_member_casinos()})", [user.pk])
+
+
+def instances(sql, params, models):
+    """The first row of a hand-written SELECT of `columns(model)` for each of `models` in turn, as one instance of
+    each (None without a row), its values converted as the ORM converts a model's columns (RawQuerySet's way)."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    found, start = [], 0
+    for model in models:
+        fields = model._meta.concrete_fields
+        values, start = row[start : start + len(fields)], start + len(fields)
+        compiler = Query(model).get_compiler(connection=connection)
+        converters = compiler.get_converters([field.get_col(model._meta.db_table) for field in fields])
+        if converters:
+            values = next(compiler.apply_converters([values], converters))
+        found.append(model.from_db(connection.alias, [field.attname for field in fields], values))
+    return found

@@ -75,3 +75,38 @@ def test_r28_a_signer_or_key_holder_of_another_casino_is_an_unknown_employee(
     post_advance(api, cash_staff["chef"], boule_tableau, open_day)
     key = refusal(post_short_interruption(api, cash_staff["chef"], boule_tableau, open_day, key_holder="directeur2"))
     assert "employé inconnu" in key and "Durand" not in key
+
+
+def test_another_casino_s_cash_box_and_seance_read_as_keys_that_exist_nowhere(
+    api, cash_staff, open_day, boule_tableau, other_casino, outsider
+):
+    """The API's lookups of a write's cash box and séance (casino.rows.scoped_instance): another casino's record is
+    « n'existe pas », in the words of a key that exists nowhere; a key of the wrong type is refused as such."""
+    from cashbox.models import Advance, Signature
+    from tables.games import Game
+    from tables.models import Apparatus
+    from tables.services import register_tableau
+    from tests.cash_helpers import main_box
+
+    machine = Apparatus.objects.create(casino=other_casino, game=Game.BOULE, name="Boule du Lac")
+    theirs = register_tableau(Table.objects.create(apparatus=machine, name="Table du Lac"), 1)
+    their_seance = plan_seances(outsider, other_casino, GamingDay.date_at(other_casino))[0]
+    box, unknown = main_box(theirs).pk, 10**6
+
+    def errors(seance=open_day, **body):
+        response = post_advance(api, cash_staff["chef"], boule_tableau, seance, **body)
+        assert response.status_code == 400, response.json()
+        return response.json()["errors"]
+
+    def does_not_exist(field, pk):
+        message = f"Clé primaire «\xa0{pk}\xa0» non valide - l'objet n'existe pas."
+        return {field: [{"message": message, "code": "does_not_exist"}]}
+
+    assert errors(cashbox=box) == does_not_exist("cashbox", box)
+    assert errors(cashbox=unknown) == does_not_exist("cashbox", unknown)
+    assert errors(seance=their_seance) == does_not_exist("seance", their_seance.pk)
+    assert errors(cashbox=2**63) == does_not_exist("cashbox", 2**63)
+    for wrong, kind in (("abc", "str"), (True, "bool"), ([1], "list")):
+        (shown,) = errors(cashbox=wrong)["cashbox"]
+        assert shown["message"] == f"Type incorrect. Attendait une clé primaire, a reçu {kind}.", shown
+    assert not Advance.objects.exists() and not Signature.objects.filter(purpose="advance").exists()
