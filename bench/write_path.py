@@ -8,8 +8,8 @@ casino (8 boule apparatus, one chef de partie and one client each, enough tablea
 advance for every count), starts gunicorn (2 sync workers, CONN_MAX_AGE=0, the product's gunicorn.conf.py) on
 127.0.0.1 with bench/write_path_settings.py (the product's settings, the bare insert endpoint, MD5 for the signers'
 passwords), runs each kind of request with 1 client then 8 (threads, each request on its own connection, bounded by
---requests and --seconds), and drops the database. Redis db --redis-db holds the cache, the throttle counts and the
-spins' queued checks; it is flushed at the end. Queries per request are counted in-process, with Django's test
+--requests and --seconds) in --rounds rounds that each run every kind in turn, and drops the database. Redis db
+--redis-db holds the cache, the throttle counts and the spins' queued checks; it is flushed at the end. Queries per request are counted in-process, with Django's test
 client on the same settings and database, authentication (knox token) included.
 
 Prints p50, p95 and throughput of each, queries per request, and ends with one line of name=value figures.
@@ -261,13 +261,19 @@ def run(port, work, kind, clients, requests, seconds):
     wall = time.perf_counter() - started
     if errors:
         print(f"  {kind} × {clients}: {len(errors)} refused, e.g. {errors[0]}", file=sys.stderr)
-    latencies.sort()
+    return {"latencies": latencies, "errors": len(errors), "wall": wall}
+
+
+def merged(parts):
+    """The figures of one kind and number of clients over its rounds: percentiles of all its latencies, throughput
+    over the time its rounds took."""
+    latencies = sorted(latency for part in parts for latency in part["latencies"])
     return {
         "n": len(latencies),
-        "errors": len(errors),
+        "errors": sum(part["errors"] for part in parts),
         "p50": statistics.median(latencies) * 1000 if latencies else float("nan"),
         "p95": latencies[max(0, int(len(latencies) * 0.95) - 1)] * 1000 if latencies else float("nan"),
-        "throughput": len(latencies) / wall,
+        "throughput": len(latencies) / sum(part["wall"] for part in parts),
     }
 
 
@@ -288,7 +294,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests-1", type=int, default=60, help="requests of each kind with one client")
     parser.add_argument("--requests-8", type=int, default=240, help="requests of each kind with eight clients")
-    parser.add_argument("--seconds", type=float, default=60, help="time limit of each run")
+    parser.add_argument("--seconds", type=float, default=60, help="time limit of each kind and number of clients")
+    parser.add_argument("--rounds", type=int, default=4, help="rounds, each running every kind in turn")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--redis-db", type=int, default=3)
     parser.add_argument("--show-queries", action="store_true", help="print the SQL of each kind of request")
@@ -330,10 +337,15 @@ def main():
         # Warm up: each worker loads the application on its first request; not measured.
         for n in range(8):
             post(args.port, *work.request("insert", 0, n), world["tokens"][0])
-        results = {}
-        for kind in ("insert", "topup", "count", "spin"):
-            for clients, requests in ((1, args.requests_1), (8, args.requests_8)):
-                results[kind, clients] = run(args.port, work, kind, clients, requests, args.seconds)
+        # In rounds, each kind in turn within each round: the ratios compare kinds measured minutes apart at most, so
+        # a machine whose speed drifts during the run (a shared host) moves them all alike.
+        rounds = [{} for _ in range(args.rounds)]
+        for clients, requests in ((1, args.requests_1), (8, args.requests_8)):
+            for measured in rounds:
+                for kind in ("insert", "topup", "count", "spin"):
+                    share = max(clients, requests // args.rounds)
+                    measured[kind, clients] = run(args.port, work, kind, clients, share, args.seconds / args.rounds)
+        results = {key: merged([measured[key] for measured in rounds]) for key in rounds[0]}
     finally:
         if gunicorn is not None:
             gunicorn.terminate()
