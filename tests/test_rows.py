@@ -50,6 +50,7 @@ def elsewhere(other_casino, outsider):
     from tables.games import Game
     from tables.models import Apparatus, Table
     from tables.services import register_tableau
+
     machine = Apparatus.objects.create(casino=other_casino, game=Game.BOULE, name="Boule d'ailleurs")
     tableau = register_tableau(Table.objects.create(apparatus=machine, name="Table d'ailleurs"), 1)
     plan_seances(outsider, other_casino, GamingDay.date_at(other_casino))
