@@ -127,19 +127,26 @@ def instance(model, pk, related=(), lock=False):
     return found
 
 
-def scoped_instance(model, pk, user, related=None):
-    """model.objects.for_user(user).select_related(related).get(pk=pk), or None where it finds nothing.
-
-    `pk` is converted as the ORM converts it: TypeError or ValueError when it cannot be."""
-    prepared = _prepared_pk(model, pk)
-    if prepared is None:
-        return None  # an anonymous user's pk, None, is no member's: it finds nothing either
+@functools.cache
+def _scope(model):
+    """The paths to join and the WHERE clause that keep `model`'s rows of the user's casinos (its casino_path)."""
     *hops, last = model._default_manager.get_queryset().casino_path.split("__")
     through = ("__".join(hops),) if hops else ()
     owner = _select(model, (), through)[3]["__".join(hops)]
     scope = f'"{owner._meta.db_table}"."{owner._meta.get_field(last).column}"'
-    related = (related,) if related else ()
-    return _fetch(model, prepared, related, through, f" AND {scope} IN ({_member_casinos()})", [user.pk])
+    return through, f" AND {scope} IN ({_member_casinos()})"
+
+
+def scoped_instance(model, pk, user, related=None):
+    """model.objects.for_user(user).select_related(related).get(pk=pk), or None where it finds nothing.
+
+    `pk` is converted as the ORM converts it: TypeError or ValueError when it cannot be. An anonymous user's pk,
+    None, is no member's: it finds nothing."""
+    prepared = _prepared_pk(model, pk)
+    if prepared is None:
+        return None
+    through, where = _scope(model)
+    return _fetch(model, prepared, (related,) if related else (), through, where, [user.pk])
 
 
 def instances(sql, params, models):
