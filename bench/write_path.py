@@ -9,8 +9,9 @@ advance for every count), starts gunicorn (2 sync workers, CONN_MAX_AGE=0, the p
 127.0.0.1 with bench/write_path_settings.py (the product's settings, the bare insert endpoint, MD5 for the signers'
 passwords), runs each kind of request with 1 client then 8 (threads, each request on its own connection, bounded by
 --requests and --seconds) in --rounds rounds that each run every kind in turn, and drops the database. Redis db
---redis-db holds the cache, the throttle counts and the spins' queued checks; it is flushed at the end. Queries per request are counted in-process, with Django's test
-client on the same settings and database, authentication (knox token) included.
+--redis-db holds the cache, the throttle counts and the spins' queued checks; it is flushed at the end. Queries per
+request are counted in-process, with Django's test client on the same settings and database, authentication (knox
+token) included.
 
 Prints p50, p95 and throughput of each, queries per request, and ends with one line of name=value figures.
 Targets: count and top-up p50 <= 2 x the bare insert's at 8 clients, p95 <= 50 ms at 8 clients, throughput at 8

@@ -68,6 +68,19 @@ def open_day(director, casino, boule_tableau, vingt_trois_tableau, chef, croupie
     )
 
 
+@pytest.fixture
+def elsewhere(other_casino, outsider):
+    """Another casino's boule tableau, with its cash boxes, and that casino's séances of today (planned)."""
+    from tables.games import Game
+    from tables.models import Apparatus, Table
+    from tables.services import register_tableau
+
+    machine = Apparatus.objects.create(casino=other_casino, game=Game.BOULE, name="Boule d'ailleurs")
+    tableau = register_tableau(Table.objects.create(apparatus=machine, name="Table d'ailleurs"), 1)
+    plan_seances(outsider, other_casino, GamingDay.date_at(other_casino))
+    return tableau
+
+
 def main_box(tableau):
     from cashbox.services import main_cashbox
 

@@ -183,7 +183,7 @@ def as_user(client):
 
 
 # Cash fixtures live with their helpers; imported here so that every test module sees them.
-from tests.cash_helpers import open_day  # noqa: E402, F401
+from tests.cash_helpers import elsewhere, open_day  # noqa: E402, F401
 from tests.guard_helpers import world  # noqa: E402, F401
 
 

@@ -836,7 +836,7 @@ def test_r3_the_special_interruption_box_of_a_boule_tableau_takes_no_advance(cas
     assert not Advance.objects.exists() and not Signature.objects.filter(purpose="advance").exists()
 
 
-def test_an_advance_in_another_casino_s_seance_is_refused(cash_staff, open_day, boule_tableau, other_casino):
+def test_r15_an_advance_in_another_casino_s_seance_is_refused(cash_staff, open_day, boule_tableau, other_casino):
     from casino.models import Membership
 
     for user in (cash_staff["director"], cash_staff["croupier"]):
@@ -2049,7 +2049,7 @@ def test_r20_the_final_count_names_a_croupier_who_counts_and_the_caissier(
     assert not Count.objects.exists()
 
 
-def test_a_final_count_in_another_casino_s_seance_is_refused(cash_staff, open_day, boule_tableau, other_casino):
+def test_r20_a_final_count_in_another_casino_s_seance_is_refused(cash_staff, open_day, boule_tableau, other_casino):
     from casino.models import Membership
 
     for user in (cash_staff["director"], cash_staff["croupier"], cash_staff["caissier"]):

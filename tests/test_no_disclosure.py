@@ -78,20 +78,16 @@ def test_r28_a_signer_or_key_holder_of_another_casino_is_an_unknown_employee(
 
 
 def test_another_casino_s_cash_box_and_seance_read_as_keys_that_exist_nowhere(
-    api, cash_staff, open_day, boule_tableau, other_casino, outsider
+    api, cash_staff, open_day, boule_tableau, elsewhere
 ):
     """The API's lookups of a write's cash box and séance (casino.rows.scoped_instance): another casino's record is
     « n'existe pas », in the words of a key that exists nowhere; a key of the wrong type is refused as such."""
     from cashbox.models import Advance, Signature
-    from tables.games import Game
-    from tables.models import Apparatus
-    from tables.services import register_tableau
+    from sessions.models import Seance
     from tests.cash_helpers import main_box
 
-    machine = Apparatus.objects.create(casino=other_casino, game=Game.BOULE, name="Boule du Lac")
-    theirs = register_tableau(Table.objects.create(apparatus=machine, name="Table du Lac"), 1)
-    their_seance = plan_seances(outsider, other_casino, GamingDay.date_at(other_casino))[0]
-    box, unknown = main_box(theirs).pk, 10**6
+    their_seance = Seance.objects.filter(gaming_day__casino=elsewhere.casino).earliest("planned_start")
+    box, unknown = main_box(elsewhere).pk, 10**6
 
     def errors(seance=open_day, **body):
         response = post_advance(api, cash_staff["chef"], boule_tableau, seance, **body)

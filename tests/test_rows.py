@@ -45,19 +45,6 @@ def _same(found, expected):
 
 
 @pytest.fixture
-def elsewhere(other_casino, outsider):
-    """Another casino's tableau, its cash boxes and its séances."""
-    from tables.games import Game
-    from tables.models import Apparatus, Table
-    from tables.services import register_tableau
-
-    machine = Apparatus.objects.create(casino=other_casino, game=Game.BOULE, name="Boule d'ailleurs")
-    tableau = register_tableau(Table.objects.create(apparatus=machine, name="Table d'ailleurs"), 1)
-    plan_seances(outsider, other_casino, GamingDay.date_at(other_casino))
-    return tableau
-
-
-@pytest.fixture
 def readers(director, regulator, outsider, casino):
     from django.contrib.auth.models import AnonymousUser
 
