@@ -7,7 +7,9 @@ import re
 import hypothesis
 import pytest
 import schemathesis
+from django.core import signals
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from django.urls import resolve
 from drf_spectacular.settings import patched_settings
 from hypothesis import HealthCheck
@@ -35,10 +37,19 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 
 
 @pytest.fixture
-def app(settings):
+def app(settings, demo):  # noqa: F811 (after the demo, whose test client connects the signals again)
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_SCHEMA_CLASS": SCHEMA_CLASS}
-    with patched_settings({"ENUM_NAME_OVERRIDES": ENUM_NAME_OVERRIDES}):
-        yield get_wsgi_application()
+    # Schemathesis calls the WSGI handler itself, whose request signals close the database connection that is not
+    # in autocommit, i.e. the test's transaction on PostgreSQL (SQLite's in-memory one survives): as Django's test
+    # client does, the connection is left open while the test runs.
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        with patched_settings({"ENUM_NAME_OVERRIDES": ENUM_NAME_OVERRIDES}):
+            yield get_wsgi_application()
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
 
 
 def path_parameters(operation, demo):  # noqa: F811
