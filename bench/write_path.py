@@ -5,13 +5,13 @@ gunicorn on PostgreSQL, with 1 and then 8 clients.
 
 It creates its own database, named after DATABASE_URL's with `_write_path_bench` appended, migrates it, builds a
 casino (8 boule apparatus, one chef de partie and one client each, enough tableaux opened with their initial
-advance for every count), starts gunicorn (2 sync workers, CONN_MAX_AGE=0, the product's gunicorn.conf.py) on
-127.0.0.1 with bench/write_path_settings.py (the product's settings, the bare insert endpoint, MD5 for the signers'
-passwords), runs each kind of request with 1 client then 8 (threads, each request on its own connection, bounded by
---requests and --seconds) in --rounds rounds that each run every kind in turn, and drops the database. Redis db
---redis-db holds the cache, the throttle counts and the spins' queued checks; it is flushed at the end. Queries per
-request are counted in-process, with Django's test client on the same settings and database, authentication (knox
-token) included.
+advance for every count), starts gunicorn (2 sync workers, CONN_MAX_AGE=0 unless --conn-max-age, the product's
+gunicorn.conf.py) on 127.0.0.1 with bench/write_path_settings.py (the product's settings, the bare insert endpoint,
+MD5 for the signers' passwords), runs each kind of request with 1 client then 8 (threads, each request on its own
+connection, bounded by --requests and --seconds) in --rounds rounds that each run every kind in turn, and drops the
+database. Redis db --redis-db holds the cache, the throttle counts and the spins' queued checks; it is flushed at
+the end. Queries per request are counted in-process, with Django's test client on the same settings and database,
+authentication (knox token) included.
 
 Prints p50, p95 and throughput of each, queries per request, and ends with one line of name=value figures.
 Targets: count and top-up p50 <= 2 x the bare insert's at 8 clients, p95 <= 50 ms at 8 clients, throughput at 8
@@ -56,12 +56,12 @@ def recreate(admin_url, name, drop_only=False):
             connection.execute(f'CREATE DATABASE "{name}"')
 
 
-def environment(url, redis_db):
+def environment(url, redis_db, conn_max_age=0):
     redis = f"redis://127.0.0.1:6379/{redis_db}"
     return {
         "DATABASE_URL": url,
         "DJANGO_SETTINGS_MODULE": "bench.write_path_settings",
-        "CONN_MAX_AGE": "0",
+        "CONN_MAX_AGE": str(conn_max_age),
         "DEBUG": "0",
         "SECRET_KEY": "bench-write-path-not-a-secret-" + "x" * 40,
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
@@ -300,9 +300,16 @@ def main():
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--redis-db", type=int, default=3)
     parser.add_argument("--show-queries", action="store_true", help="print the SQL of each kind of request")
+    parser.add_argument(
+        "--conn-max-age",
+        type=int,
+        default=0,
+        help="CONN_MAX_AGE of the workers: 0 (the issue's condition) opens a connection per request, as many seconds "
+        "keep it (docker-compose.yml's default, 60)",
+    )
     args = parser.parse_args()
     url, admin_url, name = bench_database(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/casino"))
-    env = environment(url, args.redis_db)
+    env = environment(url, args.redis_db, args.conn_max_age)
     os.environ.update(env)
     recreate(admin_url, name)
     gunicorn = None
