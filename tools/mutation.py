@@ -90,6 +90,8 @@ MODULE_TESTS = {
     "casino/roles.py": ["test_mutation_roles.py", "test_roles_and_isolation.py", "test_cash_roles.py"],
     # Not test_authorization_matrix.py: under mutmut's tracing it costs minutes a mutant on this machine.
     "casino/permissions.py": ["test_mutation_permissions.py", "test_roles_and_isolation.py"],
+    # The hand-written key lookups and the cash box's lock (the API's casino boundary on every signed write).
+    "casino/rows.py": ["test_rows.py", "test_no_disclosure.py", "test_lock_scope.py"],
     "casino/models.py": [
         "test_mutation_casino_models.py",
         "test_mutation_scoping.py",
@@ -103,10 +105,10 @@ MODULE_TESTS = {
     ],
 }
 # Modules with code for each database (casino/journal.py appends on PostgreSQL in one SQL statement, elsewhere in
-# Python): their mutants are run once on SQLite and once on PostgreSQL (DATABASE_URL), each in its own scratch
+# Python; casino/rows.py locks rows where the database has row locks): their mutants are run once on SQLite and once on PostgreSQL (DATABASE_URL), each in its own scratch
 # directory, and a mutant counts as killed when the tests kill it on either database. Without a PostgreSQL
 # DATABASE_URL only the SQLite run is made, and the PostgreSQL-only code shows as not tested.
-BOTH_DATABASES = {"casino/journal.py"}
+BOTH_DATABASES = {"casino/journal.py", "casino/rows.py"}
 # Each module's verdicts, kept in the repository: .mutation/ is scratch that a clean clone or a new machine does not
 # have, and a complete run of the largest module takes longer than the CPU a session can spare for it. A verdict is
 # reused only for a function whose syntax (mutmut's hash) and text (function_texts) are those of the code at hand: an

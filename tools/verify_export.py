@@ -279,8 +279,8 @@ def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None
 # memory (8 MB pieces spent more on page faults than on hashing).
 PIECE = 512 * 1024
 PARALLEL_MINIMUM = 20_000  # entries: below this, starting processes costs more than it saves
-# The top-level "sequence" of each document, un-quoted: the last key but "tableau" in canonical order.
-DOCUMENT_SEQUENCE = re.compile(rb'"sequence":(\d+)(?:,"tableau":(?:null|\d+))?\}"$', re.M)
+# The top-level "sequence" of each document, as the CSV quotes it: the last key but "tableau" in canonical order.
+DOCUMENT_SEQUENCE = re.compile(rb'""sequence"":(\d+)(?:,""tableau"":(?:null|\d+))?\}"$', re.M)
 _hexdigest = type(hashlib.sha256()).hexdigest
 _repeat = itertools.repeat
 
@@ -318,21 +318,21 @@ def scan_block(path, start, end, wanted=None, sealed=()):
                 break
             _scan_piece(data, result, documents, wanted, sealed)
     if wanted and not result["breaks"]:
-        result["last_documents"] = documents  # each document still between its CSV quotes: _payload_of cuts inside
+        result["last_documents"] = documents  # un-quoted, as verify_journal keeps them: _payload_of cuts inside
     return result
 
 
 def _scan_piece(data, result, documents, wanted, sealed):
     """One piece of a block: every step is a C loop over all its lines (split, compare, hash); no Python per line.
 
-    The piece is un-quoted as a whole first: the document is the only quoted column, so each line then reads
-    `sequence,…,previous hash,hash,"{document}"`. Should another column be quoted, or a line be malformed, the
-    fields taken are wrong and the hashes do not match: the block is then read line by line (`verify_journal`)."""
+    Each line is split as it stands, `sequence,…,previous hash,hash,"{document}"`, the document CSV-quoted (its
+    quotes doubled), and only the documents are un-quoted, to be hashed: the other columns need not be. Should
+    another column be quoted, or a line be malformed, the fields taken are wrong and the hashes do not match: the
+    block is then read line by line (`verify_journal`)."""
     if b',"",' in data:
         # PostgreSQL quotes an empty string (`""`) in the columns before the document, which are not hashed.
         data = data.replace(b',"",', b",,").replace(b',"",', b",,")
-    body = data.replace(b'""', b'"')
-    lines = body.split(b"\n")
+    lines = data.split(b"\n")
     if lines[-1] == b"":
         lines.pop()
     rows = list(map(bytes.split, lines, _repeat(b","), _repeat(9)))
@@ -349,11 +349,14 @@ def _scan_piece(data, result, documents, wanted, sealed):
     except ValueError:
         return _piece_break(result, lines, "numéro d'ordre illisible")
     first = sequences[0]
-    documents_bytes = map(itemgetter(slice(1, -1)), map(itemgetter(9), rows))
+    # Between its quotes: a document starts with `{` and ends with `}`, so its outer quotes never touch a doubled one.
+    documents_bytes = list(
+        map(itemgetter(slice(1, -1)), map(bytes.replace, map(itemgetter(9), rows), _repeat(b'""'), _repeat(b'"')))
+    )
     messages = map(b"\n".join, zip(previous_hashes, documents_bytes, strict=True))
     if "".join(map(_hexdigest, map(hashlib.sha256, messages))).encode() != b"".join(hashes):
         for index, row in enumerate(rows):
-            if hashlib.sha256(row[7] + b"\n" + row[9][1:-1]).hexdigest().encode() != row[8]:
+            if hashlib.sha256(row[7] + b"\n" + documents_bytes[index]).hexdigest().encode() != row[8]:
                 return _piece_break(result, lines, "l'entrée a été modifiée", sequences[index])
         return _piece_break(result, lines, "l'entrée a été modifiée")
     if sequences != list(range(first, first + count)):
@@ -362,7 +365,7 @@ def _scan_piece(data, result, documents, wanted, sealed):
     if previous_hashes[1:] != hashes[:-1]:
         index = next(i for i in range(1, count) if previous_hashes[i] != hashes[i - 1])
         return _piece_break(result, lines, "chaînage rompu", sequences[index])
-    if DOCUMENT_SEQUENCE.findall(body) != sequence_texts:
+    if DOCUMENT_SEQUENCE.findall(data) != sequence_texts:
         return _piece_break(result, lines, "numéro d'ordre différent de celui du document signé")
     if "first" not in result:
         result.update(first=first, first_previous=previous_hashes[0])
@@ -384,14 +387,14 @@ def _scan_piece(data, result, documents, wanted, sealed):
                 # Every entry of a wanted type is a history document: the newest of each object wins (file order).
                 pairs = zip(
                     zip(types, map(itemgetter(6), rows), strict=True),
-                    zip(sequence_texts, map(itemgetter(9), rows), strict=True),
+                    zip(sequence_texts, documents_bytes, strict=True),
                     strict=True,
                 )
                 documents.update(pairs if present <= wanted else (pair for pair in pairs if pair[0][0] in wanted))
             else:
-                for row in rows:
+                for row, document in zip(rows, documents_bytes, strict=True):
                     if row[5] in wanted and row[4].startswith(row[5] + b"."):
-                        documents[(row[5], row[6])] = (row[0], row[9])
+                        documents[(row[5], row[6])] = (row[0], document)
     return None
 
 
