@@ -1,5 +1,7 @@
 """Logging in: password with lockout (django-axes), then a TOTP code for the roles that sign (django-otp)."""
 
+from urllib.parse import urlencode
+
 from axes.backends import AxesStandaloneBackend
 from django import forms
 from django.conf import settings
@@ -49,10 +51,18 @@ class AxesBackend(AxesStandaloneBackend):
 
 
 def safe_next(request, default="home"):
+    """The request's `next` when it is a path of this site, else `default` (a URL name or a path).
+
+    A path only: redirect() reads anything else as a URL name, and an unknown one would be a 500 (NoReverseMatch)."""
     target = request.POST.get("next") or request.GET.get("next") or ""
-    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+    if target.startswith("/") and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
         return target
     return default
+
+
+def with_next(step, target):
+    """The URL of `step` carrying `target` as its `next`, encoded (a target may hold its own query string)."""
+    return f"{redirect(step).url}?{urlencode({'next': target})}"
 
 
 class LoginView(auth_views.LoginView):
@@ -63,7 +73,7 @@ class LoginView(auth_views.LoginView):
         user = form.get_user()
         if requires_two_factor(user):
             step = "otp-verify" if TOTPDevice.objects.filter(user=user, confirmed=True).exists() else "otp-setup"
-            return redirect(f"{redirect(step).url}?next={self.get_success_url()}")
+            return redirect(with_next(step, self.get_success_url()))
         return response
 
 
@@ -83,7 +93,7 @@ def otp_verify(request):
         return redirect(safe_next(request))
     device = TOTPDevice.objects.filter(user=request.user, confirmed=True).first()
     if device is None:
-        return redirect(f"{redirect('otp-setup').url}?next={safe_next(request, '/')}")
+        return redirect(with_next("otp-setup", safe_next(request, "/")))
     form = OTPForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         username = request.user.get_username()

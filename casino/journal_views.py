@@ -69,9 +69,12 @@ class JournalView(RoleRequiredMixin, View):
                 entries = entries.filter(recorded_at__lt=day_start(filters["to"] + datetime.timedelta(days=1)))
             if filters["tableau"].isdigit():
                 entries = entries.filter(tableau_number=int(filters["tableau"]))
+            actions = journal_actions(casino)
+            if "\x00" in filters["actor"] + filters["action"]:
+                # No stored text holds a NUL byte (PostgreSQL refuses one in any text it is sent): nothing matches.
+                entries = entries.none()
             if filters["actor"]:
                 entries = entries.filter(actor__username__iexact=filters["actor"])
-            actions = journal_actions(casino)
             if filters["action"] in actions:
                 entries = entries.filter(action=filters["action"])
             elif filters["action"]:
@@ -85,7 +88,9 @@ class JournalView(RoleRequiredMixin, View):
             "casino": casino,
             "page": page,
             "filters": filters,
-            "query": request.GET.copy(),
+            # The filters for the other pages' links, encoded here: a template walking the QueryDict would take a
+            # parameter named "items" for its items.
+            "query": without_page(request.GET),
         }
         return render(request, "casino/journal.html", context)
 
@@ -99,3 +104,10 @@ class ChainCheckView(RoleRequiredMixin, View):
         casino = requested_casino(request)
         count, problems = verify_casino(casino) if casino is not None else (0, [])
         return render(request, "casino/journal_check.html", {"casino": casino, "problems": problems, "count": count})
+
+
+def without_page(query):
+    """The query string without its page number, ending with "&" when not empty (the page number follows it)."""
+    kept = query.copy()
+    kept.pop("page", None)
+    return f"{kept.urlencode()}&" if kept else ""

@@ -5,11 +5,11 @@ from django.db import transaction
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import View
 from django.views.decorators.http import require_GET
 from django.views.generic import DetailView, ListView
 
+from casino.auth import safe_next
 from casino.forms import CasinoForm, EmployeeForm
 from casino.history import history_rows
 from casino.middleware import mark_form_refusal, mark_refusal, refusal_of
@@ -151,10 +151,7 @@ class AcknowledgeAlertView(RoleRequiredMixin, View):
         alert = get_object_or_404(Alert.objects.filter(casino__in=Casino.objects.for_user(request.user)), pk=pk)
         acknowledge_alert(request.user, alert)
         messages.success(request, "Alerte acquittée.")
-        target = request.POST.get("next", "")
-        if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-            target = "home"
-        return redirect(target)
+        return redirect(safe_next(request))
 
 
 class EmployeeListView(ScopedListView):

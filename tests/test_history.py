@@ -140,6 +140,19 @@ def test_a_chef_acknowledges_an_alert_and_who_and_when_are_recorded(as_user, che
     assert alert.history.latest().history_user == chef
 
 
+@pytest.mark.parametrize(
+    ("target", "landing"),
+    [("/journal/", "/journal/"), ("accueil", "/"), ("https://ailleurs.example/", "/"), ("//ailleurs.example/", "/")],
+)
+def test_an_acknowledgement_returns_to_a_page_of_this_site_only(as_user, chef, expired, target, landing):
+    """`next` is followed when it is a path here; anything else (a bare word, which redirect() would look up as a URL
+    name and fail on, another site) lands on the home page."""
+    check_approvals.delay()
+    response = as_user(chef).post(reverse("alert-acknowledge", args=[Alert.objects.get().pk]), {"next": target})
+    assert response.status_code == 302 and response["Location"] == landing
+    assert Alert.objects.get().acknowledged_by == chef
+
+
 def test_an_acknowledged_alert_is_raised_again_when_the_approval_is_still_expired(as_user, chef, expired):
     check_approvals.delay()
     as_user(chef).post(reverse("alert-acknowledge", args=[Alert.objects.get().pk]))

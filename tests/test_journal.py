@@ -205,3 +205,27 @@ def test_the_journal_date_filter_takes_whole_days_in_paris_time(as_user, regulat
     response = as_user(regulator).get("/journal/?from=2026-03-01&to=2026-03-01")
 
     assert [entry.recorded_at for entry in response.context["page"]] == [late]
+
+
+def test_the_journal_s_page_links_keep_the_filters_whatever_they_are_named(as_user, regulator, casino):
+    from casino.journal import append
+
+    for _ in range(120):
+        append(casino.pk, "refusal")
+    client = as_user(regulator)
+    first = client.get("/journal/", {"action": "refusal", "items": "x", "page": "1"}).content.decode()
+    assert 'href="?action=refusal&amp;items=x&amp;page=2"' in first
+    second = client.get("/journal/", {"action": "refusal", "items": "x", "page": "2"})
+    assert second.status_code == 200
+    assert 'href="?action=refusal&amp;items=x&amp;page=1"' in second.content.decode()
+    assert len(second.context["page"]) == 20  # the 120 refusals, 100 a page
+    assert 'href="?page=2"' in client.get("/journal/").content.decode()
+
+
+def test_a_nul_byte_in_a_text_filter_of_the_journal_page_matches_nothing(as_user, regulator, casino):
+    """PostgreSQL refuses a NUL byte in any text it is sent, and no stored text holds one: the page lists nothing."""
+    client = as_user(regulator)
+    for name in ("actor", "action"):
+        response = client.get("/journal/", {name: "ré\x00fus"})
+        assert response.status_code == 200 and len(response.context["page"]) == 0
+    assert len(client.get("/journal/").context["page"]) > 0

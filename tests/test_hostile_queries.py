@@ -1,0 +1,86 @@
+"""Hostile query strings on every page and API route a reader may open: a NUL byte (PostgreSQL refuses it in any
+text it is given, where SQLite takes it), a number past every integer column, a negative one, a date that does not
+exist. Each answers what the route answers to a bad value (400, 404, or the page with its filter ignored), never a
+5xx, on both databases. Each route is opened once first, recording the parameters its view and its filters read
+(QueryDict lookups); each of those is then tried with each value."""
+
+import contextlib
+
+import pytest
+from django.http import QueryDict
+
+from tests.test_authorization_matrix import (
+    ADMIN_NAMESPACE,
+    demo,  # noqa: F401 (the demo day fixture)
+    routes,
+)
+
+pytestmark = [pytest.mark.django_db, pytest.mark.fuzz]
+
+HOSTILE = ["\x00", "9" * 40, "-1", "2026-02-30"]
+
+
+@contextlib.contextmanager
+def reads():
+    """The names of the query parameters read meanwhile (QueryDict lookups); "*" when all were iterated."""
+    names = set()
+    originals = {name: getattr(QueryDict, name) for name in ("get", "getlist", "__getitem__", "__contains__")}
+
+    def recording(original):
+        def read(self, key, *args, **kwargs):
+            names.add(key)
+            return original(self, key, *args, **kwargs)
+
+        return read
+
+    def iterated(original):
+        def read(self, *args, **kwargs):
+            names.add("*")
+            return original(self, *args, **kwargs)
+
+        return read
+
+    patches = {name: recording(original) for name, original in originals.items()}
+    patches.update({name: iterated(getattr(QueryDict, name)) for name in ("items", "lists", "dict", "urlencode")})
+    saved = {name: QueryDict.__dict__.get(name) for name in patches}
+    for name, patch in patches.items():
+        setattr(QueryDict, name, patch)
+    try:
+        yield names
+    finally:
+        for name, original in saved.items():
+            if original is None:
+                delattr(QueryDict, name)
+            else:
+                setattr(QueryDict, name, original)
+
+
+def parameters(client, url):
+    """The parameters the route reads (its view's and its filters'), found by opening it once."""
+    with reads() as names:
+        response = client.get(url, {"sonde": "1"})
+    if response.status_code in (302, 401, 403, 404, 405):
+        return []  # refused before anything is read, or nothing to read here
+    names -= {"*"} if "*" not in names else set()
+    if "*" in names:
+        names = (names - {"*"}) | {"sonde"}
+    # Django's own reads: the CSRF and session machinery never look at the query string, the debug toolbar is off.
+    return sorted(names - {"csrfmiddlewaretoken"})
+
+
+@pytest.mark.parametrize("role", ["director", "regulator"])
+def test_no_query_string_makes_a_route_fail(request, client, demo, role):  # noqa: F811
+    client.force_login(request.getfixturevalue(role))
+    client.raise_request_exception = False  # a 500 is recorded as such, and the next route is tried
+    failures, tried = [], 0
+    for name, url in routes(demo):
+        if name.startswith(ADMIN_NAMESPACE) or name in ("logout", "login"):
+            continue
+        for parameter in parameters(client, url):
+            for value in HOSTILE:
+                tried += 1
+                response = client.get(url, {parameter: value})
+                if response.status_code >= 500:
+                    failures.append(f"GET {url}?{parameter}={value!r} ({name}): {response.status_code}")
+    assert tried > 100, "the routes read almost no parameter: the recording of QueryDict lookups is broken"
+    assert failures == [], "\n".join(failures)
