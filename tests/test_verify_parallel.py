@@ -6,15 +6,12 @@ import csv
 import datetime
 import hashlib
 import io
-import sys
 from pathlib import Path
 
 import pytest
 
 from casino.journal import GENESIS, canonical, chain_hash
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
-import verify_export  # noqa: E402
+from tools import verify_export
 
 ENTRIES = 3000
 PROCESSES = 3
@@ -212,11 +209,11 @@ def test_the_block_reading_hashes_what_hashlib_hashes(tmp_path):
     assert hashlib.sha256(GENESIS.encode() + b"\n" + document).hexdigest() == digest
 
 
-def test_the_project_command_verifies_large_journals_in_parallel_too(parallel, tmp_path):
+def test_the_project_command_verifies_large_journals_in_parallel_too(parallel, tmp_path, monkeypatch):
     from casino.management.commands.verify_export import load_verifier
 
     verifier = load_verifier()
-    verifier.PARALLEL_MINIMUM = 1
+    assert verifier is verify_export  # the same module: PARALLEL_MINIMUM is 1 there too (the `parallel` fixture)
     path = write(tmp_path, journal())
     calls = []
     original = verifier.scan_parallel
@@ -225,6 +222,132 @@ def test_the_project_command_verifies_large_journals_in_parallel_too(parallel, t
         calls.append(args)
         return original(*args, **kwargs)
 
-    verifier.scan_parallel = spy
+    monkeypatch.setattr(verifier, "scan_parallel", spy)
     assert verifier.check_journal_file(path, 1, GENESIS, WANTED, {}, {}, PROCESSES) == sequential(path)[:2]
     assert calls
+
+
+# One block read in this process, by pieces (what each child process does): every check of a piece and of the seam
+# between two pieces, with the number and the words of the break.
+
+PIECE = 64 * 1024  # some twenty pieces of about 150 entries in the 3 000-entry journal
+
+
+@pytest.fixture
+def small_pieces(monkeypatch):
+    monkeypatch.setattr(verify_export, "PIECE", PIECE)
+
+
+def one_block(path, wanted=WANTED, sealed=()):
+    return verify_export.scan_block(path, len(header()), Path(path).stat().st_size, wanted, sealed)
+
+
+def test_an_intact_block_read_by_pieces_gives_what_the_entry_by_entry_reading_gives(small_pieces, tmp_path):
+    lines = journal()
+    path = write(tmp_path, lines)
+    result = one_block(path, sealed=(1, 700, ENTRIES))
+    problems, summary, documents = sequential(path)
+    assert problems == [] and result["breaks"] == []
+    assert result["count"] == ENTRIES and (result["first"], result["last"]) == (1, ENTRIES)
+    assert result["first_previous"] == GENESIS.encode()
+    assert result["last_hash"].decode() == summary["last_hash"]
+    assert result["last_documents"] == documents  # the same keys, numbers and un-quoted documents
+    assert result["sealed"] == {n: lines[n - 1].split(b",")[8] for n in (1, 700, ENTRIES)}
+    assert one_block(path, wanted=None)["last_documents"] == {}
+    # Entries of a type not wanted are not kept; of a wanted type, only those whose action is of that type.
+    assert one_block(path, wanted={b"cashbox.count"})["last_documents"] == {}
+
+
+def test_documents_of_a_wanted_type_are_kept_beside_entries_of_other_types(small_pieces, tmp_path):
+    lines, previous = [], GENESIS
+    for sequence in range(1, 401):
+        line, previous = entry_line(sequence, previous)
+        if sequence % 2:
+            line = line.replace(
+                b",cashbox.advance.create,cashbox.advance,", b",tables.apparatus.change,cashbox.advance,"
+            )
+        lines.append(line)
+    path = write(tmp_path, lines)
+    result = one_block(path)
+    assert result["breaks"] == []
+    expected = sequential(path)[2]
+    assert result["last_documents"] == expected
+    assert {int(sequence) % 2 for sequence, _document in expected.values()} == {0}
+
+
+def tampered(lines, tamper, at):
+    lines = list(lines)
+    if tamper == "flipped":
+        lines[at - 1] = lines[at - 1].replace(b'amount"":""', b'amount"":""9')
+    elif tamper == "deleted":
+        del lines[at - 1]
+    elif tamper == "swapped":
+        lines[at - 1], lines[at] = lines[at], lines[at - 1]
+    elif tamper == "rechained":
+        lines[at - 1 :] = journal(first=at, count=ENTRIES - at + 1, previous="f" * 64)
+    elif tamper == "renumbered":
+        lines[at - 1] = str(at + 99_999).encode() + lines[at - 1][lines[at - 1].index(b",") :]
+    elif tamper == "unreadable_number":
+        lines[at - 1] = b"x" + lines[at - 1]
+    elif tamper == "bad_shape":
+        lines[at - 1] = b"ceci n'est pas une entr\xc3\xa9e\n"
+    elif tamper == "signed_number":
+        # Hashed and chained as it stands, but its document signs another number than its column says.
+        line, digest = entry_line(at + 5, lines[at - 2].split(b",")[8].decode())
+        lines[at - 1 :] = [str(at).encode() + line[line.index(b",") :]]
+        lines += journal(first=at + 1, count=ENTRIES - at, previous=digest)
+    elif tamper == "unsigned_number":
+        lines[at - 1] = lines[at - 1].replace(b'""sequence"":', b'""numero"":')
+    return lines
+
+
+# (tamper, entry touched, the break the block reports): inside a piece, and at the seam between two pieces.
+BREAKS = [
+    ("flipped", 1200, (1200, "l'entrée a été modifiée")),
+    ("deleted", 1200, (1200, "numéro d'ordre discontinu")),
+    ("swapped", 1200, (1200, "numéro d'ordre discontinu")),
+    ("rechained", 1200, (1200, "chaînage rompu")),
+    ("renumbered", 1200, (1200, "numéro d'ordre discontinu")),
+    ("unreadable_number", 1200, (None, "numéro d'ordre illisible")),
+    ("bad_shape", 1200, (None, "ligne de forme inattendue")),
+    ("signed_number", 1200, (1200, "numéro d'ordre différent de celui du document signé")),
+    ("unsigned_number", 1200, (1200, "l'entrée a été modifiée")),
+]
+
+
+@pytest.mark.parametrize(("tamper", "at", "expected"), BREAKS, ids=[b[0] for b in BREAKS])
+def test_a_tampered_block_read_by_pieces_names_its_first_break(small_pieces, tmp_path, tamper, at, expected):
+    path = write(tmp_path, tampered(journal(), tamper, at))
+    result = one_block(path)
+    assert result["breaks"] == [expected]
+    assert result["last_documents"] == {}  # a broken block keeps nothing for the reconciliation
+    assert sequential(path)[0], "the entry-by-entry reading must see it too"
+
+
+def piece_seams(path):
+    """The sequence number of the first entry of each piece after the first, as scan_block cuts them."""
+    firsts, size = [], Path(path).stat().st_size
+    with open(path, "rb") as file:
+        position = len(header())
+        file.seek(position)
+        while position < size:
+            data = file.read(min(PIECE, size - position))
+            if position + len(data) < size and not data.endswith(b"\n"):
+                data += file.readline()
+            position += len(data)
+            if position < size:
+                firsts.append(int(file.readline().split(b",", 1)[0]))
+                file.seek(position)
+    return firsts
+
+
+@pytest.mark.parametrize("tamper", ["deleted", "rechained"])
+def test_a_break_at_the_seam_of_two_pieces_is_named_with_its_number(small_pieces, tmp_path, tamper):
+    path = write(tmp_path, journal())
+    seam = piece_seams(path)[3]
+    path = write(tmp_path, tampered(journal(), tamper, seam))
+    expected = {
+        "deleted": (seam, "numéro d'ordre discontinu"),
+        "rechained": (seam, "chaînage rompu"),
+    }[tamper]
+    assert one_block(path)["breaks"] == [expected]

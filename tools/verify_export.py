@@ -365,8 +365,14 @@ def _scan_piece(data, result, documents, wanted, sealed):
     if previous_hashes[1:] != hashes[:-1]:
         index = next(i for i in range(1, count) if previous_hashes[i] != hashes[i - 1])
         return _piece_break(result, lines, "chaînage rompu", sequences[index])
-    if DOCUMENT_SEQUENCE.findall(data) != sequence_texts:
-        return _piece_break(result, lines, "numéro d'ordre différent de celui du document signé")
+    signed = DOCUMENT_SEQUENCE.findall(data)
+    if signed != sequence_texts:
+        # The first entry whose document signs another number, when every document signs one.
+        index = (
+            next((i for i in range(count) if signed[i] != sequence_texts[i]), None) if len(signed) == count else None
+        )
+        where = None if index is None else sequences[index]
+        return _piece_break(result, lines, "numéro d'ordre différent de celui du document signé", where)
     if "first" not in result:
         result.update(first=first, first_previous=previous_hashes[0])
     elif first != result["last"] + 1:
