@@ -298,7 +298,22 @@ def tampered(lines, tamper, at):
         lines += journal(first=at + 1, count=ENTRIES - at, previous=digest)
     elif tamper == "unsigned_number":
         lines[at - 1] = lines[at - 1].replace(b'""sequence"":', b'""numero"":')
+    elif tamper == "hashed_without_number":
+        # Hashed and chained as it stands, but its document signs no number at all.
+        line, digest = unsigned_line(at, lines[at - 2].split(b",")[8].decode())
+        lines[at - 1 :] = [line, *journal(first=at + 1, count=ENTRIES - at, previous=digest)]
     return lines
+
+
+def unsigned_line(sequence, previous):
+    """A line whose document is hashed and chained, without its "sequence" key."""
+    line, _digest = entry_line(sequence, previous)
+    row = next(csv.reader([line.decode()]))
+    row[9] = row[9].replace(f'"sequence":{sequence},', "")
+    row[8] = chain_hash(previous, row[9].encode())
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow(row)
+    return buffer.getvalue().encode(), row[8]
 
 
 # (tamper, entry touched, the break the block reports): inside a piece, and at the seam between two pieces.
@@ -312,6 +327,7 @@ BREAKS = [
     ("bad_shape", 1200, (None, "ligne de forme inattendue")),
     ("signed_number", 1200, (1200, "numéro d'ordre différent de celui du document signé")),
     ("unsigned_number", 1200, (1200, "l'entrée a été modifiée")),
+    ("hashed_without_number", 1200, (1200, "numéro d'ordre différent de celui du document signé")),
 ]
 
 
@@ -342,12 +358,25 @@ def piece_seams(path):
 
 
 @pytest.mark.parametrize("tamper", ["deleted", "rechained"])
-def test_a_break_at_the_seam_of_two_pieces_is_named_with_its_number(small_pieces, tmp_path, tamper):
+@pytest.mark.parametrize("offset", [0, 1], ids=["first entry of a piece", "second entry of a piece"])
+def test_a_break_at_the_seam_of_two_pieces_is_named_with_its_number(small_pieces, tmp_path, tamper, offset):
     path = write(tmp_path, journal())
-    seam = piece_seams(path)[3]
-    path = write(tmp_path, tampered(journal(), tamper, seam))
-    expected = {
-        "deleted": (seam, "numéro d'ordre discontinu"),
-        "rechained": (seam, "chaînage rompu"),
-    }[tamper]
+    at = piece_seams(path)[3] + offset
+    path = write(tmp_path, tampered(journal(), tamper, at))
+    expected = {"deleted": (at, "numéro d'ordre discontinu"), "rechained": (at, "chaînage rompu")}[tamper]
     assert one_block(path)["breaks"] == [expected]
+
+
+def test_only_documents_of_the_wanted_types_are_kept_when_other_types_are_in_the_piece(small_pieces, tmp_path):
+    lines = journal()
+    for index in range(0, ENTRIES, 3):  # the columns only: the hashed documents are unchanged
+        lines[index] = lines[index].replace(
+            b",cashbox.advance.create,cashbox.advance,", b",tables.apparatus.change,tables.apparatus,"
+        )
+    path = write(tmp_path, lines)
+    result = one_block(path)
+    expected = sequential(path)[2]
+    assert result["breaks"] == [] and result["last_documents"] == expected
+    assert {object_type for object_type, _id in expected} == {b"cashbox.advance"}
+    everything = one_block(path, wanted={b"cashbox.advance", b"tables.apparatus"})["last_documents"]
+    assert {object_type for object_type, _id in everything} == {b"cashbox.advance", b"tables.apparatus"}
