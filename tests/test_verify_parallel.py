@@ -380,3 +380,61 @@ def test_only_documents_of_the_wanted_types_are_kept_when_other_types_are_in_the
     assert {object_type for object_type, _id in expected} == {b"cashbox.advance"}
     everything = one_block(path, wanted={b"cashbox.advance", b"tables.apparatus"})["last_documents"]
     assert {object_type for object_type, _id in everything} == {b"cashbox.advance", b"tables.apparatus"}
+
+
+def test_blocks_are_cut_at_line_starts_into_nearly_equal_parts(tmp_path):
+    path = write(tmp_path, journal())
+    data = Path(path).read_bytes()
+    longest = max(map(len, data.split(b"\n")))
+    for blocks in (2, 3, 5):
+        bounds = verify_export.block_bounds(path, len(header()), blocks)
+        assert [begin for begin, _end in bounds] == [len(header())] + [end for _begin, end in bounds[:-1]]
+        assert bounds[-1][1] == len(data) and len(bounds) == blocks
+        assert all(data[begin - 1 : begin] == b"\n" for begin, _end in bounds)
+        sizes = [end - begin for begin, end in bounds]
+        assert max(sizes) - min(sizes) <= 2 * (longest + 1), sizes  # each cut moves to the next line start
+
+
+def test_a_block_that_ends_before_the_file_reads_no_further(small_pieces, tmp_path):
+    path = write(tmp_path, journal())
+    (begin, middle), (_middle, end) = verify_export.block_bounds(path, len(header()), 2)
+    first = verify_export.scan_block(path, begin, middle, WANTED)
+    second = verify_export.scan_block(path, middle, end, WANTED)
+    assert first["breaks"] == second["breaks"] == []
+    assert (first["first"], second["last"]) == (1, ENTRIES) and second["first"] == first["last"] + 1
+    assert first["count"] + second["count"] == ENTRIES and second["first_previous"] == first["last_hash"]
+    assert first["last_documents"] | second["last_documents"] == sequential(path)[2]
+
+
+def test_one_process_and_a_previous_hash_given_as_bytes_read_the_same(tmp_path):
+    path = write(tmp_path, journal())
+    expected = sequential(path)[1]
+    for previous in (GENESIS, GENESIS.encode()):
+        breaks, summary, documents, _sealed = verify_export.scan_parallel(
+            path, len(header()), 1, previous, WANTED, processes=1
+        )
+        assert breaks == [] and summary == expected and documents == sequential(path)[2]
+
+
+def test_an_entry_missing_at_a_block_seam_is_named_by_the_numbers_found_and_expected(parallel, tmp_path):
+    # The entry deleted is the one the second block would have started with (the cut moves with the bytes removed).
+    near = seams(write(tmp_path, journal()))[0]
+    for seam in range(near - 3, near + 4):
+        lines = journal()
+        del lines[seam - 1]
+        path = write(tmp_path, lines)
+        if seams(path)[0] == seam + 1:
+            break
+    assert seams(path)[0] == seam + 1
+    breaks = verify_export.scan_parallel(path, len(header()), 1, GENESIS, WANTED, processes=PROCESSES)[0]
+    assert breaks == [(seam, f"couture de blocs : n° {seam + 1} trouvé, {seam} attendu")]
+
+
+def test_breaks_in_two_blocks_are_both_listed(parallel, tmp_path):
+    lines = journal()
+    first_seam, second_seam = seams(write(tmp_path, lines))
+    for at in (first_seam, second_seam + 5):  # the first entry of the second block, and one of the third
+        lines[at - 1] = lines[at - 1].replace(b'amount"":""', b'amount"":""9')
+    path = write(tmp_path, lines)
+    breaks = verify_export.scan_parallel(path, len(header()), 1, GENESIS, WANTED, processes=PROCESSES)[0]
+    assert breaks == [(first_seam, "l'entrée a été modifiée"), (second_seam + 5, "l'entrée a été modifiée")]
