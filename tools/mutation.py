@@ -91,7 +91,13 @@ MODULE_TESTS = {
     # Not test_authorization_matrix.py: under mutmut's tracing it costs minutes a mutant on this machine.
     "casino/permissions.py": ["test_mutation_permissions.py", "test_roles_and_isolation.py"],
     # The offline verifier an inspector runs on an export (R23): the chain, its seams, the seals, the records.
-    "tools/verify_export.py": ["test_verify_parallel.py", "test_exports.py", "test_seals.py", "test_books_export.py"],
+    "tools/verify_export.py": [
+        "test_verify_units.py",
+        "test_verify_parallel.py",
+        "test_exports.py",
+        "test_seals.py",
+        "test_books_export.py",
+    ],
     # The hand-written key lookups and the cash box's lock (the API's casino boundary on every signed write).
     "casino/rows.py": ["test_rows.py", "test_no_disclosure.py", "test_lock_scope.py"],
     "casino/models.py": [

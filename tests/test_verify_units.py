@@ -1,0 +1,329 @@
+"""The offline verifier's small parts, in this process (R23): reading a bag, its tag files, the public keys and the
+seals, and comparing an exported cell with a journal value.
+
+The export tests run the verifier end to end, often as a separate interpreter (as an inspector runs it), which
+mutation testing cannot watch; these tests pin each part's contract where it can.
+"""
+
+import base64
+import hashlib
+import io
+import json
+import tarfile
+import zipfile
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from casino.journal import chain_hash
+from tools import verify_export as ve
+
+# Reading a bag ----------------------------------------------------------------------------------------------
+
+
+def make_folder(tmp_path, files):
+    root = tmp_path / "bag"
+    for name, data in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return root
+
+
+FILES = {"bagit.txt": b"BagIt-Version: 1.0\n", "data/journal.csv": b"a,b\n1,2\n", "data/seals.csv": b"x\n"}
+
+
+def test_a_folder_bag_lists_its_files_relative_to_its_base_and_reads_them(tmp_path):
+    bag = ve.Bag(str(make_folder(tmp_path, FILES)))
+    assert bag.names == sorted(FILES)
+    assert bag.read("data/journal.csv") == b"a,b\n1,2\n"
+    bag.close()  # nothing to close; a folder has no archive
+    assert bag.read("bagit.txt") == FILES["bagit.txt"]
+
+
+def test_a_zip_bag_is_read_below_its_one_top_folder_and_closed(tmp_path):
+    path = tmp_path / "export.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in FILES.items():
+            archive.writestr(f"export-1/{name}", data)
+    bag = ve.Bag(str(path))
+    assert (bag.kind, bag.root, bag.names) == ("zip", "export-1", sorted(FILES))
+    assert bag.read("data/journal.csv") == FILES["data/journal.csv"]
+    bag.close()
+    assert bag.archive.fp is None
+
+
+def test_a_tar_bag_is_read_below_its_one_top_folder_and_closed(tmp_path):
+    path = tmp_path / "export.tar.gz"
+    with tarfile.open(path, "w:gz") as archive:
+        for name, data in FILES.items():
+            info = tarfile.TarInfo(f"export-1/{name}")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    bag = ve.Bag(str(path))
+    assert (bag.kind, bag.root, bag.names) == ("tar", "export-1", sorted(FILES))
+    assert bag.read("data/seals.csv") == b"x\n"
+    bag.close()
+    assert bag.archive.closed
+
+
+@pytest.mark.parametrize("names", [["a/bagit.txt", "b/bagit.txt"], ["bagit.txt"]])
+def test_an_archive_without_exactly_one_top_folder_is_refused(tmp_path, names):
+    path = tmp_path / "export.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name in names:
+            archive.writestr(name, b"x")
+    with pytest.raises(ValueError, match="un seul dossier de premier niveau"):
+        ve.Bag(str(path))
+
+
+def test_a_file_that_is_no_archive_is_refused(tmp_path):
+    path = tmp_path / "export.zip"
+    path.write_bytes(b"not an archive")
+    with pytest.raises(ValueError, match="ni une archive .zip ou .tar.gz, ni un dossier"):
+        ve.Bag(str(path))
+
+
+def test_a_files_digest_counts_every_chunk(tmp_path):
+    data = bytes(range(256)) * (ve.CHUNK // 256 * 2 + 3)  # two chunks and a part of a third
+    bag = ve.Bag(str(make_folder(tmp_path, {"data/big.bin": data})))
+    assert bag.digest("data/big.bin") == (hashlib.sha256(data).hexdigest(), len(data))
+
+
+# Tag files --------------------------------------------------------------------------------------------------
+
+
+def test_a_manifest_maps_each_path_to_its_checksum_in_lower_case():
+    text = "ABC123  data/journal.csv\n\n   \ndef456  data/a b.csv\n"
+    assert ve.parse_manifest(text) == {"data/journal.csv": "abc123", "data/a b.csv": "def456"}
+
+
+def test_bag_info_keeps_repeated_labels_joins_continuation_lines_and_splits_at_the_first_colon():
+    text = (
+        "  stray continuation before any label\n"
+        "Source-Organization: Casino du Lac\n"
+        "Record-File: data/a.csv tables.apparatus\n"
+        "External-Description: une\n"
+        "  longue\n"
+        "\tdescription\n"
+        "Record-File: data/b.csv casino.casino\n"
+        "Journal-First-Sequence:12\n"
+        "Bag-Group-Identifier: a:b:c\n"
+        "line without a colon\n"
+    )
+    assert ve.parse_bag_info(text) == [
+        ("Source-Organization", "Casino du Lac"),
+        ("Record-File", "data/a.csv tables.apparatus"),
+        ("External-Description", "une longue description"),
+        ("Record-File", "data/b.csv casino.casino"),
+        ("Journal-First-Sequence", "12"),
+        ("Bag-Group-Identifier", "a:b:c"),
+    ]
+
+
+def test_record_files_map_each_file_to_its_object_type_split_at_the_last_space():
+    tags = {"Record-File": ["data/records/les tables.csv tables.tableau", "data/casino.csv casino.casino"]}
+    assert ve.record_files(tags) == {
+        "data/records/les tables.csv": "tables.tableau",
+        "data/casino.csv": "casino.casino",
+    }
+    assert ve.record_files({"Source-Organization": ["x"]}) == {}
+
+
+def test_row_counts_leave_the_header_out_and_count_quoted_line_feeds_once():
+    stream = io.BytesIO('id,name\n1,"deux\nlignes"\n2,é\n'.encode())
+    assert ve.count_rows(stream) == 2
+
+
+def test_the_payload_is_cut_out_of_a_canonical_document_without_parsing_it():
+    document = {"action": "x.y.create", "payload": {"a": 1, "b": [2, "c"]}, "role": "croupier", "sequence": 3}
+    text = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+    assert ve._payload_of(text) == b'{"a":1,"b":[2,"c"]}'
+    # A document of another shape (no role after the payload) is parsed instead.
+    other = json.dumps({"payload": {"a": 1}, "sequence": 3}).encode()
+    assert json.loads(ve._payload_of(other)) == {"a": 1}
+    assert json.loads(ve._payload_of(b'{"sequence": 3}')) == {}
+
+
+def test_the_verifiers_hash_rule_is_the_journals():
+    previous, document = "a" * 64, '{"sequence":1,"payload":{"name":"Boule n° 1"}}'.encode()
+    assert ve._digest(previous.encode(), document) == chain_hash(previous, document).encode()
+
+
+# Comparing a cell with a journal value -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "text", "same"),
+    [
+        (None, "", True),
+        (None, "0", False),
+        (True, "t", True),
+        (True, "True", True),
+        (True, "1", True),
+        (True, "f", False),
+        (False, "f", True),
+        (False, "false", True),
+        (False, "0", True),
+        (False, "t", False),
+        ({"a": [1, 2]}, '{"a": [1, 2]}', True),
+        ({"a": [1, 2]}, '{"a": [1, 3]}', False),
+        ([1], "not json", False),
+        ("Boule", "Boule", True),
+        (12, "12", True),
+        ("10.50", "10.5", True),
+        (10.5, "10.50", True),
+        ("10.50", "10.51", False),
+        ("2026-01-01T10:00:00Z", "2026-01-01 10:00:00+00", True),
+        ("2026-01-01T10:00:00.000000Z", "2026-01-01 11:00:00+01", True),
+        ("2026-01-01T10:00:00Z", "2026-01-01 10:00:01+00", False),
+        ("2026-01-01T10:00:00Z", "pas une date", False),
+        ("Boule", "Roulette", False),
+    ],
+)
+def test_a_cell_and_a_journal_value_are_the_same_only_when_they_say_the_same(value, text, same):
+    assert ve.equivalent(value, text) is same
+
+
+# Public keys ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def private_key():
+    return Ed25519PrivateKey.generate()
+
+
+def raw(key):
+    return key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+
+def test_a_public_key_is_read_from_pem_base64_or_hexadecimal(private_key):
+    pem = private_key.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
+    for given in (pem, pem.decode(), base64.b64encode(raw(private_key)), raw(private_key).hex() + "\n"):
+        assert ve.raw_public_key(ve.load_public_key(given)) == raw(private_key)
+
+
+def test_a_pem_key_of_another_kind_is_refused():
+    pem = (
+        ec.generate_private_key(ec.SECP256R1())
+        .public_key()
+        .public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo)
+    )
+    with pytest.raises(ValueError) as refused:
+        ve.load_public_key(pem)
+    assert str(refused.value) == "la clé publique n'est pas une clé Ed25519"
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        b"\xff\xfe not a key",  # bytes that are no text: read with replacement characters, then refused
+        "é" * 44,
+        "*" + base64.b64encode(b"k" * 32).decode(),  # a character outside base64's alphabet is not skipped
+        "zz" * 32,  # 64 characters that are no hexadecimal
+    ],
+)
+def test_an_unreadable_public_key_is_refused_with_a_message(given):
+    with pytest.raises(ValueError) as refused:
+        ve.load_public_key(given)
+    assert str(refused.value) == "clé publique illisible (PEM, base64 ou hexadécimal attendu)"
+
+
+# Seals ------------------------------------------------------------------------------------------------------
+
+
+def seal(key, sequence, digest, key_id="k1"):
+    document = {"casino": "3", "sequence": str(sequence), "hash": digest, "at": "2026-11-30T06:00:00+00:00"}
+    signature = key.sign(ve.seal_message(document))
+    return dict(
+        document,
+        key_id=key_id,
+        public_key=base64.b64encode(raw(key)).decode(),
+        signature=base64.b64encode(signature).decode(),
+    )
+
+
+def label(sequence):
+    return f"scellement du 2026-11-30T06:00:00+00:00 (entrée n° {sequence})"
+
+
+SUMMARY = {"first": 10, "last": 20}
+
+
+def test_a_seal_signs_the_canonical_json_of_its_casino_sequence_hash_and_time():
+    message = ve.seal_message(
+        {"casino": "3", "sequence": "12", "hash": "ab", "at": "2026-11-30T06:00:00+00:00", "x": 1}
+    )
+    assert message == b'{"at":"2026-11-30T06:00:00+00:00","casino":3,"hash":"ab","sequence":12}'
+
+
+def test_a_valid_seal_that_matches_its_entry_raises_nothing(private_key):
+    notes = []
+    seals = [seal(private_key, 10, "a" * 64), seal(private_key, 20, "b" * 64)]
+    sealed = {10: b"a" * 64, 20: b"b" * 64}
+    assert ve.check_seals(seals, sealed, SUMMARY, None, notes) == []
+    assert ve.check_seals(seals, sealed, SUMMARY, private_key.public_key(), notes) == []
+    assert notes == []
+
+
+def test_a_seal_signed_by_another_key_than_the_one_given_is_noted(private_key):
+    notes = []
+    other = Ed25519PrivateKey.generate()
+    problems = ve.check_seals(
+        [seal(other, 12, "c" * 64, key_id="k2")], {12: b"c" * 64}, SUMMARY, private_key.public_key(), notes
+    )
+    assert problems == []
+    assert notes == [f"attention : le {label(12)} est signé par une autre clé que celle fournie (k2)"]
+
+
+def test_a_forged_or_unreadable_seal_is_invalid_and_the_next_seals_are_still_checked(private_key):
+    forged = dict(seal(private_key, 11, "d" * 64), hash="e" * 64)
+    padded = seal(private_key, 12, "f" * 64)
+    padded["signature"] = "*" + padded["signature"]  # base64 with a foreign character: refused, not skipped
+    incomplete = seal(private_key, 13, "0" * 64)
+    del incomplete["public_key"]
+    rewritten = seal(private_key, 14, "1" * 64)
+    sealed = {11: b"e" * 64, 12: b"f" * 64, 13: b"0" * 64, 14: b"2" * 64}
+    problems = ve.check_seals([forged, padded, incomplete, rewritten], sealed, SUMMARY, None, [])
+    assert problems == [
+        f"{label(11)} : signature invalide",
+        f"{label(12)} : signature invalide",
+        f"{label(13)} : signature invalide",
+        f"{label(14)} : le journal a été réécrit, l'entrée n° 14 n'a plus l'empreinte scellée",
+    ]
+
+
+def test_a_seal_outside_the_exported_range_is_noted_and_one_inside_that_is_missing_is_a_problem(private_key):
+    notes = []
+    seals = [seal(private_key, sequence, "a" * 64) for sequence in (9, 10, 15, 20, 21)]
+    problems = ve.check_seals(seals, {}, SUMMARY, None, notes)
+    assert problems == [f"{label(sequence)} : entrée scellée absente du journal exporté" for sequence in (10, 15, 20)]
+    assert notes == [
+        f"note : {label(9)} antérieur à la période exportée, non vérifiable ici",
+        f"note : {label(21)} postérieur à l'export, non vérifiable ici",
+    ]
+
+
+def test_with_an_empty_journal_every_seal_is_missing(private_key):
+    summary = {"count": 0, "first": None, "last": None}
+    problems = ve.check_seals([seal(private_key, 5, "a" * 64)], {}, summary, None, [])
+    assert problems == [f"{label(5)} : entrée scellée absente du journal exporté"]
+
+
+def test_the_seals_are_read_from_the_export_and_from_the_files_given(tmp_path, private_key):
+    rows = "casino,sequence,hash,at,key_id\n3,10,aa,2026-11-30T06:00:00+00:00,k1\n3,11,bb\n"
+    bag = ve.Bag(str(make_folder(tmp_path, {"data/seals.csv": rows.encode(), "bagit.txt": b""})))
+    listed = tmp_path / "seals-list.json"
+    listed.write_text(json.dumps([{"sequence": 12, "at": "été"}]), encoding="utf-8")
+    wrapped = tmp_path / "seals.json"
+    wrapped.write_bytes(json.dumps({"seals": [{"sequence": 13}], "casino": 3}, ensure_ascii=False).encode("utf-16"))
+    assert ve.read_seals(bag, bag.names, [listed, wrapped]) == [
+        {"casino": "3", "sequence": "10", "hash": "aa", "at": "2026-11-30T06:00:00+00:00", "key_id": "k1"},
+        {"casino": "3", "sequence": "11", "hash": "bb"},
+        {"sequence": 12, "at": "été", "source": "seals-list.json"},
+        {"sequence": 13, "source": "seals.json"},
+    ]
+    assert ve.read_seals(bag, ["bagit.txt"]) == []
+    assert ve.read_seals(bag, bag.names, ()) == ve.read_seals(bag, bag.names)[:2]
