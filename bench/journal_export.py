@@ -16,7 +16,10 @@ RSS (ru_maxrss) is its own:
       exported by COPY as the export writes them) against its last journal document (entries per second, records
       included in the time);
   (d) `manage.py verify_journal --casino N` (the database-side verification: the live chain in parallel blocks, the
-      filter columns, the seals, and every apparatus row reconciled with its last journal document).
+      filter columns, the seals, and every apparatus row reconciled with its last journal document);
+  (e) the database's own ceiling for (d): the COPY that verify_journal reads, one connection per core, read and thrown
+      away with nothing hashed, then the same without the filter columns' check (`db_copy_per_s`,
+      `db_copy_bare_per_s`).
 
 Targets: export ≤ 1.5 × raw COPY time; memory flat (< 300 MB, and not growing with size); both verifications with
 reconciliation ≥ 1,000,000 entries/s on both cores (issue 15), printed beside the bound: SHA-256 alone over the
@@ -311,6 +314,61 @@ def child_verify_journal(casino_id):
     }
 
 
+def _drain(query):
+    """Read a COPY to its end on a connection of its own and throw it away; returns the bytes read."""
+    import psycopg
+
+    size = 0
+    with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as connection:
+        connection.execute("SET jit = off")  # as journal_fast's blocks do
+        with connection.cursor() as cursor, cursor.copy(query) as copy:
+            for chunk in copy:
+                size += len(chunk)
+    return size
+
+
+def child_database_bound(casino_id):
+    """What PostgreSQL alone can hand `verify_journal` on this machine: the COPY that it reads
+    (casino.journal_fast.chain_sql, the filter columns checked against the documents), one connection per core, read
+    and thrown away, nothing hashed; then the same blocks with only the sequence numbers, hashes and documents (no
+    check of the filter columns). However fast the Python side, the database-side verification cannot beat these."""
+    import multiprocessing
+
+    import django
+
+    django.setup()
+    from django.db import connection
+    from django.db.models import Max, Min
+
+    from casino import journal_fast
+    from casino.models import JournalEntry
+
+    span = JournalEntry.objects.filter(casino_id=casino_id).aggregate(first=Min("sequence"), last=Max("sequence"))
+    count = JournalEntry.objects.filter(casino_id=casino_id).count()
+    connection.close()  # the children open their own
+    table = JournalEntry._meta.db_table
+
+    def bare(casino_id, first, last):
+        return (
+            f"COPY (SELECT sequence, previous_hash, hash, document FROM {table} WHERE casino_id = {int(casino_id)} "
+            f"AND sequence BETWEEN {int(first)} AND {int(last)} ORDER BY sequence) TO STDOUT"
+        )
+
+    processes = os.cpu_count() or 1
+    result = {"rows": count, "processes": processes}
+    for name, sql in (("checked_per_second", journal_fast.chain_sql), ("bare_per_second", bare)):
+        queries = [sql(casino_id, a, b) for a, b in journal_fast.blocks(span["first"], span["last"], processes)]
+        best = None
+        for _ in range(VERIFY_RUNS):
+            began = time.perf_counter()
+            with multiprocessing.get_context("fork").Pool(processes) as pool:
+                pool.map(_drain, queries)
+            seconds = time.perf_counter() - began
+            best = seconds if best is None else min(best, seconds)
+        result[name] = count / best
+    return result
+
+
 def run_child(*args):
     result = subprocess.run(
         [sys.executable, __file__, "--child", *map(str, args)], capture_output=True, text=True, check=False
@@ -337,7 +395,8 @@ def measure(casino_id, entries, folder, records_path):
     verify = dict(verifies[0], median_per_second=verifies[len(verifies) // 2]["per_second"])
     journal = sorted((run_child("journal", casino_id) for _ in range(VERIFY_RUNS)), key=lambda r: r["seconds"])
     journal = dict(journal[0], median_per_second=journal[len(journal) // 2]["per_second"])
-    return {"entries": entries, **best, "verify": verify, "verify_journal": journal}
+    bound = run_child("database", casino_id)
+    return {"entries": entries, **best, "verify": verify, "verify_journal": journal, "database": bound}
 
 
 VERIFY_RUNS = 3
@@ -389,6 +448,13 @@ def report(results):
             big["verify_journal"]["per_second"] >= 1_000_000,
         ),
         (
+            f"the database alone hands verify_journal its COPY at {big['database']['checked_per_second']:,.0f} "
+            f"entries/s ({big['database']['processes']} connections, nothing hashed), "
+            f"{big['database']['bare_per_second']:,.0f}/s without the filter columns' check: the ceiling of "
+            "verify_journal on this machine (information)",
+            True,
+        ),
+        (
             f"verify_journal: chain intact and records reconciled ({big['verify_journal']['problems']} problems"
             f"{': ' + big['verify_journal']['first_problem'][0] if big['verify_journal']['first_problem'] else ''})",
             big["verify_journal"]["problems"] == 0,
@@ -406,6 +472,8 @@ def report(results):
         "chain_per_s": f"{verify['chain_only_per_second']:.0f}",
         "sha256_per_s": f"{verify['sha256_per_second']:.0f}",
         "verify_journal_per_s": f"{big['verify_journal']['per_second']:.0f}",
+        "db_copy_per_s": f"{big['database']['checked_per_second']:.0f}",
+        "db_copy_bare_per_s": f"{big['database']['bare_per_second']:.0f}",
         "load1": f"{os.getloadavg()[0]:.2f}",
     }
     # verify_journal_per_s last, as the issue reads it.
@@ -434,6 +502,7 @@ def main():
             "raw": child_raw,
             "verify": child_verify,
             "journal": child_verify_journal,
+            "database": child_database_bound,
         }[kind](*rest)
         print(json.dumps(result))
         return 0

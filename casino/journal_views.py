@@ -73,12 +73,13 @@ class JournalView(RoleRequiredMixin, View):
             if "\x00" in filters["actor"] + filters["action"]:
                 # No stored text holds a NUL byte (PostgreSQL refuses one in any text it is sent): nothing matches.
                 entries = entries.none()
-            if filters["actor"]:
-                entries = entries.filter(actor__username__iexact=filters["actor"])
-            if filters["action"] in actions:
-                entries = entries.filter(action=filters["action"])
-            elif filters["action"]:
-                entries = entries.filter(action__icontains=filters["action"])
+            else:
+                if filters["actor"]:
+                    entries = entries.filter(actor__username__iexact=filters["actor"])
+                if filters["action"] in actions:
+                    entries = entries.filter(action=filters["action"])
+                elif filters["action"]:
+                    entries = entries.filter(action__icontains=filters["action"])
         page = Paginator(entries, 100).get_page(request.GET.get("page"))
         for entry in page:
             entry.label = action_label(entry.action)
