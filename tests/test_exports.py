@@ -139,6 +139,7 @@ def test_r23_the_export_verifies_with_the_command_and_the_script(export, setting
     code, output = run_command(path, "--public-key", str(key))
     assert code == 0, output
     assert "Export intègre" in output
+    assert "attention" not in output  # sealed, and signed by the key given: nothing left to the inspector's judgement
     code, output = run_script(path, "--public-key", str(key))
     assert code == 0, output
     assert "Export intègre" in output and "clé fournie" in output
@@ -148,6 +149,7 @@ def test_r23_without_a_key_the_script_says_it_only_used_the_bags_own(export, set
     code, output = run_script(archive(export, settings))
     assert code == 0, output
     assert "clé transportée par l'export" in output
+    assert "  - attention : signature vérifiée avec la clé que l'export transporte lui-même" in output
 
 
 def test_r23_the_verifier_needs_no_django(export, settings):

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from casino.journal import chain_hash
+from casino.journal import canonical, chain_hash
 from tools import verify_export as ve
 
 # Reading a bag ----------------------------------------------------------------------------------------------
@@ -327,3 +327,154 @@ def test_the_seals_are_read_from_the_export_and_from_the_files_given(tmp_path, p
     ]
     assert ve.read_seals(bag, ["bagit.txt"]) == []
     assert ve.read_seals(bag, bag.names, ()) == ve.read_seals(bag, bag.names)[:2]
+
+
+# A whole bag, built and signed here ---------------------------------------------------------------------------
+
+
+def journal_line(sequence, previous, payload, object_id="7", action="tables.apparatus.create"):
+    document = canonical(
+        {
+            "action": action,
+            "actor": "",
+            "at": f"2026-11-30T10:00:{sequence:02d}.000000Z",
+            "casino": 1,
+            "object_id": object_id,
+            "object_type": "tables.apparatus",
+            "payload": payload,
+            "role": "croupier",
+            "sequence": sequence,
+            "tableau": None,
+        }
+    )
+    digest = chain_hash(previous, document)
+    quoted = document.decode().replace('"', '""')
+    line = (
+        f"{sequence},2026-11-30 10:00:{sequence:02d}+00,,croupier,{action},tables.apparatus,{object_id},"
+        f'{previous},{digest},"{quoted}"\n'
+    )
+    return line, digest
+
+
+def build_bag(tmp_path, key, data, info=(), name="bag"):
+    """A BagIt folder holding `data` ({name under data/: bytes}), its manifests, bag-info.txt (the payload's oxum,
+    the signing key, the journal's anchors when one is given, then `info`) and the tag manifest signed by `key`."""
+    root = tmp_path / name
+    files = {f"data/{path}": content for path, content in data.items()}
+    for path, content in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_bytes(content)
+    manifest = "".join(f"{hashlib.sha256(content).hexdigest()}  {path}\n" for path, content in sorted(files.items()))
+    lines = [
+        "Source-Organization: Casino d'essai",
+        f"Payload-Oxum: {sum(map(len, files.values()))}.{len(files)}",
+        f"Signing-Public-Key: {base64.b64encode(raw(key)).decode()}",
+        *info,
+    ]
+    tags = {
+        "bagit.txt": b"BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n",
+        "bag-info.txt": "".join(f"{line}\n" for line in lines).encode(),
+        "manifest-sha256.txt": manifest.encode(),
+    }
+    for path, content in tags.items():
+        (root / path).write_bytes(content)
+    tag_manifest = "".join(f"{hashlib.sha256(content).hexdigest()}  {path}\n" for path, content in sorted(tags.items()))
+    (root / "tagmanifest-sha256.txt").write_text(tag_manifest)
+    (root / "tagmanifest-sha256.txt.sig").write_bytes(base64.b64encode(key.sign(tag_manifest.encode())))
+    return root
+
+
+HEADER = "sequence,recorded_at,actor,role,action,object_type,object_id,previous_hash,hash,document\n"
+
+
+def journal_bag(tmp_path, key, record="7,Boule 1,t\n", seals=None, name="bag"):
+    first, digest = journal_line(1, ve.GENESIS, {"id": 7, "in_service": False, "name": "Boule"})
+    second, last = journal_line(
+        2, digest, {"id": 7, "in_service": True, "name": "Boule 1"}, action="tables.apparatus.change"
+    )
+    data = {
+        "journal.csv": (HEADER + first + second).encode(),
+        "apparatus.csv": f"id,name,in_service\n{record}".encode(),
+    }
+    info = [
+        "Row-Count: data/apparatus.csv 1",
+        "Record-File: data/apparatus.csv tables.apparatus",
+        "Journal-First-Sequence: 1",
+        f"Journal-First-Previous-Hash: {ve.GENESIS}",
+        "Journal-Last-Sequence: 2",
+        f"Journal-Last-Hash: {last}",
+    ]
+    if seals is not None:
+        data["seals.csv"] = seals(last).encode()
+    return build_bag(tmp_path, key, data, info, name), last
+
+
+def pem_file(tmp_path, key):
+    path = tmp_path / "casino.pem"
+    path.write_bytes(key.public_key().public_bytes(Encoding.PEM, PublicFormat.SubjectPublicKeyInfo))
+    return path
+
+
+def seals_csv(key):
+    def write(last):
+        row = seal(key, 2, last)
+        columns = ["casino", "sequence", "hash", "at", "key_id", "public_key", "signature"]
+        return ",".join(columns) + "\n" + ",".join(row[column] for column in columns) + "\n"
+
+    return write
+
+
+def test_an_intact_sealed_bag_verifies_with_the_key_given_and_says_nothing_more(tmp_path, private_key):
+    root, _last = journal_bag(tmp_path, private_key, seals=seals_csv(private_key))
+    notes = []
+    assert ve.verify(str(root), public_key=str(pem_file(tmp_path, private_key)), notes=notes) == []
+    assert notes == []
+    said = []
+    assert ve.main([str(root), "--public-key", str(pem_file(tmp_path, private_key))], write=said.append) == 0
+    assert said == [
+        f"Export intègre : {root} (signature, manifestes, chaîne du journal, scellements et enregistrements "
+        "vérifiés ; clé fournie)"
+    ]
+
+
+def test_an_intact_bag_still_shows_its_warnings_no_seal_and_the_bags_own_key(tmp_path, private_key):
+    root, _last = journal_bag(tmp_path, private_key)
+    said = []
+    assert ve.main([str(root)], write=said.append) == 0
+    assert said == [
+        f"Export intègre : {root} (signature, manifestes, chaîne du journal, scellements et enregistrements "
+        "vérifiés ; clé transportée par l'export (Signing-Public-Key))",
+        "  - attention : signature vérifiée avec la clé que l'export transporte lui-même (Signing-Public-Key) ; "
+        "comparez-la à la clé publiée par l'établissement, ou passez --public-key",
+        "  - attention : aucun scellement, la chaîne n'est ancrée à rien hors de la base",
+    ]
+
+
+def test_a_record_that_differs_from_its_last_journal_document_is_named_even_in_a_well_signed_bag(tmp_path, private_key):
+    root, _last = journal_bag(tmp_path, private_key, record="7,Boule 2,t\n", seals=seals_csv(private_key))
+    problems = ve.verify(str(root), public_key=str(pem_file(tmp_path, private_key)))
+    assert problems == [
+        "data/apparatus.csv, tables.apparatus n° 7 : le champ « name » vaut 'Boule 2' dans l'export, "
+        "'Boule 1' au journal (entrée n° 2)"
+    ]
+    said = []
+    assert ve.main([str(root), "--public-key", str(pem_file(tmp_path, private_key))], write=said.append) == 1
+    assert said == [f"EXPORT NON CONFORME : {root}", f"  - {problems[0]}"]
+
+
+def test_a_bag_signed_by_another_key_than_the_one_given_is_refused_with_its_warning(tmp_path, private_key):
+    other = Ed25519PrivateKey.generate()
+    root, _last = journal_bag(tmp_path, other, seals=seals_csv(other))
+    problems = ve.verify(str(root), public_key=str(pem_file(tmp_path, private_key)))
+    assert problems == [
+        "attention : la clé publique fournie n'est pas celle qu'annonce bag-info.txt",
+        f"attention : le {label(2)} est signé par une autre clé que celle fournie (k1)",
+        "signature invalide : tagmanifest-sha256.txt n'est pas signé par cette clé, ou a été modifié",
+    ]
+
+
+def test_a_bag_missing_a_required_tag_file_is_refused_for_that_alone(tmp_path, private_key):
+    root, _last = journal_bag(tmp_path, private_key)
+    (root / "manifest-sha256.txt").unlink()
+    assert ve.verify(str(root)) == ["fichier obligatoire absent : manifest-sha256.txt"]
+    assert ve.verify(str(tmp_path / "nowhere.zip"))[0].startswith("export illisible : ")

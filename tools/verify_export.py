@@ -700,13 +700,15 @@ def count_rows(stream):
 # The whole bag ----------------------------------------------------------------------------------------------
 
 
-def verify(path, public_key=None, seal_files=()):
+def verify(path, public_key=None, seal_files=(), notes=None):
     """Every problem of the export at `path`, as French sentences; an empty list when it is intact.
 
     public_key: the casino's published key (PEM or raw bytes, or the path of a file holding it); without it the
     signature is checked against the key the bag carries, which proves integrity but not origin.
+    notes: a list that receives the warnings, intact export or not (a seal signed by another key than the one given,
+    no seal at all, the bag's own key used); when there are problems they also come first in the list returned.
     """
-    problems, notes = [], []
+    problems, notes = [], notes if notes is not None else []
     try:
         bag = Bag(path)
     except (OSError, ValueError, zipfile.BadZipFile, tarfile.TarError) as exc:
@@ -926,7 +928,8 @@ def main(argv=None, write=print):
         "--seals", action="append", default=[], help="scellements téléchargés (JSON) à vérifier aussi ; répétable"
     )
     args = parser.parse_args(argv)
-    problems = verify(args.export, public_key=args.public_key, seal_files=args.seals)
+    notes = []
+    problems = verify(args.export, public_key=args.public_key, seal_files=args.seals, notes=notes)
     if problems:
         write(f"EXPORT NON CONFORME : {args.export}")
         for problem in problems:
@@ -937,6 +940,8 @@ def main(argv=None, write=print):
         f"Export intègre : {args.export} (signature, manifestes, chaîne du journal, scellements et enregistrements "
         f"vérifiés ; {key_note})"
     )
+    for note in notes:  # what an intact export still leaves to the inspector's judgement
+        write(f"  - {note}")
     return 0
 
 
