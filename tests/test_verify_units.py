@@ -132,9 +132,11 @@ def test_record_files_map_each_file_to_its_object_type_split_at_the_last_space()
     assert ve.record_files({"Source-Organization": ["x"]}) == {}
 
 
-def test_row_counts_leave_the_header_out_and_count_quoted_line_feeds_once():
-    stream = io.BytesIO('id,name\n1,"deux\nlignes"\n2,é\n'.encode())
-    assert ve.count_rows(stream) == 2
+def test_row_counts_leave_the_header_out_and_count_quoted_line_feeds_once(tmp_path):
+    bag = ve.Bag(str(make_folder(tmp_path, {"data/a.csv": 'id,name\r\n1,"deux\r\nlignes"\r\n2,é\r\n'.encode()})))
+    assert ve.count_rows(bag, "data/a.csv") == 2
+    rows = ve._rows(bag, "data/a.csv")
+    assert list(rows) == [["id", "name"], ["1", "deux\r\nlignes"], ["2", "é"]]  # a CR LF in a cell is kept
 
 
 def test_the_payload_is_cut_out_of_a_canonical_document_without_parsing_it():
@@ -378,7 +380,14 @@ def build_bag(tmp_path, key, data, info=(), name="bag"):
     }
     for path, content in tags.items():
         (root / path).write_bytes(content)
-    tag_manifest = "".join(f"{hashlib.sha256(content).hexdigest()}  {path}\n" for path, content in sorted(tags.items()))
+    return sign(root, key)
+
+
+def sign(root, key, tag_manifest=None):
+    """Write the tag manifest (of the three tag files as they stand, unless given) and its signature by `key`."""
+    if tag_manifest is None:
+        tags = ("bag-info.txt", "bagit.txt", "manifest-sha256.txt")
+        tag_manifest = "".join(f"{hashlib.sha256((root / path).read_bytes()).hexdigest()}  {path}\n" for path in tags)
     (root / "tagmanifest-sha256.txt").write_text(tag_manifest)
     (root / "tagmanifest-sha256.txt.sig").write_bytes(base64.b64encode(key.sign(tag_manifest.encode())))
     return root
@@ -478,3 +487,54 @@ def test_a_bag_missing_a_required_tag_file_is_refused_for_that_alone(tmp_path, p
     (root / "manifest-sha256.txt").unlink()
     assert ve.verify(str(root)) == ["fichier obligatoire absent : manifest-sha256.txt"]
     assert ve.verify(str(tmp_path / "nowhere.zip"))[0].startswith("export illisible : ")
+
+
+def test_each_file_the_manifests_do_not_vouch_for_is_named(tmp_path, private_key):
+    root, _last = journal_bag(tmp_path, private_key, seals=seals_csv(private_key))
+    (root / "data" / "extra.csv").write_bytes(b"id\n1\n")  # added: not in the manifest
+    (root / "data" / "apparatus.csv").unlink()  # listed, then deleted
+    journal = root / "data" / "journal.csv"
+    journal.write_bytes(journal.read_bytes().replace(b"Boule 1", b"Boule 9"))  # listed, then changed
+    announced = (root / "bag-info.txt").read_text().split("Payload-Oxum: ")[1].split("\n")[0]
+    counted = len(journal.read_bytes()) + len((root / "data" / "seals.csv").read_bytes())
+    problems = ve.verify(str(root), public_key=str(pem_file(tmp_path, private_key)))
+    assert problems[:4] == [
+        "data/extra.csv : fichier ajouté, absent de manifest-sha256.txt",
+        "data/apparatus.csv : fichier listé dans manifest-sha256.txt mais absent (supprimé ?)",
+        "data/journal.csv : contenu modifié, l'empreinte SHA-256 ne correspond pas au manifeste",
+        # The files listed and present: the journal (same size, one byte changed) and the seals; three listed.
+        f"Payload-Oxum '{announced}' ne correspond pas aux fichiers ({counted}.3)",
+    ]
+    assert "journal, n° 2 : l'entrée a été modifiée" in " ".join(problems)
+
+
+def test_the_tag_manifest_must_cover_the_tag_files_and_match_them(tmp_path, private_key):
+    root, _last = journal_bag(tmp_path, private_key, seals=seals_csv(private_key))
+    digest = hashlib.sha256((root / "manifest-sha256.txt").read_bytes()).hexdigest()
+    # Signed, but listing a file that is not there, a wrong checksum for bagit.txt, and not bag-info.txt.
+    sign(root, private_key, f"{digest}  manifest-sha256.txt\n{'0' * 64}  bagit.txt\n{'1' * 64}  absent.txt\n")
+    assert ve.verify(str(root), public_key=str(pem_file(tmp_path, private_key))) == [
+        "absent.txt : fichier listé dans tagmanifest-sha256.txt mais absent",
+        "bagit.txt : empreinte SHA-256 différente de celle de tagmanifest-sha256.txt",
+        "bag-info.txt n'est pas couvert par tagmanifest-sha256.txt (donc pas par la signature)",
+    ]
+
+
+def test_row_counts_and_the_payload_oxum_must_be_those_of_the_files(tmp_path, private_key):
+    root, _last = journal_bag(tmp_path, private_key, seals=seals_csv(private_key))
+    info = root / "bag-info.txt"
+    text = info.read_text()
+    oxum = text.split("Payload-Oxum: ")[1].split("\n")[0]
+    info.write_bytes(text.replace("Row-Count: data/apparatus.csv 1", "Row-Count: data/apparatus.csv 2").encode())
+    sign(root, private_key)
+    assert ve.verify(str(root), public_key=str(pem_file(tmp_path, private_key))) == [
+        "data/apparatus.csv : 1 lignes au lieu des 2 annoncées dans bag-info.txt"
+    ]
+    # Without the Payload-Oxum line or any Row-Count line (and with a byte that is no UTF-8 in a value): the oxum is
+    # missing, nothing is counted, nothing breaks.
+    lines = [line for line in text.splitlines() if not line.startswith(("Payload-Oxum", "Row-Count"))]
+    info.write_bytes("\n".join(lines).encode().replace(b"d'essai", b"d'essai \xff") + b"\n")
+    sign(root, private_key)
+    assert ve.verify(str(root), public_key=str(pem_file(tmp_path, private_key))) == [
+        f"Payload-Oxum '' ne correspond pas aux fichiers ({oxum})"
+    ]
