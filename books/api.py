@@ -163,7 +163,7 @@ class LevySheetView(APIView):
     def get(self, request, season, n):
         casinos = Casino.objects.for_user(request.user)
         wanted = request.query_params.get("casino", "")
-        casino = get_object_or_404(casinos, pk=wanted) if wanted.isdigit() else casinos.first()
+        casino = get_object_or_404(casinos, pk=wanted) if wanted.isdecimal() else casinos.first()
         if casino is None:
             return Response({"code": "not_found", "message": "Aucun établissement."}, status=404)
         return Response(sheet_json(sheet(casino, season, n)))
@@ -180,7 +180,7 @@ class StatementView(APIView):
     def casino(self, request):
         casinos = Casino.objects.for_user(request.user)
         wanted = request.query_params.get("casino", "")
-        return get_object_or_404(casinos, pk=wanted) if wanted.isdigit() else get_object_or_404(casinos[:1])
+        return get_object_or_404(casinos, pk=wanted) if wanted.isdecimal() else get_object_or_404(casinos[:1])
 
     def answer(self, casino, year, month):
         from books.statements import statement

@@ -163,7 +163,7 @@ class LevyIndexView(RoleRequiredMixin, View):
     def get(self, request):
         casino = chosen_casino(request)
         value = request.GET.get("saison", "")
-        season = int(value) if value.isdigit() else current_season()
+        season = int(value) if value.isdecimal() else current_season()
         context = {
             "casino": casino,
             "season": season,

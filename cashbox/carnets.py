@@ -24,7 +24,7 @@ SEASONS = range(1900, 9999)
 
 def season_param(value):
     """The season a query asks for: the current one when absent or not a number; out of SEASONS when absurd."""
-    if not value or not value.isdigit():
+    if not value or not value.isdecimal():
         return current_season()
     return int(value) if len(value) <= 6 else -1
 

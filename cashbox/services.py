@@ -73,7 +73,7 @@ def parse_chips(casino, chips, field="chips", rule=None):
         if denomination is None or not denomination.is_finite() or denomination not in allowed:
             raise invalid(field, rule, f"Valeur de jeton inconnue de l'établissement : {shown}")
         if isinstance(quantity, bool) or not isinstance(quantity, int):
-            if isinstance(quantity, str) and quantity.strip().isdigit() and len(quantity.strip()) <= 12:
+            if isinstance(quantity, str) and quantity.strip().isdecimal() and len(quantity.strip()) <= 12:
                 quantity = int(quantity)
             else:
                 raise invalid(field, rule, f"Le nombre de jetons de {shown} € doit être un entier")

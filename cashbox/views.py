@@ -38,7 +38,7 @@ from casino.formats import euros
 from casino.middleware import mark_refusal, refusal_of
 from casino.models import Alert
 from casino.rules import DomainError, RoleForbidden
-from casino.views import RoleRequiredMixin
+from casino.views import RoleRequiredMixin, posted_key
 from sessions.models import GamingDay, Opening, Roster, RosterChange, RosterMember, Seance
 from sessions.roster_services import tableau_staff
 from sessions.spin_views import floor_spins
@@ -645,7 +645,7 @@ class RegisterView(RoleRequiredMixin, View):
                     register = get_object_or_404(ControlRegister, gaming_day=day)
                     if action == "sign_amendment":
                         amendment = get_object_or_404(
-                            RegisterAmendment, register=register, pk=request.POST.get("amendment") or 0
+                            RegisterAmendment, register=register, pk=posted_key(request.POST.get("amendment"))
                         )
                         services.sign_amendment(
                             amendment,
@@ -696,7 +696,7 @@ class RegisterView(RoleRequiredMixin, View):
             amendment = get_object_or_404(
                 RegisterAmendment.objects.prefetch_related("lines__cashbox__tableau", "lines__seance"),
                 register=register,
-                pk=request.POST.get("amendment") or 0,
+                pk=posted_key(request.POST.get("amendment")),
             )
         form = without_secrets(SignForm(request.POST, casino=day.casino))
         if not form.is_valid():

@@ -67,7 +67,7 @@ class JournalView(RoleRequiredMixin, View):
                 entries = entries.filter(recorded_at__gte=day_start(filters["from"]))
             if filters["to"]:
                 entries = entries.filter(recorded_at__lt=day_start(filters["to"] + datetime.timedelta(days=1)))
-            if filters["tableau"].isdigit():
+            if filters["tableau"].isdecimal():
                 entries = entries.filter(tableau_number=int(filters["tableau"]))
             actions = journal_actions(casino)
             if "\x00" in filters["actor"] + filters["action"]:

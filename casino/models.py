@@ -191,7 +191,7 @@ class Casino(models.Model):
             self.vingt_trois_colours = None
             return
         if not isinstance(colours, dict) or not all(
-            isinstance(v, list) and str(k).isdigit() for k, v in colours.items()
+            isinstance(v, list) and str(k).isdecimal() for k, v in colours.items()
         ):
             raise ValidationError(
                 {"vingt_trois_colours": rule_error("R7", 'Format attendu : {"numéro": [couleur de chaque case], …}')}

@@ -89,6 +89,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "casino.middleware.RefusalJournalMiddleware",
+    # Inside the refusals' journal, before anything reads a page form's fields (the one-time token first).
+    "casino.middleware.NulByteMiddleware",
     # After authentication and messages: a page form's one-time token is checked before its view writes.
     "casino.form_tokens.FormTokenMiddleware",
     "casino.security.SecurityHeadersMiddleware",

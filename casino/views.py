@@ -23,7 +23,15 @@ def requested_casino(request):
     """The casino a page is about: the one asked for (?casino=) among the user's, else their first; None if none."""
     casinos = Casino.objects.for_user(request.user)
     wanted = request.GET.get("casino", "")
-    return (casinos.filter(pk=wanted).first() if wanted.isdigit() else None) or casinos.first()
+    return (casinos.filter(pk=wanted).first() if wanted.isdecimal() else None) or casinos.first()
+
+
+def posted_key(value):
+    """A primary key sent by a page form: as sent when it is written in decimal digits, else 0, which no row has, so
+    that `get_object_or_404` answers 404 and not the ORM's ValueError. (`isdecimal`, not `isdigit`: "²" is a digit
+    that int() does not read.)"""
+    value = (value or "").strip()
+    return value if value.isdecimal() else 0
 
 
 class RoleRequiredMixin(LoginRequiredMixin, PermissionRequiredMixin):

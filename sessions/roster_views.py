@@ -14,7 +14,7 @@ from django.views import View
 from cashbox.forms import people
 from casino.models import Casino, Role
 from casino.rules import DomainError
-from casino.views import RoleRequiredMixin, ScopedDetailView
+from casino.views import RoleRequiredMixin, ScopedDetailView, posted_key
 from sessions import roster_services as services
 from sessions.models import Roster, RosterChange, Seance
 from sessions.views import chosen_casino, chosen_date
@@ -68,9 +68,11 @@ class RosterCreateView(RoleRequiredMixin, View):
     permission_required = "seances.add_roster"
 
     def post(self, request):
-        seance = get_object_or_404(Seance.objects.for_user(request.user), pk=request.POST.get("seance") or 0)
+        seance = get_object_or_404(Seance.objects.for_user(request.user), pk=posted_key(request.POST.get("seance")))
         casino = seance.gaming_day.casino
-        apparatus = get_object_or_404(Apparatus.objects.filter(casino=casino), pk=request.POST.get("apparatus") or 0)
+        apparatus = get_object_or_404(
+            Apparatus.objects.filter(casino=casino), pk=posted_key(request.POST.get("apparatus"))
+        )
         try:
             roster = services.create_roster(
                 request.user, seance, apparatus, request.POST.get("chef"), request.POST.getlist("members")
@@ -135,7 +137,12 @@ class RosterMoveView(RosterActionView):
         if username not in order:
             raise Http404("Lanceur introuvable.")
         index = order.index(username)
-        target = index - 1 if request.POST.get("direction") == "up" else index + 1
+        direction = request.POST.get("direction")
+        if direction not in ("up", "down"):
+            raise ValidationError(
+                "Sens de déplacement inconnu : « Monter » ou « Descendre » attendu ; rien n'a été modifié."
+            )
+        target = index - 1 if direction == "up" else index + 1
         if 0 <= target < len(order):
             order[index], order[target] = order[target], order[index]
         services.reorder_roster(request.user, roster, order)

@@ -423,6 +423,7 @@ def chips_error(casino, chips, field="chips", rule="R20"):
         ({"10.00": 1.5}, "Le nombre de jetons de 10.00 € doit être un entier"),
         ({"10.00": True}, "Le nombre de jetons de 10.00 € doit être un entier"),
         ({"10.00": "trois"}, "Le nombre de jetons de 10.00 € doit être un entier"),
+        ({"10.00": "²"}, "Le nombre de jetons de 10.00 € doit être un entier"),  # a digit int() cannot read
         ({"10.00": "0000000000005"}, "Le nombre de jetons de 10.00 € doit être un entier"),
         ({"1.00": 10**9 + 1}, "Le nombre de jetons de 1.00 € dépasse 1 000 000 000 : vérifiez le comptage"),
         ({"1000.00": 10**9}, "Le montant compté atteint 1 000 milliards d'euros : vérifiez le comptage"),

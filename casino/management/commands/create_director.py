@@ -25,7 +25,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         name = options["casino"]
-        casino = Casino.objects.filter(pk=name).first() if name.isdigit() else None
+        casino = Casino.objects.filter(pk=name).first() if name.isdecimal() else None
         casino = casino or Casino.objects.filter(name=name).first()
         if casino is None:
             raise CommandError(f"Établissement inconnu : {name}")
