@@ -1,7 +1,7 @@
 """Hostile query strings on every page and API route a reader may open: a NUL byte (PostgreSQL refuses it in any
 text it is given, where SQLite takes it), a number past every integer column, a negative one, a date that does not
-exist. Each answers what the route answers to a bad value (400, 404, or the page with its filter ignored), never a
-5xx, on both databases. Each route is opened once first, recording the parameters its view and its filters read
+exist, a digit that is no decimal ("²"). Each answers what the route answers to a bad value (400, 404, or the page
+with its filter ignored), never a 5xx, on both databases. Each route is opened once first, recording the parameters its view and its filters read
 (QueryDict lookups); each of those is then tried with each value."""
 
 import contextlib
@@ -17,7 +17,7 @@ from tests.test_authorization_matrix import (
 
 pytestmark = [pytest.mark.django_db, pytest.mark.fuzz]
 
-HOSTILE = ["\x00", "9" * 40, "-1", "2026-02-30"]
+HOSTILE = ["\x00", "9" * 40, "-1", "2026-02-30", "²"]  # "²": a digit (isdigit) that int() cannot read
 
 
 @contextlib.contextmanager
