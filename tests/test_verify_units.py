@@ -538,3 +538,79 @@ def test_row_counts_and_the_payload_oxum_must_be_those_of_the_files(tmp_path, pr
     assert ve.verify(str(root), public_key=str(pem_file(tmp_path, private_key))) == [
         f"Payload-Oxum '' ne correspond pas aux fichiers ({oxum})"
     ]
+
+
+def test_every_seals_file_given_on_the_command_line_is_checked(tmp_path, private_key):
+    root, last = journal_bag(tmp_path, private_key, seals=seals_csv(private_key))
+    later, same = tmp_path / "later.json", tmp_path / "same.json"
+    later.write_text(json.dumps([seal(private_key, 3, "a" * 64)]))
+    same.write_text(json.dumps({"seals": [seal(private_key, 2, last)]}))
+    said = []
+    argv = [
+        str(root),
+        "--public-key",
+        str(pem_file(tmp_path, private_key)),
+        "--seals",
+        str(later),
+        "--seals",
+        str(same),
+    ]
+    assert ve.main(argv, write=said.append) == 0
+    assert said[1:] == [f"  - note : {label(3)} postérieur à l'export, non vérifiable ici"]
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps([dict(seal(private_key, 2, last), hash="b" * 64)]))
+    assert ve.main([*argv, "--seals", str(forged)], write=said.append) == 1
+    assert f"  - {label(2)} : signature invalide" in said
+
+
+def test_the_journals_anchors_in_bag_info_must_be_those_of_the_journal(tmp_path, private_key):
+    root, last = journal_bag(tmp_path, private_key)
+    info = root / "bag-info.txt"
+    text = info.read_text()
+    key = str(pem_file(tmp_path, private_key))
+
+    def announced(old, new):
+        info.write_text(text.replace(old, new))
+        sign(root, private_key)
+        return ve.verify(str(root), public_key=key)
+
+    assert announced("Journal-Last-Sequence: 2", "Journal-Last-Sequence: 3") == [
+        "attention : aucun scellement, la chaîne n'est ancrée à rien hors de la base",
+        "journal : la dernière entrée est le n° 2, bag-info.txt annonce le n° 3",
+    ]
+    assert announced(f"Journal-Last-Hash: {last}", f"Journal-Last-Hash: {'e' * 64}")[1:] == [
+        "journal : l'empreinte de la dernière entrée (n° 2) n'est pas celle annoncée"
+    ]
+    first = announced("Journal-First-Sequence: 1", "Journal-First-Sequence: 2")
+    assert "journal : la première entrée est le n° 1, bag-info.txt annonce le n° 2" in first
+    # Without any anchor, the chain is checked from its own first entry and nothing is announced to compare.
+    bare = "".join(line + "\n" for line in text.splitlines() if not line.startswith("Journal-"))
+    assert announced(text, bare) == []
+
+
+def test_an_empty_journal_is_refused_when_bag_info_announces_entries(tmp_path, private_key):
+    data = {"journal.csv": HEADER.encode()}
+    announced = build_bag(tmp_path, private_key, data, ["Journal-First-Sequence: 1"], name="announced")
+    assert ve.verify(str(announced)) == [
+        "attention : signature vérifiée avec la clé que l'export transporte lui-même (Signing-Public-Key) ; "
+        "comparez-la à la clé publiée par l'établissement, ou passez --public-key",
+        "attention : aucun scellement, la chaîne n'est ancrée à rien hors de la base",
+        "journal vide alors que bag-info.txt annonce des entrées",
+    ]
+    assert ve.verify(str(build_bag(tmp_path, private_key, data, name="empty"))) == []
+
+
+def test_the_signature_must_be_there_with_a_key_to_check_it(tmp_path, private_key):
+    root, _last = journal_bag(tmp_path, private_key)
+    signature = base64.b64decode((root / "tagmanifest-sha256.txt.sig").read_bytes())
+    (root / "tagmanifest-sha256.txt.sig").write_bytes(signature)  # the raw 64 bytes are read as well as base64
+    assert ve.verify(str(root), public_key=raw(private_key).hex()) == []  # the key as hexadecimal text
+    (root / "tagmanifest-sha256.txt.sig").unlink()
+    assert ve.verify(str(root))[-1] == "tagmanifest-sha256.txt.sig absent : l'export n'est pas signé"
+    info = root / "bag-info.txt"
+    info.write_text("".join(line + "\n" for line in info.read_text().splitlines() if "Signing-Public-Key" not in line))
+    sign(root, private_key)
+    assert ve.verify(str(root)) == [
+        "attention : aucun scellement, la chaîne n'est ancrée à rien hors de la base",
+        "aucune clé publique : ni --public-key, ni Signing-Public-Key dans bag-info.txt",
+    ]
