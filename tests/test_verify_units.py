@@ -581,8 +581,11 @@ def test_the_journals_anchors_in_bag_info_must_be_those_of_the_journal(tmp_path,
     assert announced(f"Journal-Last-Hash: {last}", f"Journal-Last-Hash: {'e' * 64}")[1:] == [
         "journal : l'empreinte de la dernière entrée (n° 2) n'est pas celle annoncée"
     ]
-    first = announced("Journal-First-Sequence: 1", "Journal-First-Sequence: 2")
-    assert "journal : la première entrée est le n° 1, bag-info.txt annonce le n° 2" in first
+    assert announced("Journal-First-Sequence: 1", "Journal-First-Sequence: 2")[1:] == [
+        "journal, n° 1 : entrée en double ou déplacée (en tête, le journal devant commencer au n° 2)",
+        "journal, n° 2 : le chaînage est rompu, l'empreinte précédente ne correspond pas à celle du n° 1",
+        "journal : la première entrée est le n° 1, bag-info.txt annonce le n° 2",
+    ]
     # Without any anchor, the chain is checked from its own first entry and nothing is announced to compare.
     bare = "".join(line + "\n" for line in text.splitlines() if not line.startswith("Journal-"))
     assert announced(text, bare) == []

@@ -252,7 +252,10 @@ def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None
                 )
             )
         else:
-            problems.append((sequence, f"n° {sequence} : entrée en double ou déplacée (après le n° {last})"))
+            where = (
+                f"après le n° {last}" if last is not None else f"en tête, le journal devant commencer au n° {expected}"
+            )
+            problems.append((sequence, f"n° {sequence} : entrée en double ou déplacée ({where})"))
         last, last_hash = sequence, digest
     for sequence, after in sorted(missing.items()):
         where = f"après le n° {after}" if after is not None else "en tête de la période exportée"
@@ -825,7 +828,9 @@ def _check_signature(bag, names, tags, public_key, notes):
         return [f"clé publique : {exc}"]
     raw = bag.read("tagmanifest-sha256.txt.sig")
     try:
-        signature = base64.b64decode(raw.strip(), validate=True)
+        # The export writes base64; raw bytes are taken too. Without `validate`, the raw bytes' foreign characters
+        # would be skipped and the rest decode to no 64-byte signature, failing over to the raw bytes alike.
+        signature = base64.b64decode(raw.strip(), validate=True)  # pragma: no mutate
     except (ValueError, binascii.Error):
         signature = raw
     try:
