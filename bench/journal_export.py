@@ -338,13 +338,15 @@ def child_database_bound(casino_id):
 
     django.setup()
     from django.db import connection
-    from django.db.models import Max, Min
+    from django.db.models import Count, Max, Min
 
     from casino import journal_fast
     from casino.models import JournalEntry
 
-    span = JournalEntry.objects.filter(casino_id=casino_id).aggregate(first=Min("sequence"), last=Max("sequence"))
-    count = JournalEntry.objects.filter(casino_id=casino_id).count()
+    span = JournalEntry.objects.filter(casino_id=casino_id).aggregate(
+        first=Min("sequence"), last=Max("sequence"), count=Count("pk")
+    )
+    count = span["count"]
     connection.close()  # the children open their own
     table = JournalEntry._meta.db_table
 

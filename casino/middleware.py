@@ -1,5 +1,7 @@
 import logging
 
+from django.shortcuts import render
+
 from casino.journal import record_refusal
 
 logger = logging.getLogger(__name__)
@@ -32,8 +34,6 @@ class NulByteMiddleware:
 
     def __call__(self, request):
         if request.method in UNSAFE and not request.path.startswith("/api/") and self.holds_nul(request.POST):
-            from django.shortcuts import render
-
             response = render(
                 request,
                 "_error.html",

@@ -705,8 +705,8 @@ def count_rows(bag, name):
 
 
 def _text(bag, name):
-    """A tag file as text: UTF-8 (RFC 8493 § 2.2.2), a byte that is not replaced rather than fatal (the file's checksum
-    or the signature then fails, and says so)."""
+    """A tag file as text: UTF-8 (RFC 8493 § 2.2.2), a byte that is no UTF-8 replaced rather than fatal (the file's
+    checksum or the signature then fails, and says so)."""
     return bag.read(name).decode(errors="replace")
 
 
