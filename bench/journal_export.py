@@ -252,7 +252,7 @@ def child_verify(path, records_path):
     bag = verify_export.Bag(folder)
     baseline = maxrss_mb()
     began = time.perf_counter()
-    wanted, last_documents = verify_export.wanted_records(bag, files), {}
+    wanted, last_documents = verify_export.wanted_records(files), {}
     problems, summary = verify_export.check_journal_file(path, wanted=wanted, last_documents=last_documents)
     chain_seconds = time.perf_counter() - began
     problems += verify_export.reconcile(bag, files, last_documents)

@@ -2,7 +2,7 @@ from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin, PermissionRequiredMixin
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.http import HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views import View
@@ -19,11 +19,19 @@ from casino.rules import DomainError, RoleForbidden, article
 from casino.services import acknowledge_alert
 
 
-def requested_casino(request):
-    """The casino a page is about: the one asked for (?casino=) among the user's, else their first; None if none."""
+def requested_casino(request, wanted=None):
+    """The casino a page is about: the one asked for (?casino=, or `wanted`) among the user's, else their first; None
+    if they have none. A casino asked for that is not theirs, or no number, answers 404 as if it did not exist: a page
+    never shows one casino's records under another's number (an inspector reading ?casino=7 reads casino 7 or
+    nothing)."""
     casinos = Casino.objects.for_user(request.user)
-    wanted = request.GET.get("casino", "")
-    return (casinos.filter(pk=wanted).first() if wanted.isdecimal() else None) or casinos.first()
+    wanted = request.GET.get("casino", "") if wanted is None else wanted
+    if not wanted:
+        return casinos.first()
+    casino = casinos.filter(pk=wanted).first() if wanted.isdecimal() else None
+    if casino is None:
+        raise Http404("Établissement introuvable.")
+    return casino
 
 
 def posted_key(value):

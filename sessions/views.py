@@ -11,7 +11,7 @@ from django.views import View
 from casino.middleware import mark_form_refusal
 from casino.models import Casino
 from casino.rules import DomainError
-from casino.views import RoleRequiredMixin, ScopedDetailView
+from casino.views import RoleRequiredMixin, ScopedDetailView, requested_casino
 from sessions import services
 from sessions.forms import OpeningForm
 from sessions.models import GamingDay, Opening, Seance
@@ -20,14 +20,8 @@ from tables.models import Tableau
 
 
 def chosen_casino(request):
-    casinos = Casino.objects.for_user(request.user)
-    casino_id = request.GET.get("casino") or request.POST.get("casino")
-    if casino_id:
-        try:
-            return casinos.get(pk=int(casino_id))
-        except (ValueError, Casino.DoesNotExist):
-            raise Http404("Établissement introuvable.") from None
-    casino = casinos.first()
+    """The casino of a page that needs one: as `requested_casino` (the form's `casino` too), 404 when there is none."""
+    casino = requested_casino(request, request.GET.get("casino") or request.POST.get("casino", ""))
     if casino is None:
         raise Http404("Aucun établissement.")
     return casino

@@ -22,7 +22,8 @@ from tests.test_hostile_queries import reads
 
 pytestmark = pytest.mark.django_db
 
-HOSTILE = ["\x00", "a\x00b", "²", "9" * 40, "-1", "1e309", "NaN", "2026-02-30", "999999999999"]
+# A NUL byte alone is refused by the same check as one inside a value (tests below): the sweep sends the latter.
+HOSTILE = ["a\x00b", "²", "9" * 40, "-1", "1e309", "NaN", "2026-02-30", "999999999999"]
 
 
 def written():

@@ -164,6 +164,7 @@ def test_the_verifiers_hash_rule_is_the_journals():
         (None, "0", False),
         (True, "t", True),
         (True, "True", True),
+        (True, "true", True),
         (True, "1", True),
         (True, "f", False),
         (False, "f", True),
@@ -187,6 +188,68 @@ def test_the_verifiers_hash_rule_is_the_journals():
 )
 def test_a_cell_and_a_journal_value_are_the_same_only_when_they_say_the_same(value, text, same):
     assert ve.equivalent(value, text) is same
+
+
+# Reconciling the records with their last journal documents ------------------------------------------------------
+
+
+def last_documents(*payloads):
+    """{(object type, id): (sequence, canonical document)}, as the journal pass keeps them, one entry per payload."""
+    return {
+        (b"tables.table", str(payload["id"]).encode()): (
+            str(sequence).encode(),
+            canonical({"action": "tables.table.change", "payload": payload, "role": "directeur", "sequence": sequence}),
+        )
+        for sequence, payload in enumerate(payloads, start=10)
+    }
+
+
+def compare(header, rows, documents):
+    return ve.compare_rows(("data/table.csv", "tables.table", header, rows, documents), 0, len(rows))
+
+
+def differs(number, field, text, value, sequence):
+    return (
+        f"data/table.csv, tables.table n° {number} : le champ « {field} » vaut {text!r} dans l'export, "
+        f"{value!r} au journal (entrée n° {sequence})"
+    )
+
+
+def test_every_record_without_a_journal_document_is_named():
+    documents = last_documents({"id": 2, "name": "A"})
+    problems = compare(["id", "name"], [["1", "A"], ["2", "A"], ["3", "A"]], documents)
+    assert problems == [
+        f"data/table.csv, tables.table n° {number} : aucun document du journal exporté ne décrit cet enregistrement"
+        for number in (1, 3)
+    ]
+
+
+def test_every_field_that_differs_is_named_whatever_its_kind_and_wherever_it_stands_in_the_row():
+    """One field of each kind the fast paths take (a dict, a UTC time, a number, a text, nothing), in the payload's
+    order: a field that matches never hides the next one, and one that differs is never taken for a match."""
+    journal = {"chips": {"5": 10}, "closed_at": "2026-01-01T10:00:00.000000Z", "count": 7, "name": "VT", "note": None}
+    header = ["id", "chips", "closed_at", "count", "name", "note"]
+    same = ['{"5": 10}', "2026-01-01 10:00:00+00", "7", "VT", ""]
+    rows = [
+        ["1", *same],
+        ["2", '{"5": 11}', *same[1:]],
+        ["3", *same[:2], "None", "VT", "None"],
+        ["4", same[0], "2026-01-01 10:00:01+00", *same[2:]],
+        ["5", *same[:2], "8", *same[3:]],
+        ["6", *same[:3], "V ", ""],
+    ]
+    documents = {}
+    for row in rows:
+        documents.update(last_documents(dict(journal, id=int(row[0]))))
+    sequence = 10  # each document is the first of its own last_documents
+    assert compare(header, rows, documents) == [
+        differs(2, "chips", '{"5": 11}', {"5": 10}, sequence),
+        differs(3, "count", "None", 7, sequence),
+        differs(3, "note", "None", None, sequence),
+        differs(4, "closed_at", "2026-01-01 10:00:01+00", "2026-01-01T10:00:00.000000Z", sequence),
+        differs(5, "count", "8", 7, sequence),
+        differs(6, "name", "V ", "VT", sequence),
+    ]
 
 
 # Public keys ------------------------------------------------------------------------------------------------
@@ -617,3 +680,36 @@ def test_the_signature_must_be_there_with_a_key_to_check_it(tmp_path, private_ke
         "attention : aucun scellement, la chaîne n'est ancrée à rien hors de la base",
         "aucune clé publique : ni --public-key, ni Signing-Public-Key dans bag-info.txt",
     ]
+
+
+def test_a_row_count_is_read_up_to_the_last_space_of_its_line(tmp_path, private_key):
+    data = {"journal.csv": HEADER.encode(), "mes tables.csv": b"id\n1\n"}
+    root = build_bag(tmp_path, private_key, data, ["Row-Count: data/mes tables.csv 2"])
+    assert ve.verify(str(root), public_key=raw(private_key).hex()) == [
+        "attention : aucun scellement, la chaîne n'est ancrée à rien hors de la base",
+        "data/mes tables.csv : 1 lignes au lieu des 2 annoncées dans bag-info.txt",
+    ]
+
+
+def test_a_bag_without_its_journal_is_refused_in_words(tmp_path, private_key):
+    root = build_bag(tmp_path, private_key, {"apparatus.csv": b"id\n7\n"})
+    assert ve.verify(str(root), public_key=raw(private_key).hex()) == [
+        "data/journal.csv absent : la chaîne du journal ne peut être vérifiée"
+    ]
+
+
+def test_seals_that_cannot_be_read_are_a_problem_and_the_rest_is_still_verified(tmp_path, private_key):
+    root, _last = journal_bag(tmp_path, private_key, record="7,Boule 2,t\n")
+    nowhere = tmp_path / "nowhere.json"
+    assert ve.verify(str(root), public_key=raw(private_key).hex(), seal_files=[str(nowhere)]) == [
+        "attention : aucun scellement, la chaîne n'est ancrée à rien hors de la base",
+        f"scellements illisibles : [Errno 2] No such file or directory: '{nowhere}'",
+        "data/apparatus.csv, tables.apparatus n° 7 : le champ « name » vaut 'Boule 2' dans l'export, "
+        "'Boule 1' au journal (entrée n° 2)",
+    ]
+
+
+def test_a_public_key_that_cannot_be_read_is_a_problem_and_the_seals_are_still_checked(tmp_path, private_key):
+    root, _last = journal_bag(tmp_path, private_key, seals=seals_csv(private_key))
+    problems = ve.verify(str(root), public_key="pas une clé")
+    assert len(problems) == 1 and problems[0].startswith("clé publique : ")

@@ -529,7 +529,7 @@ def _rows(bag, name):
         yield from reader
 
 
-def wanted_records(bag, files):
+def wanted_records(files):
     """The object types of the exported record files, as bytes: the journal pass keeps the last document of each
     of their objects (one set lookup per entry, and no first pass over the record files)."""
     return {label.encode() for label in files.values()}
@@ -608,20 +608,25 @@ def compare_rows(job, begin, end):
             value = payload.get(field)
             text = row[index]
             # Fast paths first (the same text, or a UTC time as COPY writes it); `equivalent` decides the rest.
+            # A fast path that misses only leaves the verdict to `equivalent`, which gives the same one: what decides
+            # whether a path is tried, or what it compares, is marked `no mutate`; what it concludes is not.
             if value.__class__ is str:
-                if value == text or (
-                    value[-1:] == "Z" and value.replace("T", " ").replace(".000000Z", "+00").replace("Z", "+00") == text
-                ):
+                if value == text:
                     continue
+                if value[-1:] == "Z":  # pragma: no mutate
+                    copied = value.replace("T", " ").replace(".000000Z", "+00").replace("Z", "+00")  # pragma: no mutate
+                    if copied == text:
+                        continue
             elif value.__class__ is int:
                 if str(value) == text:
                     continue
-            elif value.__class__ is dict and text[:1] == "{":
+            elif value.__class__ is dict and text[:1] == "{":  # pragma: no mutate
                 try:
-                    if scan(text, 0)[0] == value:
-                        continue
+                    parsed = scan(text, 0)[0]  # pragma: no mutate
                 except (ValueError, StopIteration):
-                    pass
+                    parsed = None  # pragma: no mutate (no dict is None, nor what would stand for it)
+                if parsed == value:
+                    continue
             if not equivalent(value, text):
                 problems.append(
                     f"{name}, {label} n° {row[at]} : le champ « {field} » vaut {text!r} dans l'export, "
@@ -782,7 +787,7 @@ def verify(path, public_key=None, seal_files=(), notes=None):
         # exported record against its last journal document.
         if JOURNAL in payload:
             files = {name: label for name, label in record_files(tags).items() if name in payload}
-            wanted, last_documents = wanted_records(bag, files), {}
+            wanted, last_documents = wanted_records(files), {}
             try:
                 seals = read_seals(bag, names, seal_files)
             except (OSError, ValueError, KeyError) as exc:
