@@ -47,6 +47,15 @@ def run_once(request, handler, *args, **kwargs):
         return handler(request, *args, **kwargs)
     if len(key) > MAX_KEY_LENGTH:
         raise ValidationError({HEADER: [f"La clé d'idempotence dépasse {MAX_KEY_LENGTH} caractères."]})
+    if not key.isprintable():
+        # A NUL byte would reach PostgreSQL, which refuses it in any text; a tab or a line feed is no key either.
+        raise ValidationError(
+            {
+                HEADER: [
+                    "La clé d'idempotence contient un caractère de contrôle (octet nul, tabulation, saut de ligne…)."
+                ]
+            }
+        )
     fingerprint = body_hash(request)
     try:
         # The placeholder is written first, in the request's transaction (ATOMIC_REQUESTS): a concurrent retry

@@ -41,6 +41,28 @@ def test_the_same_key_with_another_body_is_refused_with_422_naming_the_key(api, 
     assert Advance.objects.count() == 1 and Signature.objects.count() == signatures + 1
 
 
+@pytest.mark.parametrize("value", ["a\x00b", "clé\tde tablette", "\x7f"])
+def test_a_key_holding_a_control_character_is_refused_and_nothing_is_written(
+    api, staff, open_day, boule_tableau, value
+):
+    signatures = Signature.objects.count()
+    response = post_advance(api, staff["chef"], boule_tableau, open_day, headers=key(value))
+    assert response.status_code == 400
+    assert response.json()["errors"] == {
+        "Idempotency-Key": [
+            {
+                "code": "invalid",
+                "message": "La clé d'idempotence contient un caractère de contrôle (octet nul, tabulation, saut de "
+                "ligne…).",
+            }
+        ]
+    }
+    assert not IdempotentRequest.objects.exists() and not Advance.objects.exists()
+    assert Signature.objects.count() == signatures
+    # Printable keys, accents included, are keys.
+    assert post_advance(api, staff["chef"], boule_tableau, open_day, headers=key("tablette-3 é")).status_code == 201
+
+
 def test_the_same_key_and_body_in_another_order_replays_the_first_answer(api, staff, open_day, boule_tableau):
     first = post_advance(api, staff["chef"], boule_tableau, open_day, headers=key("k-1"))
     api.force_authenticate(staff["chef"])
