@@ -61,6 +61,15 @@ class JournalView(RoleRequiredMixin, View):
             "actor": request.GET.get("actor", "").strip(),
             "action": request.GET.get("action", "").strip(),
         }
+        # A filter given that cannot be read is said, not silently dropped: an inspector must not take the whole
+        # journal for the part they asked for.
+        ignored = [
+            f"« {request.GET[name]} » n'est pas une date ({label})"
+            for name, label in (("from", "du"), ("to", "au"))
+            if request.GET.get(name) and filters[name] is None
+        ]
+        if filters["tableau"] and not filters["tableau"].isdecimal():
+            ignored.append(f"« {filters['tableau']} » n'est pas un numéro de tableau")
         if casino is not None:
             entries = JournalEntry.objects.filter(casino=casino).select_related("actor").order_by("-sequence")
             if filters["from"]:
@@ -89,6 +98,7 @@ class JournalView(RoleRequiredMixin, View):
             "casino": casino,
             "page": page,
             "filters": filters,
+            "ignored": ignored,
             # The filters for the other pages' links, encoded here: a template walking the QueryDict would take a
             # parameter named "items" for its items.
             "query": without_page(request.GET),

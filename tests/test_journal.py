@@ -229,3 +229,21 @@ def test_a_nul_byte_in_a_text_filter_of_the_journal_page_matches_nothing(as_user
         response = client.get("/journal/", {name: "ré\x00fus"})
         assert response.status_code == 200 and len(response.context["page"]) == 0
     assert len(client.get("/journal/").context["page"]) > 0
+
+
+def test_a_journal_filter_that_cannot_be_read_is_said_not_silently_dropped(as_user, regulator, casino):
+    """An inspector who asked for 30 February, or tableau « dix », is told that this filter was not applied."""
+    from casino.journal import append
+
+    append(casino.pk, "refusal")
+    client = as_user(regulator)
+    response = client.get("/journal/", {"from": "2026-02-30", "to": "hier", "tableau": "dix"})
+    page = response.content.decode()
+    assert response.status_code == 200 and len(response.context["page"]) > 0
+    assert (
+        "Filtre ignoré : « 2026-02-30 » n&#x27;est pas une date (du) ; « hier » n&#x27;est pas une date (au) ; "
+        "« dix » n&#x27;est pas un numéro de tableau. Les entrées ci-dessous ne tiennent pas compte de ce filtre."
+    ) in page
+    assert "Filtre ignoré" not in client.get("/journal/", {"from": "2026-03-01", "tableau": "3"}).content.decode()
+    # A value shown back is escaped like any other.
+    assert "<script>" not in client.get("/journal/", {"to": "<script>"}).content.decode()
