@@ -713,3 +713,20 @@ def test_a_public_key_that_cannot_be_read_is_a_problem_and_the_seals_are_still_c
     root, _last = journal_bag(tmp_path, private_key, seals=seals_csv(private_key))
     problems = ve.verify(str(root), public_key="pas une clé")
     assert len(problems) == 1 and problems[0].startswith("clé publique : ")
+
+
+def test_a_record_file_without_an_id_column_is_named_and_the_next_files_are_still_reconciled(tmp_path, private_key):
+    data = {"a.csv": b"name\nBoule\n", "b.csv": b"", "c.csv": b"id,name\n7,Boule 2\n"}
+    bag = ve.Bag(str(build_bag(tmp_path, private_key, data)))
+    documents = {(b"tables.apparatus", b"7"): (b"2", canonical({"payload": {"name": "Boule 1"}, "role": "x"}))}
+    files = {f"data/{name}": "tables.apparatus" for name in data}
+    try:
+        problems = ve.reconcile(bag, files, documents, processes=1)
+    finally:
+        bag.close()
+    assert problems == [
+        "data/a.csv : pas de colonne id, les enregistrements ne peuvent être rapprochés du journal",
+        "data/b.csv : pas de colonne id, les enregistrements ne peuvent être rapprochés du journal",
+        "data/c.csv, tables.apparatus n° 7 : le champ « name » vaut 'Boule 2' dans l'export, 'Boule 1' au journal "
+        "(entrée n° 2)",
+    ]
