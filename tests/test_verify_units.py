@@ -730,3 +730,131 @@ def test_a_record_file_without_an_id_column_is_named_and_the_next_files_are_stil
         "data/c.csv, tables.apparatus n° 7 : le champ « name » vaut 'Boule 2' dans l'export, 'Boule 1' au journal "
         "(entrée n° 2)",
     ]
+
+
+# The chain, entry by entry (verify_journal) --------------------------------------------------------------------
+
+
+def chain_of(*sequences, alter=None):
+    """journal.csv's bytes holding the entries `sequences`, in that order, each chained on the one before it in the
+    list; `alter(sequence, line)` may rewrite a line after it is hashed."""
+    lines, previous, digests = [], ve.GENESIS, {}
+    for sequence in sequences:
+        line, digest = journal_line(sequence, previous, {"id": 7, "name": f"Boule {sequence}"})
+        lines.append(alter(sequence, line) if alter else line)
+        previous = digests[sequence] = digest
+    return (HEADER + "".join(lines)).encode(), digests
+
+
+def check(data, *args, **kwargs):
+    return ve.verify_journal(io.BytesIO(data), *args, **kwargs)
+
+
+def test_an_intact_chain_has_no_problem_and_is_summed_up():
+    data, digests = chain_of(1, 2, 3)
+    assert check(data) == ([], {"count": 3, "first": 1, "last": 3, "last_hash": digests[3]})
+    assert check(data, 1, ve.GENESIS) == check(data, 1, ve.GENESIS.encode())
+    assert check(HEADER.encode()) == ([], {"count": 0, "first": None, "last": None, "last_hash": None})
+
+
+def test_a_journal_with_another_header_is_refused():
+    with pytest.raises(ValueError, match="^en-tête inattendu de journal.csv : sequence,hash$"):
+        check(b"sequence,hash\r\n1,a\n")
+
+
+@pytest.mark.parametrize(
+    ("sequences", "problem"),
+    [
+        ((1, 3), (2, "n° 2 : entrée manquante (après le n° 1)")),
+        ((1, 3, 2), (2, "n° 2 : l'ordre est rompu, l'entrée se trouve après le n° 3 au lieu de suivre le n° 1")),
+    ],
+)
+def test_a_missing_or_moved_entry_is_named_with_its_neighbours(sequences, problem):
+    data, _digests = chain_of(*sequences)
+    problems, _summary = check(data)
+    assert problem in problems
+
+
+def test_each_way_an_entry_can_break_is_worded_at_its_number():
+    def alter(sequence, line):
+        if sequence == 2:  # its document changed after it was hashed
+            return line.replace("Boule 2", "Boule 9")
+        if sequence == 4:  # its number changed: the document still signs 4
+            return "5" + line[1:]
+        return line
+
+    data, _digests = chain_of(1, 2, 3, 4, alter=alter)
+    problems, summary = check(data, 1, ve.GENESIS)
+    assert problems == [
+        (2, "n° 2 : l'entrée a été modifiée, son empreinte ne correspond plus à son contenu"),
+        (4, "n° 4 : entrée manquante (après le n° 3)"),
+        (5, "n° 5 : le numéro d'ordre n'est pas celui du document signé"),
+    ]
+    assert (summary["count"], summary["first"], summary["last"]) == (4, 1, 5)
+
+
+def test_a_chain_relinked_or_repeated_is_named():
+    data, digests = chain_of(1, 2)
+    relinked = data.replace(f",{ve.GENESIS},{digests[1]},".encode(), f",{'e' * 64},{digests[1]},".encode())
+    # Its previous hash is hashed with it: the entry reads as changed, and as linked to another one.
+    assert check(relinked, 1, ve.GENESIS)[0] == [
+        (1, "n° 1 : l'entrée a été modifiée, son empreinte ne correspond plus à son contenu"),
+        (1, "n° 1 : le chaînage est rompu, l'empreinte précédente ne correspond pas à celle du n° 0"),
+    ]
+    repeated = data + data.split(b"\n", 2)[2]
+    assert check(repeated)[0] == [(2, "n° 2 : entrée en double ou déplacée (après le n° 2)")]
+
+
+def test_the_entries_before_the_first_one_announced_are_missing_at_the_head():
+    data, digests = chain_of(3, 4)
+    assert check(data, 1, ve.GENESIS)[0] == [
+        (1, "n° 1 : entrée manquante (en tête de la période exportée)"),
+        (2, "n° 2 : entrée manquante (en tête de la période exportée)"),
+    ]
+    # Without an anchor the first entry found is the start.
+    assert check(data)[0] == []
+
+
+def test_a_gap_of_more_than_ten_thousand_entries_is_named_as_one_range():
+    data, _digests = chain_of(1, 10_003)
+    problems, _summary = check(data)
+    assert problems[0] == (2, "n° 2 à 10002 : entrées manquantes")
+    assert problems[1] == (2, "n° 2 : entrée manquante (après le n° 1)")
+    assert len(problems) == 1 + 10_000  # the first ten thousand are named one by one, the range once
+
+
+def test_lines_the_fast_split_cannot_take_are_read_by_the_csv_module_or_named():
+    def alter(sequence, line):
+        if sequence == 2:  # a quoted actor holding a comma: same entry, another CSV shape
+            return line.replace(",,croupier,", ',"Dupont, Jean",croupier,', 1)
+        return line
+
+    data, _digests = chain_of(1, 2, 3, alter=alter)
+    assert check(data)[0] == []
+    unreadable = b"x" + data.split(b"\n")[3][1:] + b"\n"  # the third entry, its number made a letter
+    problems, summary = check(data + unreadable + b"1,2,3\n")
+    assert problems == [
+        (None, "ligne 5 de journal.csv : numéro d'ordre illisible b'x'"),
+        (None, "ligne 6 de journal.csv : 3 colonnes au lieu de 10"),
+    ]
+    assert summary["count"] == 5 and summary["last"] == 3
+
+
+def test_the_newest_document_of_each_wanted_object_and_the_sealed_hashes_are_kept():
+    data, digests = chain_of(1, 2, 3)
+    documents, sealed = {}, {2: None, 9: None}
+    check(data, wanted={b"tables.apparatus"}, last_documents=documents, sealed=sealed)
+    assert list(documents) == [(b"tables.apparatus", b"7")]
+    sequence, document = documents[(b"tables.apparatus", b"7")]
+    assert sequence == b"3" and json.loads(document)["payload"] == {"id": 7, "name": "Boule 3"}
+    assert sealed == {2: digests[2].encode(), 9: None}
+    # An action of another type's name, or a type not wanted, keeps nothing.
+    other, _ = chain_of(1)
+    kept = {}
+    check(
+        other.replace(b"tables.apparatus.create", b"tables.table.create"),
+        wanted={b"tables.apparatus"},
+        last_documents=kept,
+    )
+    check(other, wanted={b"tables.table"}, last_documents=kept)
+    assert kept == {}
