@@ -61,7 +61,8 @@ class RefusalJournalMiddleware:
             try:
                 from casino.models import Casino
 
-                casinos = list(Casino.objects.for_user(request.user).values_list("pk", flat=True))
+                # (values_list(flat=True) without a name would take the first column, the key: no mutate.)
+                casinos = list(Casino.objects.for_user(request.user).values_list("pk", flat=True))  # pragma: no mutate
                 record_refusal(
                     request, casinos, refusal.get("rule", ""), refusal.get("message", ""), response.status_code
                 )
