@@ -169,6 +169,7 @@ def test_the_verifiers_hash_rule_is_the_journals():
         (True, "f", False),
         (False, "f", True),
         (False, "false", True),
+        (False, "False", True),
         (False, "0", True),
         (False, "t", False),
         ({"a": [1, 2]}, '{"a": [1, 2]}', True),
