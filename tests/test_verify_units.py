@@ -75,8 +75,9 @@ def test_an_archive_without_exactly_one_top_folder_is_refused(tmp_path, names):
     with zipfile.ZipFile(path, "w") as archive:
         for name in names:
             archive.writestr(name, b"x")
-    with pytest.raises(ValueError, match="un seul dossier de premier niveau"):
+    with pytest.raises(ValueError) as refused:
         ve.Bag(str(path))
+    assert str(refused.value) == "l'archive doit contenir un seul dossier de premier niveau (RFC 8493 § 4)"
 
 
 def test_a_file_that_is_no_archive_is_refused(tmp_path):
@@ -859,3 +860,96 @@ def test_the_newest_document_of_each_wanted_object_and_the_sealed_hashes_are_kep
     )
     check(other, wanted={b"tables.table"}, last_documents=kept)
     assert kept == {}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"sequence,\xff\n",  # not UTF-8: read with a replacement character
+        HEADER.encode().replace(b"\n", b" \n"),  # a space after the last name
+        HEADER.encode().replace(b"\n", b"X\n"),
+    ],
+)
+def test_a_header_that_is_not_the_exports_is_refused_in_its_own_words(tmp_path, line):
+    shown = line.rstrip(b"\r\n").decode("utf-8", "replace")
+    with pytest.raises(ValueError) as refused:
+        check(line + b"1,2\n")
+    assert str(refused.value) == f"en-tête inattendu de journal.csv : {shown}"
+    path = tmp_path / "journal.csv"
+    path.write_bytes(line)
+    with pytest.raises(ValueError) as refused_on_disk:
+        ve.check_journal_file(str(path))
+    assert str(refused_on_disk.value) == str(refused.value)
+
+
+def test_a_journal_with_crlf_line_ends_and_quoted_plain_columns_verifies_alike():
+    """CSV lets any column be quoted and lines end in CR LF: such a journal is read by the csv module, with the
+    same entries, numbers and object keys as the export's own shape."""
+    plain, digests = chain_of(1, 2, 3)
+
+    def quoted(sequence, line):
+        return line.replace(",tables.apparatus,7,", ',tables.apparatus,"7",').replace("\n", "\r\n")
+
+    data, _ = chain_of(1, 2, 3, alter=quoted)
+    assert b'"7"' in data and b"\r\n" in data
+    kept, kept_plain = {}, {}
+    assert check(data, 1, ve.GENESIS, wanted={b"tables.apparatus"}, last_documents=kept) == check(
+        plain, 1, ve.GENESIS, wanted={b"tables.apparatus"}, last_documents=kept_plain
+    )
+    assert kept == kept_plain and list(kept) == [(b"tables.apparatus", b"7")]
+
+
+def test_the_payload_is_cut_at_the_top_level_keys_when_it_holds_the_same_names():
+    payload = {"members": [{"payload": 1, "role": "croupier"}], "note": ',"role":'}
+    document = canonical({"action": "x", "payload": payload, "role": "chef", "sequence": 4, "tableau": None})
+    assert json.loads(ve._payload_of(document)) == payload
+
+
+def test_a_large_record_file_is_compared_by_a_pool_and_says_the_same(tmp_path, private_key):
+    rows = [[str(number), "Boule"] for number in range(1, ve.PARALLEL_MINIMUM // 3 + 10)]
+    rows[0][1] = rows[-1][1] = "Roulette"
+    body = "id,name\n" + "".join(f"{number},{name}\n" for number, name in rows)
+    bag = ve.Bag(str(build_bag(tmp_path, private_key, {"apparatus.csv": body.encode()})))
+    documents = {
+        (b"tables.apparatus", number.encode()): (b"5", canonical({"payload": {"name": "Boule"}, "role": "x"}))
+        for number, _name in rows
+    }
+    files = {"data/apparatus.csv": "tables.apparatus"}
+    try:
+        pooled = ve.reconcile(bag, files, documents, processes=2)
+        alone = ve.reconcile(bag, files, documents, processes=1)
+    finally:
+        bag.close()
+    assert (
+        pooled
+        == alone
+        == [
+            f"data/apparatus.csv, tables.apparatus n° {number} : le champ « name » vaut 'Roulette' dans l'export, "
+            "'Boule' au journal (entrée n° 5)"
+            for number in (rows[0][0], rows[-1][0])
+        ]
+    )
+
+
+@pytest.fixture(scope="module")
+def large_journal(tmp_path_factory):
+    """A journal.csv large enough to be read in parallel blocks, its entries' hashes."""
+    count = ve.PARALLEL_MINIMUM * 300 // 400 + 1000
+    data, digests = chain_of(*range(1, count + 1))
+    assert len(data) > ve.PARALLEL_MINIMUM * 300
+    path = tmp_path_factory.mktemp("large") / "journal.csv"
+    path.write_bytes(data)
+    return str(path), digests, count
+
+
+def test_a_large_journal_is_proven_in_parallel_and_its_anchors_are_held_to(large_journal):
+    path, digests, count = large_journal
+    kept, sealed = {}, {count: None}
+    problems, summary = ve.check_journal_file(path, 1, ve.GENESIS, {b"tables.apparatus"}, kept, sealed, processes=2)
+    assert (problems, summary) == ([], {"count": count, "first": 1, "last": count, "last_hash": digests[count]})
+    assert kept[(b"tables.apparatus", b"7")][0] == str(count).encode() and sealed == {count: digests[count].encode()}
+    # Anchors that do not hold: the entry-by-entry reading words them.
+    later, _summary = ve.check_journal_file(path, 2, ve.GENESIS, processes=2)
+    assert later[0] == (1, "n° 1 : entrée en double ou déplacée (en tête, le journal devant commencer au n° 2)")
+    relinked, _summary = ve.check_journal_file(path, 1, "e" * 64, processes=2)
+    assert relinked == [(1, "n° 1 : le chaînage est rompu, l'empreinte précédente ne correspond pas à celle du n° 0")]
