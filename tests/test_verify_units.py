@@ -718,7 +718,7 @@ def test_a_public_key_that_cannot_be_read_is_a_problem_and_the_seals_are_still_c
 
 
 def test_a_record_file_without_an_id_column_is_named_and_the_next_files_are_still_reconciled(tmp_path, private_key):
-    data = {"a.csv": b"name\nBoule\n", "b.csv": b"", "c.csv": b"id,name\n7,Boule 2\n"}
+    data = {"a.csv": b"name\nBoule\n", "b.csv": b"", "c.csv": b"id,name\n7,Boule 1\n", "d.csv": b"id,name\n7,Boule 2\n"}
     bag = ve.Bag(str(build_bag(tmp_path, private_key, data)))
     documents = {(b"tables.apparatus", b"7"): (b"2", canonical({"payload": {"name": "Boule 1"}, "role": "x"}))}
     files = {f"data/{name}": "tables.apparatus" for name in data}
@@ -729,7 +729,7 @@ def test_a_record_file_without_an_id_column_is_named_and_the_next_files_are_stil
     assert problems == [
         "data/a.csv : pas de colonne id, les enregistrements ne peuvent être rapprochés du journal",
         "data/b.csv : pas de colonne id, les enregistrements ne peuvent être rapprochés du journal",
-        "data/c.csv, tables.apparatus n° 7 : le champ « name » vaut 'Boule 2' dans l'export, 'Boule 1' au journal "
+        "data/d.csv, tables.apparatus n° 7 : le champ « name » vaut 'Boule 2' dans l'export, 'Boule 1' au journal "
         "(entrée n° 2)",
     ]
 
@@ -834,12 +834,13 @@ def test_lines_the_fast_split_cannot_take_are_read_by_the_csv_module_or_named():
     data, _digests = chain_of(1, 2, 3, alter=alter)
     assert check(data)[0] == []
     unreadable = b"x" + data.split(b"\n")[3][1:] + b"\n"  # the third entry, its number made a letter
-    problems, summary = check(data + unreadable + b"1,2,3\n")
+    problems, summary = check(data + unreadable + b"1,2,3\n" + b'1,2,"{}"\n')
     assert problems == [
         (None, "ligne 5 de journal.csv : numéro d'ordre illisible b'x'"),
         (None, "ligne 6 de journal.csv : 3 colonnes au lieu de 10"),
+        (None, "ligne 7 de journal.csv : 3 colonnes au lieu de 10"),  # a short line that ends in a quoted document
     ]
-    assert summary["count"] == 5 and summary["last"] == 3
+    assert summary["count"] == 6 and summary["last"] == 3
 
 
 def test_the_newest_document_of_each_wanted_object_and_the_sealed_hashes_are_kept():

@@ -183,19 +183,23 @@ def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None
     for line in stream:
         count += 1
         # The export writes one entry per line: nine plain columns, then the document quoted as CSV does. That
-        # shape is split directly on bytes; any other line is read by the csv module.
-        row = line.split(b",", 9)
-        document = row[-1].rstrip(b"\r\n")
+        # shape is split directly on bytes; any other line is read by the csv module, which gives the same fields.
+        # So the fast split only reads faster what it takes: a change that makes it take fewer lines changes nothing
+        # but the time (the lines marked `no mutate`, each of whose changes only narrows it); one that would make it
+        # take a line it cannot read is tested (quoted plain columns, a short line ending in a quoted field, CR LF).
+        row = line.split(b",", 9)  # pragma: no mutate
+        document = row[-1].rstrip(b"\r\n")  # pragma: no mutate
         if (
             len(row) == 10
-            and document[:1] == b'"'
-            and document[-1:] == b'"'
-            and len(document) > 1
+            and document[:1] == b'"'  # pragma: no mutate
+            and document[-1:] == b'"'  # pragma: no mutate
+            and len(document) > 1  # pragma: no mutate
             and line.find(b'"', 0, len(line) - len(row[9])) == -1
         ):
             document = document[1:-1].replace(b'""', b'"')
         else:
-            row = [field.encode() for field in next(csv.reader([line.decode("utf-8", "replace")]), [])]
+            # A reader of one line always gives one row, [] for an empty one.
+            row = [field.encode() for field in next(csv.reader([line.decode("utf-8", "replace")]))]
             if len(row) != 10:
                 problems.append((None, f"ligne {count + 1} de journal.csv : {len(row)} colonnes au lieu de 10"))
                 continue
@@ -940,7 +944,13 @@ def check_journal_file(
     processes = processes or os.cpu_count() or 1  # pragma: no mutate
     if processes > 1 and os.path.getsize(path) > PARALLEL_MINIMUM * 300:  # pragma: no mutate
         breaks, summary, found, found_sealed = scan_parallel(
-            path, len(header), first_sequence, first_previous, wanted, sealed or (), processes
+            path,
+            len(header),
+            first_sequence,
+            first_previous,
+            wanted,
+            sealed or (),
+            processes=processes,  # pragma: no mutate (None: as many as the machine's cores, time only)
         )
         if not breaks:
             if last_documents is not None:
