@@ -954,3 +954,55 @@ def test_a_large_journal_is_proven_in_parallel_and_its_anchors_are_held_to(large
     assert later[0] == (1, "n° 1 : entrée en double ou déplacée (en tête, le journal devant commencer au n° 2)")
     relinked, _summary = ve.check_journal_file(path, 1, "e" * 64, processes=2)
     assert relinked == [(1, "n° 1 : le chaînage est rompu, l'empreinte précédente ne correspond pas à celle du n° 0")]
+
+
+def test_the_signed_number_is_the_documents_own_last_one_whole():
+    """The top-level "sequence" is the document's last; a payload may name sequence numbers too."""
+
+    def line_of(document, sequence=1):
+        digest = chain_hash(ve.GENESIS, document)
+        quoted = document.decode().replace('"', '""')
+        return f'{sequence},t,,r,a.b.c,a.b,1,{ve.GENESIS},{digest},"{quoted}"\n'.encode()
+
+    nested = canonical({"payload": {"sequence": 12}, "role": "x", "sequence": 1, "tableau": None})
+    assert check(HEADER.encode() + line_of(nested))[0] == []
+    without_tableau = canonical({"payload": {}, "role": "x", "sequence": 1})
+    assert check(HEADER.encode() + line_of(without_tableau))[0] == []
+    longer = canonical({"payload": {}, "role": "x", "sequence": 12, "tableau": None})  # "sequence":1 is its prefix
+    assert check(HEADER.encode() + line_of(longer))[0] == [
+        (1, "n° 1 : le numéro d'ordre n'est pas celui du document signé")
+    ]
+
+
+def test_a_line_that_is_no_utf8_is_read_with_replacement_and_found_changed():
+    def alter(sequence, line):
+        return line.replace(",tables.apparatus,7,", ',tables.apparatus,"7",') if sequence == 2 else line
+
+    data, _digests = chain_of(1, 2, alter=alter)
+    damaged = data.replace(b"Boule 2", b"Boule \xff")
+    assert check(damaged)[0] == [(2, "n° 2 : l'entrée a été modifiée, son empreinte ne correspond plus à son contenu")]
+
+
+@pytest.mark.parametrize(
+    ("sequences", "ranges"),
+    [((20_000, 20_002), 0), ((1, 10_002), 0), ((1, 10_003), 1)],  # a gap of 1, of 10 000, of 10 001 entries
+)
+def test_only_a_gap_of_more_than_ten_thousand_entries_is_named_as_a_range(sequences, ranges):
+    data, _digests = chain_of(*sequences)
+    problems, _summary = check(data)
+    assert sum(message.endswith("entrées manquantes") for _sequence, message in problems) == ranges
+    assert len(problems) - ranges == min(sequences[1] - sequences[0] - 1, 10_000)
+
+
+def test_problems_with_a_number_come_first_in_order_and_lines_without_one_last():
+    def alter(sequence, line):
+        return line.replace("Boule 3", "Boule 9") if sequence == 3 else line
+
+    data, _digests = chain_of(1, 2, 3, alter=alter)
+    short = b"1,2\n"  # before the first entry and after the last
+    problems, _summary = check(data.replace(HEADER.encode(), HEADER.encode() + short) + short)
+    assert problems == [
+        (3, "n° 3 : l'entrée a été modifiée, son empreinte ne correspond plus à son contenu"),
+        (None, "ligne 2 de journal.csv : 2 colonnes au lieu de 10"),
+        (None, "ligne 6 de journal.csv : 2 colonnes au lieu de 10"),
+    ]
