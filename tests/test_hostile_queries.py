@@ -7,6 +7,7 @@ with its filter ignored), never a 5xx, on both databases. Each route is opened o
 import contextlib
 
 import pytest
+from django.db import connection
 from django.http import QueryDict
 
 from tests.test_authorization_matrix import (
@@ -18,6 +19,17 @@ from tests.test_authorization_matrix import (
 pytestmark = [pytest.mark.django_db, pytest.mark.fuzz]
 
 HOSTILE = ["\x00", "9" * 40, "-1", "2026-02-30", "²"]  # "²": a digit (isdigit) that int() cannot read
+# What the database decides: PostgreSQL refuses a NUL byte in any text and checks every number against its column
+# (SQLite takes both). The other values are refused, or not, by Python alike on both databases.
+DATABASE_BOUND = {"\x00", "a\x00b", "9" * 40, "999999999999", "1e309", "NaN"}
+
+
+def for_this_database(values):
+    """The hostile values to send: all of them on SQLite; on PostgreSQL those whose fate the database decides. CI runs
+    the sweeps on both (the SQLite one with every value), and its PostgreSQL step is the longest of its 25 minutes."""
+    if connection.vendor == "postgresql":
+        return [value for value in values if value in DATABASE_BOUND]
+    return list(values)
 
 
 @contextlib.contextmanager
@@ -67,7 +79,7 @@ def test_no_query_string_makes_a_route_fail(request, client, demo, role):  # noq
         if name.startswith(ADMIN_NAMESPACE) or name in ("logout", "login"):
             continue
         for parameter in parameters(client, url):
-            for value in HOSTILE:
+            for value in for_this_database(HOSTILE):
                 tried += 1
                 response = client.get(url, {parameter: value})
                 if response.status_code >= 500:
