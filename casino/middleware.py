@@ -78,6 +78,11 @@ class RefusalJournalMiddleware:
         return {}  # no rule, no message: the caller reads both with an empty default
 
 
+def _names_rule(error):
+    """Whether a validation error's code is a rule id (R followed by digits, as the models' clean() codes them)."""
+    return bool(error.code) and error.code[:1] == "R" and error.code[1:].isdigit()
+
+
 def refusal_of(exc):
     """The rule id and message of a refusal (a ValidationError or a DomainError), for the journal."""
     rule = getattr(exc, "rule", "")  # pragma: no mutate (no attribute, None or "": no rule alike)
@@ -85,7 +90,7 @@ def refusal_of(exc):
         return rule, exc.message
     errors = [e for group in exc.error_dict.values() for e in group] if hasattr(exc, "error_dict") else []
     for error in errors or getattr(exc, "error_list", []):
-        if error.code and error.code[:1] == "R" and error.code[1:].isdigit():
+        if _names_rule(error):
             return error.code, error.messages[0]  # a coded error of a list or a field holds one message
     messages = getattr(exc, "messages", [str(exc)])
     return "", " ".join(messages)
@@ -95,6 +100,6 @@ def mark_form_refusal(response, form):
     """Journal a refused form with the first rule its errors name (the model's clean() codes them)."""
     for errors in form.errors.as_data().values():
         for error in errors:
-            if error.code and error.code[:1] == "R" and error.code[1:].isdigit():
+            if _names_rule(error):
                 return mark_refusal(response, error.code, error.messages[0])  # one message per coded error
     return response

@@ -9,10 +9,10 @@ from urllib.parse import urlencode
 
 import pytest
 
-from casino.models import JournalEntry
 from casino.throttling import UserBurstThrottle
 from tests.test_authorization_matrix import demo, routes  # noqa: F401 (the demo day fixture)
-from tests.test_hostile_queries import for_this_database, reads
+from tests.test_hostile_forms import fields, written
+from tests.test_hostile_queries import for_this_database
 
 pytestmark = [pytest.mark.django_db, pytest.mark.fuzz]
 
@@ -28,20 +28,6 @@ ENCODINGS = {
 }
 
 
-def written():
-    """Every journal entry but the refusals (a refused request is journaled, by design)."""
-    return JournalEntry.objects.exclude(action="refusal").count()
-
-
-def fields(api, method, url):
-    """The fields a route reads from a form body, found by sending it once; None when it takes no such request."""
-    with reads() as names:
-        response = getattr(api, method)(url, **ENCODINGS["form"][0]({"sonde": "1"}))
-    if response.status_code in (401, 403, 404, 405):
-        return None
-    return sorted((names - {"*"}) | {"sonde"})
-
-
 @pytest.mark.parametrize("encoding", sorted(ENCODINGS))
 def test_no_form_encoded_field_makes_the_api_fail(api, demo, director, encoding, monkeypatch):  # noqa: F811
     monkeypatch.setattr(UserBurstThrottle, "allow_request", lambda *args: True)  # thousands of requests in a minute
@@ -54,14 +40,15 @@ def test_no_form_encoded_field_makes_the_api_fail(api, demo, director, encoding,
         if not url.startswith("/api/"):
             continue
         for method in ("post", "patch"):
-            read = fields(api, method, url)
+            send = getattr(api, method)
+            read = fields(lambda body, send=send, url=url: send(url, **ENCODINGS["form"][0](body)))
             if read is None:
                 continue
             for field in read:
                 for value in values:
                     tried += 1
                     before = written()
-                    response = getattr(api, method)(url, **encode({field: value}))
+                    response = send(url, **encode({field: value}))
                     if response.status_code >= 500:
                         failures.append(f"{method.upper()} {url} {field}={value!r} ({name}): {response.status_code}")
                     elif "\x00" in value:

@@ -563,6 +563,7 @@ def reconcile(bag, files, last_documents, processes=None):
     # How many processes, and whether a file is compared here or by a pool, only changes the time taken: the pool
     # returns the same problems in the same order (test_verify_parallel), hence the `no mutate` marks.
     processes = processes or os.cpu_count() or 1  # pragma: no mutate
+    forks = "fork" in multiprocessing.get_all_start_methods()  # pragma: no mutate
     for name, label in sorted(files.items()):
         rows = _rows(bag, name)
         header = next(rows)
@@ -571,7 +572,6 @@ def reconcile(bag, files, last_documents, processes=None):
             continue
         rows = list(rows)
         job = (name, label, header, rows, last_documents)
-        forks = "fork" in multiprocessing.get_all_start_methods()  # pragma: no mutate
         if processes < 2 or len(rows) < PARALLEL_MINIMUM // 3 or not forks:  # pragma: no mutate
             problems += compare_rows(job, 0, len(rows))  # pragma: no mutate (rows[None:None] are rows[0:len])
             continue
@@ -620,9 +620,9 @@ def compare_rows(job, begin, end):
         for field, index in pairs:
             value = payload.get(field)
             text = row[index]
-            # Fast paths first (the same text, or a UTC time as COPY writes it); `equivalent` decides the rest.
-            # A fast path that misses only leaves the verdict to `equivalent`, which gives the same one: what decides
-            # whether a path is tried, or what it compares, is marked `no mutate`; what it concludes is not.
+            # Fast paths first (the same text, or a UTC time as COPY writes it); `equivalent` decides the rest, and
+            # gives the same verdict where a fast path misses: what decides whether a path is tried, or what it
+            # compares, is marked `no mutate`; what it concludes is not.
             if value.__class__ is str:
                 if value == text:
                     continue
