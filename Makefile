@@ -43,7 +43,7 @@ TEST_WORKERS ?= auto
 test: $(STAMP) ## Run the test suite on every core (SQLite; PostgreSQL, Celery and browser tests skip with a reason)
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
-mutation: $(STAMP) ## Mutation testing of the rule modules (MODULE=tables/games.py for one): kill ratio, survivors
+mutation: $(STAMP) ## Mutation testing of the rule modules (MODULE=tables/games/rules.py for one): kill ratio, survivors
 	$(BIN)/python tools/mutation.py $(MODULE)
 
 lint: $(STAMP) ## Check formatting and lint with ruff

@@ -2,7 +2,7 @@
 
 import os
 
-from casino.logs import logging_config
+from casino.ops.logs import logging_config
 
 logconfig_dict = logging_config(os.environ.get("LOG_LEVEL", "INFO"), gunicorn=True)
 accesslog = "-"
@@ -12,6 +12,6 @@ access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
 
 def post_worker_init(worker):
     """Each worker, once the application is loaded: its long-lived objects out of the collector's reach."""
-    from casino.process import settle
+    from casino.ops.process import settle
 
     settle()

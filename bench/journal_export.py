@@ -8,7 +8,7 @@ with a chain of N journal entries built in Python and loaded with COPY FROM STDI
 to show that memory does not grow with size. Each measurement runs in a child process of its own, so that its peak
 RSS (ru_maxrss) is its own:
 
-  (a) the journal export as the real export does it (casino.exports.journal_range + write_journal: COPY through
+  (a) the journal export as the real export does it (casino.exports.build.journal_range + write_journal: COPY through
       Django's connection, hashed while written), with its peak memory;
   (b) a raw `COPY (SELECT …) TO STDOUT` of the same rows, for reference;
   (c) the verification of the exported file by tools/verify_export.py with reconciliation on: the chain in
@@ -95,7 +95,7 @@ def fill(entries, label):
     in the records file that `write_records` exports."""
     from django.db import connection, transaction
 
-    from casino.journal import GENESIS, canonical, chain_hash
+    from casino.audit.journal import GENESIS, canonical, chain_hash
     from casino.models import Casino, JournalEntry
 
     casino = Casino.objects.create(
@@ -205,7 +205,7 @@ def child_export(casino_id, path):
     django.setup()
     from django.db import connection
 
-    from casino.exports import journal_range, write_journal
+    from casino.exports.build import journal_range, write_journal
     from casino.models import Casino
 
     connection.ensure_connection()
@@ -329,7 +329,7 @@ def _drain(query):
 
 def child_database_bound(casino_id):
     """What PostgreSQL alone can hand `verify_journal` on this machine: the COPY that it reads
-    (casino.journal_fast.chain_sql, the filter columns checked against the documents), one connection per core, read
+    (casino.audit.journal_fast.chain_sql, the filter columns checked against the documents), one connection per core, read
     and thrown away, nothing hashed; then the same blocks with only the sequence numbers, hashes and documents (no
     check of the filter columns). However fast the Python side, the database-side verification cannot beat these."""
     import multiprocessing
@@ -340,7 +340,7 @@ def child_database_bound(casino_id):
     from django.db import connection
     from django.db.models import Count, Max, Min
 
-    from casino import journal_fast
+    from casino.audit import journal_fast
     from casino.models import JournalEntry
 
     span = JournalEntry.objects.filter(casino_id=casino_id).aggregate(

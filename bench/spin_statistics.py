@@ -7,7 +7,7 @@ another whose name contains "bench"), migrates it, builds one vingt-trois appara
 séances (loaded in batches; a few hundred corrected), then measures through the real API with the real middleware:
 
   (a) GET /api/v1/apparatus/{id}/statistics/?from=&to= over the whole period (median and worst of --runs);
-  (b) recording one spin through sessions.spins.record_spin (the write path: roster lock, rules, history row and
+  (b) recording one spin through seances.spins.services.record_spin (the write path: roster lock, rules, history row and
       journal entry): median of 50; then the after-spin checks (launcher, shares, bias) that a Celery worker runs
       off the request, timed apart.
 
@@ -57,9 +57,9 @@ def build(spin_count):
     from django.utils import timezone
 
     from casino.models import Casino, Employee, Membership, Role
-    from sessions import roster_services
-    from sessions.models import GamingDay, Seance, Spin
-    from tables.games import DEFAULT_LAYOUTS, Game
+    from seances.models import GamingDay, Seance, Spin
+    from seances.rosters import services as roster_services
+    from tables.games.rules import DEFAULT_LAYOUTS, Game
     from tables.models import Apparatus, Table
     from tables.services import register_tableau
 
@@ -175,8 +175,8 @@ def main():
         from django.db import connection
         from rest_framework.test import APIClient
 
-        from sessions import spins
-        from sessions.models import Spin
+        from seances.models import Spin
+        from seances.spins import services as spins
 
         call_command("migrate", verbosity=0)
         started = time.perf_counter()
@@ -204,7 +204,7 @@ def main():
         assert body["spins"] == args.spins, body["spins"]
 
         # The write alone: the after-spin checks are queued on commit (to Celery with a broker) and timed apart.
-        from sessions.tasks import check_spin
+        from seances.tasks import check_spin
 
         queued = []
         spins._queue_checks = queued.append

@@ -9,7 +9,7 @@ two séances a day, each tableau opened with its limits, an initial advance and 
 and tableau (each signed), a published, signed rotation order per séance and apparatus, `--spins` spins per séance
 and apparatus, and the control register of each day with its lines and two signatures. Today's afternoon is open
 (advances, no count yet). Every bulk row gets its journal entry, built with the journal's own canonical form and
-chain hash (casino.journal.canonical / chain_hash), in the order of the rows' times, so that `verify_journal`
+chain hash (casino.audit.journal.canonical / chain_hash), in the order of the rows' times, so that `verify_journal`
 passes on the built data (checked at the end, with reconciliation of the rows, unless --no-verify).
 
 Then it times, through the real middleware as the director (median and worst of --runs after one warm-up):
@@ -77,7 +77,7 @@ class Journal:
     def flush(self):
         from django.db import connection
 
-        from casino.journal import canonical, chain_hash, record_payload
+        from casino.audit.journal import canonical, chain_hash, record_payload
         from casino.models import JournalEntry, JournalHead
 
         columns = (
@@ -158,7 +158,7 @@ def setup_casino(tableaux):
     from django.contrib.auth import get_user_model
 
     from casino.models import Casino, Employee, Membership, Role
-    from tables.games import Game
+    from tables.games.rules import Game
     from tables.models import Apparatus, Table
     from tables.services import register_tableau
 
@@ -198,9 +198,9 @@ def build(seasons, tableau_count, spins_per_seance):
     from cashbox.models import Advance, ControlRegister, ControlRegisterLine, Count, Signature, season_of
     from cashbox.services import main_cashbox
     from casino.words import amount_in_words
-    from sessions.models import GamingDay, Opening, Roster, RosterMember, Seance, Spin
-    from sessions.spins import resolve_outcome
-    from tables.games import Game
+    from seances.models import GamingDay, Opening, Roster, RosterMember, Seance, Spin
+    from seances.spins.services import resolve_outcome
+    from tables.games.rules import Game
 
     begin = time.perf_counter()
     casino, users, apparatus, tableaux = setup_casino(tableau_count)
@@ -503,7 +503,7 @@ def existing():
     from django.contrib.auth import get_user_model
 
     from casino.models import Casino, JournalEntry
-    from sessions.models import GamingDay
+    from seances.models import GamingDay
     from tables.models import Apparatus, Tableau
 
     casino = Casino.objects.get(name="Casino des dix saisons")
@@ -557,7 +557,7 @@ def main():
 
         from cashbox.models import season_of
         from cashbox.services import main_cashbox
-        from casino.journal import verify_casino
+        from casino.audit.journal import verify_casino
 
         call_command("migrate", verbosity=0)
         # The staff's passwords are hashed with MD5 here: the build measures rows, not PBKDF2.
@@ -585,7 +585,7 @@ def main():
         client = Client(HTTP_HOST="localhost")
         client.force_login(users["directeur"])
         # Timed as a gunicorn worker serves them: settled once the application is loaded (gunicorn.conf.py).
-        from casino.process import settle
+        from casino.ops.process import settle
 
         settle()
         box = main_cashbox(tableaux[0])

@@ -98,10 +98,10 @@ def build(tableaux):
 
     from cashbox.services import main_cashbox, record_advance
     from casino.models import Casino, Role
-    from sessions import roster_services
-    from sessions.models import GamingDay, Seance
-    from sessions.services import change_seance_state, open_tableau, plan_seances
-    from tables.games import Game
+    from seances.models import GamingDay, Seance
+    from seances.rosters import services as roster_services
+    from seances.services import change_seance_state, open_tableau, plan_seances
+    from tables.games.rules import Game
     from tables.models import Apparatus, Table
     from tables.services import register_tableau
 

@@ -17,9 +17,9 @@ from books.serializers import (
     StatementSignSerializer,
 )
 from cashbox.api import CashViewSet
-from casino.idempotency import idempotent
 from casino.models import Casino
-from casino.schema import AutoSchema
+from casino.web.idempotency import idempotent
+from casino.web.schema import AutoSchema
 
 
 class ObservationViewSet(CashViewSet):

@@ -1,6 +1,6 @@
 """The books beyond the day in the regulator's export (R24–R27): canonical JSON documents added to the bag's data/.
 
-Called by casino.exports.write_books(); each document is hashed into the manifest like every other file, so the
+Called by casino.exports.build.write_books(); each document is hashed into the manifest like every other file, so the
 offline verifier (tools/verify_export.py) covers them unchanged."""
 
 import datetime
@@ -12,8 +12,8 @@ from books.models import Observation
 from books.prelevements import sheet, sheet_json, sheet_number
 from books.statements import month_bounds, statement
 from cashbox.models import Deputy, RegisterAmendment, season_of
-from casino.journal import canonical
-from sessions.models import Seance
+from casino.audit.journal import canonical
+from seances.models import Seance
 
 
 def _months(date_from, date_to):

@@ -1,9 +1,9 @@
-"""List filters of the books' API (see casino/filters.py)."""
+"""List filters of the books' API (see casino/web/filters.py)."""
 
 from django_filters import rest_framework as filters
 
 from books.models import Observation
-from casino.filters import IdFilter, period
+from casino.web.filters import IdFilter, period
 
 
 class ObservationFilter(filters.FilterSet):

@@ -9,8 +9,8 @@ from books.models import LevySchedule
 from cashbox.carnets import season_bounds
 from cashbox.models import ControlRegister
 from casino.rules import invalid
-from sessions.models import GamingDay
-from tables.games import Game
+from seances.models import GamingDay
+from tables.games.rules import Game
 
 ZERO = Decimal("0.00")
 CENT = Decimal("0.01")

@@ -8,11 +8,11 @@ from django.utils import timezone
 from books.models import Observation, ObservationAction
 from cashbox.models import Signature
 from cashbox.services import DIRECTING, sign
-from casino.formats import euros
+from casino.accounts.roles import role_of
+from casino.accounts.security import check_secrets
 from casino.models import Casino, Role
-from casino.roles import role_of
 from casino.rules import RoleForbidden, invalid
-from casino.security import check_secrets
+from casino.web.formats import euros
 
 
 def regulator_signature(user, password, casino, purpose, statement, rule, otp=None):
@@ -20,7 +20,7 @@ def regulator_signature(user, password, casino, purpose, statement, rule, otp=No
 
     Beside cashbox.services.sign(), which asks every signer for a ministerial approval: the police des jeux holds
     none, and signs only as the logged-in writer, never in anyone else's name. Their password, and their TOTP code
-    outside demo mode, go through the lockout shared by every secret (casino.security.check_secrets).
+    outside demo mode, go through the lockout shared by every secret (casino.accounts.security.check_secrets).
     """
     check_secrets(user, password, otp, rule)
     return Signature.objects.create(

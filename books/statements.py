@@ -13,10 +13,10 @@ from django.utils import timezone
 from books.models import MonthlyStatement
 from books.prelevements import ZERO, latest_signed_version, signed_results
 from cashbox.models import ControlRegister, Correction, Interruption
-from casino.journal import canonical
+from casino.audit.journal import canonical
 from casino.models import Alert
 from casino.rules import invalid
-from sessions.models import Seance
+from seances.models import Seance
 
 MONTHS = [
     "janvier",

@@ -51,7 +51,7 @@ def check_monthly_statements(now=None):
     from books.models import MonthlyStatement
     from books.statements import month_bounds, previous_month
     from casino.models import Casino
-    from sessions.models import GamingDay
+    from seances.models import GamingDay
 
     today = timezone.localdate(_moment(now))
     if today.day < STATEMENT_ALERT_DAY:

@@ -21,10 +21,10 @@ from books.prelevements import sheet, sheet_number
 from cashbox import services as cash_services
 from cashbox.carnets import current_season
 from cashbox.views import ServiceFormView
-from casino.views import RoleRequiredMixin
-from sessions import services as seance_services
-from sessions.models import GamingDay, Seance
-from sessions.views import chosen_casino
+from casino.web.mixins import RoleRequiredMixin
+from seances import services as seance_services
+from seances.models import GamingDay, Seance
+from seances.views import chosen_casino
 
 
 class SeanceNotHeldView(ServiceFormView):

@@ -35,12 +35,12 @@ from cashbox.serializers import (
     ResumeSerializer,
     SignerFields,
 )
-from casino.api import ReadRecordViewSet, RecordViewSet
-from casino.filters import AlertFilter
 from casino.models import Alert, Casino
 from casino.serializers import AlertSerializer
-from casino.transactions import request_transaction
-from sessions.models import GamingDay
+from casino.web.filters import AlertFilter
+from casino.web.transactions import request_transaction
+from casino.web.viewsets import ReadRecordViewSet, RecordViewSet
+from seances.models import GamingDay
 from tables.models import Cashbox
 
 

@@ -9,7 +9,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from cashbox.models import Advance, Correction, Count, season_of
-from sessions.models import Seance
+from seances.models import Seance
 
 ZERO = Decimal("0.00")
 

@@ -1,10 +1,10 @@
-"""List filters of the cash API (see casino/filters.py): by casino, séance, gaming day, tableau and period."""
+"""List filters of the cash API (see casino/web/filters.py): by casino, séance, gaming day, tableau and period."""
 
 from django.db.models import Q
 from django_filters import rest_framework as filters
 
 from cashbox.models import Advance, ControlRegister, Correction, Count, Deputy, Interruption, RegisterAmendment
-from casino.filters import IdFilter, period
+from casino.web.filters import IdFilter, period
 from tables.filters import CashboxFilter
 
 GAMING_DAY = "Journée de jeu (AAAA-MM-JJ)."

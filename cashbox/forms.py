@@ -1,9 +1,9 @@
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS
 
-from casino.formats import euros
 from casino.models import Employee, Role
 from casino.rules import article
+from casino.web.formats import euros
 
 
 def people(casino, roles):

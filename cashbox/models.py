@@ -8,7 +8,7 @@ from simple_history.models import HistoricalRecords
 
 from casino.models import Casino, Role, ScopedQuerySet, money
 from casino.rules import article
-from sessions.models import GamingDay, Seance
+from seances.models import GamingDay, Seance
 from tables.models import Cashbox, Tableau
 
 

@@ -15,7 +15,7 @@ from cashbox.models import (
     Signature,
 )
 from casino.rows import scoped_instance
-from sessions.models import Seance
+from seances.models import Seance
 from tables.models import Cashbox, Tableau
 
 

@@ -27,17 +27,17 @@ from cashbox.models import (
     Signature,
 )
 from casino import rows
-from casino.actors import actor_named
-from casino.formats import chips_text
+from casino.accounts.roles import role_of
+from casino.accounts.security import check_secrets, signer_among, signer_in
+from casino.audit.actors import actor_named
 from casino.models import Role, money
-from casino.roles import role_of
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, invalid
-from casino.security import check_secrets, signer_among, signer_in
-from casino.transactions import write_block
+from casino.web.formats import chips_text
+from casino.web.transactions import write_block
 from casino.words import amount_in_words
-from sessions.models import GamingDay, Roster, RosterChange, Seance
-from sessions.roster_services import tableau_staff
-from tables.games import Game, euros
+from seances.models import GamingDay, Roster, RosterChange, Seance
+from seances.rosters.services import tableau_staff
+from tables.games.rules import Game, euros
 from tables.models import Cashbox, Tableau
 
 DIRECTING = {Role.DIRECTOR, Role.CODIR}
@@ -104,7 +104,7 @@ def check_signer(people, username, password, roles, rule, not_by=(), otp=None, f
 
     The signer must be an active member of the casino before anything else is looked at (another casino's
     employee is « employé inconnu »); their password, and their TOTP code where their role needs one to log in,
-    go through the same lockout as a login (casino.security.check_secrets, R28). `not_by` lists users who
+    go through the same lockout as a login (casino.accounts.security.check_secrets, R28). `not_by` lists users who
     already signed where two different people are required. A password hash takes hundreds of milliseconds by
     design: run under a row lock it would hold up every other write of that row, so the workflows call this first.
     """
@@ -365,7 +365,7 @@ def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, passw
     """Enter an advance at once, counted by the croupier and signed by the director or a CoDir member (R15).
 
     The people and the signer's secrets are checked first, without any lock; then the cash box is locked (it
-    serialises its entries) and its state read; the journal's head is locked last, by the inserts (casino.journal).
+    serialises its entries) and its state read; the journal's head is locked last, by the inserts (casino.audit.journal).
     """
     with actor_named(user), write_block():
         if kind not in Advance.Kind.values:

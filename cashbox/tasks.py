@@ -7,7 +7,7 @@ from cashbox.models import Interruption
 from casino.models import Casino
 from casino.rules import article
 from casino.services import raise_alert
-from sessions.models import GamingDay
+from seances.models import GamingDay
 
 
 def _moment(now):

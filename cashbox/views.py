@@ -33,16 +33,16 @@ from cashbox.forms import (
     without_secrets,
 )
 from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment, season_of
-from casino.form_tokens import keep_form_token
-from casino.formats import euros
-from casino.middleware import mark_refusal, refusal_of
 from casino.models import Alert
 from casino.rules import DomainError, RoleForbidden
-from casino.views import RoleRequiredMixin, posted_key
-from sessions.models import GamingDay, Opening, Roster, RosterChange, RosterMember, Seance
-from sessions.roster_services import tableau_staff
-from sessions.spin_views import floor_spins
-from sessions.views import chosen_casino, chosen_date
+from casino.web.form_tokens import keep_form_token
+from casino.web.formats import euros
+from casino.web.middleware import mark_refusal, refusal_of
+from casino.web.mixins import RoleRequiredMixin, posted_key
+from seances.models import GamingDay, Opening, Roster, RosterChange, RosterMember, Seance
+from seances.rosters.services import tableau_staff
+from seances.spins.views import floor_spins
+from seances.views import chosen_casino, chosen_date
 from tables.models import Cashbox, Tableau
 
 

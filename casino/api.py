@@ -1,8 +1,7 @@
 from django.db.models import OuterRef, Subquery
-from django_filters import rest_framework as filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import mixins, serializers, status, viewsets
+from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import BasePermission
@@ -10,44 +9,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casino.accounts.api import AccountChangeSerializer
-from casino.filters import CasinoFilter, EmployeeFilter, SealFilter
-from casino.history import history_rows
-from casino.idempotency import IdempotentPostMixin
+from casino.accounts.roles import role_of
 from casino.models import AccountChange, Casino, Employee, Role, Seal
-from casino.roles import role_of
-from casino.schema import AutoSchema
-from casino.serializers import CasinoSerializer, EmployeeSerializer, HistorySerializer
-
-
-class ReadRecordViewSet(IdempotentPostMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """List and read, with the history of each record; the POSTs of its actions accept an Idempotency-Key. Every list
-    is scoped to the user's casinos."""
-
-    action_permissions = {}
-    schema = AutoSchema()
-    # Each list declares its FilterSet (`filterset_class`), documented in the schema; a bad value is a 400.
-    filter_backends = [filters.DjangoFilterBackend]
-
-    def get_queryset(self):
-        return self.queryset.for_user(self.request.user)
-
-    @extend_schema(responses=HistorySerializer(many=True))
-    # The whole history in one answer, not paged: the schema must not announce a page.
-    @action(detail=True, methods=["get"], pagination_class=None)
-    def history(self, request, pk=None):
-        """Who changed what, when, before and after."""
-        return Response(HistorySerializer(history_rows(self.get_object()), many=True).data)
-
-    def get_permissions(self):
-        if self.action == "history":
-            meta = self.queryset.model._meta
-            self.action_permissions = {"history": [f"{meta.app_label}.view_{meta.model_name}"]}
-        return super().get_permissions()
-
-
-class RecordViewSet(mixins.CreateModelMixin, mixins.UpdateModelMixin, ReadRecordViewSet):
-    """List, read, create and change; never delete (R23). Every list is scoped to the user's casinos; every POST
-    accepts an Idempotency-Key."""
+from casino.serializers import CasinoSerializer, EmployeeSerializer
+from casino.web.filters import CasinoFilter, EmployeeFilter, SealFilter
+from casino.web.schema import AutoSchema
+from casino.web.viewsets import RecordViewSet
 
 
 class CasinoViewSet(RecordViewSet):
@@ -132,7 +99,7 @@ class CanReadSeals(BasePermission):
 
 
 class SealDocumentSerializer(serializers.Serializer):
-    """casino.seals.as_document: a seal as the verifiers take it (`--seals`)."""
+    """casino.audit.seals.as_document: a seal as the verifiers take it (`--seals`)."""
 
     casino = serializers.IntegerField()
     sequence = serializers.IntegerField(help_text="Le numéro d'ordre de l'entrée scellée du journal.")
@@ -172,7 +139,7 @@ class SealListView(APIView):
         responses=SealListSerializer,
     )
     def get(self, request):
-        from casino.seals import as_document
+        from casino.audit.seals import as_document
 
         seals = Seal.objects.for_user(request.user).select_related("key").order_by("casino_id", "sequence", "pk")
         filterset = SealFilter(request.query_params, queryset=seals)

@@ -10,8 +10,8 @@ class CasinoConfig(AppConfig):
     def ready(self):
         from simple_history.signals import post_create_historical_record
 
-        from casino.journal import on_historical_record
-        from casino.roles import ensure_groups
+        from casino.accounts.roles import ensure_groups
+        from casino.audit.journal import on_historical_record
 
         # Sent once per app: the last app's signal comes after every app's tables and permissions exist.
         last = self.apps.get_app_config("cashbox")
@@ -25,7 +25,7 @@ class CasinoConfig(AppConfig):
         from axes.signals import user_locked_out
         from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
 
-        from casino import security
+        from casino.accounts import security
 
         user_logged_in.connect(security.on_login, dispatch_uid="security_login")
         user_login_failed.connect(security.on_login_failed, dispatch_uid="security_login_failed")
@@ -38,6 +38,6 @@ class CasinoConfig(AppConfig):
 def install_append_only(using="default", **kwargs):
     from django.db import connections
 
-    from casino.append_only import install
+    from casino.audit.append_only import install
 
     install(connections[using])

@@ -12,13 +12,13 @@ app.autodiscover_tasks()
 @signals.task_prerun.connect
 def _system_actor(**kwargs):
     # A task started outside a request writes as the named system actor (R23: every write names its actor).
-    from casino.actors import system_task_actor
+    from casino.audit.actors import system_task_actor
 
     system_task_actor(**kwargs)
 
 
 @signals.task_postrun.connect
 def _end_system_actor(**kwargs):
-    from casino.actors import end_system_task_actor
+    from casino.audit.actors import end_system_task_actor
 
     end_system_task_actor(**kwargs)

@@ -9,8 +9,8 @@ from django.db.models import Prefetch
 
 from cashbox.carnets import season_bounds
 from cashbox.models import Advance, ControlRegisterLine, Correction, Count, season_of
-from sessions.models import GamingDay, Seance
-from tables.games import Game
+from seances.models import GamingDay, Seance
+from tables.games.rules import Game
 from tables.models import Cashbox
 
 ZERO = Decimal("0.00")

@@ -184,7 +184,7 @@ class Casino(models.Model):
         self.clean_colours()
 
     def clean_colours(self):
-        from tables import games
+        from tables.games import rules as games
 
         colours = self.vingt_trois_colours
         if not colours:
@@ -249,7 +249,7 @@ class Casino(models.Model):
 
     def pending_settings(self):
         """Versions recorded but not yet in force: they apply from a later gaming day."""
-        from sessions.models import GamingDay
+        from seances.models import GamingDay
 
         current = GamingDay.date_at(self)
         return list(
@@ -262,7 +262,7 @@ class Casino(models.Model):
     def next_settings_day(self):
         """The first gaming day a settings change made now may apply to: after the current day and after
         every day already stored (planned in advance), so that no day that exists ever moves."""
-        from sessions.models import GamingDay
+        from seances.models import GamingDay
 
         after = GamingDay.date_at(self) + datetime.timedelta(days=1)
         latest = self.gaming_days.order_by("-date").values_list("date", flat=True).first()
@@ -272,12 +272,12 @@ class Casino(models.Model):
 
     def gaming_day(self, date=None):
         """The stored gaming day of `date` (default: the current one), or None when nothing stored it yet."""
-        from sessions.models import GamingDay
+        from seances.models import GamingDay
 
         return self.gaming_days.filter(date=date or GamingDay.date_at(self)).first()
 
     def _day_source(self, date):
-        from sessions.models import GamingDay
+        from seances.models import GamingDay
 
         date = date or GamingDay.date_at(self)
         return self.gaming_day(date) or self.settings_on(date)
@@ -389,7 +389,7 @@ class DaySettings(models.Model):
         return self.authorised_minimum(game) * multiple
 
     def layout(self, game):
-        from tables import games
+        from tables.games import rules as games
 
         corrections = colour_corrections(self.vingt_trois_colours) if game == games.Game.VINGT_TROIS else None
         return games.layout_of(game, corrections)
@@ -536,7 +536,7 @@ class Employee(models.Model):
 
     def save(self, **kwargs):  # keyword arguments only, as Django 5.1 asks of save()'s callers
         super().save(**kwargs)
-        from casino.roles import sync_groups
+        from casino.accounts.roles import sync_groups
 
         sync_groups(self)
 
@@ -791,7 +791,7 @@ class CasinoKey(models.Model):
     """A public Ed25519 key of the casino, which verifies its seals and exports (R23).
 
     The private key never enters the database: it is read from a file of CASINO_SIGNING_KEY_DIR or from the
-    environment (casino/signing.py). A rotation retires the active key and adds the new one; retired keys stay to
+    environment (casino/audit/signing.py). A rotation retires the active key and adds the new one; retired keys stay to
     verify what they signed.
     """
 
@@ -844,12 +844,12 @@ class Seal(models.Model):
         return f"Scellement n° {self.sequence} — {self.casino}"
 
     def message(self):
-        """The bytes the key signed (canonical JSON, casino/journal.py)."""
+        """The bytes the key signed (canonical JSON, casino/audit/journal.py)."""
         return seal_message(self.casino_id, self.sequence, self.hash, self.sealed_at)
 
 
 def seal_message(casino_id, sequence, digest, at):
-    from casino.journal import _default, canonical
+    from casino.audit.journal import _default, canonical
 
     return canonical({"casino": casino_id, "sequence": sequence, "hash": digest, "at": _default(at)})
 

@@ -81,7 +81,7 @@ class CasinoSerializer(CleanedModelSerializer):
     )
 
     def get_settings_in_force(self, casino) -> dict:
-        from sessions.models import GamingDay
+        from seances.models import GamingDay
 
         today = GamingDay.date_at(casino)
         return {"gaming_day": today.isoformat(), **DaySettingsSerializer(casino.settings_on(today)).data}

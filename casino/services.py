@@ -1,7 +1,7 @@
 from django.db import transaction
 from django.utils import timezone
 
-from casino.actors import names_actor
+from casino.audit.actors import names_actor
 from casino.models import Alert
 
 

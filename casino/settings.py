@@ -9,7 +9,7 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
-from casino.logs import logging_config
+from casino.ops.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -65,15 +65,15 @@ INSTALLED_APPS = [
     "health_check",
     "casino",
     "tables",
-    "sessions.apps.SeancesConfig",
+    "seances.apps.SeancesConfig",
     "cashbox",
     "books",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    # Outside the view's transaction: writes the failed secrets a refused request rolled back (casino.security).
-    "casino.security.LockoutMiddleware",
+    # Outside the view's transaction: writes the failed secrets a refused request rolled back (casino.accounts.security).
+    "casino.accounts.security.LockoutMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -84,21 +84,21 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     # request.htmx: the floor answers its own polling with the live part of the page only.
     "django_htmx.middleware.HtmxMiddleware",
-    "casino.security.SessionLimitsMiddleware",
-    "casino.security.TwoFactorMiddleware",
+    "casino.accounts.security.SessionLimitsMiddleware",
+    "casino.accounts.security.TwoFactorMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
-    "casino.middleware.RefusalJournalMiddleware",
+    "casino.web.middleware.RefusalJournalMiddleware",
     # Inside the refusals' journal, before anything reads a page form's fields (the one-time token first).
-    "casino.middleware.NulByteMiddleware",
+    "casino.web.middleware.NulByteMiddleware",
     # After authentication and messages: a page form's one-time token is checked before its view writes.
-    "casino.form_tokens.FormTokenMiddleware",
-    "casino.security.SecurityHeadersMiddleware",
+    "casino.web.form_tokens.FormTokenMiddleware",
+    "casino.accounts.security.SecurityHeadersMiddleware",
     # Last, as django-axes asks: it turns a lockout into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
 
-AUTHENTICATION_BACKENDS = ["casino.auth.AxesBackend", "django.contrib.auth.backends.ModelBackend"]
+AUTHENTICATION_BACKENDS = ["casino.accounts.auth.AxesBackend", "django.contrib.auth.backends.ModelBackend"]
 
 ROOT_URLCONF = "casino.urls"
 WSGI_APPLICATION = "casino.wsgi.application"
@@ -113,7 +113,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "casino.context_processors.role",
+                "casino.web.context_processors.role",
             ],
             # {% form_token %} in every page form, without a {% load %} in each template.
             "builtins": ["casino.templatetags.form_tokens"],
@@ -165,7 +165,7 @@ LOCALE_PATHS = [BASE_DIR / "locale"]
 
 # Signed exports for the regulator (R23): built by a Celery task, served to the requester only.
 EXPORT_ROOT = Path(os.environ.get("EXPORT_ROOT", BASE_DIR / "exports"))
-# The casinos' private signing keys (R23): one PEM file per casino, never in the database (casino/signing.py);
+# The casinos' private signing keys (R23): one PEM file per casino, never in the database (casino/audit/signing.py);
 # CASINO_SIGNING_KEY_<casino id> in the environment takes precedence. AUTOCREATE: a missing key is created on first
 # need (demo and tests only).
 CASINO_SIGNING_KEY_DIR = Path(os.environ.get("CASINO_SIGNING_KEY_DIR", BASE_DIR / "keys"))
@@ -197,21 +197,21 @@ REST_FRAMEWORK = {
     # The token first: DRF answers 401 (with WWW-Authenticate: Token) when the first authenticator names a scheme,
     # so a bad or expired token, or none, is 401 and not 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "casino.authentication.TokenAuthentication",
+        "casino.accounts.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["casino.permissions.RolePermission"],
-    "DEFAULT_SCHEMA_CLASS": "casino.schema.AutoSchema",
+    "DEFAULT_PERMISSION_CLASSES": ["casino.accounts.permissions.RolePermission"],
+    "DEFAULT_SCHEMA_CLASS": "casino.web.schema.AutoSchema",
     # JSON nested past a limit is a 400, not a RecursionError (500).
     "DEFAULT_PARSER_CLASSES": [
-        "casino.parsers.DepthLimitedJSONParser",
+        "casino.web.parsers.DepthLimitedJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     # Per user on every API view; the token endpoint adds a stricter limit per client address. The rates are in
-    # casino/throttling.py; the counts in the shared cache below.
-    "DEFAULT_THROTTLE_CLASSES": ["casino.throttling.UserBurstThrottle"],
-    "EXCEPTION_HANDLER": "casino.errors.api_exception_handler",
+    # casino/accounts/throttling.py; the counts in the shared cache below.
+    "DEFAULT_THROTTLE_CLASSES": ["casino.accounts.throttling.UserBurstThrottle"],
+    "EXCEPTION_HANDLER": "casino.web.errors.api_exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "COERCE_DECIMAL_TO_STRING": True,
@@ -231,7 +231,7 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": CACHE_TABLE}}
 
 # API tokens (django-rest-knox): hashed at rest, valid API_TOKEN_HOURS (12 at most, like a session), ended by a
-# password change, a deactivation or a role change (casino.security), listed and revoked at /compte/jetons/.
+# password change, a deactivation or a role change (casino.accounts.security), listed and revoked at /compte/jetons/.
 API_TOKEN_HOURS = min(int(os.environ.get("API_TOKEN_HOURS", "12")), 12)
 REST_KNOX = {
     "TOKEN_TTL": datetime.timedelta(hours=API_TOKEN_HOURS),
@@ -350,7 +350,7 @@ IDEMPOTENCY_KEY_DAYS = int(os.environ.get("IDEMPOTENCY_KEY_DAYS", "2"))
 EXPORT_STUCK_MINUTES = int(os.environ.get("EXPORT_STUCK_MINUTES", "60"))
 # End of the Celery block.
 
-# Health (/sante/, casino.health) ---------------------------------------------------------------------------------
+# Health (/sante/, casino.ops.health) ---------------------------------------------------------------------------------
 # Below this many megabytes free under EXPORT_ROOT, /sante/ answers 500: the next export could not be written.
 HEALTH_MIN_FREE_MB = int(os.environ.get("HEALTH_MIN_FREE_MB", "500"))
 HEALTH_CELERY_TIMEOUT = datetime.timedelta(seconds=float(os.environ.get("HEALTH_CELERY_TIMEOUT", "3")))
@@ -392,8 +392,8 @@ CONTENT_SECURITY_POLICY = (
 
 # One lockout for every secret (login page, token endpoint, every signature): five failures lock the username and
 # address pair for 15 minutes (django-axes). The failures are written after the request's transaction, which a
-# refusal rolls back (casino.security.DeferredFailureHandler).
-AXES_HANDLER = "casino.security.DeferredFailureHandler"
+# refusal rolls back (casino.accounts.security.DeferredFailureHandler).
+AXES_HANDLER = "casino.accounts.security.DeferredFailureHandler"
 AXES_FAILURE_LIMIT = 5
 AXES_COOLOFF_MINUTES = 15
 AXES_COOLOFF_TIME = datetime.timedelta(minutes=AXES_COOLOFF_MINUTES)
@@ -403,16 +403,16 @@ AXES_RESET_ON_SUCCESS = True
 # A refused attempt during the lockout neither extends it nor counts again; the refusal is marked on the request at
 # once (axes' middleware shows the lockout page) instead of when the deferred failure is written.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
-# The client address is the one the trusted proxy reports (casino.security.client_address): how many proxies stand
+# The client address is the one the trusted proxy reports (casino.accounts.security.client_address): how many proxies stand
 # in front of the application, and from which addresses they connect. A header from any other peer is ignored.
 TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "1" if SECURE_PROXY_SSL_HEADER else "0"))
 TRUSTED_PROXY_ADDRESSES = env_list("TRUSTED_PROXY_ADDRESSES", "127.0.0.1/32,::1/128,172.16.0.0/12")
-AXES_CLIENT_IP_CALLABLE = "casino.security.client_address"
+AXES_CLIENT_IP_CALLABLE = "casino.accounts.security.client_address"
 # The same count for django-ipware, should it be installed (the callable above takes precedence in axes).
 AXES_IPWARE_PROXY_COUNT = TRUSTED_PROXY_COUNT
 AXES_ENABLED = env_bool("AXES_ENABLED", True)
 AXES_VERBOSE = False
-# Successful logins go to the security log (casino.security); axes keeps only the failures it counts.
+# Successful logins go to the security log (casino.accounts.security); axes keeps only the failures it counts.
 AXES_DISABLE_ACCESS_LOG = True
 
 # Second factor (TOTP) for the roles that sign or inspect; off in demo mode (DEBUG) so the demo logins work.
@@ -423,7 +423,7 @@ OTP_TOTP_ISSUER = "Boule et vingt-trois"
 ACTIVATION_CODE_HOURS = int(os.environ.get("ACTIVATION_CODE_HOURS", "72"))
 
 # Logging -----------------------------------------------------------------------------------------------------
-# Every line is one JSON object with one schema (casino/logs.py), the security log included.
+# Every line is one JSON object with one schema (casino/ops/logs.py), the security log included.
 LOGGING = logging_config(os.environ.get("LOG_LEVEL", "INFO"))
 # The worker and beat keep this configuration rather than Celery's own text format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False

@@ -49,7 +49,7 @@ def check_approvals(today=None):
 @shared_task(soft_time_limit=50 * 60, time_limit=55 * 60, **NIGHTLY_RETRIES)
 def verify_journal():
     """Verify every casino's live chain; raise an alert at the first bad entry. Returns {casino id: problems}."""
-    from casino.journal import verify_casino
+    from casino.audit.journal import verify_casino
 
     found = {}
     for casino in Casino.objects.all():
@@ -77,7 +77,7 @@ def alert_journal_problems(casino, problems):
 @shared_task(soft_time_limit=5 * 60, time_limit=6 * 60)
 def seal_gaming_days():
     """Seal the journal head of every casino whose gaming day has ended (R23); returns the number of seals."""
-    from casino.seals import seal_ended_days
+    from casino.audit.seals import seal_ended_days
 
     return len(seal_ended_days())
 
@@ -103,8 +103,8 @@ def build_export(self, export_id):
 
 @shared_task(soft_time_limit=60, time_limit=90)
 def sweep_stuck_exports():
-    """Mark failed the exports whose worker was lost (see casino.exports.sweep_stuck_exports); returns their ids."""
-    from casino.exports import sweep_stuck_exports as sweep
+    """Mark failed the exports whose worker was lost (see casino.exports.build.sweep_stuck_exports); returns their ids."""
+    from casino.exports.build import sweep_stuck_exports as sweep
 
     return sweep()
 
@@ -112,6 +112,6 @@ def sweep_stuck_exports():
 @shared_task(soft_time_limit=5 * 60, time_limit=6 * 60)
 def prune_idempotency_keys():
     """Delete the idempotency keys and one-time form tokens older than IDEMPOTENCY_KEY_DAYS. Returns how many."""
-    from casino.idempotency import prune
+    from casino.web.idempotency import prune
 
     return prune()

@@ -7,15 +7,23 @@ from rest_framework.routers import DefaultRouter
 from books import api as books_api
 from cashbox import api as cashbox_api
 from casino import api as casino_api
-from casino import auth, export_api, export_views, health, journal_api, journal_views, views
+from casino import views
 from casino.accounts import api as accounts_api
+from casino.accounts import auth
 from casino.accounts import views as accounts_views
-from casino.permissions import RolePermission
-from casino.schema_views import CachedSchemaView
-from sessions import api as sessions_api
-from sessions import roster_api, spin_api
+from casino.accounts.permissions import RolePermission
+from casino.audit import api as journal_api
+from casino.audit import views as journal_views
+from casino.exports import api as export_api
+from casino.exports import views as export_views
+from casino.ops import health
+from casino.web.schema_views import CachedSchemaView
+from seances import api as seances_api
+from seances.rosters import api as roster_api
+from seances.spins import api as spin_api
 from tables import api as tables_api
-from tables import game_api, game_views
+from tables.games import api as game_api
+from tables.games import views as game_views
 
 router = DefaultRouter()
 router.register("casinos", casino_api.CasinoViewSet, basename="casino")
@@ -25,8 +33,8 @@ router.register("apparatus", tables_api.ApparatusViewSet, basename="apparatus")
 router.register("tables", tables_api.TableViewSet, basename="table")
 router.register("tableaux", tables_api.TableauViewSet, basename="tableau")
 router.register("cashboxes", tables_api.CashboxViewSet, basename="cashbox")
-router.register("seances", sessions_api.SeanceViewSet, basename="seance")
-router.register("openings", sessions_api.OpeningViewSet, basename="opening")
+router.register("seances", seances_api.SeanceViewSet, basename="seance")
+router.register("openings", seances_api.OpeningViewSet, basename="opening")
 router.register("rosters", roster_api.RosterViewSet, basename="roster")
 router.register("spins", spin_api.SpinViewSet, basename="spin")
 router.register("advances", cashbox_api.AdvanceViewSet, basename="advance")
@@ -51,9 +59,9 @@ urlpatterns = [
     path("connexion/double-authentification/", auth.otp_setup, name="otp-setup"),
     path("deconnexion/", auth_views.LogoutView.as_view(), name="logout"),
     path("registre/", include("tables.urls")),
-    path("seances/", include("sessions.urls")),
-    path("roulement/", include("sessions.roster_urls")),
-    path("coups/", include("sessions.spin_urls")),
+    path("seances/", include("seances.urls")),
+    path("roulement/", include("seances.rosters.urls")),
+    path("coups/", include("seances.spins.urls")),
     path("caisse/", include("cashbox.urls")),
     path("livres/", include("books.urls")),
     path("personnel/", views.EmployeeListView.as_view(), name="employee-list"),
@@ -99,7 +107,7 @@ urlpatterns = [
     path("api/v1/games/<str:game>/settle/", game_api.SettleView.as_view(), name="api-settle"),
     path("api/v1/prelevements/<int:season>/<int:n>/", books_api.LevySheetView.as_view(), name="api-levy-sheet"),
     path("api/v1/situations/<int:year>/<int:month>/", books_api.StatementView.as_view(), name="api-statement"),
-    path("api/v1/apparatus/<int:pk>/check-stakes/", sessions_api.CheckStakesView.as_view(), name="api-check-stakes"),
+    path("api/v1/apparatus/<int:pk>/check-stakes/", seances_api.CheckStakesView.as_view(), name="api-check-stakes"),
     path(
         "api/v1/apparatus/<int:pk>/statistics/",
         spin_api.ApparatusStatisticsView.as_view(),

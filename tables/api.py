@@ -1,4 +1,4 @@
-from casino.api import RecordViewSet
+from casino.web.viewsets import RecordViewSet
 from tables.filters import ApparatusFilter, CashboxFilter, TableauFilter, TableFilter
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tables.serializers import ApparatusSerializer, CashboxSerializer, TableauSerializer, TableSerializer

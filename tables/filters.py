@@ -1,9 +1,9 @@
-"""List filters of the registry's API (see casino/filters.py)."""
+"""List filters of the registry's API (see casino/web/filters.py)."""
 
 from django_filters import rest_framework as filters
 
-from casino.filters import IdFilter
-from tables.games import Game
+from casino.web.filters import IdFilter
+from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
 
 

@@ -6,7 +6,7 @@ from simple_history.models import HistoricalRecords
 
 from casino.models import Casino, ScopedQuerySet
 from casino.rules import article, cite, rule_error
-from tables.games import CONFIGURATIONS, Game
+from tables.games.rules import CONFIGURATIONS, Game
 
 
 class ApparatusQuerySet(ScopedQuerySet):

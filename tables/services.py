@@ -4,7 +4,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from casino.rules import cite
-from tables.games import Game
+from tables.games.rules import Game
 from tables.models import Cashbox, Tableau, kind_refusal
 
 

@@ -1,6 +1,6 @@
 from django.db.models import Prefetch
 
-from casino.views import ScopedDetailView, ScopedFormView, ScopedListView
+from casino.web.mixins import ScopedDetailView, ScopedFormView, ScopedListView
 from tables.forms import ApparatusForm, CashboxForm, TableauForm, TableForm
 from tables.models import Apparatus, Cashbox, Table, Tableau
 
@@ -10,7 +10,7 @@ class ApparatusListView(ScopedListView):
 
     model = Apparatus
     permission_required = "tables.view_apparatus"
-    template_name = "registry/apparatus_list.html"
+    template_name = "tables/apparatus_list.html"
 
     def get_queryset(self):
         # Four queries whatever the size of the registry.
@@ -28,7 +28,7 @@ class ApparatusListView(ScopedListView):
 class ApparatusDetailView(ScopedDetailView):
     model = Apparatus
     permission_required = "tables.view_apparatus"
-    template_name = "registry/apparatus_detail.html"
+    template_name = "tables/apparatus_detail.html"
 
     def get_queryset(self):
         return super().get_queryset().select_related("casino")
@@ -53,7 +53,7 @@ class ApparatusUpdateView(ScopedFormView):
 class TableListView(ScopedListView):
     model = Table
     permission_required = "tables.view_table"
-    template_name = "registry/table_list.html"
+    template_name = "tables/table_list.html"
 
     def get_queryset(self):
         return (
@@ -68,7 +68,7 @@ class TableListView(ScopedListView):
 class TableDetailView(ScopedDetailView):
     model = Table
     permission_required = "tables.view_table"
-    template_name = "registry/table_detail.html"
+    template_name = "tables/table_detail.html"
 
     def get_queryset(self):
         return super().get_queryset().select_related("apparatus__casino")
@@ -93,7 +93,7 @@ class TableUpdateView(ScopedFormView):
 class TableauListView(ScopedListView):
     model = Tableau
     permission_required = "tables.view_tableau"
-    template_name = "registry/tableau_list.html"
+    template_name = "tables/tableau_list.html"
 
     def get_queryset(self):
         return (
@@ -108,7 +108,7 @@ class TableauListView(ScopedListView):
 class TableauDetailView(ScopedDetailView):
     model = Tableau
     permission_required = "tables.view_tableau"
-    template_name = "registry/tableau_detail.html"
+    template_name = "tables/tableau_detail.html"
 
     def get_queryset(self):
         return super().get_queryset().select_related("casino", "table__apparatus")
@@ -133,7 +133,7 @@ class TableauUpdateView(ScopedFormView):
 class CashboxListView(ScopedListView):
     model = Cashbox
     permission_required = "tables.view_cashbox"
-    template_name = "registry/cashbox_list.html"
+    template_name = "tables/cashbox_list.html"
 
     def get_queryset(self):
         return (
@@ -147,7 +147,7 @@ class CashboxListView(ScopedListView):
 class CashboxDetailView(ScopedDetailView):
     model = Cashbox
     permission_required = "tables.view_cashbox"
-    template_name = "registry/cashbox_detail.html"
+    template_name = "tables/cashbox_detail.html"
 
     def get_queryset(self):
         return super().get_queryset().select_related("tableau__casino", "tableau__table__apparatus")

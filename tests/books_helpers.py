@@ -6,8 +6,8 @@ import pytest
 
 from cashbox import services
 from cashbox.models import ControlRegister, ControlRegisterLine, Correction, Signature
-from sessions.models import GamingDay, Opening, Seance
-from sessions.services import change_seance_state, plan_seances
+from seances.models import GamingDay, Opening, Seance
+from seances.services import change_seance_state, plan_seances
 from tests.cash_helpers import chips_for, main_box, open_seance
 from tests.conftest import PASSWORD, make_employee
 
@@ -50,7 +50,7 @@ def play_seance(staff, tableau, seance, encaisse):
 def day_of_play(staff, casino, date, plays, not_held=()):
     """Plan the day's séances; play `plays[kind]` = [(tableau, encaisse), …] in each and close it, or declare the
     kinds of `not_held` « non tenue »."""
-    from sessions.services import declare_not_held
+    from seances.services import declare_not_held
 
     director = staff["director"]
     for seance in plan_seances(director, casino, date):

@@ -4,8 +4,8 @@ from decimal import Decimal
 
 import pytest
 
-from sessions.models import GamingDay, Seance
-from sessions.services import change_seance_state, open_tableau, plan_seances
+from seances.models import GamingDay, Seance
+from seances.services import change_seance_state, open_tableau, plan_seances
 from tests.conftest import PASSWORD
 
 
@@ -21,9 +21,9 @@ def publish_rosters(director, seance, chef=None, launchers=None):
 
     By default the casino's first chef de partie and its first two croupiers, spread over the tableaux.
     """
-    from sessions import roster_services
-    from sessions.models import Roster
-    from sessions.services import apparatus_without_roster
+    from seances.models import Roster
+    from seances.rosters import services as roster_services
+    from seances.services import apparatus_without_roster
 
     casino, day = seance.gaming_day.casino, seance.gaming_day.date
     chef = chef or roster_services.eligible_chefs(casino, day)[0]
@@ -71,7 +71,7 @@ def open_day(director, casino, boule_tableau, vingt_trois_tableau, chef, croupie
 @pytest.fixture
 def elsewhere(other_casino, outsider):
     """Another casino's boule tableau, with its cash boxes, and that casino's séances of today (planned)."""
-    from tables.games import Game
+    from tables.games.rules import Game
     from tables.models import Apparatus, Table
     from tables.services import register_tableau
 

@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from casino.models import Casino, Employee, Membership, Role
-from tables.games import Game
+from tables.games.rules import Game
 from tables.models import Apparatus, Table
 from tables.services import register_tableau
 from tests import db_template
@@ -272,7 +272,7 @@ def _append_only_guard(request):
     switch) so that its flush may empty the tables; the flush's post_migrate signal installs them again."""
     from django.db import connection
 
-    from casino import append_only
+    from casino.audit import append_only
 
     marker = request.node.get_closest_marker("django_db")
     transactional = "transactional_db" in request.fixturenames or "live_server" in request.fixturenames

@@ -9,13 +9,14 @@ from django.utils import timezone
 
 from cashbox import services as cash
 from cashbox.models import Advance, ControlRegisterLine, Correction, Interruption, Signature, season_of
-from casino import append_only
+from casino.audit import append_only
 from casino.models import Alert, CasinoKey, Employee, Export, JournalEntry, Membership, Role, Seal
 from casino.services import acknowledge_alert, raise_alert
-from sessions import roster_services, spins
-from sessions.models import Opening, Roster, RosterChange, RosterMember, Seance, Spin
-from sessions.services import change_seance_state
-from tables.games import Game
+from seances.models import Opening, Roster, RosterChange, RosterMember, Seance, Spin
+from seances.rosters import services as roster_services
+from seances.services import change_seance_state
+from seances.spins import services as spins
+from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tests.cash_helpers import chips_for, main_box, open_seance
 from tests.conftest import PASSWORD, make_employee
@@ -121,7 +122,7 @@ def world(
     change = propose(administrator, third.employee, {**state_of(third.employee), "role": Role.CHEF})
     decide(director, change, False, PASSWORD, reason="Pas de chef de partie supplémentaire")
 
-    from casino.seals import seal
+    from casino.audit.seals import seal
 
     seal(casino, Seal.Reason.DAY_END, gaming_day=seance.gaming_day.date)
     return {"casino": casino, "seance": seance, "register": register, "count": count, "roster": roster}

@@ -8,7 +8,7 @@ from django.test import Client
 from django_otp.oath import totp
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from casino.journal import verify_casino
+from casino.audit.journal import verify_casino
 from casino.models import Employee, JournalEntry
 from tests.conftest import PASSWORD
 

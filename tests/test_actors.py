@@ -8,9 +8,9 @@ import pytest
 from django.apps import apps
 from django.core.management import call_command
 
-from casino.actors import SYSTEM_USERNAME
+from casino.audit.actors import SYSTEM_USERNAME
 from casino.models import Alert, JournalEntry
-from sessions.models import Seance
+from seances.models import Seance
 
 pytestmark = pytest.mark.django_db
 
@@ -44,7 +44,7 @@ def test_a_management_command_writes_as_the_system_actor(casino):
 
 
 def test_a_service_called_outside_a_request_names_the_user_it_was_given(director, casino, boule_tableau):
-    from sessions.services import open_tableau, plan_seances
+    from seances.services import open_tableau, plan_seances
 
     plan_seances(director, casino, datetime.date(2030, 1, 1))
     opening, _ = open_tableau(director, boule_tableau, datetime.date(2030, 1, 1), "2.00", "200.00", "1000.00")

@@ -9,8 +9,8 @@ import re
 import pytest
 
 from cashbox.models import Advance, Count
-from casino.formats import chips_text, euros
-from sessions.models import Opening
+from casino.web.formats import chips_text, euros
+from seances.models import Opening
 from tests.cash_helpers import main_box, post_advance, post_final_count
 
 pytestmark = pytest.mark.django_db

@@ -9,9 +9,9 @@ from django.utils import timezone
 from django_filters import filters as base_filters
 from django_filters.rest_framework import DjangoFilterBackend
 
-from casino.filters import IdFilter, InstantFilter
 from casino.models import JournalEntry
 from casino.urls import router
+from casino.web.filters import IdFilter, InstantFilter
 from tests.test_authorization_matrix import demo  # noqa: F401 (the demo day fixture)
 
 LISTS = [(prefix, viewset) for prefix, viewset, _ in router.registry if hasattr(viewset, "list")]

@@ -229,7 +229,7 @@ def test_a_username_over_150_characters_is_a_400(api, administrator, casino):
 
 
 def test_a_roster_change_reason_over_300_characters_is_a_400(api, director, chef, croupier, croupier2, open_day):
-    from sessions.models import Roster
+    from seances.models import Roster
 
     # The order open_day published before the séance opened (R4).
     roster = Roster.objects.filter(seance=open_day).order_by("pk").first()

@@ -12,10 +12,10 @@ from django.utils import timezone
 
 from cashbox import services as cash_services
 from cashbox.models import Advance
-from casino.journal_labels import action_label
+from casino.audit.labels import action_label
 from casino.models import Export, JournalEntry
-from sessions.models import Seance
-from sessions.services import change_seance_state
+from seances.models import Seance
+from seances.services import change_seance_state
 from tests.cash_helpers import open_seance, post_advance, post_final_count
 
 pytestmark = pytest.mark.django_db

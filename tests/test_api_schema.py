@@ -6,7 +6,7 @@ from drf_spectacular.settings import patched_settings
 
 # The lines for casino/settings.py (REST_FRAMEWORK["DEFAULT_SCHEMA_CLASS"], SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"]):
 # until they are there, the tests patch them in; once there, the patches change nothing.
-SCHEMA_CLASS = "casino.schema.AutoSchema"
+SCHEMA_CLASS = "casino.web.schema.AutoSchema"
 ENUM_NAME_OVERRIDES = {
     "RoleEnum": "casino.models.Role",
     "CashboxKindEnum": "tables.models.Cashbox.Kind",
@@ -58,7 +58,7 @@ def test_each_resource_has_its_own_tag(schema):
 
 @pytest.mark.django_db
 def test_the_schema_is_built_once_and_still_checks_the_reader(api, director):
-    from casino.schema_views import CachedSchemaView
+    from casino.web.schema_views import CachedSchemaView
 
     CachedSchemaView._schemas.clear()
     assert api.get("/api/schema/").status_code in (401, 403)
@@ -75,7 +75,7 @@ def test_the_schema_is_rendered_once_per_format_and_errors_each_time(api, direct
 
     from drf_spectacular.renderers import OpenApiJsonRenderer, OpenApiYamlRenderer
 
-    from casino.schema_views import CachedSchemaView
+    from casino.web.schema_views import CachedSchemaView
 
     CachedSchemaView._schemas.clear()
     api.force_authenticate(director)

@@ -24,11 +24,12 @@ from books.models import Observation
 from cashbox import services as cash_services
 from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment
 from casino.accounts.services import propose, state_of
-from casino.exports import request_export
+from casino.exports.build import request_export
 from casino.models import AccountChange, Alert, Casino, Employee, Export, JournalEntry
-from sessions import roster_services, spins
-from sessions.models import GamingDay, Opening, Roster, Seance, Spin
-from sessions.services import change_seance_state, plan_seances
+from seances.models import GamingDay, Opening, Roster, Seance, Spin
+from seances.rosters import services as roster_services
+from seances.services import change_seance_state, plan_seances
+from seances.spins import services as spins
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tests.cash_helpers import chips_for, main_box, open_seance, post_advance, post_final_count, post_short_interruption
 from tests.conftest import PASSWORD

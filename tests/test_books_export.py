@@ -13,7 +13,7 @@ from django.utils import timezone
 from books import services as book_services
 from cashbox import services
 from cashbox.models import Count
-from casino.exports import request_export, signing_key
+from casino.exports.build import request_export, signing_key
 from casino.models import Export
 from tests.books_helpers import day_of_play, signed_register, staff_fixture  # noqa: F401
 from tests.cash_helpers import chips_for

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from casino.rules import ARTICLES
-from sessions.models import Opening
+from seances.models import Opening
 from tests.test_browser import browser, log_in, page  # noqa: F401 (fixtures)
 
 try:

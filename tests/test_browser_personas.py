@@ -14,7 +14,7 @@ from django.conf import settings
 from django.test import Client
 
 from cashbox.models import Advance, Count, Interruption
-from sessions.models import Opening
+from seances.models import Opening
 from tests.cash_helpers import post_advance
 from tests.conftest import PASSWORD
 from tests.test_browser import TIMEOUT_MS, browser  # noqa: F401 (fixture)

@@ -15,9 +15,9 @@ from django.utils import timezone
 from books import services as books_services
 from cashbox import services as cash_services
 from cashbox.models import Count, RegisterAmendment
-from sessions import roster_services
-from sessions.models import GamingDay, Opening
-from sessions.services import plan_seances
+from seances.models import GamingDay, Opening
+from seances.rosters import services as roster_services
+from seances.services import plan_seances
 from tests.books_helpers import codir2_fixture, day_of_play, signed_register, staff_fixture  # noqa: F401
 from tests.cash_helpers import chips_for, main_box
 from tests.conftest import PASSWORD

@@ -9,8 +9,8 @@ import time_machine
 from django.utils import timezone
 
 from casino.models import Role
-from sessions.models import GamingDay, Roster, RosterChange, Seance
-from sessions.services import change_seance_state, gaming_day_for
+from seances.models import GamingDay, Roster, RosterChange, Seance
+from seances.services import change_seance_state, gaming_day_for
 from tests.conftest import PASSWORD, make_employee
 from tests.test_browser import browser, log_in, page  # noqa: F401 (fixtures)
 

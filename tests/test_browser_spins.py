@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from sessions.models import Spin
+from seances.models import Spin
 from tests.test_browser import browser, log_in  # noqa: F401 (fixtures)
 
 try:

@@ -9,8 +9,8 @@ from cashbox import services
 from cashbox.carnets import carnet_of
 from cashbox.models import Advance, ControlRegister, ControlRegisterLine, Correction, Count, Interruption, Signature
 from casino.rules import InvalidTransition
-from sessions.models import GamingDay, Opening, Seance
-from sessions.services import change_seance_state, plan_seances
+from seances.models import GamingDay, Opening, Seance
+from seances.services import change_seance_state, plan_seances
 from tests.cash_helpers import chips_for, main_box, open_seance, post_advance
 from tests.conftest import PASSWORD
 

@@ -9,8 +9,8 @@ from rest_framework.test import APIClient
 
 from cashbox.models import Advance, ControlRegister, Count, Signature
 from casino.models import IdempotentRequest
-from sessions.models import Seance
-from sessions.services import change_seance_state
+from seances.models import Seance
+from seances.services import change_seance_state
 from tests.cash_helpers import main_box, open_seance, post_advance, post_final_count
 from tests.concurrency import at_once
 from tests.conftest import PASSWORD, require_postgres

@@ -4,7 +4,7 @@ close, carnet, control register signed twice (R10–R23)."""
 import pytest
 
 from cashbox.models import Advance, ControlRegister, Count, Interruption
-from sessions.models import GamingDay, Roster, Seance
+from seances.models import GamingDay, Roster, Seance
 from tables.models import Apparatus
 from tests.conftest import PASSWORD
 

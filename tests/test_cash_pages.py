@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from cashbox.models import Advance, ControlRegister, Count, Interruption
-from casino.formats import euros
+from casino.web.formats import euros
 from tests.cash_helpers import main_box, open_seance, post_advance, post_final_count, post_short_interruption
 from tests.conftest import PASSWORD
 
@@ -122,7 +122,7 @@ def floor_of_tableaux_in_every_state(api, chef, director, seance, table, numbers
 
     (A final count needs the tableau in the séance's published roster, R20: the roster's tableaux carry that state.)
     """
-    from sessions.services import open_tableau
+    from seances.services import open_tableau
     from tables.services import register_tableau
 
     for number in numbers:
@@ -186,7 +186,7 @@ def test_r21_the_carnet_prints_the_seance_with_its_result(
 def test_r22_the_register_is_drawn_up_and_signed_twice_in_the_browser(
     as_user, api, cash_staff, chef, director, codir, open_day, boule_tableau, casino
 ):
-    from sessions.services import change_seance_state
+    from seances.services import change_seance_state
 
     post_advance(api, chef, boule_tableau, open_day)
     post_final_count(api, chef, boule_tableau, open_day, "9000")

@@ -6,8 +6,8 @@ import pytest
 from cashbox.models import Advance, ControlRegister, Correction, Count, Interruption, Signature
 from cashbox.services import draw_up_register
 from casino.models import Alert
-from sessions.models import Seance
-from sessions.services import change_seance_state
+from seances.models import Seance
+from seances.services import change_seance_state
 from tests.cash_helpers import chips_for, open_seance, post_advance, post_final_count, post_short_interruption
 from tests.conftest import PASSWORD
 

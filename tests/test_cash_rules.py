@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from cashbox.models import Advance, ControlRegister, Correction, Count, Interruption, Signature
 from casino.rules import ARTICLES
-from sessions.models import Seance
-from sessions.services import change_seance_state, open_tableau
+from seances.models import Seance
+from seances.services import change_seance_state, open_tableau
 from tables.models import Cashbox
 from tables.services import register_tableau
 from tests.cash_helpers import chips_for, main_box, open_seance, post_advance, post_final_count, post_short_interruption

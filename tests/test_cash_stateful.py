@@ -39,9 +39,9 @@ from cashbox.models import (
 from casino.models import Casino, Role
 from casino.rules import DomainError
 from casino.words import amount_in_words
-from sessions.models import GamingDay, Seance
-from sessions.services import change_seance_state, open_tableau, plan_seances
-from tables.games import Game
+from seances.models import GamingDay, Seance
+from seances.services import change_seance_state, open_tableau, plan_seances
+from tables.games.rules import Game
 from tables.models import Apparatus, Table
 from tables.services import register_tableau
 from tests.cash_helpers import chips_for, open_seance, publish_rosters

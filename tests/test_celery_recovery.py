@@ -15,9 +15,9 @@ from django.conf import settings as django_settings
 from django.db import IntegrityError, OperationalError, transaction
 from django.utils import timezone
 
-from casino import exports
 from casino.celery import app as celery_app
-from casino.exports import request_export, sweep_stuck_exports
+from casino.exports import build as exports
+from casino.exports.build import request_export, sweep_stuck_exports
 from casino.models import Export, JournalEntry, Role
 from casino.rules import ARTICLES
 from casino.tasks import build_export

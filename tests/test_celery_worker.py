@@ -130,7 +130,7 @@ def test_worker_does_not_raise_the_same_alert_twice(casino, director, worker_que
 def test_worker_builds_a_signed_export_that_verifies_offline(
     api, cash_staff, regulator, open_day, boule_tableau, casino, worker_queue
 ):
-    from casino.exports import request_export
+    from casino.exports.build import request_export
     from casino.models import Export
     from casino.tasks import build_export
     from tests.cash_helpers import post_advance

@@ -19,10 +19,10 @@ from django.urls import get_resolver, reverse
 from cashbox import services as cash
 from cashbox.models import season_of
 from casino.models import Role
-from sessions import spins
-from sessions.models import Seance, Spin
-from sessions.services import open_tableau, plan_seances
-from tables.games import next_direction
+from seances.models import Seance, Spin
+from seances.services import open_tableau, plan_seances
+from seances.spins import services as spins
+from tables.games.rules import next_direction
 from tables.models import Tableau
 from tables.services import register_tableau
 from tests import test_authorization_matrix as matrix

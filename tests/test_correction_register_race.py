@@ -11,8 +11,8 @@ from rest_framework.test import APIClient
 from cashbox import services
 from cashbox.models import ControlRegister, Correction, Count
 from casino.rules import DomainError
-from sessions.models import GamingDay, Seance
-from sessions.services import change_seance_state
+from seances.models import GamingDay, Seance
+from seances.services import change_seance_state
 from tests.cash_helpers import chips_for, open_seance, post_advance, post_final_count
 from tests.conftest import PASSWORD, require_postgres
 

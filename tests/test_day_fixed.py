@@ -14,8 +14,8 @@ from django.utils import timezone
 from cashbox.models import Advance, Correction
 from casino.models import Casino
 from casino.rules import ARTICLES, DomainError
-from sessions.models import GamingDay, Opening
-from sessions.services import open_tableau, plan_seances
+from seances.models import GamingDay, Opening
+from seances.services import open_tableau, plan_seances
 from tests.cash_helpers import chips_for, open_seance, post_advance
 from tests.conftest import PASSWORD
 

@@ -27,11 +27,11 @@ from cashbox.models import (
     RegisterAmendmentLine,
     Signature,
 )
-from casino import append_only
+from casino.audit import append_only
 from casino.models import Alert, Casino, Employee, Export, IdempotentRequest, JournalEntry, Membership, Role
-from sessions import roster_services
-from sessions.models import GamingDay, Opening, RosterChange, RosterMember, Seance, Spin
-from tables.games import Game
+from seances.models import GamingDay, Opening, RosterChange, RosterMember, Seance, Spin
+from seances.rosters import services as roster_services
+from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tests.conftest import PASSWORD
 from tests.guard_helpers import SAMPLES, first_pk, other_value_sql
@@ -144,7 +144,7 @@ def test_r23_a_seance_moves_only_forward(world, director, casino):
     refused("UPDATE seances_seance SET state = 'open', actual_end = NULL WHERE id = %s", [seance.pk])
     refused("UPDATE seances_seance SET state = 'planned' WHERE id = %s", [seance.pk])
     tomorrow = GamingDay.date_at(casino) + datetime.timedelta(days=1)
-    from sessions.services import plan_seances
+    from seances.services import plan_seances
 
     planned = plan_seances(director, casino, tomorrow)[0]
     refused("UPDATE seances_seance SET state = 'closed' WHERE id = %s", [planned.pk])
@@ -170,7 +170,7 @@ def test_r23_a_draft_roster_may_be_reordered_a_published_one_not(world, director
     published = world["roster"]
     refused("UPDATE seances_rostermember SET position = position + 10 WHERE roster_id = %s", [published.pk])
     tomorrow = GamingDay.date_at(casino) + datetime.timedelta(days=1)
-    from sessions.services import plan_seances
+    from seances.services import plan_seances
 
     seance = plan_seances(director, casino, tomorrow)[0]
     draft = roster_services.create_roster(
@@ -228,7 +228,7 @@ def test_r23_no_row_of_any_table_switches_the_guards_off(world):
 
 
 def test_r23_the_api_answers_409_r23_when_the_database_refuses():
-    from casino.errors import api_exception_handler
+    from casino.web.errors import api_exception_handler
 
     response = api_exception_handler(IntegrityError(append_only.refusal("cashbox_advance", "amount", "frozen")), {})
     assert response.status_code == 409 and response.data["code"] == "R23"
@@ -554,7 +554,7 @@ def make_user(username, existing=False):
 
 def other_seance(w):
     """A séance of another day, so that only the constraint under test is broken."""
-    from sessions.services import plan_seances
+    from seances.services import plan_seances
 
     director = w["casino"].memberships.get(employee__role=Role.DIRECTOR).employee.user
     return plan_seances(director, w["casino"], GamingDay.date_at(w["casino"]) + datetime.timedelta(days=3))[0]

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from cashbox.models import Count
-from sessions.models import Roster
+from seances.models import Roster
 from tests.cash_helpers import chips_for, main_box, post_advance, post_final_count
 from tests.conftest import PASSWORD
 

@@ -13,11 +13,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from cashbox import services as cash_services
-from casino import journal
-from casino.exports import request_export, signing_key
+from casino.audit import journal
+from casino.exports.build import request_export, signing_key
 from casino.models import CasinoKey, Export, JournalEntry, Role
-from sessions.models import Seance
-from sessions.services import change_seance_state
+from seances.models import Seance
+from seances.services import change_seance_state
 from tests.cash_helpers import open_seance, post_advance, post_final_count
 from tests.conftest import make_employee
 
@@ -124,7 +124,7 @@ def test_r23_an_export_is_a_signed_bagit_package(export, settings, casino):
     assert "Payload-Oxum: " in info and "Bagging-Date: " in info
     assert "Row-Count: data/advances.csv 2" in info
     assert "Journal-First-Sequence: " in info and "Journal-Last-Hash: " in info
-    from casino.exports import public_key_base64
+    from casino.exports.build import public_key_base64
 
     assert f"Signing-Public-Key: {public_key_base64(signing_key(casino))}" in info
     assert journal_csv.startswith(

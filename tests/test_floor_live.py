@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from cashbox.tasks import check_short_interruptions
-from casino.formats import euros
+from casino.web.formats import euros
 from tests.cash_helpers import main_box, post_advance, post_final_count, post_short_interruption
 
 pytestmark = pytest.mark.django_db
@@ -58,7 +58,7 @@ def test_an_htmx_request_gets_the_live_part_alone(as_user, chef, open_day, boule
 def test_the_polled_floor_costs_the_same_queries_whatever_the_number_of_tableaux(
     size, as_user, api, cash_staff, chef, director, open_day, boule_table, boule_tableau, django_assert_num_queries
 ):
-    from sessions.services import open_tableau
+    from seances.services import open_tableau
     from tables.services import register_tableau
 
     client = as_user(chef)

@@ -5,7 +5,7 @@ from decimal import Decimal
 import pytest
 from django.template import Context, Template
 
-from casino.formats import euros, euros_number
+from casino.web.formats import euros, euros_number
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from sessions.models import Seance
+from seances.models import Seance
 from tests.cash_helpers import post_advance
 from tests.conftest import PASSWORD
 
@@ -33,7 +33,7 @@ def test_nobody_is_proposed_as_signer_to_a_chef_who_may_not_sign(as_user, cash_s
 def test_the_final_count_proposes_no_caissier_nor_witness_and_only_the_table_staff(
     as_user, api, cash_staff, chef, director, open_day, boule_tableau
 ):
-    from sessions.roster_services import tableau_staff
+    from seances.rosters.services import tableau_staff
 
     post_advance(api, chef, boule_tableau, open_day)
     page = as_user(director).get(f"/caisse/tableaux/{boule_tableau.pk}/comptage-final/").content.decode()
@@ -158,7 +158,7 @@ def test_a_refused_final_count_confirmation_shows_the_password_error_on_the_form
 @pytest.fixture
 def drawn_up_register(api, cash_staff, chef, director, open_day, boule_tableau):
     from cashbox import services
-    from sessions.services import change_seance_state
+    from seances.services import change_seance_state
     from tests.cash_helpers import open_seance, post_final_count
 
     post_advance(api, chef, boule_tableau, open_day)

@@ -11,8 +11,8 @@ from fractions import Fraction
 import pytest
 
 from casino.rules import ARTICLES, DomainError
-from tables import games
-from tables.games import Bet, BetKind, Game, GameError, PlayerStake
+from tables.games import rules as games
+from tables.games.rules import Bet, BetKind, Game, GameError, PlayerStake
 
 # Boule (R6): the simple chances each outcome wins; the 5 wins none.
 BOULE_CHANCES_WON = {

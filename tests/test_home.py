@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from casino.formats import euros
+from casino.web.formats import euros
 from tests.cash_helpers import post_advance, post_final_count
 
 pytestmark = pytest.mark.django_db
@@ -71,7 +71,7 @@ def test_the_season_chart_carries_the_results_of_the_control_registers_per_game(
 
     from cashbox.services import draw_up_register
     from casino.dashboard import season_chart
-    from sessions.models import Seance
+    from seances.models import Seance
     from tests.test_carnet_and_register import day_of_play
 
     afternoon = Seance.Kind.choices[0][0]

@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from casino.throttling import UserBurstThrottle
+from casino.accounts.throttling import UserBurstThrottle
 from tests.test_authorization_matrix import demo, routes  # noqa: F401 (the demo day fixture)
 from tests.test_hostile_forms import fields, written
 from tests.test_hostile_queries import for_this_database

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from cashbox.models import Cashbox
 from casino.models import JournalEntry
-from sessions.models import Roster
+from seances.models import Roster
 from tests.cash_helpers import PASSWORD
 from tests.test_authorization_matrix import (
     ADMIN_NAMESPACE,

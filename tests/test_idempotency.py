@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from cashbox.models import Advance, Correction, Signature
 from casino.models import IdempotentRequest
-from sessions.models import Opening, Roster, Seance
+from seances.models import Opening, Roster, Seance
 from tests.cash_helpers import chips_for, post_advance, post_final_count
 from tests.conftest import PASSWORD
 

@@ -7,7 +7,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from cashbox.models import Count
-from casino.journal import GENESIS, canonical, chain_hash, verify_chain
+from casino.audit.journal import GENESIS, canonical, chain_hash, verify_chain
 from casino.models import Alert, JournalEntry
 from tests.cash_helpers import chips_for, post_advance, post_final_count
 from tests.conftest import as_owner
@@ -142,7 +142,7 @@ def test_r23_a_deleted_entry_is_named_by_its_sequence_number():
 
 
 def test_r23_a_refused_form_is_journaled_with_its_rule(as_user, director, boule_tableau, casino):
-    from sessions.models import GamingDay
+    from seances.models import GamingDay
 
     url = f"/seances/tableaux/{boule_tableau.pk}/ouvrir/"
     data = {
@@ -157,7 +157,7 @@ def test_r23_a_refused_form_is_journaled_with_its_rule(as_user, director, boule_
 
 
 def test_r23_an_edit_of_a_filter_column_alone_is_named_at_its_entry(api, cash_staff, open_day, boule_tableau, casino):
-    from casino.journal import verify_casino
+    from casino.audit.journal import verify_casino
 
     post_advance(api, cash_staff["chef"], boule_tableau, open_day)
     assert verify_casino(casino)[1] == []
@@ -193,7 +193,7 @@ def test_the_journal_date_filter_takes_whole_days_in_paris_time(as_user, regulat
 
     from django.utils import timezone
 
-    from casino.journal import append
+    from casino.audit.journal import append
 
     # 23:30 in Paris on 1 March is 22:30 UTC the same day; 00:30 in Paris on 2 March is 23:30 UTC on 1 March.
     paris = timezone.get_default_timezone()
@@ -208,7 +208,7 @@ def test_the_journal_date_filter_takes_whole_days_in_paris_time(as_user, regulat
 
 
 def test_the_journal_s_page_links_keep_the_filters_whatever_they_are_named(as_user, regulator, casino):
-    from casino.journal import append
+    from casino.audit.journal import append
 
     for _ in range(120):
         append(casino.pk, "refusal")
@@ -233,7 +233,7 @@ def test_a_nul_byte_in_a_text_filter_of_the_journal_page_matches_nothing(as_user
 
 def test_a_journal_filter_that_cannot_be_read_is_said_not_silently_dropped(as_user, regulator, casino):
     """An inspector who asked for 30 February, or tableau « dix », is told that this filter was not applied."""
-    from casino.journal import append
+    from casino.audit.journal import append
 
     append(casino.pk, "refusal")
     client = as_user(regulator)

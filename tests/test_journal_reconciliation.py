@@ -5,8 +5,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, connection, transaction
 
-from casino import append_only
-from casino.journal import journaled_models, verify_casino
+from casino.audit import append_only
+from casino.audit.journal import journaled_models, verify_casino
 from casino.models import Alert
 from tests.guard_helpers import SAMPLES, drop_guard, other_value_sql
 

@@ -1,4 +1,4 @@
-"""Every log line is one JSON object with one schema: time, level, logger, message (casino/logs.py).
+"""Every log line is one JSON object with one schema: time, level, logger, message (casino/ops/logs.py).
 
 Checked in separate processes with production settings, as the web (Django and gunicorn), the worker and beat
 configure their logging.
@@ -39,8 +39,8 @@ def run(code):
 def test_the_application_the_security_log_and_celery_write_json_lines_with_one_schema():
     records = run(
         "import django, logging, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'casino.settings'; django.setup()\n"
-        "from casino.security import log_event\n"
-        "logging.getLogger('casino.exports').warning('export %s failed', 7)\n"
+        "from casino.accounts.security import log_event\n"
+        "logging.getLogger('casino.exports.build').warning('export %s failed', 7)\n"
         "log_event('login_failed', username='croupier1', reason='mot de passe')\n"
         "logging.getLogger('django.request').error('Internal Server Error: /caisse/')\n"
         "logging.getLogger('celery.worker.consumer').info('Connected to redis')\n"
@@ -48,9 +48,9 @@ def test_the_application_the_security_log_and_celery_write_json_lines_with_one_s
         "try:\n    1 / 0\nexcept ZeroDivisionError:\n    logging.getLogger('casino.tasks').exception('task failed')\n"
     )
     by_logger = {record["logger"]: record for record in records}
-    assert by_logger["casino.exports"]["message"] == "export 7 failed"
-    assert by_logger["casino.exports"]["level"] == "WARNING"
-    security = by_logger["casino.security"]
+    assert by_logger["casino.exports.build"]["message"] == "export 7 failed"
+    assert by_logger["casino.exports.build"]["level"] == "WARNING"
+    security = by_logger["casino.accounts.security"]
     assert security["message"] == "login_failed"
     assert security["event"]["user"] == "croupier1" and security["event"]["reason"] == "mot de passe"
     assert by_logger["django.request"]["level"] == "ERROR"

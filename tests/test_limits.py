@@ -9,8 +9,8 @@ from django.db import IntegrityError
 
 from casino.models import Role
 from casino.rules import ARTICLES
-from sessions.models import GamingDay, Opening
-from sessions.services import open_tableau
+from seances.models import GamingDay, Opening
+from seances.services import open_tableau
 from tests.conftest import make_employee
 
 pytestmark = pytest.mark.django_db

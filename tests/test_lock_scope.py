@@ -17,9 +17,9 @@ from django.test.utils import CaptureQueriesContext
 
 from cashbox import services as cash
 from cashbox.models import Advance
-from sessions.models import Seance
-from sessions.services import change_seance_state
-from tables.games import Game
+from seances.models import Seance
+from seances.services import change_seance_state
+from tables.games.rules import Game
 from tests.cash_helpers import chips_for, main_box, open_seance
 from tests.conftest import PASSWORD, require_postgres
 

@@ -7,8 +7,8 @@ from axes.models import AccessAttempt
 from django.test import RequestFactory
 
 from cashbox.models import Advance
+from casino.accounts.security import client_address
 from casino.models import JournalEntry
-from casino.security import client_address
 from tests.cash_helpers import post_advance
 from tests.conftest import PASSWORD
 

@@ -1,4 +1,4 @@
-"""The guard triggers exactly as casino/append_only.py writes them, each on a bare copy of its table (R23).
+"""The guard triggers exactly as casino/audit/append_only.py writes them, each on a bare copy of its table (R23).
 
 tests/test_db_guards.py checks the triggers installed in the test database, which was migrated once and is reused:
 written by the code as it stood then. Here each guarded model's table is rebuilt bare (its columns, untyped) in a
@@ -7,7 +7,7 @@ the triggers this code generates are installed on it, and every kind of column i
 written once, a state column and its moves, a column free while a condition holds, a free column, a DELETE (and a
 TRUNCATE on PostgreSQL). What a column may do is read from GUARDS here, not from append_only.column_rules, so that
 a change to how the code reads the specification shows. The refusal messages are checked word for word:
-casino/errors.py maps them to R23 by their prefix, and they name the table and the column in French.
+casino/web/errors.py maps them to R23 by their prefix, and they name the table and the column in French.
 """
 
 import contextlib
@@ -17,8 +17,8 @@ import sqlite3
 import pytest
 from django.db import connection
 
-from casino import append_only
-from casino.append_only import GUARDS, Guard
+from casino.audit import append_only
+from casino.audit.append_only import GUARDS, Guard
 
 PREFIX = "r23_append_only: rien de ce qui est inscrit n'est modifié ni supprimé (R23) : "
 WORDS = {

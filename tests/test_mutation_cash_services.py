@@ -17,9 +17,9 @@ from cashbox.models import Advance, Count, Interruption, RegisterAmendment, Sign
 from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite
 from casino.words import amount_in_words
-from sessions.models import GamingDay, Seance
-from sessions.services import change_seance_state, plan_seances
-from tables.games import euros
+from seances.models import GamingDay, Seance
+from seances.services import change_seance_state, plan_seances
+from tables.games.rules import euros
 from tests.books_helpers import day_of_play, signed_register
 from tests.cash_helpers import chips_for, main_box, open_afternoon, open_seance
 from tests.conftest import PASSWORD, make_employee
@@ -1151,8 +1151,8 @@ def two_rosters(cash_staff, casino, boule_tableau, vingt_trois_tableau):
     """Today's afternoon open with a roster of its own per apparatus (boule: chef, croupier1, croupier2; vingt-trois:
     chef2, croupier3, croupier4), the evening's boule roster published with croupier3; only the boule opened today,
     the vingt-trois opened tomorrow."""
-    from sessions import roster_services
-    from sessions.models import Opening
+    from seances.models import Opening
+    from seances.rosters import services as roster_services
 
     for username, role in [("chef2", Role.CHEF), ("croupier3", Role.CROUPIER), ("croupier4", Role.CROUPIER)]:
         make_employee(username, role, casino)
@@ -1168,7 +1168,7 @@ def two_rosters(cash_staff, casino, boule_tableau, vingt_trois_tableau):
         roster = roster_services.create_roster(director, seance, tableau.table.apparatus, chef, launchers)
         roster_services.publish_roster(director, roster, "directeur", PASSWORD)
     change_seance_state(director, afternoon, Seance.State.OPEN)
-    from sessions.services import open_tableau
+    from seances.services import open_tableau
 
     open_tableau(director, boule_tableau, today, "2.00", "200.00", "1000.00")
     tomorrow = GamingDay.objects.get(casino=casino, date=today + datetime.timedelta(days=1))
@@ -1328,8 +1328,8 @@ def test_r15_r20_someone_whose_membership_or_account_was_deactivated_counts_noth
 def test_r4_r20_witnesses_assigned_relieving_or_chef_are_recognised_without_reading_the_tableau_s_staff(
     cash_staff, casino, open_day, boule_tableau, monkeypatch
 ):
-    from sessions import roster_services
-    from sessions.models import Roster, RosterChange
+    from seances.models import Roster, RosterChange
+    from seances.rosters import services as roster_services
 
     make_employee("croupier3", Role.CROUPIER, casino)
     roster = Roster.objects.get(seance=open_day, apparatus=boule_tableau.table.apparatus)
@@ -1359,8 +1359,8 @@ def test_r4_r20_witnesses_assigned_relieving_or_chef_are_recognised_without_read
 def test_r4_r20_a_relief_on_another_apparatus_s_roster_does_not_make_a_witness_of_this_tableau(
     cash_staff, casino, open_day, boule_tableau, vingt_trois_tableau
 ):
-    from sessions import roster_services
-    from sessions.models import Roster, RosterChange
+    from seances.models import Roster, RosterChange
+    from seances.rosters import services as roster_services
 
     make_employee("croupier3", Role.CROUPIER, casino)
     # croupier2 serves both apparatus; croupier3 relieves him at the vingt-trois only.
@@ -1386,9 +1386,9 @@ def test_r4_r20_the_reliever_of_a_croupier_of_another_tableau_of_the_same_roster
 ):
     # One boule roster, two tableaux: croupier1 serves n° 1, croupier2 n° 2; croupier3 relieves croupier2. The
     # relief makes a witness of n° 2, not of n° 1, although its roster assigns someone to n° 1.
-    from sessions import roster_services
-    from sessions.models import RosterChange
-    from sessions.services import open_tableau
+    from seances.models import RosterChange
+    from seances.rosters import services as roster_services
+    from seances.services import open_tableau
     from tables.services import register_tableau
 
     second = register_tableau(boule_table, 2)
@@ -1539,7 +1539,7 @@ def test_r18_each_condition_not_attested_is_refused_on_its_field(
 
 
 def test_r3_r18_a_boule_tableau_without_its_special_box_cannot_lock_its_encaisse(cash_staff, open_day, boule_table):
-    from sessions.services import open_tableau
+    from seances.services import open_tableau
     from tables.models import Cashbox
     from tables.services import register_tableau
 

@@ -30,8 +30,8 @@ from casino.models import (
     seal_message,
 )
 from casino.rules import cite
-from sessions.models import GamingDay
-from tables.games import Colour
+from seances.models import GamingDay
+from tables.games.rules import Colour
 from tests.conftest import make_employee
 from tests.test_day_fixed import change_settings
 

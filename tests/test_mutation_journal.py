@@ -1,6 +1,6 @@
-"""casino/journal.py tested directly: how a record is compared with its last journal document (R23) and how an
+"""casino/audit/journal.py tested directly: how a record is compared with its last journal document (R23) and how an
 event that is not a history row is journaled. Each test breaks if one step is weakened (a mutant of
-`make mutation MODULE=casino/journal.py`)."""
+`make mutation MODULE=casino/audit/journal.py`)."""
 
 import datetime
 import json
@@ -10,8 +10,8 @@ from decimal import Decimal
 import pytest
 from django.db import connection, models
 
-from casino import journal
-from casino.actors import acting_as
+from casino.audit import journal
+from casino.audit.actors import acting_as
 from casino.models import Employee, JournalEntry, Membership, Role
 from tables.models import Apparatus
 from tests.conftest import make_employee
@@ -232,7 +232,7 @@ def test_r23_an_employee_the_journal_describes_does_not_hide_the_lost_records_af
 
 
 def test_r23_the_chain_state_of_an_export_reconciles_the_records_and_gives_their_last_documents(apparatus):
-    # What an audit export reads (casino/exports.py): by default the records are reconciled and the last document of
+    # What an audit export reads (casino/exports/build.py): by default the records are reconciled and the last document of
     # each journaled record is returned.
     count, problems, documents = journal.chain_state(apparatus.casino)
     assert count == JournalEntry.objects.filter(casino=apparatus.casino).count() and problems == []
@@ -243,7 +243,7 @@ def test_r23_the_chain_state_of_an_export_reconciles_the_records_and_gives_their
 
 
 def test_r23_a_verification_asks_for_no_documents_and_passes_on_its_processes(monkeypatch, casino):
-    # verify_casino only verifies: the fast path (casino/journal_fast.py) must not gather every record's last
+    # verify_casino only verifies: the fast path (casino/audit/journal_fast.py) must not gather every record's last
     # document, and the number of processes the caller chose (verify_journal --processes) reaches it.
     calls = []
 
@@ -260,11 +260,11 @@ def test_r23_a_verification_asks_for_no_documents_and_passes_on_its_processes(mo
 def test_r23_on_postgresql_the_chain_state_is_proven_in_bulk_first_and_read_entry_by_entry_only_if_it_fails(
     monkeypatch, casino
 ):
-    # casino/journal_fast.py proves an intact chain in parallel blocks; it answers None when something does not hold,
+    # casino/audit/journal_fast.py proves an intact chain in parallel blocks; it answers None when something does not hold,
     # and only then is the chain read entry by entry (which words each problem). Tried on either database: the
     # connection says it is PostgreSQL only for the call.
 
-    from casino import journal_fast
+    from casino.audit import journal_fast
 
     calls, answers = [], [("prouvé", [], {}), None]
     monkeypatch.setattr(journal_fast, "chain_state", lambda *args: calls.append(args) or answers.pop(0))

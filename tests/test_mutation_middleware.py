@@ -1,4 +1,4 @@
-"""casino/middleware.py, part by part (mutation testing): a page form holding a NUL byte is refused before anything
+"""casino/web/middleware.py, part by part (mutation testing): a page form holding a NUL byte is refused before anything
 reads it; every refused write attempt of a signed-in user is journaled with its rule, message, status, method and
 path (R23), and only those; the rule of a refusal is read from its error."""
 
@@ -11,8 +11,10 @@ from django.http import HttpResponse
 from django.test import RequestFactory
 from django.utils.html import escape
 
-from casino import middleware
-from casino.middleware import (
+from casino.models import JournalEntry
+from casino.rules import DomainError
+from casino.web import middleware
+from casino.web.middleware import (
     NUL_REFUSED,
     NulByteMiddleware,
     RefusalJournalMiddleware,
@@ -20,8 +22,6 @@ from casino.middleware import (
     mark_refusal,
     refusal_of,
 )
-from casino.models import JournalEntry
-from casino.rules import DomainError
 
 pytestmark = pytest.mark.django_db
 
@@ -161,7 +161,7 @@ def test_the_refusal_reaches_the_user_even_when_journaling_fails(director, casin
     monkeypatch.setattr(middleware, "record_refusal", broken)
     response = answered(409, mark=("R19", "x"))(request_of(director))
     assert response.status_code == 409
-    logged = [record for record in caplog.records if record.name == "casino.middleware"]
+    logged = [record for record in caplog.records if record.name == "casino.web.middleware"]
     assert [record.getMessage() for record in logged] == ["could not journal a refusal"]
     assert "journal indisponible" in caplog.text
 

@@ -1,5 +1,5 @@
-"""casino/permissions.py, the role check of every API request, tested directly: each test breaks if one condition of
-the check is weakened (the survivors of `make mutation MODULE=casino/permissions.py`).
+"""casino/accounts/permissions.py, the role check of every API request, tested directly: each test breaks if one condition of
+the check is weakened (the survivors of `make mutation MODULE=casino/accounts/permissions.py`).
 
 The API tests reach these functions through real views; here each branch is driven on its own, with the real role
 groups of the personas, so that a changed default, a dropped branch or a swapped method is caught at once.
@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 from django.contrib.auth.models import AnonymousUser, User
 
-from casino.permissions import METHOD_ACTIONS, RolePermission, required_permissions
+from casino.accounts.permissions import METHOD_ACTIONS, RolePermission, required_permissions
 from tables.models import Apparatus
 
 pytestmark = pytest.mark.django_db
@@ -99,7 +99,7 @@ def test_r15_an_action_without_a_declared_permission_falls_back_to_the_models():
 
 
 def test_r15_a_view_without_an_action_uses_the_declared_permission_of_none():
-    # A plain APIView has no `action`: a permission declared for None applies to it (sessions/spin_api.py).
+    # A plain APIView has no `action`: a permission declared for None applies to it (seances/spins/api.py).
     view = SimpleNamespace(action_permissions={None: ["seances.view_spin"]}, queryset=Apparatus.objects.all())
     assert required_permissions(view, "GET") == ["seances.view_spin"]
 

@@ -6,7 +6,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from casino.rules import ARTICLES, cite
-from tables.games import Game
+from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau, kind_refusal, one_only_message
 
 pytestmark = pytest.mark.django_db

@@ -1,12 +1,12 @@
-"""casino/roles.py tested directly: the groups of the roles, who is in which, and the role of a user. Each test
-breaks if one step of these functions is weakened (a mutant of `make mutation MODULE=casino/roles.py`)."""
+"""casino/accounts/roles.py tested directly: the groups of the roles, who is in which, and the role of a user. Each test
+breaks if one step of these functions is weakened (a mutant of `make mutation MODULE=casino/accounts/roles.py`)."""
 
 import pytest
 from django.contrib.auth.models import AnonymousUser, Group, Permission, User
 
-from casino import roles
+from casino.accounts import roles
+from casino.accounts.roles import ROLE_PERMISSIONS, _permission_key, ensure_groups, role_of, sync_groups
 from casino.models import Employee, Role
-from casino.roles import ROLE_PERMISSIONS, _permission_key, ensure_groups, role_of, sync_groups
 
 pytestmark = pytest.mark.django_db
 

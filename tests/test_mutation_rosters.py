@@ -1,6 +1,6 @@
-"""sessions/roster_services.py tested directly: who may launch or lead a roster (R4), which tableaux a roster may
+"""seances/rosters/services.py tested directly: who may launch or lead a roster (R4), which tableaux a roster may
 name, and when a séance still takes a roster. Each refusal is checked by its rule id, field and words; each test
-breaks if one step of these functions is weakened (a mutant of `make mutation MODULE=sessions/roster_services.py`)."""
+breaks if one step of these functions is weakened (a mutant of `make mutation MODULE=seances/rosters/services.py`)."""
 
 import datetime
 
@@ -12,10 +12,11 @@ from django.utils import timezone
 from cashbox.models import Signature
 from casino.models import Membership, Role
 from casino.rules import ARTICLES, DomainError, InvalidTransition, RoleForbidden, cite
-from sessions import roster_services, rotation
-from sessions.models import GamingDay, Roster, RosterChange, RosterMember, Seance, Spin
-from sessions.services import change_seance_state, plan_seances
-from tables.games import Game
+from seances.models import GamingDay, Roster, RosterChange, RosterMember, Seance, Spin
+from seances.rosters import rotation
+from seances.rosters import services as roster_services
+from seances.services import change_seance_state, plan_seances
+from tables.games.rules import Game
 from tables.models import Apparatus, Table, Tableau
 from tables.services import register_tableau
 from tests.conftest import PASSWORD, make_employee
@@ -151,7 +152,7 @@ def test_r4_a_closed_or_not_held_seance_takes_no_roster_action(casino):
 def test_r4_r20_the_director_assigns_a_launcher_to_a_tableau_of_a_draft_roster_and_is_named_for_it(
     casino, director, chef, croupier, croupier2, boule, boule_tableau
 ):
-    from sessions.services import plan_seances
+    from seances.services import plan_seances
     from tests.conftest import PASSWORD
 
     seance = plan_seances(director, casino, datetime.date.today() + datetime.timedelta(days=1))[0]

@@ -1,6 +1,6 @@
-"""sessions/services.py tested directly: who directs (R10, R19), the séances a day plans, the apparatus in play that
+"""seances/services.py tested directly: who directs (R10, R19), the séances a day plans, the apparatus in play that
 still wait for their rotation order (R4). Refusals are checked by their rule id; each test breaks if one step of
-these functions is weakened (a mutant of `make mutation MODULE=sessions/services.py`)."""
+these functions is weakened (a mutant of `make mutation MODULE=seances/services.py`)."""
 
 import datetime
 from decimal import Decimal
@@ -13,9 +13,10 @@ from cashbox import services as cash
 from cashbox.models import Signature
 from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite
-from sessions import roster_services, services
-from sessions.models import GamingDay, Opening, Seance
-from tables.games import euros
+from seances import services
+from seances.models import GamingDay, Opening, Seance
+from seances.rosters import services as roster_services
+from tables.games.rules import euros
 from tables.models import Apparatus, Table, Tableau
 from tests.cash_helpers import chips_for, publish_rosters
 from tests.conftest import PASSWORD, make_employee

@@ -1,6 +1,6 @@
-"""sessions/models.py tested directly: the values a gaming day fixes (R10, R11, R15), the séance's moves (R24) and
+"""seances/models.py tested directly: the values a gaming day fixes (R10, R11, R15), the séance's moves (R24) and
 hours, an opening's minimum (R10). Each test breaks if one step of these methods is weakened (a mutant of
-`make mutation MODULE=sessions/models.py`); refusals are checked by their rule id."""
+`make mutation MODULE=seances/models.py`); refusals are checked by their rule id."""
 
 import datetime
 from decimal import Decimal
@@ -10,8 +10,8 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from casino.rules import InvalidTransition
-from sessions.models import GamingDay, Opening, Seance
-from tables.games import Game, check_maximums
+from seances.models import GamingDay, Opening, Seance
+from tables.games.rules import Game, check_maximums
 
 pytestmark = pytest.mark.django_db
 PARIS = timezone.get_default_timezone()
@@ -203,7 +203,7 @@ CORRECTED = {"12": ["noir", "noir", "rouge"], "14": ["rouge", "rouge", "noir"]}
 
 def test_r7_the_day_s_layout_is_the_vingt_trois_with_the_colours_fixed_that_day(casino):
     from casino.models import colour_corrections
-    from tables.games import layout_of
+    from tables.games.rules import layout_of
 
     day = GamingDay.objects.create(casino=casino, date=DATE, vingt_trois_colours=CORRECTED)
     corrected = layout_of(Game.VINGT_TROIS, colour_corrections(CORRECTED))
@@ -256,7 +256,7 @@ def test_r10_an_opening_on_another_casino_s_day_says_why(casino, other_casino, b
 
 
 def test_a_roster_member_is_shown_by_rank_and_full_name_or_username(casino, croupier):
-    from sessions.models import RosterMember
+    from seances.models import RosterMember
 
     named = RosterMember(position=2, user=croupier)
     assert str(named) == "2. Croupier1"
@@ -265,8 +265,8 @@ def test_a_roster_member_is_shown_by_rank_and_full_name_or_username(casino, crou
 
 
 def test_r23_the_effective_spins_are_the_uncorrected_originals_and_the_latest_correction_of_each(chef, open_day, boule):
-    from sessions import spins
-    from sessions.models import Spin
+    from seances.models import Spin
+    from seances.spins import services as spins
 
     kept = spins.record_spin(chef, open_day, boule, "croupier1", number=3)
     twice = spins.record_spin(chef, open_day, boule, "croupier2", number=4)

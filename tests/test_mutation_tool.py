@@ -12,7 +12,7 @@ SPEC = importlib.util.spec_from_file_location(
 )
 tool = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(tool)
-MODULE = "sessions/roster_services.py"
+MODULE = "seances/rosters/services.py"
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def write(meta, codes, hashes):
 
 
 def test_a_killed_mutant_of_an_unchanged_function_stays_killed_after_a_reset(scratch):
-    name, other, changed = (f"sessions.roster_services.x_{f}__mutmut_1" for f in ("check_chef", "_user", "_name"))
+    name, other, changed = (f"seances.rosters.services.x_{f}__mutmut_1" for f in ("check_chef", "_user", "_name"))
     write(scratch, {name: 1, other: 0, changed: 3}, {"x_check_chef": "a", "x__user": "b", "x__name": "c"})
     before = tool.killed_mutants(MODULE)
     assert before == {name: (1, "a"), changed: (3, "c")}
@@ -39,7 +39,7 @@ def test_a_killed_mutant_of_an_unchanged_function_stays_killed_after_a_reset(scr
 
 
 def test_a_verdict_given_by_the_new_run_is_never_overwritten(scratch):
-    name = "sessions.roster_services.x_check_chef__mutmut_1"
+    name = "seances.rosters.services.x_check_chef__mutmut_1"
     write(scratch, {name: 1}, {"x_check_chef": "a"})
     before = tool.killed_mutants(MODULE)
     write(scratch, {name: 0}, {"x_check_chef": "a"})  # tried again with the new tests: it survived
@@ -48,7 +48,7 @@ def test_a_verdict_given_by_the_new_run_is_never_overwritten(scratch):
 
 
 def test_the_function_of_a_mutant_is_its_key_in_the_hashes():
-    assert tool.function_of("sessions.roster_services.x__user__mutmut_12") == "x__user"
+    assert tool.function_of("seances.rosters.services.x__user__mutmut_12") == "x__user"
     assert tool.function_of("cashbox.services.xǁCountǁtotal__mutmut_3") == "xǁCountǁtotal"
 
 
@@ -60,8 +60,8 @@ def test_a_function_edited_in_its_comments_only_is_tried_again(scratch):
     edited = {**texts, "x_tableau_staff": "older text"}
     (tool.folder(MODULE) / "function-texts.json").write_text(json.dumps(edited))
     kept, redone = (
-        "sessions.roster_services.x_publish_roster__mutmut_1",
-        "sessions.roster_services.x_tableau_staff__mutmut_4",
+        "seances.rosters.services.x_publish_roster__mutmut_1",
+        "seances.rosters.services.x_tableau_staff__mutmut_4",
     )
     write(scratch, {kept: 1, redone: 1}, {"x_publish_roster": "a", "x_tableau_staff": "b"})
     assert tool.forget_edited(MODULE) == 1
@@ -72,7 +72,7 @@ def test_a_function_edited_in_its_comments_only_is_tried_again(scratch):
 
 
 def test_the_first_run_of_a_module_forgets_nothing_and_records_its_texts(scratch):
-    name = "sessions.roster_services.x_tableau_staff__mutmut_4"
+    name = "seances.rosters.services.x_tableau_staff__mutmut_4"
     write(scratch, {name: 1}, {"x_tableau_staff": "b"})
     assert tool.forget_edited(MODULE) == 0
     assert json.loads((tool.folder(MODULE) / "function-texts.json").read_text()) == tool.function_texts(
@@ -92,8 +92,8 @@ def results(scratch, tmp_path, monkeypatch):
 
 def test_saved_verdicts_seed_a_scratch_directory_that_has_none(scratch, results):
     texts = tool.function_texts((tool.ROOT / MODULE).read_text())
-    names = [f"sessions.roster_services.x_tableau_staff__mutmut_{n}" for n in (1, 2, 3)]
-    other = "sessions.roster_services.x_publish_roster__mutmut_7"
+    names = [f"seances.rosters.services.x_tableau_staff__mutmut_{n}" for n in (1, 2, 3)]
+    other = "seances.rosters.services.x_publish_roster__mutmut_7"
     codes = {names[0]: 1, names[1]: 0, names[2]: None, other: 36}
     write(scratch, codes, {"x_tableau_staff": "a", "x_publish_roster": "b"})
     (tool.folder(MODULE) / "function-texts.json").write_text(json.dumps(texts))
@@ -129,7 +129,7 @@ def test_saved_verdicts_seed_a_scratch_directory_that_has_none(scratch, results)
 
 def test_a_clean_clone_reports_the_saved_verdicts_of_unchanged_functions_only(scratch, results):
     texts = tool.function_texts((tool.ROOT / MODULE).read_text())
-    kept, edited = "sessions.roster_services.x_tableau_staff__mutmut_1", "sessions.roster_services.x__name__mutmut_2"
+    kept, edited = "seances.rosters.services.x_tableau_staff__mutmut_1", "seances.rosters.services.x__name__mutmut_2"
     write(scratch, {kept: 1, edited: 0}, {"x_tableau_staff": "a", "x__name": "b"})
     (tool.folder(MODULE) / "function-texts.json").write_text(json.dumps({**texts, "x__name": "older text"}))
     tool.save_results(MODULE)

@@ -6,8 +6,8 @@ import datetime
 import pytest
 
 from casino.models import Role
-from sessions.models import GamingDay
-from sessions.services import plan_seances
+from seances.models import GamingDay
+from seances.services import plan_seances
 from tables.models import Table
 from tests.cash_helpers import post_advance, post_final_count, post_short_interruption
 from tests.conftest import make_employee
@@ -83,7 +83,7 @@ def test_another_casino_s_cash_box_and_seance_read_as_keys_that_exist_nowhere(
     """The API's lookups of a write's cash box and séance (casino.rows.scoped_instance): another casino's record is
     « n'existe pas », in the words of a key that exists nowhere; a key of the wrong type is refused as such."""
     from cashbox.models import Advance, Signature
-    from sessions.models import Seance
+    from seances.models import Seance
     from tests.cash_helpers import main_box
 
     their_seance = Seance.objects.filter(gaming_day__casino=elsewhere.casino).earliest("planned_start")

@@ -6,7 +6,7 @@ Runs on PostgreSQL only; skipped elsewhere, and a failure when CI_REQUIRE_SERVIC
 import pytest
 from django.db import IntegrityError, transaction
 
-from tables.games import Game
+from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Tableau
 from tests.conftest import require_postgres
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from casino.process import settle
+from casino.ops.process import settle
 
 
 @pytest.fixture

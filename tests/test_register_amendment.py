@@ -8,7 +8,7 @@ import pytest
 from cashbox import services
 from cashbox.models import ControlRegister, Count, Deputy, RegisterAmendment, RegisterAmendmentLine
 from casino.rules import ARTICLES
-from sessions.models import GamingDay
+from seances.models import GamingDay
 from tests.books_helpers import codir2_fixture, day_of_play, rows, signed_register, staff_fixture  # noqa: F401
 from tests.cash_helpers import chips_for
 from tests.conftest import PASSWORD

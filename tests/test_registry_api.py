@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from casino.models import Role
 from casino.rules import ARTICLES
-from tables.games import Game
+from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tests.conftest import PASSWORD, make_employee
 

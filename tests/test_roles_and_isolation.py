@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from tables.games import Game
+from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
 
 pytestmark = pytest.mark.django_db

@@ -6,9 +6,9 @@ import pytest
 from cashbox.models import Count
 from casino.models import Role
 from casino.rules import ARTICLES
-from sessions import roster_services
-from sessions.models import GamingDay, Roster, Seance
-from sessions.services import change_seance_state, plan_seances
+from seances.models import GamingDay, Roster, Seance
+from seances.rosters import services as roster_services
+from seances.services import change_seance_state, plan_seances
 from tables.services import register_tableau
 from tests.cash_helpers import post_advance, post_final_count, publish_rosters
 from tests.conftest import PASSWORD, make_employee

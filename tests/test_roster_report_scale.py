@@ -8,8 +8,11 @@ import itertools
 
 import pytest
 
-from sessions import roster_services, rotation, spin_stats, spins
-from sessions.models import Roster
+from seances.models import Roster
+from seances.rosters import rotation
+from seances.rosters import services as roster_services
+from seances.spins import services as spins
+from seances.spins import stats as spin_stats
 from tests.test_spin_rotation import first_and_second, playing, spin_at  # noqa: F401 (fixture)
 
 START = datetime.datetime(2026, 3, 1, 14, 0, 0, 250000, tzinfo=datetime.UTC)

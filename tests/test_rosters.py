@@ -12,9 +12,9 @@ from django.utils import timezone
 from cashbox.models import Signature
 from casino.models import Role
 from casino.rules import ARTICLES
-from sessions import roster_services
-from sessions.models import GamingDay, Roster, RosterChange, RosterMember, Seance
-from sessions.services import change_seance_state, plan_seances
+from seances.models import GamingDay, Roster, RosterChange, RosterMember, Seance
+from seances.rosters import services as roster_services
+from seances.services import change_seance_state, plan_seances
 from tables.models import Table
 from tests.conftest import PASSWORD, make_employee
 

@@ -5,8 +5,8 @@ import datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessions import rotation
-from sessions.rotation import Change, SeanceLaunches
+from seances.rosters import rotation
+from seances.rosters.rotation import Change, SeanceLaunches
 
 START = datetime.datetime(2025, 3, 1, 14, 0, tzinfo=datetime.UTC)
 PERIOD = datetime.timedelta(minutes=20)

@@ -7,8 +7,8 @@ from django.db.models.functions import Coalesce
 
 from casino.models import Role
 from casino.rows import rows_with_times
-from sessions.models import GamingDay, Seance
-from sessions.services import plan_seances
+from seances.models import GamingDay, Seance
+from seances.services import plan_seances
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db

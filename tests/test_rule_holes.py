@@ -9,12 +9,12 @@ from decimal import Decimal
 import pytest
 
 from cashbox.models import Advance, Correction, Count
-from casino.formats import euros
 from casino.models import Casino, Membership
 from casino.rules import ARTICLES, DomainError, RoleForbidden
-from sessions.models import GamingDay, Opening
-from sessions.services import open_tableau
-from tables.games import Bet, BetKind, Game, GameError, settle
+from casino.web.formats import euros
+from seances.models import GamingDay, Opening
+from seances.services import open_tableau
+from tables.games.rules import Bet, BetKind, Game, GameError, settle
 from tables.services import register_tableau
 from tests.cash_helpers import chips_for, main_box, post_advance, post_final_count
 from tests.conftest import PASSWORD
@@ -218,14 +218,14 @@ WRITE_ONCE_SPEC = {
 
 
 def test_r23_every_money_record_and_the_journal_are_write_once():
-    from casino.append_only import GUARDS, WRITE_ONCE
+    from casino.audit.append_only import GUARDS, WRITE_ONCE
 
     assert {label for label in WRITE_ONCE_SPEC if GUARDS.get(label) is not WRITE_ONCE} == set()
     assert GUARDS["cashbox.Correction"] is WRITE_ONCE
 
 
 def signed_chain(length):
-    from casino.journal import GENESIS, canonical, chain_hash
+    from casino.audit.journal import GENESIS, canonical, chain_hash
 
     entries, previous = [], GENESIS
     for sequence in range(1, length + 1):
@@ -238,7 +238,7 @@ def signed_chain(length):
 
 def test_r23_a_tampered_last_entry_is_caught_by_its_own_hash():
     """Only the entry's own hash can catch a change of the last entry: no later link points at it."""
-    from casino.journal import verify_chain
+    from casino.audit.journal import verify_chain
 
     entries = signed_chain(3)
     assert verify_chain(entries) == []
@@ -249,7 +249,7 @@ def test_r23_a_tampered_last_entry_is_caught_by_its_own_hash():
 
 
 def test_r23_a_tampered_only_entry_is_caught_by_its_own_hash():
-    from casino.journal import verify_chain
+    from casino.audit.journal import verify_chain
 
     [(sequence, previous, digest, body)] = signed_chain(1)
     problems = verify_chain([(sequence, previous, digest, body + b" ")])
@@ -303,11 +303,11 @@ def test_a_deactivated_membership_hides_the_staff_of_that_casino(api, director, 
     assert list(Employee.objects.for_user(director)) == []
 
 
-# tables/games.py: what `make mutation MODULE=tables/games.py` found ---------------------------------------------
+# tables/games/rules.py: what `make mutation MODULE=tables/games/rules.py` found ---------------------------------------------
 
 
 def test_r9_an_unknown_previous_direction_is_refused_on_its_field_with_the_rule():
-    from tables.games import next_direction
+    from tables.games.rules import next_direction
 
     with pytest.raises(GameError) as refused:
         next_direction("vers le haut")
@@ -320,7 +320,7 @@ def test_r9_the_refusals_of_play_say_why_in_french_with_the_article():
     import datetime
 
     from casino.rules import DomainError
-    from tables.games import check_direction, check_stake_accepted
+    from tables.games.rules import check_direction, check_stake_accepted
 
     with pytest.raises(DomainError) as same_direction:
         check_direction("horaire", "horaire")
@@ -336,7 +336,7 @@ def test_r9_the_refusals_of_play_say_why_in_french_with_the_article():
 
 
 def test_r1_r7_a_refused_colour_correction_names_its_field_and_rule():
-    from tables.games import layout_of
+    from tables.games.rules import layout_of
 
     with pytest.raises(GameError) as refused:
         layout_of(Game.VINGT_TROIS, {(1, 1): "rouge", (5, 0): "vert"})
@@ -347,7 +347,7 @@ def test_r1_r7_a_refused_colour_correction_names_its_field_and_rule():
 
 
 def test_r1_the_limits_of_an_unknown_game_are_refused():
-    from tables.games import PlayerStake, check_player_stakes
+    from tables.games.rules import PlayerStake, check_player_stakes
 
     with pytest.raises(GameError) as refused:
         check_player_stakes("roulette", [PlayerStake("plein", Decimal("5"), 1)], "1", "50", "250")
@@ -355,7 +355,7 @@ def test_r1_the_limits_of_an_unknown_game_are_refused():
 
 
 def test_r10_r13_each_breach_carries_its_total_and_names_the_bet():
-    from tables.games import PlayerStake, check_player_stakes
+    from tables.games.rules import PlayerStake, check_player_stakes
 
     stakes = [
         PlayerStake("plein", Decimal("1.50"), 5, "T1"),
@@ -399,7 +399,7 @@ def test_r7_a_plein_names_no_colour_and_a_chance_names_the_pocket_colour():
 
 
 def test_r7_every_pocket_of_the_vingt_trois_has_its_index_among_its_number():
-    from tables.games import vingt_trois_layout
+    from tables.games.rules import vingt_trois_layout
 
     indices = [(pocket.number, pocket.index) for pocket in vingt_trois_layout().pockets]
     assert indices[:6] == [(1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (5, 1)]
@@ -407,20 +407,20 @@ def test_r7_every_pocket_of_the_vingt_trois_has_its_index_among_its_number():
 
 
 def test_r7_an_unknown_colour_is_refused_on_the_colours_field():
-    from tables.games import layout_of
+    from tables.games.rules import layout_of
 
     with pytest.raises(GameError) as refused:
         layout_of(Game.VINGT_TROIS, {(5, 0): "vert"})
     assert [(r.field, r.rule) for r in refused.value.refusals] == [("colours", "R7")]
 
 
-# sessions/services.py: what `make mutation MODULE=sessions/services.py` found -------------------------------
+# seances/services.py: what `make mutation MODULE=seances/services.py` found -------------------------------
 
 
 def test_r13_the_limits_of_another_apparatus_never_apply(director, boule, boule_tableau, vingt_trois_tableau, casino):
     """A stake on a tableau of the vingt-trois is not checked against the boule's limits, nor its own."""
-    from sessions.services import check_stakes
-    from tables.games import PlayerStake
+    from seances.services import check_stakes
+    from tables.games.rules import PlayerStake
 
     open_tableau(director, vingt_trois_tableau, today(casino), "1.00", "50.00", "250.00")
     with pytest.raises(DomainError) as refused:
@@ -430,8 +430,8 @@ def test_r13_the_limits_of_another_apparatus_never_apply(director, boule, boule_
 
 
 def test_r10_the_tableaux_without_limits_are_all_named(director, boule, boule_table, casino):
-    from sessions.services import check_stakes
-    from tables.games import PlayerStake
+    from seances.services import check_stakes
+    from tables.games.rules import PlayerStake
 
     first, second = register_tableau(boule_table, 3), register_tableau(boule_table, 4)
     stakes = [PlayerStake("rouge", Decimal("5.00"), None, first), PlayerStake("rouge", Decimal("5.00"), None, second)]
@@ -444,7 +444,7 @@ def test_r10_the_tableaux_without_limits_are_all_named(director, boule, boule_ta
 
 
 def test_r6_the_boule_colours_cannot_be_corrected():
-    from tables.games import layout_of
+    from tables.games.rules import layout_of
 
     with pytest.raises(GameError) as refused:
         layout_of(Game.BOULE, {(1, 0): "rouge"})
@@ -454,7 +454,7 @@ def test_r6_the_boule_colours_cannot_be_corrected():
 
 
 def test_r6_the_boule_has_nine_pockets_coloured_by_its_simple_chances():
-    from tables.games import Colour, Pocket, layout_of
+    from tables.games.rules import Colour, Pocket, layout_of
 
     noir, rouge = {1, 3, 6, 8}, {2, 4, 7, 9}
     expected = tuple(
@@ -513,7 +513,7 @@ def test_r1_a_plein_on_15_at_vingt_trois_is_refused():
 
 
 def test_r7_a_landing_on_a_two_coloured_number_needs_its_pocket_by_default():
-    from tables.games import landing_of
+    from tables.games.rules import landing_of
 
     with pytest.raises(GameError) as refused:
         landing_of(Game.VINGT_TROIS, 5)
@@ -536,7 +536,7 @@ def test_r7_a_landing_on_a_two_coloured_number_needs_its_pocket_by_default():
     ],
 )
 def test_r1_r7_a_landing_that_does_not_exist_is_refused_and_explained(game, outcome, pocket, colour, message):
-    from tables.games import GAME_RULE, landing_of
+    from tables.games.rules import GAME_RULE, landing_of
 
     with pytest.raises(GameError) as refused:
         landing_of(game, outcome, pocket=pocket, colour=colour)
@@ -549,8 +549,8 @@ def test_r1_r7_a_landing_that_does_not_exist_is_refused_and_explained(game, outc
 def test_r10_r11_yesterdays_limits_do_not_apply_today(director, boule, boule_tableau, casino):
     import datetime
 
-    from sessions.services import check_stakes, gaming_day_for
-    from tables.games import PlayerStake
+    from seances.services import check_stakes, gaming_day_for
+    from tables.games.rules import PlayerStake
 
     yesterday = gaming_day_for(casino, today(casino) - datetime.timedelta(days=1))
     Opening.objects.create(

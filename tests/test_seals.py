@@ -16,10 +16,10 @@ from django.apps import apps
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from casino import signing
-from casino.journal import chain_hash, verify_casino
+from casino.audit import signing
+from casino.audit.journal import chain_hash, verify_casino
+from casino.audit.seals import as_document, seal, seal_ended_days
 from casino.models import CasinoKey, JournalEntry, Seal
-from casino.seals import as_document, seal, seal_ended_days
 from casino.tasks import seal_gaming_days
 from tests.guard_helpers import drop_guard
 from tests.test_exports import (  # noqa: F401 (fixtures)
@@ -250,7 +250,7 @@ def test_r23_a_missing_production_key_raises_an_alert_and_the_next_run_seals(wor
     settings.CASINO_SIGNING_KEY_DIR = tmp_path  # the secret is not mounted
     settings.CASINO_SIGNING_KEY_AUTOCREATE = False
     before = Seal.objects.filter(casino=casino, reason=Seal.Reason.DAY_END).count()
-    with caplog.at_level("ERROR", logger="casino.seals"):
+    with caplog.at_level("ERROR", logger="casino.audit.seals"):
         assert seal_ended_days(tomorrow) == []  # no crash
     assert f"seal of casino {casino.pk}" in caplog.text
     alert = Alert.objects.open().get(casino=casino, kind="seal")

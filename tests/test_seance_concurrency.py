@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from sessions.models import GamingDay, Opening, Seance
-from sessions.services import plan_seances
+from seances.models import GamingDay, Opening, Seance
+from seances.services import plan_seances
 from tables.services import register_tableau
 from tests.cash_helpers import publish_rosters
 from tests.concurrency import at_once

@@ -7,8 +7,8 @@ from django.utils.html import escape
 from cashbox import services
 from cashbox.models import ControlRegister, Signature
 from casino.rules import ARTICLES, InvalidTransition
-from sessions.models import GamingDay, Seance
-from sessions.services import change_seance_state, declare_not_held, plan_seances
+from seances.models import GamingDay, Seance
+from seances.services import change_seance_state, declare_not_held, plan_seances
 from tests.books_helpers import day_of_play, play_seance, rows, staff_fixture  # noqa: F401
 from tests.cash_helpers import open_seance
 from tests.conftest import PASSWORD

@@ -5,7 +5,7 @@ import zoneinfo
 
 import pytest
 
-from sessions.models import GamingDay, Seance
+from seances.models import GamingDay, Seance
 from tests.cash_helpers import publish_rosters
 
 pytestmark = pytest.mark.django_db

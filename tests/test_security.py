@@ -16,8 +16,8 @@ from django.core.exceptions import ValidationError
 from django_otp.oath import totp
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from casino.logs import FORMATTER
 from casino.models import JournalEntry
+from casino.ops.logs import FORMATTER
 from tests.conftest import PASSWORD
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -233,20 +233,20 @@ def test_logout_is_one_tap(client, director):
 
 
 def test_logins_failures_and_forbidden_requests_are_in_the_security_log(client, croupier, caplog):
-    security = logging.getLogger("casino.security")
+    security = logging.getLogger("casino.accounts.security")
     security.addHandler(caplog.handler)  # the security logger does not propagate to the root logger
-    caplog.set_level("INFO", logger="casino.security")
+    caplog.set_level("INFO", logger="casino.accounts.security")
     login(client, "croupier1", "mauvais")
     login(client, "croupier1", PASSWORD)
     client.post("/registre/appareils/nouveau/", {})
     security.removeHandler(caplog.handler)
-    # Each line as the production formatter writes it (casino.logs): one JSON object, the event in `event`.
+    # Each line as the production formatter writes it (casino.ops.logs): one JSON object, the event in `event`.
     formatter = logging.config.DictConfigurator({"version": 1}).configure_formatter(dict(FORMATTER))
-    lines = [json.loads(formatter.format(r)) for r in caplog.records if r.name == "casino.security"]
+    lines = [json.loads(formatter.format(r)) for r in caplog.records if r.name == "casino.accounts.security"]
     events = [line["event"] for line in lines]
     assert any(e["action"] == "login_failed" and e["user"] == "croupier1" for e in events)
     assert any(e["action"] == "login" for e in events)
     forbidden = [line for line in lines if line["event"]["action"] == "forbidden"]
     assert forbidden and forbidden[0]["event"]["address"] == "127.0.0.1" and forbidden[0]["event"]["time"].endswith("Z")
-    assert forbidden[0]["message"] == "forbidden" and forbidden[0]["logger"] == "casino.security"
+    assert forbidden[0]["message"] == "forbidden" and forbidden[0]["logger"] == "casino.accounts.security"
     assert forbidden[0]["level"] == "INFO" and forbidden[0]["time"].startswith("20")

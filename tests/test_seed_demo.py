@@ -12,11 +12,11 @@ from django.db import transaction
 from django.test import Client
 
 from cashbox.models import Advance
-from casino.actors import SYSTEM_USERNAME
+from casino.audit.actors import SYSTEM_USERNAME
 from casino.management.commands.seed_demo import PASSWORD, STAFF
 from casino.models import Alert, Casino, Employee, JournalEntry, Membership, Role
-from sessions.models import Opening, Seance, Spin
-from tables.games import Game
+from seances.models import Opening, Seance, Spin
+from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
 
 # One worker runs the whole module, so that the demo is seeded once for all its read-only tests (a seed costs
@@ -163,7 +163,7 @@ def test_r29_the_demo_accounts_are_journaled_as_created_by_the_system(seeded):
     director = Employee.objects.get(user__username="directeur")
     entries = JournalEntry.objects.filter(object_type="casino.employee", object_id=str(director.pk))
     created = entries.get(action="account.created")
-    # Written by the named system actor (casino.actors), not by a person.
+    # Written by the named system actor (casino.audit.actors), not by a person.
     assert created.actor.username == "systeme" and json.loads(created.document)["payload"]["source"] == "seed_demo"
     assert entries.filter(action="account.role_granted").exists()
 

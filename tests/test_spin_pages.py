@@ -4,8 +4,8 @@ import pytest
 
 from casino.models import JournalEntry
 from casino.rules import ARTICLES
-from sessions import spins
-from sessions.models import Spin
+from seances.models import Spin
+from seances.spins import services as spins
 
 pytestmark = pytest.mark.django_db
 

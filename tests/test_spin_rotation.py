@@ -7,8 +7,8 @@ import time_machine
 from django.utils import timezone
 
 from casino.models import Alert
-from sessions import spins
-from sessions.models import Seance
+from seances.models import Seance
+from seances.spins import services as spins
 from tests.guard_helpers import drop_guard
 
 pytestmark = pytest.mark.django_db
@@ -29,8 +29,8 @@ def playing(request):
 
 
 def first_and_second(playing, apparatus):
-    from sessions import roster_services
-    from sessions.models import Roster
+    from seances.models import Roster
+    from seances.rosters import services as roster_services
 
     roster = roster_services.rosters_with_everything(Roster.objects.filter(seance=playing, apparatus=apparatus)).get()
     turns = roster_services.roster_status(roster, playing.actual_start)["turns"]

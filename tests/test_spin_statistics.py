@@ -11,10 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from casino.models import Alert
-from sessions import spin_stats, spins
-from sessions.models import Spin
-from sessions.tasks import check_bias
-from tables.games import DEFAULT_LAYOUTS, Game
+from seances.models import Spin
+from seances.spins import services as spins
+from seances.spins import stats as spin_stats
+from seances.tasks import check_bias
+from tables.games.rules import DEFAULT_LAYOUTS, Game
 
 CASES = [pocket.number for pocket in DEFAULT_LAYOUTS[Game.VINGT_TROIS].pockets]
 

@@ -9,9 +9,9 @@ from django.utils import timezone
 
 from casino.models import Alert, JournalEntry, Role
 from casino.rules import ARTICLES
-from sessions import spins
-from sessions.models import Seance, Spin
-from tables.games import DEFAULT_LAYOUTS, Game
+from seances.models import Seance, Spin
+from seances.spins import services as spins
+from tables.games.rules import DEFAULT_LAYOUTS, Game
 from tests.cash_helpers import post_advance, post_short_interruption
 from tests.conftest import make_employee
 from tests.guard_helpers import drop_guard
@@ -123,7 +123,7 @@ def test_r9_a_spin_refused_for_its_direction_is_journaled_and_counted_for_the_ap
 ):
     post_spin(api, chef, open_day, vingt_trois, pocket=3, direction="horaire")
     post_spin(api, chef, open_day, vingt_trois, pocket=4, direction="horaire")
-    from sessions.spin_stats import r9_refusals
+    from seances.spins.stats import r9_refusals
 
     assert r9_refusals(vingt_trois) == 1
 
@@ -308,8 +308,8 @@ def playing_since(seance, minutes):
 def test_a_launcher_other_than_the_one_named_by_the_roster_raises_an_alert(
     chef, open_day, boule, django_capture_on_commit_callbacks
 ):
-    from sessions import roster_services
-    from sessions.models import Roster
+    from seances.models import Roster
+    from seances.rosters import services as roster_services
 
     playing_since(open_day, 5)
     roster = roster_services.rosters_with_everything(Roster.objects.filter(seance=open_day, apparatus=boule)).get()

@@ -1,16 +1,16 @@
-"""The API's rate limit per user (casino.throttling): past it, 429 in the project's error format; other users go on."""
+"""The API's rate limit per user (casino.accounts.throttling): past it, 429 in the project's error format; other users go on."""
 
 import pytest
 from django.core.cache import cache
 from rest_framework.views import APIView
 
-from casino import throttling
+from casino.accounts import throttling
 
 pytestmark = pytest.mark.django_db
 
 # The lines of casino/settings.py; DRF reads DEFAULT_THROTTLE_CLASSES once, when APIView is defined, so the test
 # also puts the class on APIView itself.
-THROTTLE_CLASSES = ["casino.throttling.UserBurstThrottle"]
+THROTTLE_CLASSES = ["casino.accounts.throttling.UserBurstThrottle"]
 LIMIT = 5
 
 

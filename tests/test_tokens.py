@@ -8,8 +8,8 @@ import time_machine
 from django.utils import timezone
 from knox.models import AuthToken
 
+from casino.accounts.security import end_tokens
 from casino.models import JournalEntry, Role
-from casino.security import end_tokens
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""`verify_journal`'s fast path on PostgreSQL (issues 11 and 15, casino/journal_fast.py): the chain read by COPY in
+"""`verify_journal`'s fast path on PostgreSQL (issues 11 and 15, casino/audit/journal_fast.py): the chain read by COPY in
 blocks of sequence numbers, one process and connection per block, stitched at the seams; the filter columns checked
 against the signed documents; the records reconciled in SQL. It proves an intact journal and gives up (None) on
 anything else, so that the exact path words the problem: these tests check both halves."""
@@ -8,8 +8,8 @@ import datetime
 import pytest
 from django.db import connection
 
-from casino import journal, journal_fast
-from casino.journal import GENESIS, canonical, chain_hash, verify_casino
+from casino.audit import journal, journal_fast
+from casino.audit.journal import GENESIS, canonical, chain_hash, verify_casino
 from casino.models import Casino, JournalEntry
 from tests.conftest import require_postgres
 from tests.guard_helpers import drop_guard

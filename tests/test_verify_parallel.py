@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from casino.journal import GENESIS, canonical, chain_hash
+from casino.audit.journal import GENESIS, canonical, chain_hash
 from tools import verify_export
 
 ENTRIES = 3000

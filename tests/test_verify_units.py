@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from casino.journal import canonical, chain_hash
+from casino.audit.journal import canonical, chain_hash
 from tools import verify_export as ve
 
 # Reading a bag ----------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from casino import journal
+from casino.audit import journal
 from casino.models import Casino, JournalEntry
 from tests.cash_helpers import main_box, post_advance
 from tests.conftest import PASSWORD, require_postgres
@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 # Measured on PostgreSQL, as production runs a request (its own transaction, ATOMIC_REQUESTS), authentication aside
 # (an API token costs one query more: the token, its user, their employee and permissions). BEGIN and COMMIT count;
-# the service joins the request's transaction, without a savepoint (casino.transactions). A top-up: the request's cash
+# the service joins the request's transaction, without a savepoint (casino.web.transactions). A top-up: the request's cash
 # box and séance (with its day), the people and the signer (one query), the lockout, the cash box's lock, its state,
 # the signature, the advance and their history rows, both journal entries (one statement). The count reads its
 # advances with its state and its witnesses' places on the roster with the people (R4, R20), and adds the insert of
@@ -102,7 +102,7 @@ def test_a_final_count_through_the_api_stays_within_its_query_budget(cash_staff,
 
 
 def test_a_spin_through_the_api_stays_within_its_query_budget(cash_staff, open_day, boule, monkeypatch):
-    from sessions import tasks
+    from seances import tasks
 
     queued = []
     # The launcher and bias checks run after the commit, off the request (a Celery task): not the spin's cost.
@@ -200,7 +200,7 @@ def test_r23_concurrent_top_ups_of_two_cash_boxes_of_one_casino_are_both_entered
 def test_a_top_up_with_an_api_token_costs_one_query_more_and_its_role_still_decides(
     cash_staff, open_day, boule_tableau, regulator
 ):
-    """The token, its user, their employee and their permissions come in one query (casino.authentication); the
+    """The token, its user, their employee and their permissions come in one query (casino.accounts.authentication); the
     permissions it brings are the user's: a regulator's token is refused the top-up (403), a chef's is not."""
     import datetime
 

@@ -1,7 +1,7 @@
 """Mutation testing of the rule modules, one module at a time against that module's tests (mutmut 3).
 
     python tools/mutation.py                      # every module of MODULE_TESTS, then a summary
-    python tools/mutation.py tables/games.py      # one module
+    python tools/mutation.py tables/games/rules.py      # one module
     python tools/mutation.py --report             # the last figures, without running anything
     python tools/mutation.py --retry MODULE       # only the mutants not killed last time, tried again
     python tools/mutation.py --postgresql MODULE  # only the PostgreSQL run of a module of BOTH_DATABASES
@@ -32,7 +32,7 @@ WORK = ROOT / ".mutation"
 LINKED = [
     "casino",
     "tables",
-    "sessions",
+    "seances",
     "cashbox",
     "books",
     "tests",
@@ -46,16 +46,16 @@ LINKED = [
 # Each rule module and the tests of its rules (not every test that happens to import it): a mutant must be
 # caught by the tests written for its rule.
 MODULE_TESTS = {
-    "tables/games.py": ["test_games.py", "test_settle.py", "test_limits.py", "test_rule_holes.py"],
+    "tables/games/rules.py": ["test_games.py", "test_settle.py", "test_limits.py", "test_rule_holes.py"],
     "tables/models.py": ["test_mutation_registry.py", "test_registry_rules.py", "test_registry_api.py"],
-    "sessions/models.py": [
+    "seances/models.py": [
         "test_mutation_seances.py",
         "test_seances.py",
         "test_limits.py",
         "test_rosters.py",
         "test_rule_holes.py",
     ],
-    "sessions/services.py": [
+    "seances/services.py": [
         "test_mutation_seance_services.py",
         "test_seances.py",
         "test_seance_not_held.py",
@@ -63,7 +63,7 @@ MODULE_TESTS = {
         "test_rule_holes.py",
     ],
     # test_roster_first.py: who serves a tableau (tableau_staff, read by the counts' witnesses).
-    "sessions/roster_services.py": [
+    "seances/rosters/services.py": [
         "test_mutation_rosters.py",
         "test_rosters.py",
         "test_rotation.py",
@@ -77,7 +77,7 @@ MODULE_TESTS = {
         "test_register_amendment.py",
         "test_rule_holes.py",
     ],
-    "casino/journal.py": [
+    "casino/audit/journal.py": [
         "test_mutation_journal.py",
         "test_journal.py",
         "test_journal_reconciliation.py",
@@ -86,10 +86,10 @@ MODULE_TESTS = {
     ],
     # The installed triggers of the reused test database were written before the mutation: these tests rebuild
     # them from the code under test (test_journal.py and test_rule_holes.py only meet the installed ones).
-    "casino/append_only.py": ["test_mutation_append_only.py"],
-    "casino/roles.py": ["test_mutation_roles.py", "test_roles_and_isolation.py", "test_cash_roles.py"],
+    "casino/audit/append_only.py": ["test_mutation_append_only.py"],
+    "casino/accounts/roles.py": ["test_mutation_roles.py", "test_roles_and_isolation.py", "test_cash_roles.py"],
     # Not test_authorization_matrix.py: under mutmut's tracing it costs minutes a mutant on this machine.
-    "casino/permissions.py": ["test_mutation_permissions.py", "test_roles_and_isolation.py"],
+    "casino/accounts/permissions.py": ["test_mutation_permissions.py", "test_roles_and_isolation.py"],
     # The offline verifier an inspector runs on an export (R23): the chain, its seams, the seals, the records. Not
     # test_exports.py nor test_books_export.py: they run the verifier as an inspector does, in another interpreter
     # that mutmut does not see, and their exports cost seconds a mutant; test_verify_units.py checks every part and
@@ -98,7 +98,7 @@ MODULE_TESTS = {
     # The hand-written key lookups and the cash box's lock (the API's casino boundary on every signed write).
     "casino/rows.py": ["test_rows.py", "test_no_disclosure.py", "test_lock_scope.py"],
     # Every request passes through it: only the fast tests of its parts, and the journal's own.
-    "casino/middleware.py": ["test_mutation_middleware.py", "test_journal.py"],
+    "casino/web/middleware.py": ["test_mutation_middleware.py", "test_journal.py"],
     "casino/models.py": [
         "test_mutation_casino_models.py",
         "test_mutation_scoping.py",
@@ -111,11 +111,11 @@ MODULE_TESTS = {
         "test_rule_holes.py",
     ],
 }
-# Modules with code for each database (casino/journal.py appends on PostgreSQL in one SQL statement, elsewhere in
+# Modules with code for each database (casino/audit/journal.py appends on PostgreSQL in one SQL statement, elsewhere in
 # Python; casino/rows.py locks rows where the database has row locks): their mutants are run once on SQLite and once on PostgreSQL (DATABASE_URL), each in its own scratch
 # directory, and a mutant counts as killed when the tests kill it on either database. Without a PostgreSQL
 # DATABASE_URL only the SQLite run is made, and the PostgreSQL-only code shows as not tested.
-BOTH_DATABASES = {"casino/journal.py", "casino/rows.py"}
+BOTH_DATABASES = {"casino/audit/journal.py", "casino/rows.py"}
 # Each module's verdicts, kept in the repository: .mutation/ is scratch that a clean clone or a new machine does not
 # have, and a complete run of the largest module takes longer than the CPU a session can spare for it. A verdict is
 # reused only for a function whose syntax (mutmut's hash) and text (function_texts) are those of the code at hand: an

@@ -11,7 +11,7 @@ proves the bag is consistent with itself), the tag manifest, the payload manifes
 and journal anchors of bag-info.txt, and the hash chain of data/journal.csv entry by entry. The chain is checked
 even when the manifest already failed, so that a tampered journal names the sequence number where it breaks.
 
-The hash rules are those of casino/journal.py, copied here on purpose (this file must not import Django):
+The hash rules are those of casino/audit/journal.py, copied here on purpose (this file must not import Django):
 hash = SHA-256(previous hash, a line feed, the canonical JSON document).
 """
 
@@ -491,7 +491,7 @@ def equivalent(value, text):
     """Whether a journal document's value (JSON) and an exported CSV cell (text) say the same.
 
     The CSV holds PostgreSQL's COPY forms (t/f, "2026-01-01 10:00:00+00", JSON with spaces) or the same values
-    written by Python; the document holds canonical JSON (casino/journal.py).
+    written by Python; the document holds canonical JSON (casino/audit/journal.py).
     """
     if value is None:
         return text == ""

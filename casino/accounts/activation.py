@@ -10,11 +10,11 @@ from django.db import transaction
 from django.utils import timezone
 from django_otp.plugins.otp_totp.models import TOTPDevice, default_key
 
+from casino.accounts.roles import role_of
+from casino.accounts.security import end_sessions, end_tokens
 from casino.accounts.services import journal, refuse_own_account
 from casino.models import AccountDecision, ActivationCode
-from casino.roles import role_of
 from casino.rules import InvalidTransition, RoleForbidden
-from casino.security import end_sessions, end_tokens
 
 # No 0/O, 1/I/L: the code is read aloud or copied by hand. 20 characters of 31 ≈ 99 random bits.
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"

@@ -7,11 +7,11 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from casino.accounts.services import decide
-from casino.filters import AccountChangeFilter
-from casino.history import history_rows
+from casino.audit.history import history_rows
 from casino.models import AccountChange
-from casino.schema import AutoSchema
 from casino.serializers import HistorySerializer
+from casino.web.filters import AccountChangeFilter
+from casino.web.schema import AutoSchema
 
 
 class AccountChangeSerializer(serializers.ModelSerializer):

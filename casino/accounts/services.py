@@ -10,10 +10,10 @@ journaled as `account.<event>` in each casino of the person concerned.
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from casino.actors import names_actor
-from casino.journal import casinos_of, record_event
+from casino.accounts.roles import role_of
+from casino.audit.actors import names_actor
+from casino.audit.journal import casinos_of, record_event
 from casino.models import AccountChange, AccountDecision, Casino, Employee, Membership, Role
-from casino.roles import role_of
 from casino.rules import InvalidTransition, RoleForbidden
 
 # The roles that sign, count, hold a key or regulate: granting or withdrawing one needs the direction (R29).
@@ -249,7 +249,7 @@ def decide(actor, change, confirm, password, reason="", otp=None):
 
 def apply(employee, state, actor, **payload):
     """Make a role or approval effective (after confirmation, or a role that needs none) and journal it."""
-    from casino.security import end_tokens
+    from casino.accounts.security import end_tokens
 
     before = state_of(employee)
     for name, value in state.items():

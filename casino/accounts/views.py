@@ -25,10 +25,10 @@ from casino.accounts.activation import (
     use_activation_code,
 )
 from casino.accounts.services import decide, propose_second_factor_reset
-from casino.middleware import mark_refusal, refusal_of
 from casino.models import AccountChange, Employee
 from casino.rules import DomainError, cite
-from casino.views import RoleRequiredMixin
+from casino.web.middleware import mark_refusal, refusal_of
+from casino.web.mixins import RoleRequiredMixin
 
 
 class DecisionForm(forms.Form):

@@ -5,7 +5,7 @@ from django.db import migrations
 
 
 def drop_switch(apps, schema_editor):
-    from casino import append_only
+    from casino.audit import append_only
 
     connection = schema_editor.connection
     # The old triggers read the switch: they go first, the post_migrate hook installs their replacements.

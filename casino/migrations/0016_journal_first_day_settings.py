@@ -5,7 +5,7 @@ migration's historical models, which fire no history signal: those rows had neit
 and the reconciliation named them « absent du journal ». Each DaySettings row that has no journal entry gets its
 history row and its journal entry now, in the name of the system actor, with the reason given.
 
-Written with the migration's models and the pure hashing rules of casino/journal.py (canonical, chain_hash): the
+Written with the migration's models and the pure hashing rules of casino/audit/journal.py (canonical, chain_hash): the
 live `append` could meet a schema later than this migration's. The casino row is locked as `append` does, so that no
 concurrent writer chains onto the same head.
 """
@@ -19,7 +19,7 @@ REASON = "Version initiale créée par la migration 0008, journalisée après co
 
 
 def journal_first_versions(apps, schema_editor):
-    from casino.journal import GENESIS, canonical, chain_hash, record_payload
+    from casino.audit.journal import GENESIS, canonical, chain_hash, record_payload
 
     Casino = apps.get_model("casino", "Casino")
     DaySettings = apps.get_model("casino", "DaySettings")
@@ -33,7 +33,7 @@ def journal_first_versions(apps, schema_editor):
         return
     system = User.objects.filter(username="systeme").first()
     if system is None:
-        # casino.actors.system_user(), with this migration's model: no usable password, inactive.
+        # casino.audit.actors.system_user(), with this migration's model: no usable password, inactive.
         system = User.objects.create(
             username="systeme",
             first_name="Système",

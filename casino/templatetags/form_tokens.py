@@ -1,7 +1,7 @@
 from django import template
 from django.utils.html import format_html
 
-from casino.form_tokens import FIELD, new_token
+from casino.web.form_tokens import FIELD, new_token
 
 register = template.Library()
 

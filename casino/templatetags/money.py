@@ -1,7 +1,7 @@
 from django import template
 
-from casino.formats import euros as format_euros
-from casino.formats import euros_number
+from casino.web.formats import euros as format_euros
+from casino.web.formats import euros_number
 
 register = template.Library()
 

@@ -1,6 +1,6 @@
 // The total of a count by denomination, as the croupier calls it out.
 (function () {
-  // « 16 000,00 € » with the narrow no-break space, as casino.formats.euros writes it on the server.
+  // « 16 000,00 € » with the narrow no-break space, as casino.web.formats.euros writes it on the server.
   var EUROS = new Intl.NumberFormat("fr-FR", { style: "currency", currency: "EUR" });
   var inputs = document.querySelectorAll("input.chip");
   var out = document.querySelector(".chips-total");

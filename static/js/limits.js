@@ -6,7 +6,7 @@
   var minimum = form.querySelector("[data-limits-minimum]");
   var maxima = form.querySelectorAll("[data-limits-low]");
   function cents(value) { return Math.round(parseFloat(String(value).replace(",", ".")) * 100); }
-  // « 16 000,00 € » with the narrow no-break space, as casino.formats.euros writes it on the server.
+  // « 16 000,00 € » with the narrow no-break space, as casino.web.formats.euros writes it on the server.
   var EUROS = new Intl.NumberFormat("fr-FR", { style: "currency", currency: "EUR" });
   function euros(c) { return EUROS.format(c / 100); }
   function update() {

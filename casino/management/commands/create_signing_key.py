@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from casino import signing
+from casino.audit import signing
 from casino.models import Casino
 
 

@@ -2,7 +2,7 @@ import datetime
 
 from django.core.management.base import BaseCommand
 
-from casino.idempotency import prune
+from casino.web.idempotency import prune
 
 
 class Command(BaseCommand):

@@ -7,9 +7,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from casino.accounts.services import bootstrap_employee
-from casino.actors import acting_as, system_user
+from casino.audit.actors import acting_as, system_user
 from casino.models import Casino, Employee, Role
-from tables.games import Game
+from tables.games.rules import Game
 from tables.models import Apparatus, Table, Tableau
 from tables.services import register_tableau
 
@@ -45,7 +45,7 @@ class Command(BaseCommand):
         if not settings.DEBUG and not force:
             raise CommandError("seed_demo est réservé au mode démonstration (DEBUG activé) : refusé en production.")
         # The registry and the staff are written by the system actor; the day's services name the director
-        # they are given (casino.actors.names_actor): every history row and journal entry has its actor.
+        # they are given (casino.audit.actors.names_actor): every history row and journal entry has its actor.
         with transaction.atomic(), acting_as(system_user()):
             demo = self.casino(
                 "Casino de démonstration",
@@ -82,8 +82,8 @@ class Command(BaseCommand):
     def todays_floor(self, casino):
         """Today's afternoon séance open, three tableaux opened and two of them with their initial advance."""
         from cashbox.services import main_cashbox, record_advance
-        from sessions.models import GamingDay, Seance
-        from sessions.services import change_seance_state, open_tableau, plan_seances
+        from seances.models import GamingDay, Seance
+        from seances.services import change_seance_state, open_tableau, plan_seances
 
         date = GamingDay.date_at(casino)
         if Seance.objects.filter(gaming_day__casino=casino, gaming_day__date=date).exists():
@@ -91,7 +91,7 @@ class Command(BaseCommand):
         director = get_user_model().objects.get(username="directeur")
         afternoon, _evening = plan_seances(director, casino, date)
         # R4: the rotation order of every apparatus in play is published before the séance opens.
-        from sessions import roster_services
+        from seances.rosters import services as roster_services
 
         crews = {Game.BOULE: ("chef1", 4, 0), Game.VINGT_TROIS: ("chef2", 2, 4)}
         for apparatus in Apparatus.objects.filter(casino=casino, in_service=True).order_by("name"):
@@ -124,7 +124,7 @@ class Command(BaseCommand):
         """A few hundred spins through the service, so that the floor, the report and the statistics show them."""
         import random
 
-        from sessions import spins
+        from seances.spins import services as spins
 
         chefs = {Game.BOULE: "chef1", Game.VINGT_TROIS: "chef2"}
         rng = random.Random(1959)

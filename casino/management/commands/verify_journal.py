@@ -2,7 +2,7 @@ import os
 
 from django.core.management.base import BaseCommand, CommandError
 
-from casino.journal import verify_casino
+from casino.audit.journal import verify_casino
 from casino.models import Casino
 
 
@@ -25,7 +25,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, casino=None, seals=(), processes=None, **options):
-        from casino.seals import load_file
+        from casino.audit.seals import load_file
 
         documents = []
         for path in seals:

@@ -1,7 +1,7 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from casino.actors import acting_as, system_user
+from casino.audit.actors import acting_as, system_user
 from casino.models import Casino
 from tables.models import Apparatus, Table, Tableau
 from tables.services import register_cashbox, register_tableau

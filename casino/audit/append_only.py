@@ -1,0 +1,349 @@
+"""Database triggers that let a regulated row change only as its workflow changes it (R23), on SQLite and PostgreSQL.
+
+`GUARDS` is the whole specification, one line per regulated model: which columns the workflow may write after the
+row is inserted, and how. Every other column is frozen; no regulated row is ever deleted (nor, on PostgreSQL, a
+regulated table truncated). Every history table of django-simple-history is written once. The triggers refuse for
+every database role alike, the owner included: the only way past them is DDL (dropping a trigger), which the
+application's role cannot do (docker/postgres-init.sh, grant_app_role) and which `manage.py verify_journal` would
+then catch by reconciling the rows with the journal. No row of any table switches them off.
+
+A refusal raises an IntegrityError whose message starts with `r23_append_only`, which casino/web/errors.py maps to R23,
+and names the table and the column in French.
+
+Adding a model: one line in GUARDS, e.g. `"seances.Spin": WRITE_ONCE` or
+`"cashbox.Rectificatif": Guard(fill_once=("second_signature",))`; `manage.py migrate` (post_migrate) installs it.
+"""
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+FROZEN, FILL_ONCE, FREE = "frozen", "fill_once", "free"
+PREFIX = "r23_"
+MESSAGE = "r23_append_only: rien de ce qui est inscrit n'est modifié ni supprimé (R23)"
+
+
+@dataclass(frozen=True)
+class Guard:
+    """What the workflow may change in a row after its insertion; a guarded row is never deleted.
+
+    fill_once: columns written once, from empty (NULL, or '' for text) to a value, then frozen.
+    transitions: {column: ((old, new), …)}: the only moves of a state column.
+    free: columns the workflow edits at will (registry settings).
+    free_while: {column: SQL condition on OLD/NEW, same in both dialects}: the column may change while it holds.
+    frozen: columns frozen explicitly (useful when `others` is not FROZEN).
+    others: what every column not named above follows: FROZEN (the default), FILL_ONCE or FREE. The primary key
+    is always frozen.
+    """
+
+    fill_once: tuple = ()
+    transitions: dict = field(default_factory=dict)
+    free: tuple = ()
+    free_while: dict = field(default_factory=dict)
+    frozen: tuple = ()
+    others: str = FROZEN
+
+    def named(self):
+        return {*self.fill_once, *self.transitions, *self.free, *self.free_while, *self.frozen}
+
+
+WRITE_ONCE = Guard()
+
+TABLEAU_WITHOUT_CASHBOX = "NOT EXISTS (SELECT 1 FROM tables_cashbox WHERE tables_cashbox.tableau_id = OLD.id)"
+ROSTER_IS_DRAFT = (
+    "EXISTS (SELECT 1 FROM seances_roster WHERE seances_roster.id = OLD.roster_id AND seances_roster.state = 'draft')"
+)
+
+# model label -> Guard. The one place that says what may change in a regulated row (R23).
+GUARDS = {
+    # The establishment and its staff: edited through the registry pages, never deleted.
+    "casino.Casino": Guard(others=FREE),
+    "casino.Employee": Guard(others=FREE, frozen=("user",)),
+    "casino.Membership": Guard(free=("active",)),
+    "casino.Alert": Guard(fill_once=("acknowledged_at", "acknowledged_by")),
+    "casino.JournalEntry": WRITE_ONCE,
+    # Dated versions of the casino's settings (day-fixed values): a version is never edited, a new one is added.
+    "casino.DaySettings": WRITE_ONCE,
+    # Separation of duties (R29): a proposal and its decision are written once.
+    "casino.AccountChange": WRITE_ONCE,
+    "casino.AccountDecision": WRITE_ONCE,
+    # Public keys only (the private key never enters the database); a rotation retires a key once.
+    "casino.CasinoKey": Guard(fill_once=("retired_at",)),
+    "casino.Seal": WRITE_ONCE,
+    "casino.Export": Guard(
+        # A build that loses the database goes back to pending to be retried; the sweeper fails a stuck one.
+        transitions={
+            "state": (
+                ("pending", "running"),
+                ("running", "done"),
+                ("running", "failed"),
+                ("running", "pending"),
+                ("pending", "failed"),
+            )
+        },
+        free=("progress", "row_counts", "started_at"),
+        fill_once=("file_path", "sha256", "error", "finished_at"),
+    ),
+    # The registry (R1–R3): names and service flags change; game, casino, configuration and kind never do.
+    "tables.Apparatus": Guard(free=("name", "in_service")),
+    "tables.Table": Guard(free=("name", "chef_faces_launcher", "placement_note", "in_service")),
+    "tables.Tableau": Guard(free=("in_service",), free_while={"number": TABLEAU_WITHOUT_CASHBOX}),
+    "tables.Cashbox": WRITE_ONCE,
+    # Séances (R10–R13, R4): a day's values are fixed once; a séance only moves forward.
+    "seances.GamingDay": Guard(frozen=("casino", "date"), others=FILL_ONCE),
+    "seances.Seance": Guard(
+        # A planned séance opens then closes, or is declared « non tenue » with its reason and signature (R24).
+        transitions={"state": (("planned", "open"), ("open", "closed"), ("planned", "not_held"))},
+        fill_once=(
+            "actual_start",
+            "opened_by",
+            "actual_end",
+            "closed_by",
+            "not_held_reason",
+            "not_held_signature",
+        ),
+    ),
+    "seances.Opening": WRITE_ONCE,
+    "seances.Roster": Guard(transitions={"state": (("draft", "published"),)}, fill_once=("published_at", "signature")),
+    # A draft order's places and tableaux may change; a published one's may not (R4, R20).
+    "seances.RosterMember": Guard(free_while={"position": ROSTER_IS_DRAFT, "tableau": ROSTER_IS_DRAFT}),
+    # The register of spins (R9, R4, R1): a spin is written once; a mistake is a new spin that corrects it (R23).
+    "seances.Spin": WRITE_ONCE,
+    "seances.RosterChange": WRITE_ONCE,
+    # Cash (R14–R23): money is written once; an interruption is resumed once; a register is signed twice, once each.
+    "cashbox.Signature": WRITE_ONCE,
+    "cashbox.Advance": WRITE_ONCE,
+    "cashbox.Count": WRITE_ONCE,
+    "cashbox.Count_witnesses": WRITE_ONCE,
+    "cashbox.Interruption": Guard(fill_once=("resumed_at", "resumed_by", "lids_off")),
+    "cashbox.Correction": WRITE_ONCE,
+    "cashbox.ControlRegister": Guard(fill_once=("first_signature", "second_signature")),
+    "cashbox.ControlRegisterLine": WRITE_ONCE,
+    # The books beyond the day (R22, R24–R27): a rectificatif is signed by two, once each; the rest is written once.
+    "cashbox.Deputy": WRITE_ONCE,
+    "cashbox.RegisterAmendment": Guard(fill_once=("first_signature", "second_signature")),
+    "cashbox.RegisterAmendmentLine": WRITE_ONCE,
+    "books.Observation": WRITE_ONCE,
+    "books.ObservationAction": WRITE_ONCE,
+    "books.LevySchedule": WRITE_ONCE,
+    "books.LevyBracket": WRITE_ONCE,
+    "books.MonthlyStatement": WRITE_ONCE,
+}
+
+
+# Resolving the specification against the models ----------------------------------------------------------------
+
+
+def is_history_model(model):
+    from simple_history.models import HistoricalChanges
+
+    return issubclass(model, HistoricalChanges)
+
+
+def guarded_models():
+    """[(model, Guard)] of every guarded model: those of GUARDS, and every history model (written once)."""
+    from django.apps import apps
+
+    found = [(apps.get_model(label), guard) for label, guard in GUARDS.items()]
+    found += [(model, WRITE_ONCE) for model in apps.get_models() if is_history_model(model)]
+    return found
+
+
+def column_rules(model, guard):
+    """[(column, kind, detail)] for every concrete column of the model: kind FROZEN, FILL_ONCE, FREE, "transition"
+    (detail: the allowed moves) or "free_while" (detail: the SQL condition)."""
+    fields = {f.name: f for f in model._meta.concrete_fields}
+    for name in guard.named():
+        if name not in fields:
+            raise LookupError(f"append_only.GUARDS: {model._meta.label} has no field {name!r}")
+    rules = []
+    for name, model_field in fields.items():
+        if model_field.primary_key or name in guard.frozen:
+            rules.append((model_field, FROZEN, None))
+        elif name in guard.transitions:
+            rules.append((model_field, "transition", guard.transitions[name]))
+        elif name in guard.free_while:
+            rules.append((model_field, "free_while", guard.free_while[name]))
+        elif name in guard.fill_once:
+            rules.append((model_field, FILL_ONCE, None))
+        elif name in guard.free:
+            rules.append((model_field, FREE, None))
+        else:
+            rules.append((model_field, guard.others, None))
+    return rules
+
+
+def _quote(value):
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _unchanged(column, vendor):
+    if vendor == "postgresql":
+        return f'NEW."{column}" IS NOT DISTINCT FROM OLD."{column}"'
+    return f'NEW."{column}" IS OLD."{column}"'
+
+
+def allowed_condition(model_field, kind, detail, vendor):
+    """The SQL condition under which an UPDATE may leave this column as NEW has it; None when always allowed."""
+    column = model_field.column
+    same = _unchanged(column, vendor)
+    if kind == FREE:
+        return None
+    if kind == FROZEN:
+        return same
+    if kind == FILL_ONCE:
+        empty = f'OLD."{column}" IS NULL'
+        if model_field.get_internal_type() in ("CharField", "TextField"):
+            empty = f"({empty} OR OLD.\"{column}\" = '')"
+        return f"({same} OR {empty})"
+    if kind == "transition":
+        # Equivalent mutant (pragma): SQL keywords read the same in any case, in both dialects.
+        moves = " OR ".join(  # pragma: no mutate
+            f'(OLD."{column}" = {_quote(old)} AND NEW."{column}" = {_quote(new)})' for old, new in detail
+        )
+        return f"({same} OR {moves})"
+    if kind == "free_while":
+        return f"({same} OR ({detail}))"
+    raise ValueError(f"unknown guard kind {kind!r}")
+
+
+def refusal(table, column=None, kind=None):
+    """The French message of a refused change (no '%': PL/pgSQL reads it as a placeholder)."""
+    if column is None:
+        return f"{MESSAGE} : suppression refusée dans {table}"
+    what = {
+        FROZEN: "ne change jamais",
+        FILL_ONCE: "ne s'inscrit qu'une fois",
+        "transition": "ne suit que les transitions permises",
+        "free_while": "ne change plus",
+        "all": "est écrite une fois pour toutes",
+    }[kind]
+    return f"{MESSAGE} : la colonne {column} de {table} {what}"
+
+
+# SQL of each database ---------------------------------------------------------------------------------------------
+
+
+def sqlite_statements(model, guard):
+    table = model._meta.db_table
+    statements = [
+        f'CREATE TRIGGER "{PREFIX}guard_delete_{table}" BEFORE DELETE ON "{table}" '
+        f"BEGIN SELECT RAISE(ABORT, {_quote(refusal(table))}); END"
+    ]
+    rules = column_rules(model, guard)
+    if all(kind == FROZEN for _field, kind, _detail in rules):
+        statements.append(
+            f'CREATE TRIGGER "{PREFIX}guard_update_{table}" BEFORE UPDATE ON "{table}" '
+            f"BEGIN SELECT RAISE(ABORT, {_quote(refusal(table, 'chaque', 'all'))}); END"
+        )
+        return statements
+    for model_field, kind, detail in rules:
+        # Equivalent mutants (pragma): every vendor but "postgresql" gets SQLite's SQL (_unchanged).
+        condition = allowed_condition(model_field, kind, detail, "sqlite")  # pragma: no mutate
+        if condition is None:
+            continue
+        column = model_field.column
+        statements.append(
+            f'CREATE TRIGGER "{PREFIX}guard_{table}__{column}" BEFORE UPDATE OF "{column}" ON "{table}" '
+            f"WHEN NOT ({condition}) BEGIN SELECT RAISE(ABORT, {_quote(refusal(table, column, kind))}); END"
+        )
+    return statements
+
+
+def _pg_function_name(table):
+    name = f"{PREFIX}guard_{table}"
+    if len(name) > 63:
+        import hashlib
+
+        name = name[:54] + hashlib.sha256(table.encode()).hexdigest()[:9]
+    return name
+
+
+def postgresql_statements(model, guard):
+    table = model._meta.db_table
+    function = _pg_function_name(table)
+    checks = []
+    rules = column_rules(model, guard)
+    if all(kind == FROZEN for _field, kind, _detail in rules):
+        checks.append(f"RAISE EXCEPTION {_quote(refusal(table, 'chaque', 'all'))} USING ERRCODE = '23000';")
+    else:
+        for model_field, kind, detail in rules:
+            condition = allowed_condition(model_field, kind, detail, "postgresql")
+            if condition is not None:
+                message = _quote(refusal(table, model_field.column, kind))
+                checks.append(f"IF NOT ({condition}) THEN RAISE EXCEPTION {message} USING ERRCODE = '23000'; END IF;")
+    body = "\n    ".join(checks)
+    return [
+        f"""
+        CREATE OR REPLACE FUNCTION "{function}"() RETURNS trigger AS $$
+        BEGIN
+            IF TG_OP <> 'UPDATE' THEN
+                RAISE EXCEPTION {_quote(refusal(table))} USING ERRCODE = '23000';
+            END IF;
+            {body}
+            RETURN NEW;
+        END
+        $$ LANGUAGE plpgsql
+        """,
+        f'CREATE TRIGGER "{PREFIX}guard" BEFORE UPDATE OR DELETE ON "{table}" '
+        f'FOR EACH ROW EXECUTE FUNCTION "{function}"()',
+        f'CREATE TRIGGER "{PREFIX}guard_truncate" BEFORE TRUNCATE ON "{table}" '
+        f'FOR EACH STATEMENT EXECUTE FUNCTION "{function}"()',
+    ]
+
+
+# Installing and removing --------------------------------------------------------------------------------------
+
+
+def existing_triggers(connection, tables=None):
+    """[(table, trigger)] of the guard triggers in the database (every name starting with r23_)."""
+    with connection.cursor() as cursor:
+        # Equivalent mutants (pragma): SQL keywords and unquoted names read the same in any case, in both dialects.
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "SELECT c.relname, t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "  # pragma: no mutate
+                "WHERE NOT t.tgisinternal AND t.tgname LIKE 'r23\\_%%'"  # pragma: no mutate
+            )
+        else:
+            cursor.execute(
+                "SELECT tbl_name, name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'r23\\_%' ESCAPE '\\'"  # pragma: no mutate
+            )
+        rows = cursor.fetchall()
+    return [(table, name) for table, name in rows if tables is None or table in tables]
+
+
+def drop(connection, tables=None):
+    """Drop the guard triggers (of the given tables, or all): DDL, for migrations and tests, never a row switch."""
+    with connection.cursor() as cursor:
+        for table, name in existing_triggers(connection, tables):
+            if connection.vendor == "postgresql":
+                cursor.execute(f'DROP TRIGGER IF EXISTS "{name}" ON "{table}"')
+            else:
+                cursor.execute(f'DROP TRIGGER IF EXISTS "{name}"')
+        if connection.vendor == "postgresql" and tables is None:
+            # Triggers of an earlier version of this module, and their shared function.
+            # Equivalent mutants (pragma): an unquoted SQL statement reads the same in any case.
+            cursor.execute("DROP FUNCTION IF EXISTS casino_refuse_change() CASCADE")  # pragma: no mutate
+
+
+def install(connection):
+    """(Re)create the triggers of every guarded table that exists; idempotent, run after every migrate."""
+    if connection.vendor not in ("postgresql", "sqlite"):
+        raise RuntimeError(f"append-only triggers are not written for {connection.vendor}")
+    with connection.cursor() as cursor:
+        existing = set(connection.introspection.table_names(cursor))
+    statements = []
+    for model, guard in guarded_models():
+        if model._meta.db_table not in existing:
+            continue
+        if connection.vendor == "postgresql":
+            statements += postgresql_statements(model, guard)
+        else:
+            statements += sqlite_statements(model, guard)
+    # One transaction: no moment when another connection sees a guarded table without its triggers, nor a half-done
+    # install if a statement fails; and SQLite then syncs the file once instead of once per statement.
+    # Equivalent mutant (pragma): `using=None` is the same connection while the project has one database.
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:  # pragma: no mutate
+        drop(connection)
+        for statement in statements:
+            cursor.execute(statement)

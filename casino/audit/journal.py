@@ -1,0 +1,715 @@
+"""The journal: an append-only, hash-chained record of every regulated action and every refusal (R23).
+
+Each entry is one canonical JSON document (sorted keys, no spaces, UTF-8) holding the casino, the sequence number,
+the UTC time, the actor and role, the action, the object and its payload. Its hash is
+SHA-256(previous hash, a line feed, the canonical document), so that a flipped byte, a deleted, inserted or swapped
+entry breaks the chain at the exact sequence number where it happens. The canonical form is frozen by a test vector
+(tests/test_journal.py): changing it would make every exported journal unverifiable.
+"""
+
+import contextvars
+import datetime
+import hashlib
+import json
+import uuid
+from contextlib import contextmanager
+from decimal import Decimal
+
+from django.core.exceptions import FieldDoesNotExist
+from django.db import models, transaction
+
+GENESIS = "0" * 64
+
+
+def _default(value):
+    if isinstance(value, Decimal):
+        return f"{value:.2f}" if value == value.quantize(Decimal("0.01")) else str(value)
+    if isinstance(value, datetime.datetime):
+        return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"not canonical: {type(value).__name__}")
+
+
+def canonical(document):
+    """The canonical bytes of a document: sorted keys, no insignificant space, UTF-8, Decimals as strings."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default).encode()
+
+
+def chain_hash(previous_hash, canonical_bytes):
+    return hashlib.sha256(previous_hash.encode("ascii") + b"\n" + canonical_bytes).hexdigest()
+
+
+def append(
+    casino_id, action, *, actor=None, role="", object_type="", object_id="", payload=None, at=None, tableau_number=None
+):
+    """Append one entry to the casino's chain, in the caller's transaction; returns it.
+
+    No savepoint: a failed append fails the caller's transaction, which must not commit without its entry anyway.
+    """
+    from django.db import connection
+    from django.utils import timezone
+
+    at = at or timezone.now()
+    document = {
+        "casino": casino_id,
+        "sequence": 0,
+        "at": at,
+        "actor": actor.username if actor is not None else "",
+        "role": role,
+        "action": action,
+        "object_type": object_type,
+        "object_id": str(object_id),
+        "tableau": tableau_number,
+        "payload": payload or {},
+    }
+    row = {
+        "casino_id": casino_id,
+        "recorded_at": at,
+        "actor": actor,
+        "actor_role": role,
+        "action": action,
+        "object_type": object_type,
+        "object_id": str(object_id),
+        "tableau_number": tableau_number,
+    }
+    with transaction.atomic(savepoint=False):
+        if connection.vendor == "postgresql":
+            pending = _batch.get()
+            if pending is not None:
+                # Inside batched(): written with the other entries of the write, in one statement at its end.
+                pending.append((document, row))
+                return None
+            return _append_in_one_statement(connection, document, row)
+        sequence, previous = _next_link(casino_id)
+        document["sequence"] = sequence
+        body = canonical(document)
+        from casino.models import JournalEntry
+
+        return JournalEntry.objects.create(
+            **row, sequence=sequence, document=body.decode(), previous_hash=previous, hash=chain_hash(previous, body)
+        )
+
+
+_batch = contextvars.ContextVar("casino_journal_batch", default=None)
+
+
+@contextmanager
+def batched():
+    """Inside the block, on PostgreSQL, the entries appended (each history row's) are written at its end, in one
+    statement per casino, in their order: a signed cash write makes two (its signature and its record), and each
+    statement holds the casino's head. The block must end inside the transaction that made the entries; an
+    exception leaves them unwritten, as its transaction rolls back. append() returns None for a batched entry."""
+    outer = _batch.get()
+    if outer is not None:
+        yield
+        return
+    pending = []
+    token = _batch.set(pending)
+    try:
+        yield
+    finally:
+        _batch.reset(token)
+    if pending:
+        from django.db import connection
+
+        by_casino = {}
+        for document, row in pending:
+            by_casino.setdefault(row["casino_id"], []).append((document, row))
+        for entries in by_casino.values():
+            _append_many_in_one_statement(connection, entries)
+
+
+def _spliced(document):
+    """(prefix, suffix) of the canonical document around its sequence number (see _append_in_one_statement)."""
+    body = canonical(document).decode()
+    tail = ',"tableau":' + canonical(document["tableau"]).decode() + "}"
+    placeholder = ',"sequence":0' + tail
+    if not body.endswith(placeholder):
+        raise RuntimeError("journal: the canonical document no longer ends with its sequence and tableau")
+    return body[: -len(placeholder)] + ',"sequence":', tail
+
+
+def _columns(row):
+    """The entry's own columns in the order both inserts list them: time, actor, role, action, object, tableau."""
+    actor = row["actor"]
+    return [
+        row["recorded_at"],
+        actor.pk if actor is not None else None,
+        row["actor_role"],
+        row["action"],
+        row["object_type"],
+        row["object_id"],
+        row["tableau_number"],
+    ]
+
+
+def _append_many_in_one_statement(connection, entries):
+    """PostgreSQL: append several entries of one casino in one statement, the head moved once by their number and
+    each entry chained onto the one before (a recursive query); every hash is recomputed here and must match."""
+    if len(entries) == 1:
+        _append_in_one_statement(connection, *entries[0])
+        return
+    casino_id = entries[0][1]["casino_id"]  # pragma: no mutate (batched() groups by casino: any entry's is the same)
+    items, params = [], []
+    for k, (document, row) in enumerate(entries, start=1):
+        items.append("(%s, %s, %s, %s::timestamptz, %s::integer, %s, %s, %s, %s, %s::integer)")
+        params += [k, *_spliced(document), *_columns(row)]
+    sql = f"""
+        WITH RECURSIVE head AS (
+            UPDATE casino_journalhead SET sequence = sequence + %s WHERE casino_id = %s
+            RETURNING sequence - %s AS base, hash
+        ),
+        item (k, prefix, suffix, recorded_at, actor_id, actor_role, action, object_type, object_id,
+              tableau_number) AS (VALUES {", ".join(items)}),
+        link (k, sequence, document, previous_hash, hash) AS (
+            SELECT item.k, head.base + 1, doc.document, head.hash::text,
+                encode(sha256(convert_to(head.hash || E'\\n' || doc.document, 'UTF8')), 'hex')
+            FROM head, item, LATERAL (SELECT item.prefix || (head.base + 1)::text || item.suffix AS document) doc
+            WHERE item.k = 1
+            UNION ALL
+            SELECT item.k, link.sequence + 1, doc.document, link.hash,
+                encode(sha256(convert_to(link.hash || E'\\n' || doc.document, 'UTF8')), 'hex')
+            FROM link JOIN item ON item.k = link.k + 1,
+                LATERAL (SELECT item.prefix || (link.sequence + 1)::text || item.suffix AS document) doc
+        )
+        INSERT INTO casino_journalentry (casino_id, sequence, recorded_at, actor_id, actor_role, action, object_type,
+            object_id, tableau_number, document, previous_hash, hash)
+        SELECT %s, link.sequence, item.recorded_at, item.actor_id, item.actor_role, item.action, item.object_type,
+            item.object_id, item.tableau_number, link.document, link.previous_hash, link.hash
+        FROM link JOIN item USING (k) ORDER BY link.k
+        RETURNING sequence, previous_hash, hash, document
+    """
+    params = [len(entries), casino_id, len(entries), *params, casino_id]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        inserted = cursor.fetchall()
+        if not inserted:
+            # No head yet for this casino: create it at its last entry, then append.
+            _next_link(casino_id)
+            cursor.execute(sql, params)
+            inserted = cursor.fetchall()
+    inserted.sort()
+    if len(inserted) != len(entries):
+        raise RuntimeError("journal: the database did not append every entry")
+    previous_entry = None
+    pairs = zip(entries, inserted, strict=True)  # pragma: no mutate (lengths compared above: strict or not, the same)
+    for (document, _row), (sequence, previous, digest, text) in pairs:
+        prefix, suffix = _spliced(document)
+        if text != f"{prefix}{sequence}{suffix}" or chain_hash(previous, text.encode()) != digest:
+            raise RuntimeError("journal: the database's hash differs from the canonical one")
+        if previous_entry is not None and (sequence, previous) != (previous_entry[0] + 1, previous_entry[2]):
+            raise RuntimeError("journal: the database did not chain the entries in their order")
+        previous_entry = (sequence, previous, digest)
+
+
+def _append_in_one_statement(connection, document, row):
+    """PostgreSQL: take the next number, chain and insert in one statement, so that the head stays locked for one
+    round trip per entry. The document is the canonical form with the number spliced in at its place (its keys are
+    sorted: "sequence" then "tableau", the last one), hashed by PostgreSQL's sha256() over the same UTF-8 bytes;
+    the hash is recomputed here and must match, or the transaction fails."""
+    from casino.models import JournalEntry
+
+    prefix, suffix = _spliced(document)
+    sql = """
+        WITH head AS (
+            UPDATE casino_journalhead SET sequence = sequence + 1 WHERE casino_id = %s RETURNING sequence, hash
+        )
+        INSERT INTO casino_journalentry (casino_id, sequence, recorded_at, actor_id, actor_role, action, object_type,
+            object_id, tableau_number, document, previous_hash, hash)
+        SELECT %s, head.sequence, %s, %s, %s, %s, %s, %s, %s, link.document, head.hash,
+            encode(sha256(convert_to(head.hash || E'\\n' || link.document, 'UTF8')), 'hex')
+        FROM head, LATERAL (SELECT %s || head.sequence::text || %s AS document) link
+        RETURNING id, sequence, previous_hash, hash
+    """
+    params = [row["casino_id"], row["casino_id"], *_columns(row), prefix, suffix]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        inserted = cursor.fetchone()
+        if inserted is None:
+            # No head yet for this casino: create it at its last entry, then append.
+            _next_link(row["casino_id"])
+            cursor.execute(sql, params)
+            inserted = cursor.fetchone()
+    pk, sequence, previous, digest = inserted
+    text = f"{prefix}{sequence}{suffix}"
+    if chain_hash(previous, text.encode()) != digest:
+        raise RuntimeError("journal: the database's hash differs from the canonical one")
+    entry = JournalEntry(id=pk, sequence=sequence, document=text, previous_hash=previous, hash=digest, **row)
+    entry._state.adding = False
+    return entry
+
+
+def _next_link(casino_id):
+    """(sequence, previous hash) of the casino's next entry, its head row locked until the transaction ends.
+
+    The head row is the one lock every journaled write of a casino shares: taken at the first append, which the
+    services reach after their checks, secrets included, so that it is held only for the inserts and the commit.
+    Two concurrent appends never take the same number nor chain onto the same entry: the second waits for the first
+    to commit, then reads the head the first one's entry moved (READ COMMITTED re-reads a row after its lock).
+    """
+    from casino.models import JournalEntry, JournalHead
+
+    heads = JournalHead.objects.select_for_update().filter(casino_id=casino_id).values_list("sequence", "hash")
+    head = heads.first()  # pragma: no mutate (None would only take the longer way below to the same row)
+    if head is None:
+        # The casino's first append since the head table exists (or a casino without entries): its head starts at
+        # its last entry. A concurrent first append waits on this insert, then finds the row and locks it.
+        last = (
+            JournalEntry.objects.filter(casino_id=casino_id)
+            .order_by("-sequence")
+            .values_list("sequence", "hash")
+            .first()
+        )
+        sequence, digest = last or (0, GENESIS)
+        start = JournalHead(casino_id=casino_id, sequence=sequence, hash=digest)
+        # A concurrent first append may have inserted the row since the read: keep theirs, then lock it. Not
+        # reproduced by the tests (PostgreSQL appends in one statement, without this function).
+        JournalHead.objects.bulk_create([start], ignore_conflicts=True)  # pragma: no mutate (a race, see above)
+        head = heads.first()
+    return head[0] + 1, head[1]
+
+
+# What each history-tracked record contributes to the journal ---------------------------------------------------
+
+CASINO_PATHS = (
+    "casino_id",
+    "tableau.casino_id",
+    "cashbox.tableau.casino_id",
+    "apparatus.casino_id",
+    "gaming_day.casino_id",
+    "seance.gaming_day.casino_id",
+    "register.gaming_day.casino_id",
+    "roster.seance.gaming_day.casino_id",
+    "change.casino_id",
+    "amendment.register.gaming_day.casino_id",
+)
+
+
+def casinos_of(instance):
+    """The casinos whose journal records a change of this object (an employee's: each of their casinos)."""
+    from casino.models import Casino, Employee, Membership
+
+    if isinstance(instance, Casino):
+        return [instance.pk]
+    if isinstance(instance, Employee):
+        return list(Membership.objects.filter(employee=instance).values_list("casino_id", flat=True))
+    casino_id = first_along(instance, CASINO_PATHS)
+    return [casino_id] if casino_id is not None else []
+
+
+def first_along(instance, paths):
+    """The first non-empty value found by following one of the dotted attribute paths from the instance.
+
+    Only forward fields are followed: a reverse one-to-one (a signature's `count`) would cost a query to find,
+    usually, nothing, on every journaled write.
+    """
+    for path in paths:
+        value = instance
+        try:
+            for attribute in path.split("."):
+                if not _forward(value, attribute):
+                    raise AttributeError(attribute)  # pragma: no mutate (only caught below, never read)
+                value = getattr(value, attribute)
+        except AttributeError:
+            continue
+        if value is not None:
+            return value
+    return None
+
+
+def _forward(value, attribute):
+    meta = getattr(value, "_meta", None)
+    if meta is None:
+        return hasattr(value, attribute)
+    try:
+        field = meta.get_field(attribute)
+    except FieldDoesNotExist:  # a plain attribute or a property
+        return hasattr(value, attribute)
+    return field.concrete
+
+
+TABLEAU_PATHS = (
+    "tableau.number",
+    "cashbox.tableau.number",
+    "count.cashbox.tableau.number",
+    "advance.cashbox.tableau.number",
+)
+
+
+def tableau_of(instance):
+    """The order number of the tableau a record belongs to, for the regulator's filter; None if none."""
+    from tables.models import Tableau
+
+    if isinstance(instance, Tableau):
+        return instance.number
+    return first_along(instance, TABLEAU_PATHS)
+
+
+def record_payload(instance):
+    """The concrete field values of a record, as stored (foreign keys by id)."""
+    payload = {}
+    for field in instance._meta.concrete_fields:
+        value = getattr(instance, field.attname)
+        if isinstance(field, models.JSONField):
+            payload[field.attname] = value
+        elif (
+            isinstance(value, (str, int, float, bool, Decimal, datetime.date, datetime.time, uuid.UUID))
+            or value is None
+        ):
+            payload[field.attname] = value
+        else:
+            payload[field.attname] = str(value)
+    return payload
+
+
+ACTIONS = {"+": "create", "~": "change", "-": "delete"}
+
+
+def on_historical_record(sender, instance, history_instance, history_user=None, **kwargs):
+    """Every history row of a regulated record gets its journal entry, in the same transaction."""
+    from casino.accounts.roles import role_of
+
+    label = instance._meta.label_lower
+    action = f"{label}.{ACTIONS[history_instance.history_type]}"  # simple-history writes only these three
+    role = role_of(history_user) if history_user is not None else None
+    payload = record_payload(instance)
+    if history_instance.history_change_reason:
+        payload["_reason"] = history_instance.history_change_reason
+    tableau_number = tableau_of(instance)
+    if label == "casino.membership" and history_instance.history_type == "+":
+        # The employee was journaled to the casinos they belonged to when last saved: the casino they join now
+        # records them too, so that its journal holds every record it reconciles (R23).
+        employee = instance.employee
+        append(
+            instance.casino_id,
+            "casino.employee.join",
+            actor=history_user,
+            role=role.value if role else "",
+            object_type="casino.employee",
+            object_id=employee.pk,
+            payload=record_payload(employee),
+            at=history_instance.history_date,
+        )
+    for casino_id in casinos_of(instance):
+        append(
+            casino_id,
+            action,
+            actor=history_user,
+            role=role.value if role else "",
+            object_type=label,
+            object_id=instance.pk,
+            payload=payload,
+            at=history_instance.history_date,
+            tableau_number=tableau_number,
+        )
+
+
+def record_refusal(request, casino_ids, rule, message, status):
+    """Journal a refused attempt with its rule id, after the refused request's own transaction rolled back."""
+    from casino.accounts.roles import role_of
+
+    user = request.user if request.user.is_authenticated else None
+    role = role_of(user) if user else None
+    for casino_id in casino_ids:
+        append(
+            casino_id,
+            "refusal",
+            actor=user,
+            role=role.value if role else "",
+            payload={
+                "rule": rule,
+                "message": message,
+                "status": status,
+                "method": request.method,
+                "path": request.path,
+            },
+        )
+
+
+def record_event(casino_ids, action, *, actor=None, object_type="", object_id="", payload=None):
+    """Journal an event that is not a history row (an account event: creation, grant, code, token, lockout…).
+
+    `action` is dotted, e.g. "account.token_issued"; it is appended in the caller's transaction to the chain of
+    each casino given (an account event: every casino of the person concerned).
+    """
+    from casino.accounts.roles import role_of
+    from casino.audit.actors import current_actor
+
+    if actor is None:
+        actor = current_actor()
+    role = role_of(actor) if actor is not None and actor.is_authenticated else None
+    for casino_id in casino_ids:
+        append(
+            casino_id,
+            action,
+            actor=actor,
+            role=role.value if role else "",
+            object_type=object_type,
+            object_id=object_id,
+            payload=payload or {},
+        )
+
+
+def verify_chain(entries):
+    """Check a chain of (sequence, previous_hash, hash, document bytes) in order.
+
+    Returns a list of problems [(sequence, what)], empty when the chain is intact.
+    """
+    problems = []
+    expected_sequence, previous = 1, GENESIS
+    for sequence, previous_hash, digest, document in entries:
+        if sequence != expected_sequence:
+            missing = sequence > expected_sequence  # pragma: no mutate (≥ is the same here: the numbers differ)
+            what = "entrée manquante" if missing else "entrée en double ou déplacée"
+            problems.append((expected_sequence, f"{what} : numéro {sequence} trouvé, {expected_sequence} attendu"))
+        if previous_hash != previous:
+            problems.append((sequence, "le chaînage est rompu : l'empreinte précédente ne correspond pas"))
+        if chain_hash(previous_hash, document if isinstance(document, bytes) else document.encode()) != digest:
+            problems.append((sequence, "l'entrée a été modifiée : son empreinte ne correspond plus à son contenu"))
+        if problems:
+            return problems
+        expected_sequence, previous = sequence + 1, digest
+    return problems
+
+
+def verify_casino(casino, reconcile=True, seals=None, processes=None):
+    """Verify a casino's live chain and records: (number of entries, problems); see chain_state."""
+    count, problems, _last_documents = chain_state(casino, reconcile, seals, want_documents=False, processes=processes)
+    return count, problems
+
+
+def chain_state(casino, reconcile=True, seals=None, want_documents=True, processes=None):
+    """Verify a casino's live chain: (number of entries, problems), streaming so that memory stays flat.
+
+    The chain is also checked against every seal (casino/audit/seals.py): those of the database and the seal documents
+    given (downloaded earlier by the regulator), so that a chain rewritten and re-hashed up to a sealed entry is
+    caught. Returns (count, problems, last documents {(object type, id): (sequence, document)}).
+    Beyond the chain, each entry's filter columns (action, actor, role, object, tableau, time) must say what its
+    hashed document says: an edit of those columns alone, behind the database's back, is named too. Then, with
+    `reconcile`, every journaled record's current row is compared with its last journal document (see
+    `reconcile_records`): a row changed behind a dropped trigger is named by record and field. Problems are
+    (sequence number or None, French sentence).
+
+    On PostgreSQL an intact journal is proven in bulk, in parallel blocks (casino/audit/journal_fast.py); anything that
+    does not hold there is read here, entry by entry, which words each problem. `want_documents` False: the last
+    documents are not needed (verification only), the fast path does not gather them.
+    """
+    from django.db import connection
+
+    from casino.models import JournalEntry
+
+    if connection.vendor == "postgresql":
+        from casino.audit import journal_fast
+
+        proven = journal_fast.chain_state(casino, reconcile, seals, want_documents, processes)
+        if proven is not None:
+            return proven
+
+    rows = (
+        JournalEntry.objects.filter(casino=casino)
+        .order_by("sequence")
+        .values_list(
+            "sequence",
+            "previous_hash",
+            "hash",
+            "document",
+            "action",
+            "actor__username",
+            "actor_role",
+            "object_type",
+            "object_id",
+            "tableau_number",
+            "recorded_at",
+        )
+    )
+    count = rows.count()
+    mismatches = []
+    last_documents = {}
+    journaled = journaled_labels() if reconcile else set()
+
+    def chain():
+        for row in rows.iterator():
+            if not mismatches:
+                mismatch = column_mismatch(row)
+                if mismatch:
+                    mismatches.append((row[0], mismatch))
+            if row[7] in journaled and row[4].startswith(row[7] + "."):
+                # Only the newest history document of each record is kept (an account event about an employee is
+                # not one), unparsed: memory grows with records, not entries.
+                last_documents[(row[7], row[8])] = (row[0], row[3])
+            yield row[:4]
+
+    from casino.audit import seals as sealing
+
+    problems = verify_chain(chain()) + sealing.check(casino, seals)
+    if problems:
+        return count, problems, last_documents
+    if mismatches:
+        return count, mismatches, last_documents
+    if reconcile:
+        # A record's problem carries no sequence of its own: its message names the record, the field, both values
+        # and the entry it was compared with.
+        return count, [(None, m["message"]) for m in reconcile_records(casino.pk, last_documents)], last_documents
+    return count, [], last_documents
+
+
+# Reconciling the records with the journal (R23) -----------------------------------------------------------------
+
+PROJECT_APPS = ("casino", "tables", "seances", "cashbox")
+
+
+def journaled_models():
+    """Every model whose history rows are journaled: the project's models with django-simple-history."""
+    from django.apps import apps
+    from simple_history.models import HistoricalChanges
+
+    return [
+        model
+        for model in apps.get_models()
+        if model._meta.app_label in PROJECT_APPS
+        and hasattr(model, "history")
+        and not issubclass(model, HistoricalChanges)
+    ]
+
+
+def journaled_labels():
+    return {model._meta.label_lower for model in journaled_models()}
+
+
+def records_of(model, casino_id):
+    """The model's rows that belong to a casino, following the first of CASINO_PATHS the model has."""
+    from django.core.exceptions import FieldError
+
+    from casino.models import Casino, Employee
+
+    if model is Casino:
+        return model._default_manager.filter(pk=casino_id)
+    if model is Employee:
+        return model._default_manager.filter(memberships__casino_id=casino_id).distinct()
+    for path in CASINO_PATHS:
+        lookup = path.replace(".", "__")
+        try:
+            return model._default_manager.filter(**{lookup: casino_id})
+        except FieldError:
+            continue
+    return model._default_manager.none()
+
+
+def _comparable(value):
+    """A payload value as its canonical JSON form, so that a row and a document compare alike."""
+    return json.loads(canonical(value))
+
+
+def same_value(model_field, journal_value, database_value):
+    if journal_value == database_value:
+        return True
+    if journal_value is None or database_value is None:
+        return False
+    try:
+        if isinstance(model_field, models.DecimalField):
+            return Decimal(str(journal_value)) == Decimal(str(database_value))
+        if isinstance(model_field, models.DateTimeField):
+            parse = datetime.datetime.fromisoformat  # reads a trailing "Z" since Python 3.11
+            return parse(str(journal_value)) == parse(str(database_value))
+    except (ArithmeticError, ValueError):
+        return False
+    return str(journal_value) == str(database_value)
+
+
+def reconcile_records(casino_id, last_documents):
+    """Compare every journaled record of the casino with its last journal document.
+
+    last_documents: {(object_type, object_id): (sequence, document text)} from the chain. Returns the mismatches,
+    each {sequence, record, field, journal, database, message}: a field whose value differs, a record that is not
+    in the journal, or one the journal has but the database lost.
+    """
+    found = []
+    seen = set()
+    for model in journaled_models():
+        label = model._meta.label_lower
+        for instance in records_of(model, casino_id).order_by("pk").iterator():  # 2 000 rows a fetch: Django's default
+            key = (label, str(instance.pk))
+            seen.add(key)
+            found += compare_record(model, instance, last_documents.get(key))
+    return found + missing_records(last_documents, seen)
+
+
+def compare_record(model, instance, last):
+    """The mismatches of one record with its last journal document `last` = (sequence, document text) or None."""
+    record = f"{model._meta.label_lower} n° {instance.pk}"
+    if last is None:
+        if model._meta.label_lower == "casino.employee":
+            # An employee is journaled to the casinos of their memberships, which may come after them.
+            return []
+        return [_mismatch(None, record, "", None, None, f"{record} : absent du journal")]
+    found = []
+    sequence, document = last
+    payload = json.loads(document).get("payload", {})
+    current = _comparable(record_payload(instance))
+    for name, model_field in ((f.attname, f) for f in model._meta.concrete_fields):
+        if not same_value(model_field, payload.get(name), current.get(name)):
+            found.append(
+                _mismatch(
+                    sequence,
+                    record,
+                    name,
+                    payload.get(name),
+                    current.get(name),
+                    f"{record} : le champ « {name} » vaut {current.get(name)!r} en base, "
+                    f"{payload.get(name)!r} au journal (entrée n° {sequence})",
+                )
+            )
+    return found
+
+
+def missing_records(last_documents, seen):
+    """The records the journal describes (and did not delete) that are not among those `seen` in the database."""
+    found = []
+    for key, (sequence, document) in sorted(last_documents.items(), key=lambda item: item[1][0]):
+        if key not in seen and not str(json.loads(document).get("action")).endswith(".delete"):
+            record = f"{key[0]} n° {key[1]}"
+            if key[0] == "casino.employee":
+                continue
+            found.append(
+                _mismatch(
+                    sequence,
+                    record,
+                    "",
+                    None,
+                    None,
+                    f"{record} : au journal (entrée n° {sequence}) mais absent de la base",
+                )
+            )
+    return found
+
+
+def _mismatch(sequence, record, field, journal_value, database_value, message):
+    return {
+        "sequence": sequence,
+        "record": record,
+        "field": field,
+        "journal": journal_value,
+        "database": database_value,
+        "message": message,
+    }
+
+
+COLUMNS = ("action", "actor", "role", "object_type", "object_id", "tableau")
+
+
+def column_mismatch(row):
+    """The first filter column of a journal row that differs from its hashed document, as a French sentence."""
+    document = json.loads(row[3])
+    values = dict(zip(COLUMNS, row[4:10], strict=True))  # pragma: no mutate (six columns, six values: strict or not)
+    values["actor"] = values["actor"] or ""
+    for name in COLUMNS:
+        if document.get(name) != values[name]:
+            return f"la colonne « {name} » ne correspond plus au document signé ({values[name]!r})"
+    if _default(row[10]) != document.get("at"):
+        return "l'horodatage ne correspond plus au document signé"
+    return None

@@ -1,0 +1,141 @@
+"""Seals: the journal's head signed with the casino's key, an anchor outside the database (R23).
+
+A seal is written at the end of each gaming day (Celery beat, casino.tasks.seal_gaming_days) and with every export;
+the regulator downloads them (page « Scellements », GET /api/v1/seals/), and every verifier checks the chain against
+every seal it is given: the live chain (verify_journal, the nightly task, the journal page, each export) against
+the seals of the database and any file the regulator passes, and tools/verify_export.py against the seals an export
+carries and those passed with --seals.
+"""
+
+import base64
+import datetime
+import json
+import logging
+
+from django.core.exceptions import ImproperlyConfigured
+from django.db import transaction
+from django.utils import timezone
+
+from casino.audit import signing
+from casino.models import Casino, CasinoKey, JournalEntry, Seal, seal_message
+
+logger = logging.getLogger(__name__)
+
+SEAL_FIELDS = ["casino", "sequence", "hash", "at", "key_id", "public_key", "signature", "reason", "gaming_day"]
+
+
+@transaction.atomic
+def seal(casino, reason, gaming_day=None, export=None):
+    """Sign the casino's journal head now; returns the Seal, or None when the journal is empty."""
+    # The casino row serialises the chain (casino.audit.journal.append): the head cannot move while it is signed.
+    Casino.objects.select_for_update().filter(pk=casino.pk).values_list("pk", flat=True).first()
+    head = JournalEntry.objects.filter(casino=casino).order_by("-sequence").values_list("sequence", "hash").first()
+    if head is None:
+        return None
+    at = timezone.now()
+    key, signature = signing.sign(casino, seal_message(casino.pk, head[0], head[1], at))
+    return Seal.objects.create(
+        casino=casino,
+        key=key,
+        sequence=head[0],
+        hash=head[1],
+        sealed_at=at,
+        signature=base64.b64encode(signature).decode(),
+        reason=reason,
+        gaming_day=gaming_day,
+        export=export,
+    )
+
+
+def seal_ended_days(now=None):
+    """Seal every casino whose last gaming day has ended without its seal; returns the seals written."""
+    from seances.models import GamingDay
+
+    written = []
+    for casino in Casino.objects.all():
+        ended = GamingDay.date_at(casino, now) - datetime.timedelta(days=1)
+        if Seal.objects.filter(casino=casino, reason=Seal.Reason.DAY_END, gaming_day=ended).exists():
+            continue
+        try:
+            made = seal(casino, Seal.Reason.DAY_END, gaming_day=ended)
+        except ImproperlyConfigured as exc:
+            # A missing or mismatched private key must not stop the other casinos' seals nor crash the beat task:
+            # the director and the regulator see an alert, and the next run (every quarter of an hour) tries again,
+            # since no seal of that day was written.
+            logger.error("seal of casino %s for %s failed: %s", casino.pk, ended, exc)
+            alert_missing_key(casino, ended, exc)
+            continue
+        if made is not None:
+            written.append(made)
+    return written
+
+
+def alert_missing_key(casino, gaming_day, exc):
+    """The open alert of a gaming day left unsealed because the casino's signing key is unusable."""
+    from casino.rules import cite
+    from casino.services import raise_alert
+
+    message = (
+        f"Le journal de la journée de jeu du {gaming_day:%d/%m/%Y} n'a pas pu être scellé : {exc} "
+        "Nouvel essai automatique tous les quarts d'heure."
+    )
+    return raise_alert(casino, "seal", f"seal-key:{gaming_day.isoformat()}", cite("R23", message), "R23")
+
+
+def as_document(seal_row):
+    """A seal as the regulator downloads it: everything needed to check it without the database."""
+    at = seal_row.sealed_at.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return {
+        "casino": seal_row.casino_id,
+        "sequence": seal_row.sequence,
+        "hash": seal_row.hash,
+        "at": at,
+        "key_id": seal_row.key.key_id,
+        "public_key": base64.b64encode(signing.raw_public(seal_row.key.public_key_pem)).decode(),
+        "signature": seal_row.signature,
+        "reason": seal_row.reason,
+        "gaming_day": seal_row.gaming_day.isoformat() if seal_row.gaming_day else "",
+    }
+
+
+def load_file(path):
+    """The seals of a file the regulator downloaded (JSON list, or {"seals": [...]})."""
+    with open(path, encoding="utf-8") as file:
+        data = json.load(file)
+    return data["seals"] if isinstance(data, dict) else data
+
+
+def check(casino, documents=None):
+    """Problems [(sequence, French sentence)] of the live chain against the seals: those of the database and the
+    documents given (downloaded earlier by the regulator). A seal must be signed by a key of the casino, and the
+    live entry at its sequence must still have its hash."""
+    from casino.audit.journal import canonical
+
+    problems = []
+    keys = {key.key_id: key for key in CasinoKey.objects.filter(casino=casino)}
+    given = [as_document(s) for s in Seal.objects.filter(casino=casino).select_related("key")]
+    given += [d for d in (documents or []) if int(d.get("casino", 0)) == casino.pk]
+    hashes = dict(
+        JournalEntry.objects.filter(casino=casino, sequence__in={int(d["sequence"]) for d in given}).values_list(
+            "sequence", "hash"
+        )
+    )
+    for document in given:
+        sequence = int(document["sequence"])
+        key = keys.get(document.get("key_id"))
+        data = canonical({"casino": casino.pk, "sequence": sequence, "hash": document["hash"], "at": document["at"]})
+        if key is None:
+            problems.append((sequence, f"le scellement du {document['at']} est signé par une clé inconnue"))
+        elif not signing.verify(key.public_key_pem, document["signature"], data):
+            problems.append((sequence, f"la signature du scellement du {document['at']} est invalide"))
+        elif sequence not in hashes:
+            problems.append((sequence, f"l'entrée scellée le {document['at']} a disparu du journal"))
+        elif hashes[sequence] != document["hash"]:
+            problems.append(
+                (
+                    sequence,
+                    f"le journal a été réécrit : l'entrée n'a plus l'empreinte scellée le {document['at']} "
+                    f"({document['hash'][:16]}…)",
+                )
+            )
+    return problems

@@ -1,0 +1,758 @@
+"""Signed exports of a casino's records for a date range, which the regulator verifies offline (R23).
+
+An export is a BagIt package (RFC 8493) serialized as a .zip holding one folder: `bagit.txt`, `data/` (one CSV file
+per record type, the journal with its hash chain, the printable carnets and control registers as HTML),
+`manifest-sha256.txt`, `bag-info.txt` (the period, the row counts, the journal's anchors and the casino's public key),
+`tagmanifest-sha256.txt`, and `tagmanifest-sha256.txt.sig`: the Ed25519 signature of the tag manifest by the casino's
+key, in base64. tools/verify_export.py checks all of it without Django.
+
+Memory stays flat whatever the period: rows are streamed to disk (COPY … TO STDOUT on PostgreSQL, a chunked
+iterator elsewhere) and hashed as they are written; files are zipped and hashed by chunks.
+"""
+
+import base64
+import csv
+import datetime
+import hashlib
+import io
+import logging
+import os
+import shutil
+import tempfile
+import zipfile
+from decimal import Decimal
+
+from django.apps import apps
+from django.conf import settings
+from django.core.exceptions import FieldError, PermissionDenied
+from django.db import OperationalError, connection, models, transaction
+from django.db.models import Q
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from casino.accounts.roles import role_of
+from casino.audit import journal, signing
+from casino.models import Casino, Export, JournalEntry, Seal
+from casino.rules import InvalidTransition
+
+logger = logging.getLogger(__name__)
+
+CHUNK_ROWS = 5000
+CHUNK_BYTES = 1024 * 1024
+JOURNAL_FILE = "data/journal.csv"
+SEAL_COLUMNS = ["casino", "sequence", "hash", "at", "key_id", "public_key", "signature", "reason", "gaming_day"]
+JOURNAL_COLUMNS = [
+    ("sequence", "sequence"),
+    ("recorded_at", "recorded_at"),
+    ("actor", "actor__username"),
+    ("role", "actor_role"),
+    ("action", "action"),
+    ("object_type", "object_type"),
+    ("object_id", "object_id"),
+    ("previous_hash", "previous_hash"),
+    ("hash", "hash"),
+    ("document", "document"),
+]
+
+
+# The casino's signing key -----------------------------------------------------------------------------------
+
+
+def signing_key(casino):
+    """The casino's active public key (CasinoKey); the private key stays outside the database (casino/audit/signing.py)."""
+    return signing.active_key(casino)
+
+
+def raw_public_key(key):
+    return signing.raw_public(key.public_key_pem)
+
+
+def public_key_base64(key):
+    return base64.b64encode(raw_public_key(key)).decode()
+
+
+def fingerprint(key):
+    """SHA-256 of the raw public key, in groups of four, to compare by eye with the published one."""
+    digest = hashlib.sha256(raw_public_key(key)).hexdigest()
+    return " ".join(digest[i : i + 4] for i in range(0, 64, 4))
+
+
+def sign(key, data):
+    signed_by, signature = signing.sign(key.casino, data)
+    if signed_by.pk != key.pk:
+        raise RuntimeError("the casino's active key changed while the export was built")
+    return signature
+
+
+# Requesting an export ---------------------------------------------------------------------------------------
+
+
+def request_export(user, casino, date_from, date_to, retry_of=None):
+    """Record the request and its journal entry in one transaction; the package is built by a Celery task."""
+    from casino.tasks import build_export
+
+    if not user.has_perm("casino.view_audit") or not Casino.objects.for_user(user).filter(pk=casino.pk).exists():
+        raise PermissionDenied("Seul le contrôle peut exporter les registres de ses établissements.")
+    role = role_of(user)
+    with transaction.atomic():
+        export = Export.objects.create(
+            casino=casino, requested_by=user, date_from=date_from, date_to=date_to, retry_of=retry_of
+        )
+        payload = {"period": [date_from.isoformat(), date_to.isoformat()], "sha256": ""}
+        if retry_of is not None:
+            payload["retry_of"] = retry_of.pk
+        journal.append(
+            casino.pk,
+            "export.create",
+            actor=user,
+            role=role.value if role else "",
+            object_type="casino.export",
+            object_id=export.pk,
+            payload=payload,
+        )
+        # The worker must find the committed row: the task is queued once the request's transaction commits.
+        transaction.on_commit(lambda: build_export.delay(export.pk))
+    return export
+
+
+def retry_export(user, export_id):
+    """Relaunch a failed export: a new export of the same casino and period, journaled with the one it replaces.
+
+    The failed export stays as it is (R23: nothing recorded is rewritten); each failure is relaunched once.
+    """
+    with transaction.atomic():
+        # Two clicks on « Relancer » at once: the lock on the failed export lets one create the relaunch, and the
+        # other then finds it relaunched (the one-to-one retry_of would refuse a second one anyway).
+        export = (
+            Export.objects.for_user(user).select_for_update(of=("self",)).select_related("casino").get(pk=export_id)
+        )
+        if export.state != Export.State.FAILED:
+            raise InvalidTransition("R23", "Seul un export en échec peut être relancé")
+        if Export.objects.filter(retry_of=export).exists():
+            raise InvalidTransition("R23", "Cet export a déjà été relancé")
+        return request_export(user, export.casino, export.date_from, export.date_to, retry_of=export)
+
+
+def sweep_stuck_exports(now=None):
+    """Mark failed every export pending or running for longer than EXPORT_STUCK_MINUTES; returns their ids.
+
+    A worker killed in the middle of a build (out of memory, a host restart) leaves its export « en cours »; the
+    sweeper makes that visible and lets the regulator relaunch it. The threshold is longer than the build's hard
+    time limit, so a build still running is never swept.
+    """
+    now = now or timezone.now()
+    limit = now - datetime.timedelta(minutes=settings.EXPORT_STUCK_MINUTES)
+    stuck = Export.objects.filter(
+        Q(state=Export.State.RUNNING, started_at__lt=limit)
+        | Q(state=Export.State.RUNNING, started_at__isnull=True, created_at__lt=limit)
+        | Q(state=Export.State.PENDING, created_at__lt=limit)
+    )
+    swept = []
+    for export_id in stuck.values_list("pk", flat=True):
+        with transaction.atomic():
+            # The build may finish at this very moment: the row lock makes either the build or the sweeper win,
+            # and the loser sees the other's state.
+            export = Export.objects.select_for_update().get(pk=export_id)
+            if not export.in_progress:
+                continue
+            previous, label = export.state, export.get_state_display().lower()
+            export.state, export.finished_at = Export.State.FAILED, now
+            export.error = (
+                f"Interrompu : l'export est resté « {label} » plus de {settings.EXPORT_STUCK_MINUTES} minutes "
+                "(le traitement a été perdu). Relancez-le."
+            )
+            export.save(update_fields=["state", "error", "finished_at"])
+            journal.append(
+                export.casino_id,
+                "export.failed",
+                object_type="casino.export",
+                object_id=export.pk,
+                payload={"state": previous, "reason": "stuck", "minutes": settings.EXPORT_STUCK_MINUTES},
+            )
+            swept.append(export.pk)
+    return swept
+
+
+def period_bounds(casino, date_from, date_to):
+    """The moments a period of gaming days covers: from the first day's opening hour to the day after the last."""
+    from seances.models import GamingDay
+
+    return GamingDay(casino=casino, date=date_from).starts_at, GamingDay(casino=casino, date=date_to).ends_at
+
+
+# Writing CSV files while hashing them -----------------------------------------------------------------------
+
+
+class HashingFile:
+    """A binary file that keeps the SHA-256 and the size of what is written to it."""
+
+    def __init__(self, path):
+        self.file = open(path, "wb")  # noqa: SIM115 (closed by close())
+        self.sha = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data):
+        self.file.write(data)
+        self.sha.update(data)
+        self.size += len(data)
+
+    def close(self):
+        self.file.close()
+
+
+def _text(value):
+    # The iterator path's formats; on PostgreSQL, COPY writes the server's own text forms of the same values.
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    if isinstance(value, datetime.datetime):
+        return value.astimezone(datetime.UTC).isoformat()
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, (dict, list)):
+        return journal.canonical(value).decode()
+    return str(value)
+
+
+def _csv_line(values):
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerow(values)
+    return buffer.getvalue().encode()
+
+
+def copy_queryset(out, queryset):
+    """Stream a values_list queryset as CSV rows (no header) into `out`: COPY on PostgreSQL, an iterator elsewhere."""
+    if connection.vendor == "postgresql":
+        sql, params = queryset.query.sql_with_params()
+        with connection.cursor() as cursor:
+            # Django's cursor wraps psycopg's: COPY needs psycopg 3's own cursor, on the same connection.
+            with cursor.connection.cursor() as pg, pg.copy(f"COPY ({sql}) TO STDOUT WITH (FORMAT csv)", params) as copy:
+                for chunk in copy:
+                    out.write(bytes(chunk))
+        return
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    for number, row in enumerate(queryset.iterator(chunk_size=CHUNK_ROWS), start=1):
+        writer.writerow([_text(value) for value in row])
+        if number % CHUNK_ROWS == 0:
+            out.write(buffer.getvalue().encode())
+            buffer.seek(0)
+            buffer.truncate()
+    out.write(buffer.getvalue().encode())
+
+
+def journal_queryset(casino_id, first, last):
+    """The journal rows of JOURNAL_COLUMNS, recorded_at written exactly as the hashed document writes it."""
+    queryset = JournalEntry.objects.filter(casino_id=casino_id, sequence__range=(first, last)).order_by("sequence")
+    lookups = [lookup for _header, lookup in JOURNAL_COLUMNS]
+    if connection.vendor == "postgresql":
+        queryset = queryset.annotate(
+            at_utc=models.Func(
+                models.F("recorded_at"),
+                template="to_char(%(expressions)s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')",
+                output_field=models.CharField(),
+            )
+        )
+        lookups[1] = "at_utc"
+    return queryset.values_list(*lookups)
+
+
+class _JournalRows:
+    """The iterator path formats recorded_at as the canonical document does (casino.audit.journal._default)."""
+
+    def __init__(self, queryset):
+        self.queryset = queryset
+
+    def iterator(self, chunk_size):
+        for row in self.queryset.iterator(chunk_size=chunk_size):
+            yield (row[0], row[1].astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), *row[2:])
+
+
+def write_journal(path, casino_id, first, last):
+    """Write journal.csv for sequences first..last; returns (sha256, size, rows). Used by the benchmark too."""
+    out = HashingFile(path)
+    try:
+        out.write(_csv_line([header for header, _lookup in JOURNAL_COLUMNS]))
+        if first is not None:
+            queryset = journal_queryset(casino_id, first, last)
+            copy_queryset(out, queryset if connection.vendor == "postgresql" else _JournalRows(queryset))
+    finally:
+        out.close()
+    rows = 0 if first is None else last - first + 1
+    return out.sha.hexdigest(), out.size, rows
+
+
+def journal_range(casino, start, end):
+    """The first and last entries recorded in [start, end), by sequence number: the range is contiguous even
+    when a recorded time is slightly out of order, so that the verifier can demand every number in between."""
+    entries = JournalEntry.objects.filter(casino=casino, recorded_at__gte=start, recorded_at__lt=end)
+    bounds = entries.aggregate(first=models.Min("sequence"), last=models.Max("sequence"))
+    if bounds["first"] is None:
+        return None, None
+    first = JournalEntry.objects.get(casino=casino, sequence=bounds["first"])
+    last = JournalEntry.objects.get(casino=casino, sequence=bounds["last"])
+    return first, last
+
+
+# What each CSV file holds: (file, model, condition, [(header, lookup)]) -------------------------------------
+
+
+def datasets(casino, date_from, date_to, start, end):
+    period = (date_from, date_to)
+    return [
+        (
+            "seances.csv",
+            "seances.Seance",
+            Q(gaming_day__casino=casino, gaming_day__date__range=period),
+            ["id", ("date", "gaming_day__date"), "kind", "state", "planned_start", "planned_end", "actual_start"]
+            + ["actual_end", ("opened_by", "opened_by__username"), ("closed_by", "closed_by__username")],
+        ),
+        (
+            "openings.csv",
+            "seances.Opening",
+            Q(tableau__casino=casino, gaming_day__date__range=period),
+            ["id", ("date", "gaming_day__date"), ("seance", "seance_id"), ("tableau", "tableau__number")]
+            + [("game", "tableau__game"), "minimum", "max_plein", "max_chances"]
+            + [("decided_by", "decided_by__username"), "decided_role", "decided_at"],
+        ),
+        (
+            "advances.csv",
+            "cashbox.Advance",
+            Q(cashbox__tableau__casino=casino, seance__gaming_day__date__range=period),
+            ["id", ("date", "seance__gaming_day__date"), ("seance", "seance_id"), ("cashbox", "cashbox_id")]
+            + [("tableau", "cashbox__tableau__number"), "kind", "chips", "amount"]
+            + [("counted_by", "counted_by__username"), ("brought_by", "brought_by__username")]
+            + [("signature", "signature_id"), ("recorded_by", "recorded_by__username"), "recorded_at"],
+        ),
+        (
+            "counts.csv",
+            "cashbox.Count",
+            Q(cashbox__tableau__casino=casino, seance__gaming_day__date__range=period),
+            ["id", ("date", "seance__gaming_day__date"), ("seance", "seance_id"), ("cashbox", "cashbox_id")]
+            + [("tableau", "cashbox__tableau__number"), "kind", "chips", "amount", "advances_total", "result"]
+            + [("counted_by", "counted_by__username"), ("caissier", "caissier__username")]
+            + [("signature", "signature_id"), ("recorded_by", "recorded_by__username"), "recorded_at"],
+        ),
+        (
+            "count_witnesses.csv",
+            "cashbox.Count_witnesses",
+            Q(count__cashbox__tableau__casino=casino, count__seance__gaming_day__date__range=period),
+            [("count", "count_id"), ("witness", "user__username")],
+        ),
+        (
+            "interruptions.csv",
+            "cashbox.Interruption",
+            Q(tableau__casino=casino, seance__gaming_day__date__range=period),
+            ["id", ("date", "seance__gaming_day__date"), ("seance", "seance_id"), ("tableau", "tableau__number")]
+            + ["kind", "started_at", "resumed_at", ("logged_by", "logged_by__username")]
+            + [("key_holder", "key_holder__username"), ("locked_box", "locked_box_id")]
+            + ["attests_short", "attests_boxes_at_table", "attests_staff_at_post", ("attestation", "attestation_id")]
+            + [("count", "count_id"), ("resumed_by", "resumed_by__username"), "lids_off"],
+        ),
+        (
+            "corrections.csv",
+            "cashbox.Correction",
+            Q(casino=casino)
+            & (Q(advance__seance__gaming_day__date__range=period) | Q(count__seance__gaming_day__date__range=period)),
+            ["id", ("advance", "advance_id"), ("count", "count_id"), "previous_amount", "amount", "chips", "reason"]
+            + ["approval_words", ("approval", "approval_id"), ("recorded_by", "recorded_by__username"), "recorded_at"],
+        ),
+        (
+            "signatures.csv",
+            "cashbox.Signature",
+            Q(casino=casino, signed_at__gte=start, signed_at__lt=end),
+            ["id", ("signer", "signer__username"), "role", "purpose", "statement", "digest", "signed_at"],
+        ),
+        (
+            "control_registers.csv",
+            "cashbox.ControlRegister",
+            Q(gaming_day__casino=casino, gaming_day__date__range=period),
+            ["id", ("date", "gaming_day__date"), "total", "total_in_words", "drawn_up_at"]
+            + [("drawn_up_by", "drawn_up_by__username"), ("first_signature", "first_signature_id")]
+            + [("second_signature", "second_signature_id")],
+        ),
+        (
+            "control_register_lines.csv",
+            "cashbox.ControlRegisterLine",
+            Q(register__gaming_day__casino=casino, register__gaming_day__date__range=period),
+            ["id", ("register", "register_id"), ("date", "register__gaming_day__date"), ("seance", "seance_id")]
+            + [("cashbox", "cashbox_id"), ("tableau", "cashbox__tableau__number"), ("count", "count_id"), "result"],
+        ),
+        # The rotation order (R4): exported when its models exist.
+        (
+            "rosters.csv",
+            "seances.Roster",
+            Q(seance__gaming_day__casino=casino, seance__gaming_day__date__range=period),
+            ["id", ("date", "seance__gaming_day__date"), ("seance", "seance_id"), ("apparatus", "apparatus__name")]
+            + [("chef", "chef__username"), "period_minutes", "state", ("created_by", "created_by__username")]
+            + ["created_at", "published_at", ("signature", "signature_id")],
+        ),
+        (
+            "roster_members.csv",
+            "seances.RosterMember",
+            Q(roster__seance__gaming_day__casino=casino, roster__seance__gaming_day__date__range=period),
+            ["id", ("roster", "roster_id"), "position", ("launcher", "user__username")],
+        ),
+        (
+            "roster_changes.csv",
+            "seances.RosterChange",
+            Q(roster__seance__gaming_day__casino=casino, roster__seance__gaming_day__date__range=period),
+            ["id", ("roster", "roster_id"), "at", "kind", ("member", "member__username")]
+            + [("replacement", "replacement__username"), "reason", ("recorded_by", "recorded_by__username")]
+            + ["recorded_at"],
+        ),
+    ]
+
+
+def record_columns(label, columns):
+    """The dataset's columns, followed by every stored field of the record its readable columns do not already
+    carry under the field's own name: the offline verifier compares those with the record's last journal document
+    (casino.audit.journal.record_payload), so the CSV holds the whole record."""
+    model = apps.get_model(label)
+    headers = {column[0] if isinstance(column, tuple) else column for column in columns}
+    extra = [f.attname for f in model._meta.concrete_fields if f.attname not in headers]
+    return list(columns) + extra
+
+
+def dataset_queryset(label, condition, columns):
+    """The values_list of a dataset, or None when its model or one of its fields does not exist (yet)."""
+    try:
+        model = apps.get_model(label)
+        lookups = [column[1] if isinstance(column, tuple) else column for column in columns]
+        return model._default_manager.filter(condition).order_by("pk").values_list(*lookups)
+    except (LookupError, FieldError) as exc:
+        logger.warning("export: %s skipped (%s)", label, exc)
+        return None
+
+
+def count_csv_rows(path):
+    with open(path, encoding="utf-8", newline="") as file:
+        return sum(1 for _ in csv.reader(file)) - 1
+
+
+# The printable books --------------------------------------------------------------------------------------
+
+
+def write_books(casino, date_from, date_to, data_dir, add):
+    """The carnets d'avances (modèle 10) and control registers (modèle 12) of the period, as printable HTML."""
+    from cashbox.carnets import carnet_of
+    from cashbox.models import Advance, ControlRegister, Count, season_of
+    from tables.models import Cashbox
+
+    period = (date_from, date_to)
+    cashbox_ids = set(
+        Advance.objects.filter(cashbox__tableau__casino=casino, seance__gaming_day__date__range=period).values_list(
+            "cashbox_id", flat=True
+        )
+    ) | set(
+        Count.objects.filter(cashbox__tableau__casino=casino, seance__gaming_day__date__range=period).values_list(
+            "cashbox_id", flat=True
+        )
+    )
+    os.makedirs(os.path.join(data_dir, "carnets"), exist_ok=True)
+    os.makedirs(os.path.join(data_dir, "registres"), exist_ok=True)
+    cashboxes = Cashbox.objects.filter(pk__in=cashbox_ids).select_related("tableau__casino", "tableau__table")
+    for cashbox in cashboxes.order_by("tableau__number", "pk"):
+        for season in range(season_of(date_from), season_of(date_to) + 1):
+            carnet = carnet_of(cashbox, season)
+            days = [day for day in carnet["days"] if date_from <= day["date"] <= date_to]
+            if not days:
+                continue
+            name = f"carnets/carnet-tableau-{cashbox.tableau.number}-caisse-{cashbox.pk}-saison-{season}.html"
+            html = render_to_string(
+                "casino/export_carnet.html",
+                {"carnet": carnet, "days": days, "cashbox": cashbox, "date_from": date_from, "date_to": date_to},
+            )
+            add(name, html.encode())
+    registers = (
+        ControlRegister.objects.filter(gaming_day__casino=casino, gaming_day__date__range=period)
+        .select_related("gaming_day", "first_signature__signer", "second_signature__signer")
+        .prefetch_related("lines__cashbox__tableau", "lines__seance", "lines__count__corrections")
+        .order_by("gaming_day__date")
+    )
+    for register in registers:
+        html = render_to_string("casino/export_register.html", {"register": register, "casino": casino})
+        add(f"registres/registre-{register.gaming_day.date.isoformat()}.html", html.encode())
+    # The books beyond the day (R24–R27): séances non tenues, deputies, rectificatifs, observations, carnet des
+    # prélèvements (modèle 13) and situations mensuelles (modèle 5), as canonical JSON.
+    from books.exports import write_documents
+
+    write_documents(casino, date_from, date_to, data_dir, add)
+
+
+# Building the package -------------------------------------------------------------------------------------
+
+
+def _progress(export, value):
+    export.progress = value
+    export.save(update_fields=["progress"])
+
+
+def build(export_id, final_attempt=True):
+    """Build the signed package of an export; a retried task finds it taken and does nothing.
+
+    A database error (OperationalError: the server restarted, a connection was cut) puts the export back to
+    pending and propagates, so that the task retries, unless this is the task's last attempt: then, as for any
+    other error, the export is marked failed.
+    """
+    with transaction.atomic():
+        # A redelivered task (worker lost, retry) must not build the same export twice: the row lock lets one
+        # delivery move it out of "pending", and the other then finds it taken.
+        # of=("self",): the export only, not its casino nor its requester.
+        export = (
+            Export.objects.select_for_update(of=("self",)).select_related("casino", "requested_by").get(pk=export_id)
+        )
+        if export.state != Export.State.PENDING:
+            return None
+        export.state, export.progress, export.started_at = Export.State.RUNNING, 1, timezone.now()
+        export.save(update_fields=["state", "progress", "started_at"])
+    outer_atomic = connection.in_atomic_block
+    os.makedirs(settings.EXPORT_ROOT, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".build-", dir=settings.EXPORT_ROOT)
+    try:
+        with transaction.atomic():
+            if connection.vendor == "postgresql" and not outer_atomic:
+                # One snapshot for the reconciliation, the records and the journal: a change committed meanwhile
+                # would otherwise show in a CSV row but not in the journal exported with it, or the other way round.
+                with connection.cursor() as cursor:
+                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            name, digest, counts = _build(export, staging)
+    except OperationalError as exc:
+        logger.warning("export %s: database error, %s", export_id, "giving up" if final_attempt else "will retry")
+        if final_attempt:
+            _finish_failed(export_id, exc)
+        else:
+            _back_to_pending(export_id)
+        raise
+    except Exception as exc:
+        logger.exception("export %s failed", export_id)
+        _finish_failed(export_id, exc)
+        return None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    with transaction.atomic():
+        # The sweeper may have given this build up meanwhile: the lock decides, and a build that lost keeps nothing.
+        export = Export.objects.select_for_update().get(pk=export_id)
+        if export.state != Export.State.RUNNING:
+            os.remove(os.path.join(settings.EXPORT_ROOT, name))
+            return None
+        export.state, export.progress, export.file_path, export.sha256 = Export.State.DONE, 100, name, digest
+        export.row_counts, export.finished_at = counts, timezone.now()
+        export.save(update_fields=["state", "progress", "file_path", "sha256", "row_counts", "finished_at"])
+        journal.append(
+            export.casino_id,
+            "export.done",
+            object_type="casino.export",
+            object_id=export.pk,
+            payload={
+                "period": [export.date_from.isoformat(), export.date_to.isoformat()],
+                "sha256": digest,
+                "file": name,
+                "rows": counts,
+            },
+        )
+    return name
+
+
+def _finish_failed(export_id, exc):
+    with transaction.atomic():
+        export = Export.objects.select_for_update().get(pk=export_id)
+        if export.state != Export.State.RUNNING:
+            return
+        export.state, export.error, export.finished_at = Export.State.FAILED, str(exc)[:2000], timezone.now()
+        export.save(update_fields=["state", "error", "finished_at"])
+
+
+def _back_to_pending(export_id):
+    try:
+        Export.objects.filter(pk=export_id, state=Export.State.RUNNING).update(
+            state=Export.State.PENDING, progress=0, started_at=None
+        )
+    except OperationalError:
+        # The database is still away: the export stays running, and the sweeper marks it failed later.
+        logger.warning("export %s: could not put it back to pending", export_id)
+
+
+def _build(export, staging):
+    casino = export.casino
+    key = signing_key(casino)
+    bag_name = f"export-{casino.pk}-{export.date_from.isoformat()}-{export.date_to.isoformat()}-{export.pk}"
+    bag_dir = os.path.join(staging, bag_name)
+    data_dir = os.path.join(bag_dir, "data")
+    os.makedirs(data_dir)
+    start, end = period_bounds(casino, export.date_from, export.date_to)
+    manifest, counts = {}, {}
+
+    # Every record is reconciled with its last journal document before it is exported (R23); the discrepancies
+    # found are written in the package and raise an alert, and the offline verifier repeats the comparison.
+    entries, problems, last_documents = journal.chain_state(casino)
+    if problems:
+        from casino.tasks import alert_journal_problems
+
+        alert_journal_problems(casino, problems)
+    specs = [
+        (filename, label, condition, record_columns(label, columns))
+        for filename, label, condition, columns in datasets(casino, export.date_from, export.date_to, start, end)
+        if _model_exists(label)
+    ]
+    journaled = journal.journaled_labels()
+    records = {}
+    for filename, label, _condition, _columns in specs:
+        if apps.get_model(label)._meta.label_lower in journaled:
+            records[f"data/{filename}"] = apps.get_model(label)._meta.label_lower
+
+    # The journal runs from the period's first entry (or the older last entry of an exported record, so that the
+    # verifier finds every record's last document) to the head at this moment, so that the seal covers it.
+    first, last = journal_range(casino, start, end)
+    oldest = _oldest_last_document(specs, records, last_documents)
+    starts = [sequence for sequence in (first and first.sequence, oldest) if sequence is not None]
+    # The head is sealed with the export: the journal exported ends at the seal (R23).
+    from casino.audit.seals import as_document, seal
+
+    export_seal = seal(casino, Seal.Reason.EXPORT, export=export)
+    if export_seal is not None:
+        last = JournalEntry.objects.get(casino=casino, sequence=export_seal.sequence)
+        # A period without any entry still carries the sealed head, so that the seal can be checked offline.
+        first = JournalEntry.objects.get(casino=casino, sequence=min(starts)) if starts else last
+    sha, _size, rows = write_journal(
+        os.path.join(bag_dir, JOURNAL_FILE), casino.pk, first and first.sequence, last and last.sequence
+    )
+    manifest[JOURNAL_FILE], counts[JOURNAL_FILE] = sha, rows
+    _progress(export, 40)
+
+    for number, (filename, label, condition, columns) in enumerate(specs, start=1):
+        queryset = dataset_queryset(label, condition, columns)
+        if queryset is None:
+            continue
+        path = os.path.join(data_dir, filename)
+        out = HashingFile(path)
+        try:
+            out.write(_csv_line([column[0] if isinstance(column, tuple) else column for column in columns]))
+            copy_queryset(out, queryset)
+        finally:
+            out.close()
+        manifest[f"data/{filename}"] = out.sha.hexdigest()
+        counts[f"data/{filename}"] = count_csv_rows(path)
+        _progress(export, 40 + 30 * number // len(specs))
+
+    def add(relative, content):
+        with open(os.path.join(data_dir, relative), "wb") as file:
+            file.write(content)
+        manifest[f"data/{relative}"] = hashlib.sha256(content).hexdigest()
+
+    write_books(casino, export.date_from, export.date_to, data_dir, add)
+    # Every seal of the casino, each with the public key that signed it: the verifier checks the chain against them.
+    seal_rows = [as_document(s) for s in Seal.objects.filter(casino=casino).select_related("key").order_by("pk")]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(SEAL_COLUMNS)
+    writer.writerows([row[column] for column in SEAL_COLUMNS] for row in seal_rows)
+    add("seals.csv", buffer.getvalue().encode())
+    counts["data/seals.csv"] = len(seal_rows)
+    report = "".join(f"{'n° ' + str(seq) + ' : ' if seq is not None else ''}{what}\n" for seq, what in problems)
+    add(
+        "verification.txt",
+        (report or f"Chaîne intacte ({entries} entrées) ; enregistrements conformes au journal.\n").encode(),
+    )
+    _progress(export, 80)
+
+    octets = sum(os.path.getsize(os.path.join(bag_dir, name)) for name in manifest)
+    tag_files = {
+        "bagit.txt": "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n",
+        "manifest-sha256.txt": "".join(f"{manifest[name]}  {name}\n" for name in sorted(manifest)),
+        "bag-info.txt": bag_info(
+            export, key, start, end, octets, len(manifest), counts, first, last, records, problems
+        ),
+    }
+    tag_manifest = ""
+    for name, text in tag_files.items():
+        content = text.encode()
+        with open(os.path.join(bag_dir, name), "wb") as file:
+            file.write(content)
+        tag_manifest += f"{hashlib.sha256(content).hexdigest()}  {name}\n"
+    with open(os.path.join(bag_dir, "tagmanifest-sha256.txt"), "wb") as file:
+        file.write(tag_manifest.encode())
+    with open(os.path.join(bag_dir, "tagmanifest-sha256.txt.sig"), "wb") as file:
+        file.write(base64.b64encode(sign(key, tag_manifest.encode())) + b"\n")
+    _progress(export, 85)
+
+    archive_name = f"{bag_name}.zip"
+    partial = os.path.join(staging, archive_name)
+    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
+        for folder, _dirs, files in os.walk(bag_dir):
+            for filename in sorted(files):
+                path = os.path.join(folder, filename)
+                archive.write(path, os.path.relpath(path, staging))
+    sha = hashlib.sha256()
+    with open(partial, "rb") as file:
+        while chunk := file.read(CHUNK_BYTES):
+            sha.update(chunk)
+    # Moved into place only once complete: a download never sees a half-written archive.
+    os.replace(partial, os.path.join(settings.EXPORT_ROOT, archive_name))
+    return archive_name, sha.hexdigest(), counts
+
+
+def _model_exists(label):
+    try:
+        apps.get_model(label)
+    except LookupError:
+        return False
+    return True
+
+
+def _oldest_last_document(specs, records, last_documents):
+    """The smallest sequence among the last journal documents of the records about to be exported."""
+    oldest = None
+    for filename, label, condition, _columns in specs:
+        object_type = records.get(f"data/{filename}")
+        if object_type is None:
+            continue
+        for pk in apps.get_model(label)._default_manager.filter(condition).values_list("pk", flat=True).iterator():
+            found = last_documents.get((object_type, str(pk)))
+            if found is not None and (oldest is None or found[0] < oldest):
+                oldest = found[0]
+    return oldest
+
+
+def bag_info(export, key, start, end, octets, streams, counts, first, last, records=None, problems=()):
+    casino = export.casino
+    lines = [
+        ("Source-Organization", casino.name),
+        ("Organization-Address", f"{casino.arrete_reference} du {casino.arrete_date:%d/%m/%Y}"),
+        ("External-Description", "Journal chaîné et registres de l'établissement (R23, arrêté du 14 mai 2007)"),
+        ("External-Identifier", f"export-{export.pk}"),
+        ("Bagging-Date", timezone.localdate().isoformat()),
+        ("Export-Period", f"{export.date_from.isoformat()}/{export.date_to.isoformat()}"),
+        ("Export-Period-Start", start.isoformat()),
+        ("Export-Period-End", end.isoformat()),
+        ("Requested-By", export.requested_by.username),
+        ("Payload-Oxum", f"{octets}.{streams}"),
+    ]
+    lines += [("Row-Count", f"{name} {rows}") for name, rows in sorted(counts.items())]
+    # Which record each CSV file holds: the offline verifier compares its rows with their last journal documents.
+    lines += [("Record-File", f"{name} {label}") for name, label in sorted((records or {}).items())]
+    lines += [("Journal-Reconciliation", f"{len(problems)} écart(s) constaté(s) à l'export (data/verification.txt)")]
+    if first is not None:
+        lines += [
+            ("Journal-First-Sequence", str(first.sequence)),
+            ("Journal-First-Previous-Hash", first.previous_hash),
+            ("Journal-First-Hash", first.hash),
+            ("Journal-Last-Sequence", str(last.sequence)),
+            ("Journal-Last-Hash", last.hash),
+        ]
+    lines += [
+        ("Signing-Algorithm", "Ed25519"),
+        ("Signing-Public-Key", public_key_base64(key)),
+        ("Signing-Public-Key-SHA256", fingerprint(key).replace(" ", "")),
+        ("Bag-Software-Agent", "back office boule et vingt-trois"),
+    ]
+    return "".join(f"{label}: {value}\n" for label, value in lines)
+
+
+def export_file(export):
+    """The archive's path on disk, or None if it is not there."""
+    if export.state != Export.State.DONE or not export.file_path:
+        return None
+    path = os.path.join(settings.EXPORT_ROOT, os.path.basename(export.file_path))
+    return path if os.path.exists(path) else None

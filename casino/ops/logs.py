@@ -1,0 +1,36 @@
+"""One JSON object per log line, one schema, for every process: web (Django and gunicorn), worker and beat.
+
+Every line has `time` (UTC, ISO 8601), `level`, `logger` and `message`; a line may add fields of its own (the
+security log adds `event`, an error adds `exc_info`). Used by casino.settings (LOGGING) and by gunicorn.conf.py.
+"""
+
+FORMATTER = {
+    "()": "pythonjsonlogger.json.JsonFormatter",
+    "fmt": "%(levelname)s %(name)s %(message)s",
+    "rename_fields": {"levelname": "level", "name": "logger"},
+    "timestamp": "time",
+    "json_ensure_ascii": False,
+}
+
+
+def logging_config(level="INFO", gunicorn=False):
+    """A logging.config.dictConfig dictionary that sends everything, as JSON lines, to standard error."""
+    config = {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": FORMATTER},
+        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
+        "root": {"handlers": ["console"], "level": level},
+        "loggers": {
+            # Django's own loggers get text handlers of their own by default (django.utils.log.DEFAULT_LOGGING):
+            # named here, they write JSON through ours instead, once.
+            "django": {"handlers": ["console"], "level": level, "propagate": False},
+            "django.server": {"handlers": ["console"], "level": level, "propagate": False},
+            # One line per login, failure, lockout, 403 and expiry (casino.accounts.security.log_event).
+            "casino.accounts.security": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        },
+    }
+    if gunicorn:
+        for name in ("gunicorn.error", "gunicorn.access"):
+            config["loggers"][name] = {"handlers": ["console"], "level": "INFO", "propagate": False}
+    return config

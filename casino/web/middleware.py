@@ -1,0 +1,105 @@
+import logging
+
+from django.shortcuts import render
+
+from casino.audit.journal import record_refusal
+
+logger = logging.getLogger(__name__)
+
+UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
+REFUSALS = {400, 403, 405, 409}
+
+
+def mark_refusal(response, rule, message):
+    """Tell the journal which rule refused this request (pages; the API's error handler does it for itself)."""
+    response.journal_refusal = {"rule": rule, "message": message}
+    return response
+
+
+NUL_REFUSED = (
+    "Le formulaire contient un caractère nul (octet 0), qu'aucun champ n'accepte : rien n'a été enregistré. "
+    "Rechargez la page et saisissez-le de nouveau."
+)
+
+
+class NulByteMiddleware:
+    """A page form holding a NUL byte, in a field's name or value, is refused (400) before anything reads it.
+
+    No field of this application accepts one (Django's form fields refuse it) and PostgreSQL refuses it in any text
+    it is sent, so a lookup or a write of such a value by a view, a service or the one-time form token would end in a
+    500. The API is left to DRF, whose fields refuse it with their own errors."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.method in UNSAFE and not request.path.startswith("/api/") and self.holds_nul(request.POST):
+            response = render(
+                request,
+                "_error.html",
+                {"error_code": 400, "error_title": "Caractère refusé", "error_text": NUL_REFUSED},
+                status=400,
+            )
+            return mark_refusal(response, "", NUL_REFUSED)
+        return self.get_response(request)
+
+    @staticmethod
+    def holds_nul(data):
+        return any("\x00" in name or any("\x00" in value for value in values) for name, values in data.lists())
+
+
+class RefusalJournalMiddleware:
+    """Journal every refused write attempt with its rule id, after the request's transaction rolled back (R23)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if request.method in UNSAFE and response.status_code in REFUSALS and request.user.is_authenticated:
+            refusal = getattr(response, "journal_refusal", None) or self.from_api(response)
+            try:
+                from casino.models import Casino
+
+                # (values_list(flat=True) without a name would take the first column, the key: no mutate.)
+                casinos = list(Casino.objects.for_user(request.user).values_list("pk", flat=True))  # pragma: no mutate
+                record_refusal(
+                    request, casinos, refusal.get("rule", ""), refusal.get("message", ""), response.status_code
+                )
+            except Exception:  # the refusal itself must reach the user even if journaling fails
+                logger.exception("could not journal a refusal")
+        return response
+
+    @staticmethod
+    def from_api(response):
+        data = getattr(response, "data", None)
+        if isinstance(data, dict):
+            return {"rule": str(data.get("code", "")), "message": str(data.get("message", ""))}
+        return {}  # no rule, no message: the caller reads both with an empty default
+
+
+def _names_rule(error):
+    """Whether a validation error's code is a rule id (R followed by digits, as the models' clean() codes them)."""
+    return bool(error.code) and error.code[:1] == "R" and error.code[1:].isdigit()
+
+
+def refusal_of(exc):
+    """The rule id and message of a refusal (a ValidationError or a DomainError), for the journal."""
+    rule = getattr(exc, "rule", "")  # pragma: no mutate (no attribute, None or "": no rule alike)
+    if rule:
+        return rule, exc.message
+    errors = [e for group in exc.error_dict.values() for e in group] if hasattr(exc, "error_dict") else []
+    for error in errors or getattr(exc, "error_list", []):
+        if _names_rule(error):
+            return error.code, error.messages[0]  # a coded error of a list or a field holds one message
+    messages = getattr(exc, "messages", [str(exc)])
+    return "", " ".join(messages)
+
+
+def mark_form_refusal(response, form):
+    """Journal a refused form with the first rule its errors name (the model's clean() codes them)."""
+    for errors in form.errors.as_data().values():
+        for error in errors:
+            if _names_rule(error):
+                return mark_refusal(response, error.code, error.messages[0])  # one message per coded error
+    return response

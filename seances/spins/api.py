@@ -1,0 +1,248 @@
+"""API of the register of spins (R1, R4, R9): record from a tablet or an electronic results display, correct (R23),
+list with filters, and the statistics of an apparatus over a period."""
+
+import datetime
+
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from django_filters import rest_framework as filters
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.decorators import action
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from casino.web.schema import AutoSchema
+from casino.web.transactions import request_transaction
+from casino.web.viewsets import RecordViewSet
+from seances.filters import SpinFilter
+from seances.models import Seance, Spin
+from seances.spins import services as spins
+from seances.spins import stats as spin_stats
+from tables.games.rules import Direction
+from tables.models import Apparatus
+
+
+class SpinSerializer(serializers.ModelSerializer):
+    casino = serializers.IntegerField(source="apparatus.casino_id", read_only=True)
+    apparatus_name = serializers.CharField(source="apparatus.name", read_only=True)
+    game = serializers.CharField(source="apparatus.game", read_only=True)
+    launcher = serializers.CharField(source="launcher.username", read_only=True)
+    recorded_by = serializers.CharField(source="recorded_by.username", read_only=True)
+
+    class Meta:
+        model = Spin
+        fields = [
+            "id",
+            "casino",
+            "seance",
+            "apparatus",
+            "apparatus_name",
+            "game",
+            "sequence",
+            "launched_at",
+            "rien_ne_va_plus_at",
+            "launcher",
+            "number",
+            "pocket",
+            "direction",
+            "corrects",
+            "reason",
+            "recorded_by",
+            "recorded_at",
+        ]
+        read_only_fields = fields
+
+
+class SpinCreateSerializer(serializers.Serializer):
+    apparatus = serializers.IntegerField()
+    seance = serializers.IntegerField()
+    launcher = serializers.CharField(help_text="Identifiant du lanceur, de l'ordre de roulement (R4).")
+    number = serializers.IntegerField(required=False, allow_null=True, help_text="Boule : 1 à 9 (R1).")
+    pocket = serializers.IntegerField(
+        required=False, allow_null=True, help_text="Vingt-trois : la case sortie, 1 à 27 ; le numéro s'en déduit (R1)."
+    )
+    direction = serializers.ChoiceField(
+        choices=Direction.choices, required=False, allow_blank=True, help_text="Vingt-trois : opposé au précédent (R9)."
+    )
+    rien_ne_va_plus_at = serializers.DateTimeField(required=False, allow_null=True)
+
+
+class SpinCorrectionSerializer(serializers.Serializer):
+    reason = serializers.CharField(allow_blank=True, help_text="Motif de la correction (R23).")
+    launcher = serializers.CharField(required=False, allow_blank=True)
+    number = serializers.IntegerField(required=False, allow_null=True)
+    pocket = serializers.IntegerField(required=False, allow_null=True)
+    direction = serializers.ChoiceField(choices=Direction.choices, required=False, allow_blank=True)
+
+
+class SpinViewSet(RecordViewSet):
+    """The register of spins (coups), never edited: a mistake is corrected by a new entry (R23)."""
+
+    queryset = Spin.objects.all()
+    serializer_class = SpinSerializer
+    http_method_names = ["get", "post", "head", "options"]
+    filter_backends = [filters.DjangoFilterBackend]
+    filterset_class = SpinFilter
+    action_permissions = {"correct": ["seances.add_spin"]}
+
+    def get_queryset(self):
+        return (
+            super()
+            .get_queryset()
+            .select_related("apparatus", "launcher", "recorded_by")
+            .order_by("-launched_at", "-sequence", "-pk")
+        )
+
+    @extend_schema(request=SpinCreateSerializer, responses=SpinSerializer)
+    def create(self, request, *args, **kwargs):
+        """Record a spin: apparatus, séance, launcher, number or case, direction (R1, R4, R9)."""
+        data = SpinCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        seance = get_object_or_404(Seance.objects.for_user(request.user), pk=values["seance"])
+        apparatus = get_object_or_404(Apparatus.objects.for_user(request.user), pk=values["apparatus"])
+        with request_transaction():
+            spin = spins.record_spin(
+                request.user,
+                seance,
+                apparatus,
+                values["launcher"],
+                number=values.get("number"),
+                pocket=values.get("pocket"),
+                direction=values.get("direction") or "",
+                rien_ne_va_plus_at=values.get("rien_ne_va_plus_at"),
+            )
+        return Response(SpinSerializer(spin).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=SpinCorrectionSerializer, responses=SpinSerializer)
+    @action(detail=True, methods=["post"])
+    def correct(self, request, pk=None):
+        """Correct a spin by a new entry that references it, with its reason (R23)."""
+        spin = self.get_object()
+        data = SpinCorrectionSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        correction = spins.correct_spin(
+            request.user,
+            spin,
+            values["reason"],
+            launcher=values.get("launcher") or None,
+            number=values.get("number"),
+            pocket=values.get("pocket"),
+            direction=values.get("direction") or None,
+        )
+        return Response(SpinSerializer(correction).data, status=status.HTTP_201_CREATED)
+
+
+def period(params):
+    """[start, end) from ?from=&to= (dates or date-times); by default the last 30 days."""
+    start = spins.parse_moment(params.get("from"), "from")
+    end = spins.parse_moment(params.get("to"), "to")
+    if params.get("to") and len(params["to"]) == 10:
+        # A date alone means the whole of that day.
+        end += datetime.timedelta(days=1)
+    end = end or timezone.now()
+    start = start or end - datetime.timedelta(days=30)
+    if start >= end:
+        raise serializers.ValidationError({"from": ["La période commence après sa fin."]})
+    return start, end
+
+
+def statistics_json(summary):
+    fit, pocket_fit = summary["chi_square"], summary["pocket_chi_square"]
+    return {
+        "apparatus": summary["apparatus"].pk,
+        "name": summary["apparatus"].name,
+        "game": summary["apparatus"].game,
+        "from": summary["from"],
+        "to": summary["to"],
+        "spins": summary["spins"],
+        "numbers": summary["numbers"],
+        "chi_square": {"statistic": fit.statistic, "p_value": fit.p_value, "degrees_of_freedom": fit.degrees}
+        if fit
+        else None,
+        "chi_square_reliable": summary["reliable"],
+        "pockets": summary["pockets"],
+        "pocket_chi_square": {
+            "statistic": pocket_fit.statistic,
+            "p_value": pocket_fit.p_value,
+            "degrees_of_freedom": pocket_fit.degrees,
+        }
+        if pocket_fit
+        else None,
+        "longest_run": summary["longest_run"],
+        "r9_refusals": summary["r9_refusals"],
+    }
+
+
+class ChiSquareSerializer(serializers.Serializer):
+    statistic = serializers.FloatField()
+    p_value = serializers.FloatField()
+    degrees_of_freedom = serializers.IntegerField()
+
+
+class NumberFrequencySerializer(serializers.Serializer):
+    number = serializers.IntegerField()
+    observed = serializers.IntegerField()
+    frequency = serializers.FloatField()
+    expected = serializers.FloatField(help_text="Probabilité sur le plateau.")
+    expected_count = serializers.FloatField()
+
+
+class PocketFrequencySerializer(serializers.Serializer):
+    pocket = serializers.IntegerField()
+    number = serializers.IntegerField()
+    observed = serializers.IntegerField()
+    frequency = serializers.FloatField()
+    expected = serializers.FloatField()
+
+
+class LongestRunSerializer(serializers.Serializer):
+    number = serializers.IntegerField(allow_null=True)
+    length = serializers.IntegerField()
+
+
+class StatisticsSerializer(serializers.Serializer):
+    """The statistics of an apparatus over a period (seances.spins.stats.apparatus_statistics)."""
+
+    apparatus = serializers.IntegerField()
+    name = serializers.CharField()
+    game = serializers.CharField()
+    # « from » and « to » are declared below: « from » is a Python keyword.
+    spins = serializers.IntegerField()
+    numbers = NumberFrequencySerializer(many=True, help_text="Par numéro : fréquence observée et attendue.")
+    chi_square = ChiSquareSerializer(allow_null=True)
+    chi_square_reliable = serializers.BooleanField()
+    pockets = PocketFrequencySerializer(many=True)
+    pocket_chi_square = ChiSquareSerializer(allow_null=True)
+    longest_run = LongestRunSerializer()
+    r9_refusals = serializers.IntegerField(help_text="Refus R9 journalisés pour cet appareil sur la période.")
+
+
+StatisticsSerializer._declared_fields["from"] = serializers.DateTimeField(allow_null=True)
+StatisticsSerializer._declared_fields["to"] = serializers.DateTimeField(allow_null=True)
+
+
+class ApparatusStatisticsView(APIView):
+    """Spins of an apparatus over a period: frequencies against the plateau, chi-square, longest run, R9 refusals."""
+
+    queryset = Spin.objects.all()
+    schema = AutoSchema()
+
+    def get_permissions(self):
+        self.action_permissions = {None: ["seances.view_spin"]}
+        return super().get_permissions()
+
+    @extend_schema(
+        operation_id="apparatus_statistics",
+        parameters=[
+            OpenApiParameter("from", str, description="Début (AAAA-MM-JJ ou date-heure ISO) ; défaut : 30 jours."),
+            OpenApiParameter("to", str, description="Fin exclue (date-heure) ou dernier jour inclus (AAAA-MM-JJ)."),
+        ],
+        responses=StatisticsSerializer,
+    )
+    def get(self, request, pk):
+        apparatus = get_object_or_404(Apparatus.objects.for_user(request.user).select_related("casino"), pk=pk)
+        start, end = period(request.query_params)
+        return Response(statistics_json(spin_stats.apparatus_statistics(apparatus, start, end)))

@@ -1,0 +1,347 @@
+"""The register of spins (coups): record and correct a spin, and what the floor tablet shows (R1, R4, R9, R23).
+
+Called alike by the floor page, the API (tablet or electronic results display) and `seed_demo`. Each workflow runs
+in one transaction and locks the roster of the séance and apparatus, the row that serialises the spins of one
+apparatus, so that a refusal writes nothing and two spins never take the same sequence number.
+"""
+
+import datetime
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import BooleanField
+from django.db.models.expressions import RawSQL
+from django.utils import timezone
+
+from casino.accounts.roles import role_of
+from casino.models import Role
+from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
+from casino.web.transactions import atomic_write
+from seances.models import Roster, RosterChange, Seance, Spin
+from seances.rosters import services as roster_services
+from tables.games.rules import DEFAULT_LAYOUTS, Direction, Game, check_direction, next_direction
+
+# Who enters a spin: the chef de partie at the table, the management, or the service account of a display.
+RECORDERS = {Role.DIRECTOR, Role.CODIR, Role.CHEF, Role.AFFICHEUR}
+
+
+def _name(user):
+    return user.get_full_name() or user.username
+
+
+def plateau(game):
+    """The cases of the apparatus, numbered 1…27 on the vingt-trois plateau (1…9 at boule), with their number."""
+    return [(index, pocket.number) for index, pocket in enumerate(DEFAULT_LAYOUTS[game].pockets, start=1)]
+
+
+def expected_frequencies(game):
+    """The probability of each number and, at vingt-trois, of each case (R1: 27 equally likely cases)."""
+    cases = DEFAULT_LAYOUTS[game].pockets
+    numbers = {}
+    for pocket in cases:
+        numbers[pocket.number] = numbers.get(pocket.number, 0) + 1
+    total = len(cases)
+    return {n: count / total for n, count in sorted(numbers.items())}
+
+
+def resolve_outcome(apparatus, number, pocket):
+    """(number, pocket) of a spin, or a 400 naming R1: boule 1–9 with no case; vingt-trois one of its 27 cases."""
+    game = apparatus.game
+    if game == Game.BOULE:
+        if pocket not in (None, ""):
+            raise invalid("pocket", "R1", "La boule n'a pas de plateau à cases : indiquez seulement le numéro (1 à 9)")
+        if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= 9:
+            raise invalid("number", "R1", f"La boule n'a que les numéros 1 à 9 (reçu : {number})")
+        return number, None
+    cases = plateau(game)
+    if pocket in (None, ""):
+        raise invalid("pocket", "R1", "Au vingt-trois, indiquez la case sortie (1 à 27) : le numéro s'en déduit")
+    if not isinstance(pocket, int) or isinstance(pocket, bool) or not 1 <= pocket <= len(cases):
+        raise invalid("pocket", "R1", f"Le plateau du vingt-trois n'a que les cases 1 à 27 (reçu : {pocket})")
+    derived = cases[pocket - 1][1]
+    if number not in (None, "") and number != derived:
+        raise invalid("number", "R1", f"La case {pocket} porte le {derived}, pas le {number}")
+    return derived, pocket
+
+
+def published_roster(seance, apparatus, lock=False):
+    queryset = Roster.objects.published().filter(seance=seance, apparatus=apparatus)
+    if lock:
+        # Lock the roster of this séance and apparatus: two tablets, or a tablet and a results display, recording
+        # a spin of the same apparatus at once would otherwise read the same last sequence number and direction.
+        queryset = queryset.select_for_update()
+    return queryset.first()
+
+
+def rostered(roster):
+    """User ids who may launch under the roster: its launchers and those who relieved one of them (R4)."""
+    # order_by(): no ORDER BY inside the UNION (SQLite refuses it).
+    members = roster.members.order_by().values_list("user_id", flat=True)
+    relievers = (
+        roster.changes.filter(kind=RosterChange.Kind.RELIEF, replacement__isnull=False)
+        .order_by()
+        .values_list("replacement_id", flat=True)
+    )
+    return set(members.union(relievers))
+
+
+# Hand-written, on purpose: the ORM's two Exists cost about 2 ms of CPU to compile on every spin (issue 15).
+# "auth_user"."id" is the launcher of the outer query.
+_ON_ROSTER = (
+    'EXISTS (SELECT 1 FROM "seances_rostermember" m WHERE m."roster_id" = %s AND m."user_id" = "auth_user"."id")'
+)
+_RELIEVING = (
+    'EXISTS (SELECT 1 FROM "seances_rosterchange" c '
+    'WHERE c."roster_id" = %s AND c."kind" = %s AND c."replacement_id" = "auth_user"."id")'
+)
+
+
+def check_launcher(roster, username):
+    """The launcher of a spin: never a chef de partie, always on the séance's rotation order (R4)."""
+    # Whether they are on the roster (rostered()'s test) is read with the person: one query.
+    user = (
+        get_user_model()
+        .objects.select_related("employee")
+        .filter(username=username or "")
+        .annotate(
+            on_roster=RawSQL(_ON_ROSTER, [roster.pk], BooleanField()),
+            relieving=RawSQL(_RELIEVING, [roster.pk, RosterChange.Kind.RELIEF.value], BooleanField()),
+        )
+        .first()
+    )
+    if user is None or not hasattr(user, "employee"):
+        raise invalid("launcher", "R4", f"Lanceur inconnu : {username}")
+    if role_of(user) == Role.CHEF:
+        raise invalid("launcher", "R4", f"{_name(user)} est chef de partie : un chef de partie n'est jamais lanceur")
+    if not (user.on_roster or user.relieving):
+        raise invalid(
+            "launcher",
+            "R4",
+            f"{_name(user)} ne figure pas dans l'ordre de roulement de {roster.apparatus.name} pour cette séance",
+        )
+    return user
+
+
+def _require_recorder(user):
+    role = role_of(user)
+    if role not in RECORDERS:
+        label = role.label if role else "aucun rôle"
+        raise RoleForbidden(
+            "R9", f"Seuls le chef de partie, la direction ou l'afficheur enregistrent un coup (votre rôle : {label})"
+        )
+    if role != Role.AFFICHEUR and not user.employee.approval_valid:
+        raise RoleForbidden("R9", "Votre agrément n'est pas valide ce jour : vous ne pouvez pas enregistrer un coup")
+
+
+def _require_playing(seance, apparatus):
+    """A spin only while the séance is open and no tableau of the apparatus is interrupted (409)."""
+    from cashbox.models import Interruption
+
+    if seance.state != Seance.State.OPEN:
+        raise InvalidTransition(
+            "R9", f"La séance est {seance.get_state_display().lower()} : aucun coup ne peut y être enregistré"
+        )
+    if not apparatus.in_service:
+        raise InvalidTransition("R1", f"L'appareil {apparatus.name} est hors service")
+    ongoing = (
+        Interruption.objects.ongoing()
+        .filter(tableau__table__apparatus=apparatus)
+        .select_related("tableau")
+        .order_by("tableau__number")
+        .first()
+    )
+    if ongoing is not None:
+        rule = "R18" if ongoing.kind == Interruption.Kind.SHORT else "R17"
+        raise InvalidTransition(
+            rule, f"Le tableau n° {ongoing.tableau.number} est interrompu : aucun coup avant la reprise de la partie"
+        )
+
+
+def effective_spins(seance, apparatus):
+    """The spins of an apparatus in a séance as corrected, by sequence number."""
+    return list(
+        Spin.objects.filter(seance=seance, apparatus=apparatus)
+        .effective()
+        .select_related("launcher")
+        .order_by("sequence")
+    )
+
+
+def _effective_at(seance, apparatus, sequence):
+    return (
+        Spin.objects.filter(seance=seance, apparatus=apparatus, sequence=sequence).effective().order_by("-pk").first()
+    )
+
+
+def _check_direction(apparatus, direction, previous):
+    """R9 at vingt-trois: a known direction, opposite to the previous spin's; at boule, no direction."""
+    if apparatus.game == Game.BOULE:
+        if direction:
+            raise invalid("direction", "R9", "La boule n'a pas de cylindre : pas de sens à indiquer")
+        return ""
+    if direction not in Direction.values:
+        raise invalid("direction", "R9", "Indiquez le sens du cylindre : horaire ou antihoraire")
+    try:
+        check_direction(previous.direction if previous else None, direction)
+    except DomainError:
+        # Named after the apparatus: the statistics count these refusals per apparatus in the journal.
+        raise DomainError(
+            "R9",
+            f"« {apparatus.name} » : le cylindre doit tourner dans le sens opposé au coup n° {previous.sequence} "
+            f"({Direction(previous.direction).label}) ; sens requis : {Direction(next_direction(previous.direction)).label}",
+        ) from None
+    return direction
+
+
+def _queue_checks(spin):
+    # After the commit, and off the request: the launcher and bias checks read many spins, the spin itself is a
+    # cheap write that must not wait for them (nor be rolled back by one of them failing).
+    from seances.tasks import check_spin
+
+    transaction.on_commit(lambda: check_spin.delay(spin.pk))
+
+
+@atomic_write
+def record_spin(
+    user,
+    seance,
+    apparatus,
+    launcher,
+    number=None,
+    pocket=None,
+    direction="",
+    rien_ne_va_plus_at=None,
+    launched_at=None,
+):
+    """Record one spin of an apparatus in the open séance, with the next sequence number (R1, R4, R9)."""
+    _require_recorder(user)
+    roster = published_roster(seance, apparatus, lock=True)
+    # Read after the roster's lock, with its day: the séance's state as it is now, not as the request found it.
+    seance = Seance.objects.select_related("gaming_day").get(pk=seance.pk)
+    if apparatus.casino_id != seance.gaming_day.casino_id:
+        raise invalid("apparatus", "R1", "L'appareil n'appartient pas à l'établissement de la séance")
+    _require_playing(seance, apparatus)
+    if roster is None:
+        raise InvalidTransition("R4", f"Aucun ordre de roulement publié pour {apparatus.name} à cette séance")
+    launcher_user = check_launcher(roster, launcher)
+    number, pocket = resolve_outcome(apparatus, number, pocket)
+    # The last spin as corrected gives both the sequence to follow and the direction to alternate (one query).
+    previous = Spin.objects.filter(seance=seance, apparatus=apparatus).effective().order_by("-sequence", "-pk").first()
+    direction = _check_direction(apparatus, direction or "", previous)
+    launched_at = launched_at or timezone.now()
+    spin = Spin.objects.create(
+        seance=seance,
+        apparatus=apparatus,
+        sequence=(previous.sequence if previous else 0) + 1,
+        launched_at=launched_at,
+        rien_ne_va_plus_at=rien_ne_va_plus_at or launched_at,
+        launcher=launcher_user,
+        number=number,
+        pocket=pocket,
+        direction=direction,
+        recorded_by=user,
+    )
+    _queue_checks(spin)
+    return spin
+
+
+@transaction.atomic
+def correct_spin(user, spin, reason, launcher=None, number=None, pocket=None, direction=None):
+    """Correct a spin by a new entry referencing it (R23); the correction keeps R1, R4 and R9 with its neighbours."""
+    _require_recorder(user)
+    original = spin.corrects or spin
+    roster = published_roster(original.seance, original.apparatus, lock=True)
+    reason = (reason or "").strip()
+    if not reason:
+        raise invalid("reason", "R23", "Indiquez le motif de la correction")
+    seance, apparatus = original.seance, original.apparatus
+    current = _effective_at(seance, apparatus, original.sequence)
+    launcher_user = check_launcher(roster, launcher) if launcher else current.launcher
+    if number in (None, "") and pocket in (None, ""):
+        number, pocket = current.number, current.pocket
+    number, pocket = resolve_outcome(apparatus, number, pocket)
+    direction = current.direction if direction in (None, "") else direction
+    before = _effective_at(seance, apparatus, original.sequence - 1) if original.sequence > 1 else None
+    direction = _check_direction(apparatus, direction, before)
+    after = _effective_at(seance, apparatus, original.sequence + 1)
+    if after is not None and apparatus.game == Game.VINGT_TROIS:
+        # The next spin was checked against this one: the correction must keep the alternation with it too.
+        if direction == after.direction:
+            raise DomainError(
+                "R9",
+                f"« {apparatus.name} » : le coup n° {after.sequence} a tourné en {Direction(after.direction).label} ; "
+                "le coup corrigé doit avoir tourné dans l'autre sens",
+            )
+    if (launcher_user.pk, number, pocket, direction) == (
+        current.launcher_id,
+        current.number,
+        current.pocket,
+        current.direction,
+    ):
+        raise invalid("reason", "R23", "La correction ne change rien au coup")
+    correction = Spin.objects.create(
+        seance=seance,
+        apparatus=apparatus,
+        sequence=original.sequence,
+        launched_at=original.launched_at,
+        rien_ne_va_plus_at=original.rien_ne_va_plus_at,
+        launcher=launcher_user,
+        number=number,
+        pocket=pocket,
+        direction=direction,
+        corrects=original,
+        reason=reason,
+        recorded_by=user,
+    )
+    _queue_checks(correction)
+    return correction
+
+
+# What the floor tablet shows --------------------------------------------------------------------------------------
+
+
+def spin_panel(seance, apparatus, moment=None, last=12):
+    """The apparatus, the launcher the roster names now, the direction required, the next number and last spins."""
+    moment = moment or timezone.now()
+    roster = published_roster(seance, apparatus) if seance else None
+    expected = None
+    if roster is not None:
+        from seances.spins.stats import named_launchers
+
+        roster = roster_services.rosters_with_everything(Roster.objects.filter(pk=roster.pk)).get()
+        named = named_launchers(roster, [moment])[0]
+        expected = roster_services.users_of(roster).get(named) if named else None
+    spins = effective_spins(seance, apparatus) if seance else []
+    previous = spins[-1] if spins else None
+    required = None
+    if apparatus.game == Game.VINGT_TROIS:
+        required = next_direction(previous.direction if previous else None)
+    launchers = []
+    if roster is not None:
+        users = roster_services.users_of(roster)
+        launchers = [users[pk] for pk in sorted(rostered(roster), key=lambda pk: users[pk].username) if pk in users]
+    return {
+        "apparatus": apparatus,
+        "roster": roster,
+        "expected": expected,
+        "launchers": launchers,
+        "required_direction": required,
+        "required_direction_label": Direction(required).label if required else "",
+        "next_sequence": (previous.sequence + 1) if previous else 1,
+        "last": list(reversed(spins[-last:])),
+        "numbers": list(range(1, apparatus.numbers + 1)),
+        "plateau": plateau(apparatus.game) if apparatus.game == Game.VINGT_TROIS else [],
+    }
+
+
+def parse_moment(value, field):
+    """An ISO date-time (or date) from a query string, aware in the casino's time zone; None when empty."""
+    if not value:
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        raise invalid(field, None, "Date invalide (AAAA-MM-JJ ou AAAA-MM-JJTHH:MM).") from None
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment, timezone.get_default_timezone())
+    return moment

@@ -1,9 +1,0 @@
-from django.apps import AppConfig
-
-
-class SeancesConfig(AppConfig):
-    # django.contrib.sessions owns the "sessions" label; ours must differ before the first migration.
-    name = "sessions"
-    label = "seances"
-    verbose_name = "Séances"
-    default_auto_field = "django.db.models.BigAutoField"
