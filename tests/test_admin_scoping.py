@@ -125,7 +125,7 @@ def test_a_history_form_post_is_refused_even_to_a_superuser(staff_admin, superus
         assert response.status_code == 403
     alert.refresh_from_db()
     assert alert.acknowledged_at is not None and alert.message == "Alerte"
-    first_casino = casino.audit.history.earliest("history_date")
+    first_casino = casino.history.earliest("history_date")
     response = admin_client(superuser).post(
         f"/admin/casino/casino/{casino.pk}/history/{first_casino.history_id}/", {"name": "Rétabli"}
     )
