@@ -300,6 +300,12 @@ def journal_range(casino, start, end):
 
 def datasets(casino, date_from, date_to, start, end):
     period = (date_from, date_to)
+    return (
+        _seance_datasets(casino, period) + _cash_datasets(casino, period, start, end) + _roster_datasets(casino, period)
+    )
+
+
+def _seance_datasets(casino, period):
     return [
         (
             "seances.csv",
@@ -316,6 +322,11 @@ def datasets(casino, date_from, date_to, start, end):
             + [("game", "tableau__game"), "minimum", "max_plein", "max_chances"]
             + [("decided_by", "decided_by__username"), "decided_role", "decided_at"],
         ),
+    ]
+
+
+def _cash_datasets(casino, period, start, end):
+    return [
         (
             "advances.csv",
             "cashbox.Advance",
@@ -379,7 +390,12 @@ def datasets(casino, date_from, date_to, start, end):
             ["id", ("register", "register_id"), ("date", "register__gaming_day__date"), ("seance", "seance_id")]
             + [("cashbox", "cashbox_id"), ("tableau", "cashbox__tableau__number"), ("count", "count_id"), "result"],
         ),
-        # The rotation order (R4): exported when its models exist.
+    ]
+
+
+def _roster_datasets(casino, period):
+    # The rotation order (R4): exported when its models exist.
+    return [
         (
             "rosters.csv",
             "seances.Roster",
