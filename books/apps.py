@@ -1,7 +1,7 @@
-from django.apps import AppConfig
+from casino import regulated
 
 
-class BooksConfig(AppConfig):
+class BooksConfig(regulated.RegulatedAppConfig):
     """The books that follow from the daily register: levies (modèle 13), the monthly statement (modèle 5) and the
     registre spécial d'observations (R24–R27)."""
 

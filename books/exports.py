@@ -40,7 +40,20 @@ def export_documents(casino, date_from, date_to):
     """{path under data/: document} of the books beyond the day for the period of gaming days."""
     period = (date_from, date_to)
     documents = {}
-    documents["seances-non-tenues.json"] = [
+    documents["seances-non-tenues.json"] = _not_held(casino, period)
+    documents["suppleants.json"] = _deputies(casino, period)
+    documents["rectificatifs.json"] = _amendments(casino, period)
+    documents["observations.json"] = _observations(casino, date_from, date_to)
+    for year, month in _months(date_from, date_to):
+        first, _last = month_bounds(year, month)
+        season, number = season_of(first), sheet_number(first)
+        documents[f"prelevements/saison-{season}-feuille-{number:02d}.json"] = sheet_json(sheet(casino, season, number))
+        documents[f"situations/situation-{year}-{month:02d}.json"] = _situation(casino, year, month)
+    return documents
+
+
+def _not_held(casino, period):
+    return [
         {
             "id": s.pk,
             "date": s.gaming_day.date,
@@ -54,7 +67,10 @@ def export_documents(casino, date_from, date_to):
         .select_related("gaming_day", "not_held_signature__signer")
         .order_by("gaming_day__date", "planned_start")
     ]
-    documents["suppleants.json"] = [
+
+
+def _deputies(casino, period):
+    return [
         {
             "id": d.pk,
             "date": d.gaming_day.date,
@@ -66,7 +82,10 @@ def export_documents(casino, date_from, date_to):
         .select_related("gaming_day", "deputy", "designation__signer")
         .order_by("gaming_day__date")
     ]
-    documents["rectificatifs.json"] = [
+
+
+def _amendments(casino, period):
+    return [
         {
             "id": a.pk,
             "register": a.register_id,
@@ -98,9 +117,12 @@ def export_documents(casino, date_from, date_to):
         .prefetch_related("lines")
         .order_by("register__gaming_day__date", "number")
     ]
+
+
+def _observations(casino, date_from, date_to):
     start = timezone.make_aware(datetime.datetime.combine(date_from, datetime.time()))
     end = timezone.make_aware(datetime.datetime.combine(date_to + datetime.timedelta(days=1), datetime.time()))
-    documents["observations.json"] = [
+    return [
         {
             "id": o.pk,
             "visited_at": o.visited_at,
@@ -119,20 +141,16 @@ def export_documents(casino, date_from, date_to):
         .select_related("written_by", "signature__signer")
         .prefetch_related("actions__signature__signer")
     ]
-    for year, month in _months(date_from, date_to):
-        first, _last = month_bounds(year, month)
-        season, number = season_of(first), sheet_number(first)
-        documents[f"prelevements/saison-{season}-feuille-{number:02d}.json"] = sheet_json(sheet(casino, season, number))
-        data = statement(casino, year, month)
-        documents[f"situations/situation-{year}-{month:02d}.json"] = {
-            "statement": data["document"],
-            "content_hash": data["hash"],
-            "signed": data["signed"],
-            "signatures": [
-                {"content_hash": s.content_hash, "signature": _who(s.signature)} for s in data["signatures"]
-            ],
-        }
-    return documents
+
+
+def _situation(casino, year, month):
+    data = statement(casino, year, month)
+    return {
+        "statement": data["document"],
+        "content_hash": data["hash"],
+        "signed": data["signed"],
+        "signatures": [{"content_hash": s.content_hash, "signature": _who(s.signature)} for s in data["signatures"]],
+    }
 
 
 def write_documents(casino, date_from, date_to, data_dir, add):

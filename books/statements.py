@@ -71,12 +71,34 @@ def _version(version):
 def statement_of(casino, year, month):
     """The statement's content, as a JSON-ready document (amounts as strings): the hash is taken on it."""
     first, last = month_bounds(year, month)
-    results = signed_results(casino, first, last)
-    seances = (
-        Seance.objects.filter(gaming_day__casino=casino, gaming_day__date__range=(first, last))
-        .select_related("gaming_day")
-        .order_by("gaming_day__date", "planned_start")
-    )
+    days = _result_rows(casino, first, last)
+    registers = _register_rows(casino, first, last)
+    return {
+        "casino": casino.name,
+        "month": f"{year}-{month:02d}",
+        "results": days,
+        "month_total": f"{sum((Decimal(d['total']) for d in days), ZERO):.2f}",
+        "seances": _seance_rows(casino, first, last),
+        "registers": registers,
+        "corrections": _correction_rows(casino, first, last),
+        "interruptions": _interruption_rows(casino, first, last),
+        "alerts": _alert_rows(casino, first, last),
+    }
+
+
+def _result_rows(casino, first, last):
+    """The signed result of each gaming day of the month, per game and in all."""
+    days = []
+    for date, entry in sorted(signed_results(casino, first, last).items()):
+        if date < first:
+            continue
+        games = {game.value: f"{amount:.2f}" for game, amount in entry["games"].items()}
+        days.append({"date": date.isoformat(), "games": games, "total": f"{sum(entry['games'].values(), ZERO):.2f}"})
+    return days
+
+
+def _register_rows(casino, first, last):
+    """Each control register of the month with its rectificatifs and the version that carries its total."""
     registers = (
         ControlRegister.objects.filter(gaming_day__casino=casino, gaming_day__date__range=(first, last))
         .select_related("gaming_day", "first_signature__signer", "second_signature__signer")
@@ -85,34 +107,11 @@ def statement_of(casino, year, month):
         )
         .order_by("gaming_day__date")
     )
-    corrections = (
-        Correction.objects.filter(casino=casino)
-        .filter(
-            Q(advance__seance__gaming_day__date__range=(first, last))
-            | Q(count__seance__gaming_day__date__range=(first, last))
-        )
-        .select_related("approval__signer", "advance__cashbox__tableau", "count__cashbox__tableau")
-        .order_by("recorded_at", "pk")
-    )
-    interruptions = (
-        Interruption.objects.filter(tableau__casino=casino, seance__gaming_day__date__range=(first, last))
-        .select_related("tableau", "seance__gaming_day")
-        .order_by("started_at", "pk")
-    )
-    start = timezone.make_aware(datetime.datetime.combine(first, datetime.time()))
-    end = timezone.make_aware(datetime.datetime.combine(last + datetime.timedelta(days=1), datetime.time()))
-    alerts = Alert.objects.filter(casino=casino, raised_at__gte=start, raised_at__lt=end).order_by("raised_at", "pk")
-    days = []
-    for date, entry in sorted(results.items()):
-        if date < first:
-            continue
-        games = {game.value: f"{amount:.2f}" for game, amount in entry["games"].items()}
-        days.append({"date": date.isoformat(), "games": games, "total": f"{sum(entry['games'].values(), ZERO):.2f}"})
-    register_rows = []
+    rows = []
     for register in registers:
         amendments = sorted(register.amendments.all(), key=lambda a: a.number)
         latest = latest_signed_version(register)
-        register_rows.append(
+        rows.append(
             {
                 "date": register.gaming_day.date.isoformat(),
                 **_version(register),
@@ -131,53 +130,81 @@ def statement_of(casino, year, month):
                 else ("registre" if latest is register else f"rectificatif n° {latest.number}"),
             }
         )
-    return {
-        "casino": casino.name,
-        "month": f"{year}-{month:02d}",
-        "results": days,
-        "month_total": f"{sum((Decimal(d['total']) for d in days), ZERO):.2f}",
-        "seances": [
-            {
-                "date": s.gaming_day.date.isoformat(),
-                "kind": s.get_kind_display(),
-                "state": s.get_state_display(),
-                "held": s.state == Seance.State.CLOSED,
-                "not_held_reason": s.not_held_reason,
-            }
-            for s in seances
-        ],
-        "registers": register_rows,
-        "corrections": [
-            {
-                "recorded_at": timezone.localtime(c.recorded_at).isoformat(),
-                "original": str(c.original),
-                "previous_amount": f"{c.previous_amount:.2f}",
-                "amount": f"{c.amount:.2f}",
-                "reason": c.reason,
-                "approved_by": c.approval.signer.get_full_name() or c.approval.signer.username,
-            }
-            for c in corrections
-        ],
-        "interruptions": [
-            {
-                "date": i.seance.gaming_day.date.isoformat(),
-                "tableau": i.tableau.number,
-                "kind": i.get_kind_display(),
-                "started_at": timezone.localtime(i.started_at).isoformat(),
-                "resumed_at": timezone.localtime(i.resumed_at).isoformat() if i.resumed_at else None,
-            }
-            for i in interruptions
-        ],
-        "alerts": [
-            {
-                "raised_at": timezone.localtime(a.raised_at).isoformat(),
-                "rule": a.rule,
-                "message": a.message,
-                "acknowledged": a.acknowledged_at is not None,
-            }
-            for a in alerts
-        ],
-    }
+    return rows
+
+
+def _seance_rows(casino, first, last):
+    seances = (
+        Seance.objects.filter(gaming_day__casino=casino, gaming_day__date__range=(first, last))
+        .select_related("gaming_day")
+        .order_by("gaming_day__date", "planned_start")
+    )
+    return [
+        {
+            "date": s.gaming_day.date.isoformat(),
+            "kind": s.get_kind_display(),
+            "state": s.get_state_display(),
+            "held": s.state == Seance.State.CLOSED,
+            "not_held_reason": s.not_held_reason,
+        }
+        for s in seances
+    ]
+
+
+def _correction_rows(casino, first, last):
+    corrections = (
+        Correction.objects.filter(casino=casino)
+        .filter(
+            Q(advance__seance__gaming_day__date__range=(first, last))
+            | Q(count__seance__gaming_day__date__range=(first, last))
+        )
+        .select_related("approval__signer", "advance__cashbox__tableau", "count__cashbox__tableau")
+        .order_by("recorded_at", "pk")
+    )
+    return [
+        {
+            "recorded_at": timezone.localtime(c.recorded_at).isoformat(),
+            "original": str(c.original),
+            "previous_amount": f"{c.previous_amount:.2f}",
+            "amount": f"{c.amount:.2f}",
+            "reason": c.reason,
+            "approved_by": c.approval.signer.get_full_name() or c.approval.signer.username,
+        }
+        for c in corrections
+    ]
+
+
+def _interruption_rows(casino, first, last):
+    interruptions = (
+        Interruption.objects.filter(tableau__casino=casino, seance__gaming_day__date__range=(first, last))
+        .select_related("tableau", "seance__gaming_day")
+        .order_by("started_at", "pk")
+    )
+    return [
+        {
+            "date": i.seance.gaming_day.date.isoformat(),
+            "tableau": i.tableau.number,
+            "kind": i.get_kind_display(),
+            "started_at": timezone.localtime(i.started_at).isoformat(),
+            "resumed_at": timezone.localtime(i.resumed_at).isoformat() if i.resumed_at else None,
+        }
+        for i in interruptions
+    ]
+
+
+def _alert_rows(casino, first, last):
+    start = timezone.make_aware(datetime.datetime.combine(first, datetime.time()))
+    end = timezone.make_aware(datetime.datetime.combine(last + datetime.timedelta(days=1), datetime.time()))
+    alerts = Alert.objects.filter(casino=casino, raised_at__gte=start, raised_at__lt=end).order_by("raised_at", "pk")
+    return [
+        {
+            "raised_at": timezone.localtime(a.raised_at).isoformat(),
+            "rule": a.rule,
+            "message": a.message,
+            "acknowledged": a.acknowledged_at is not None,
+        }
+        for a in alerts
+    ]
 
 
 def content_hash(document):

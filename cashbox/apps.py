@@ -1,7 +1,7 @@
-from django.apps import AppConfig
+from casino import regulated
 
 
-class CashboxConfig(AppConfig):
+class CashboxConfig(regulated.RegulatedAppConfig):
     name = "cashbox"
     verbose_name = "Caisses"
     default_auto_field = "django.db.models.BigAutoField"

@@ -1,8 +1,9 @@
-from django.apps import AppConfig
 from django.db.models.signals import post_migrate
 
+from casino import regulated
 
-class CasinoConfig(AppConfig):
+
+class CasinoConfig(regulated.RegulatedAppConfig):
     name = "casino"
     verbose_name = "Établissement"
     default_auto_field = "django.db.models.BigAutoField"

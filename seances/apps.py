@@ -1,7 +1,7 @@
-from django.apps import AppConfig
+from casino import regulated
 
 
-class SeancesConfig(AppConfig):
+class SeancesConfig(regulated.RegulatedAppConfig):
     # django.contrib.sessions owns the "sessions" label; ours must differ before the first migration.
     name = "seances"
     label = "seances"

@@ -1,7 +1,7 @@
-from django.apps import AppConfig
+from casino import regulated
 
 
-class TablesConfig(AppConfig):
+class TablesConfig(regulated.RegulatedAppConfig):
     name = "tables"
     verbose_name = "Registre des jeux"
     default_auto_field = "django.db.models.BigAutoField"

@@ -16,6 +16,7 @@ from django.apps import apps
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
+from books.models import LevyBracket, MonthlyStatement, Observation
 from cashbox.models import (
     Advance,
     ControlRegister,
@@ -29,6 +30,7 @@ from cashbox.models import (
 )
 from casino.audit import append_only
 from casino.models import Alert, Casino, Employee, Export, IdempotentRequest, JournalEntry, Membership, Role
+from casino.regulated import regulated_labels
 from seances.models import GamingDay, Opening, RosterChange, RosterMember, Seance, Spin
 from seances.rosters import services as roster_services
 from tables.games.rules import Game
@@ -37,8 +39,6 @@ from tests.conftest import PASSWORD
 from tests.guard_helpers import SAMPLES, first_pk, other_value_sql
 
 pytestmark = pytest.mark.django_db
-
-PROJECT_APPS = {"casino", "tables", "seances", "cashbox"}
 
 
 def guarded():
@@ -81,9 +81,9 @@ def test_r23_every_guarded_model_has_a_sample_row_so_its_guard_is_tested(world):
 def test_r23_every_regulated_model_is_guarded():
     """Every history-tracked model is regulated (R23): it must have its line in append_only.GUARDS, and so must
     the many-to-many tables of the guarded models."""
-    labels = set(append_only.GUARDS)
+    labels, regulated_apps = set(append_only.GUARDS), regulated_labels()
     for model in apps.get_models(include_auto_created=True):
-        if model._meta.app_label not in PROJECT_APPS or append_only.is_history_model(model):
+        if model._meta.app_label not in regulated_apps or append_only.is_history_model(model):
             continue
         regulated = hasattr(model, "history")
         if model._meta.auto_created:
@@ -321,6 +321,28 @@ CONSTRAINT_TESTS = {
     ),
     "r24_not_held_with_reason_and_signature": lambda w: constraint_refuses(
         "r24_not_held_with_reason_and_signature", [seance_not_held_without_reason(w)]
+    ),
+    # The books beyond the day (R25–R27).
+    "r25_bracket_lower_not_negative": lambda w: constraint_refuses(
+        "r25_bracket_lower_not_negative", [clone(LevyBracket.objects.order_by("pk").first(), lower=Decimal("-1"))]
+    ),
+    "r25_bracket_upper_above_lower": lambda w: constraint_refuses(
+        "r25_bracket_upper_above_lower",
+        [clone(LevyBracket.objects.order_by("pk").first(), lower=Decimal("500"), upper=Decimal("500"))],
+    ),
+    "r25_rate_is_a_percentage": lambda w: constraint_refuses(
+        "r25_rate_is_a_percentage",
+        [clone(LevyBracket.objects.order_by("pk").first(), lower=Decimal("500"), rate=Decimal("101"))],
+    ),
+    "r25_one_bracket_per_lower_bound": lambda w: constraint_refuses(
+        "r25_one_bracket_per_lower_bound", [clone(LevyBracket.objects.order_by("pk").first())]
+    ),
+    "r26_month_1_to_12": lambda w: constraint_refuses(
+        "r26_month_1_to_12", [clone(MonthlyStatement.objects.get(), month=13, signature_id=new_signature(w).pk)]
+    ),
+    "r27_an_injunction_has_a_deadline": lambda w: constraint_refuses(
+        "r27_an_injunction_has_a_deadline",
+        [clone(Observation.objects.get(), deadline=None, signature_id=new_signature(w).pk)],
     ),
     # The register of spins (R1, R9, R23).
     "r9_one_spin_per_sequence_number": lambda w: constraint_refuses(
@@ -561,9 +583,9 @@ def other_seance(w):
 
 
 def all_constraints():
-    found = {}
+    found, regulated_apps = {}, regulated_labels()
     for model in apps.get_models(include_auto_created=True):
-        if model._meta.app_label in PROJECT_APPS:
+        if model._meta.app_label in regulated_apps:
             for constraint in model._meta.constraints:
                 found[constraint.name] = constraint
     return found

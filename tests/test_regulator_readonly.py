@@ -10,12 +10,12 @@ from django.apps import apps
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from casino.models import JournalEntry
+from casino.regulated import RegulatedAppConfig
 from tests.cash_helpers import post_advance, post_final_count, post_short_interruption
 
 pytestmark = pytest.mark.django_db
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-APPS = ["casino", "tables", "sessions", "cashbox", "books"]
 # Logging in re-renders its form; settling a spin only computes. Neither writes: the row counts below prove it.
 # The activation steps are for a person not logged in; without a pending activation they write nothing (R28).
 NOT_WRITES = {
@@ -101,7 +101,9 @@ def test_r23_the_regulator_reads_every_history_and_the_journal(client, regulator
     assert client.get(f"/api/v1/advances/{Advance.objects.first().pk}/history/").status_code == 200
 
 
-REGULATED = {m.__name__ for m in apps.get_models() if hasattr(m, "history") and m._meta.app_config.name in APPS}
+# The folders of the apps marked as regulated (casino.regulated), and their history-tracked models.
+APPS = [config for config in apps.get_app_configs() if isinstance(config, RegulatedAppConfig)]
+REGULATED = {m.__name__ for config in APPS for m in config.get_models() if hasattr(m, "history")}
 WRITES_WITHOUT_HISTORY = {"update", "bulk_update", "bulk_create", "delete", "raw"}
 
 
@@ -115,8 +117,8 @@ def root_name(node):
 def test_r23_no_code_path_writes_regulated_models_without_history():
     """queryset.update(), bulk writes and queryset deletes bypass django-simple-history: never on regulated models."""
     offenders = []
-    for app in APPS:
-        for path in (ROOT / app).rglob("*.py"):
+    for config in APPS:
+        for path in pathlib.Path(config.path).rglob("*.py"):
             if "migrations" in path.parts:
                 continue
             source = path.read_text()

@@ -560,20 +560,20 @@ def chain_state(casino, reconcile=True, seals=None, want_documents=True, process
 
 # Reconciling the records with the journal (R23) -----------------------------------------------------------------
 
-PROJECT_APPS = ("casino", "tables", "seances", "cashbox")
-
 
 def journaled_models():
-    """Every model whose history rows are journaled: the project's models with django-simple-history."""
+    """Every model whose history rows are journaled: the models with django-simple-history of the apps marked as
+    regulated (casino.regulated), found by their mark so that a new app cannot be forgotten."""
     from django.apps import apps
     from simple_history.models import HistoricalChanges
 
+    from casino.regulated import regulated_labels
+
+    labels = regulated_labels()
     return [
         model
         for model in apps.get_models()
-        if model._meta.app_label in PROJECT_APPS
-        and hasattr(model, "history")
-        and not issubclass(model, HistoricalChanges)
+        if model._meta.app_label in labels and hasattr(model, "history") and not issubclass(model, HistoricalChanges)
     ]
 
 

@@ -300,6 +300,12 @@ def journal_range(casino, start, end):
 
 def datasets(casino, date_from, date_to, start, end):
     period = (date_from, date_to)
+    return (
+        _seance_datasets(casino, period) + _cash_datasets(casino, period, start, end) + _roster_datasets(casino, period)
+    )
+
+
+def _seance_datasets(casino, period):
     return [
         (
             "seances.csv",
@@ -316,6 +322,11 @@ def datasets(casino, date_from, date_to, start, end):
             + [("game", "tableau__game"), "minimum", "max_plein", "max_chances"]
             + [("decided_by", "decided_by__username"), "decided_role", "decided_at"],
         ),
+    ]
+
+
+def _cash_datasets(casino, period, start, end):
+    return [
         (
             "advances.csv",
             "cashbox.Advance",
@@ -379,7 +390,12 @@ def datasets(casino, date_from, date_to, start, end):
             ["id", ("register", "register_id"), ("date", "register__gaming_day__date"), ("seance", "seance_id")]
             + [("cashbox", "cashbox_id"), ("tableau", "cashbox__tableau__number"), ("count", "count_id"), "result"],
         ),
-        # The rotation order (R4): exported when its models exist.
+    ]
+
+
+def _roster_datasets(casino, period):
+    # The rotation order (R4): exported when its models exist.
+    return [
         (
             "rosters.csv",
             "seances.Roster",
@@ -596,31 +612,63 @@ def _build(export, staging):
         for filename, label, condition, columns in datasets(casino, export.date_from, export.date_to, start, end)
         if _model_exists(label)
     ]
+    records = _record_files(specs)
+    first, last, manifest[JOURNAL_FILE], counts[JOURNAL_FILE] = _write_journal_file(
+        export, os.path.join(bag_dir, JOURNAL_FILE), specs, records, last_documents, start, end
+    )
+    _progress(export, 40)
+    _write_datasets(export, data_dir, specs, manifest, counts)
+
+    def add(relative, content):
+        with open(os.path.join(data_dir, relative), "wb") as file:
+            file.write(content)
+        manifest[f"data/{relative}"] = hashlib.sha256(content).hexdigest()
+
+    write_books(casino, export.date_from, export.date_to, data_dir, add)
+    _write_seals_and_verification(casino, entries, problems, add, counts)
+    _progress(export, 80)
+
+    octets = sum(os.path.getsize(os.path.join(bag_dir, name)) for name in manifest)
+    info = bag_info(export, key, start, end, octets, len(manifest), counts, first, last, records, problems)
+    _write_tag_files(key, bag_dir, manifest, info)
+    _progress(export, 85)
+    archive_name, sha = _zip_bag(staging, bag_dir, bag_name)
+    return archive_name, sha, counts
+
+
+def _record_files(specs):
+    """{data/<file>: label} of the CSV files whose model is journaled: the verifier reconciles their rows."""
     journaled = journal.journaled_labels()
     records = {}
     for filename, label, _condition, _columns in specs:
         if apps.get_model(label)._meta.label_lower in journaled:
             records[f"data/{filename}"] = apps.get_model(label)._meta.label_lower
+    return records
 
+
+def _write_journal_file(export, path, specs, records, last_documents, start, end):
+    """Seal the head and write journal.csv; returns its first and last entries (None if it is empty), its SHA-256
+    and its row count."""
+    casino = export.casino
     # The journal runs from the period's first entry (or the older last entry of an exported record, so that the
     # verifier finds every record's last document) to the head at this moment, so that the seal covers it.
     first, last = journal_range(casino, start, end)
     oldest = _oldest_last_document(specs, records, last_documents)
     starts = [sequence for sequence in (first and first.sequence, oldest) if sequence is not None]
     # The head is sealed with the export: the journal exported ends at the seal (R23).
-    from casino.audit.seals import as_document, seal
+    from casino.audit.seals import seal
 
     export_seal = seal(casino, Seal.Reason.EXPORT, export=export)
     if export_seal is not None:
         last = JournalEntry.objects.get(casino=casino, sequence=export_seal.sequence)
         # A period without any entry still carries the sealed head, so that the seal can be checked offline.
         first = JournalEntry.objects.get(casino=casino, sequence=min(starts)) if starts else last
-    sha, _size, rows = write_journal(
-        os.path.join(bag_dir, JOURNAL_FILE), casino.pk, first and first.sequence, last and last.sequence
-    )
-    manifest[JOURNAL_FILE], counts[JOURNAL_FILE] = sha, rows
-    _progress(export, 40)
+    sha, _size, rows = write_journal(path, casino.pk, first and first.sequence, last and last.sequence)
+    return first, last, sha, rows
 
+
+def _write_datasets(export, data_dir, specs, manifest, counts):
+    """One CSV file per dataset, hashed as it is written; progress goes from 40 to 70."""
     for number, (filename, label, condition, columns) in enumerate(specs, start=1):
         queryset = dataset_queryset(label, condition, columns)
         if queryset is None:
@@ -636,12 +684,10 @@ def _build(export, staging):
         counts[f"data/{filename}"] = count_csv_rows(path)
         _progress(export, 40 + 30 * number // len(specs))
 
-    def add(relative, content):
-        with open(os.path.join(data_dir, relative), "wb") as file:
-            file.write(content)
-        manifest[f"data/{relative}"] = hashlib.sha256(content).hexdigest()
 
-    write_books(casino, export.date_from, export.date_to, data_dir, add)
+def _write_seals_and_verification(casino, entries, problems, add, counts):
+    from casino.audit.seals import as_document
+
     # Every seal of the casino, each with the public key that signed it: the verifier checks the chain against them.
     seal_rows = [as_document(s) for s in Seal.objects.filter(casino=casino).select_related("key").order_by("pk")]
     buffer = io.StringIO()
@@ -655,15 +701,14 @@ def _build(export, staging):
         "verification.txt",
         (report or f"Chaîne intacte ({entries} entrées) ; enregistrements conformes au journal.\n").encode(),
     )
-    _progress(export, 80)
 
-    octets = sum(os.path.getsize(os.path.join(bag_dir, name)) for name in manifest)
+
+def _write_tag_files(key, bag_dir, manifest, info):
+    """bagit.txt, the manifests, bag-info.txt, and the signature of the tag manifest by the casino's key."""
     tag_files = {
         "bagit.txt": "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n",
         "manifest-sha256.txt": "".join(f"{manifest[name]}  {name}\n" for name in sorted(manifest)),
-        "bag-info.txt": bag_info(
-            export, key, start, end, octets, len(manifest), counts, first, last, records, problems
-        ),
+        "bag-info.txt": info,
     }
     tag_manifest = ""
     for name, text in tag_files.items():
@@ -675,8 +720,10 @@ def _build(export, staging):
         file.write(tag_manifest.encode())
     with open(os.path.join(bag_dir, "tagmanifest-sha256.txt.sig"), "wb") as file:
         file.write(base64.b64encode(sign(key, tag_manifest.encode())) + b"\n")
-    _progress(export, 85)
 
+
+def _zip_bag(staging, bag_dir, bag_name):
+    """Zip the bag into EXPORT_ROOT; returns the archive's name and SHA-256."""
     archive_name = f"{bag_name}.zip"
     partial = os.path.join(staging, archive_name)
     with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
@@ -690,7 +737,7 @@ def _build(export, staging):
             sha.update(chunk)
     # Moved into place only once complete: a download never sees a half-written archive.
     os.replace(partial, os.path.join(settings.EXPORT_ROOT, archive_name))
-    return archive_name, sha.hexdigest(), counts
+    return archive_name, sha.hexdigest()
 
 
 def _model_exists(label):

@@ -490,55 +490,10 @@ def compliance_report(casino, date_from, date_to, apparatus=None):
     )
     if apparatus is not None:
         published = published.filter(apparatus=apparatus)
-    heads = rows_with_times(
-        published.order_by("seance__planned_start", "pk").values_list(
-            "pk",
-            "seance_id",
-            "apparatus_id",
-            "chef_id",
-            "period_minutes",
-            Coalesce("seance__actual_start", "seance__planned_start"),
-            Coalesce("seance__actual_end", "seance__planned_end"),
-        )
-    )
-    orders, chefs_listed = {}, {}
-    for roster_id, user_id, role in (
-        RosterMember.objects.filter(roster__in=published)
-        .order_by("roster_id", "position", "pk")
-        .values_list("roster_id", "user_id", "user__employee__role")
-    ):
-        orders.setdefault(roster_id, []).append(user_id)
-        if role == Role.CHEF:
-            chefs_listed.setdefault(roster_id, set()).add(user_id)
-    changes = {}
-    for roster_id, at, kind, member_id, replacement_id in (
-        RosterChange.objects.filter(roster__in=published)
-        .order_by("roster_id", "at", "pk")
-        .values_list("roster_id", "at", "kind", "member_id", "replacement_id")
-    ):
-        changes.setdefault(roster_id, []).append(
-            rotation.Change(at=at, kind=kind, member=member_id, replacement=replacement_id)
-        )
-    by_apparatus = {}
-    user_ids = set()
-    plans = {}
-    for roster_id, seance_id, apparatus_id, chef_id, period_minutes, start, end in heads:
-        order = orders.get(roster_id, [])
-        period = datetime.timedelta(minutes=period_minutes)
-        roster_changes = changes.get(roster_id)
-        if roster_changes:
-            launches = rotation.launch_seconds(rotation.timeline(order, roster_changes, start, end, period))
-        else:
-            launches = rotation.plain_launch_seconds(order, start, end, period)
-        replacements = {c.replacement for c in roster_changes or () if c.replacement}
-        members = set(order) | replacements
-        user_ids |= members | {c.member for c in roster_changes or ()} | {chef_id}
-        plans[roster_id] = spin_stats.Plan(seance_id, apparatus_id, order, roster_changes or [], start, end, period)
-        by_apparatus.setdefault(apparatus_id, []).append(
-            rotation.SeanceLaunches(
-                key=roster_id, launches=launches, eligible=members, chefs_listed=chefs_listed.get(roster_id, set())
-            )
-        )
+    heads = _roster_heads(published)
+    orders, chefs_listed = _orders_by_roster(published)
+    changes = _changes_by_roster(published)
+    by_apparatus, plans, user_ids = _roster_launches(heads, orders, chefs_listed, changes)
     eligible = eligible_launchers(casino, date_to)
     users = {u.pk: u for u in get_user_model().objects.filter(pk__in=user_ids - {u.pk for u in eligible})}
     users.update({u.pk: u for u in eligible})
@@ -565,6 +520,75 @@ def compliance_report(casino, date_from, date_to, apparatus=None):
         extra=[u.pk for u in eligible],
     )
     return {"casino": casino, "from": date_from, "to": date_to, "apparatus": apparatus, "sections": [whole, *sections]}
+
+
+def _roster_heads(published):
+    """(id, séance, apparatus, chef, period minutes, start, end) of each published roster, in the séances' order."""
+    return rows_with_times(
+        published.order_by("seance__planned_start", "pk").values_list(
+            "pk",
+            "seance_id",
+            "apparatus_id",
+            "chef_id",
+            "period_minutes",
+            Coalesce("seance__actual_start", "seance__planned_start"),
+            Coalesce("seance__actual_end", "seance__planned_end"),
+        )
+    )
+
+
+def _orders_by_roster(published):
+    """{roster: [user ids in order]} and {roster: {the chefs de partie it lists}}."""
+    orders, chefs_listed = {}, {}
+    for roster_id, user_id, role in (
+        RosterMember.objects.filter(roster__in=published)
+        .order_by("roster_id", "position", "pk")
+        .values_list("roster_id", "user_id", "user__employee__role")
+    ):
+        orders.setdefault(roster_id, []).append(user_id)
+        if role == Role.CHEF:
+            chefs_listed.setdefault(roster_id, set()).add(user_id)
+    return orders, chefs_listed
+
+
+def _changes_by_roster(published):
+    """{roster: [rotation.Change in order]} of the rosters that were changed during play."""
+    changes = {}
+    for roster_id, at, kind, member_id, replacement_id in (
+        RosterChange.objects.filter(roster__in=published)
+        .order_by("roster_id", "at", "pk")
+        .values_list("roster_id", "at", "kind", "member_id", "replacement_id")
+    ):
+        changes.setdefault(roster_id, []).append(
+            rotation.Change(at=at, kind=kind, member=member_id, replacement=replacement_id)
+        )
+    return changes
+
+
+def _roster_launches(heads, orders, chefs_listed, changes):
+    """The launches of each roster, without a query: ({apparatus: [SeanceLaunches]}, {roster: spin_stats.Plan},
+    the ids of every user the rosters name)."""
+    by_apparatus = {}
+    user_ids = set()
+    plans = {}
+    for roster_id, seance_id, apparatus_id, chef_id, period_minutes, start, end in heads:
+        order = orders.get(roster_id, [])
+        period = datetime.timedelta(minutes=period_minutes)
+        roster_changes = changes.get(roster_id)
+        if roster_changes:
+            launches = rotation.launch_seconds(rotation.timeline(order, roster_changes, start, end, period))
+        else:
+            launches = rotation.plain_launch_seconds(order, start, end, period)
+        replacements = {c.replacement for c in roster_changes or () if c.replacement}
+        members = set(order) | replacements
+        user_ids |= members | {c.member for c in roster_changes or ()} | {chef_id}
+        plans[roster_id] = spin_stats.Plan(seance_id, apparatus_id, order, roster_changes or [], start, end, period)
+        by_apparatus.setdefault(apparatus_id, []).append(
+            rotation.SeanceLaunches(
+                key=roster_id, launches=launches, eligible=members, chefs_listed=chefs_listed.get(roster_id, set())
+            )
+        )
+    return by_apparatus, plans, user_ids
 
 
 def _section(title, apparatus, seances, casino, users, consecutive_max, spun, extra=()):
