@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views import View
 
-from cashbox import services
+from cashbox import services, state
 from cashbox.carnets import (
     ALL_MONTHS,
     SEASONS,
@@ -175,7 +175,7 @@ class FloorView(RoleRequiredMixin, View):
         date = chosen_date(request, casino)
         seances = list(Seance.objects.of_day(casino, date))
         seance = next((s for s in seances if s.state == Seance.State.OPEN), None)
-        blockers = services.closing_blockers(seance) if seance else []
+        blockers = state.closing_blockers(seance) if seance else []
         context = {
             "casino": casino,
             "date": date,
@@ -323,7 +323,7 @@ class AdvanceView(TableauActionView):
     def perform(self, form):
         data = form.cleaned_data
         services.record_advance_as_entered(
-            self.request.user, services.main_cashbox(self.tableau), self.seance, self.kind(), form.chips(), data
+            self.request.user, state.main_cashbox(self.tableau), self.seance, self.kind(), form.chips(), data
         )
 
 
@@ -341,10 +341,9 @@ class FinalCountView(TableauActionView):
 
     def confirmation(self, form):
         data, chips = form.cleaned_data, form.chips()
-        cashbox = services.main_cashbox(self.tableau)
+        cashbox = state.main_cashbox(self.tableau)
         amount = sum((Decimal(d) * q for d, q in chips.items()), Decimal("0.00"))
-        advances = services.advances_of(cashbox, self.seance)
-        advances_total = sum((services.effective_amount(a) for a in advances), Decimal("0.00"))
+        advances_total = state.cashbox_advances_total(cashbox, self.seance) if cashbox else Decimal("0.00")
         label = {field: dict(form.fields[field].choices) for field in ("counted_by", "witnesses", "caissier", "signer")}
         return {
             "statement": (
@@ -372,7 +371,7 @@ class FinalCountView(TableauActionView):
     def perform(self, form):
         data = form.cleaned_data
         services.record_final_count_as_entered(
-            self.request.user, services.main_cashbox(self.tableau), self.seance, form.chips(), data
+            self.request.user, state.main_cashbox(self.tableau), self.seance, form.chips(), data
         )
 
 
@@ -477,7 +476,7 @@ class CorrectionView(ServiceFormView):
         return reverse("carnet", args=[self.original.cashbox_id]) + f"?saison={season}"
 
     def extra_context(self):
-        return {"original": self.original, "effective": services.effective_amount(self.original)}
+        return {"original": self.original, "effective": state.effective_amount(self.original)}
 
     def perform(self, form):
         data = form.cleaned_data
