@@ -96,7 +96,7 @@ def seal_gaming_days():
 )
 def build_export(self, export_id):
     """Build the signed BagIt package of a regulator's export (R23); returns the archive's name, or None."""
-    from casino.exports import build
+    from casino.exports.build import build
 
     return build(export_id, final_attempt=self.request.retries >= self.max_retries)
 

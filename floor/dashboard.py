@@ -8,6 +8,7 @@ from decimal import Decimal
 from cashbox.carnets import season_bounds
 from cashbox.models import ControlRegisterLine, Count, season_of
 from cashbox.state import corrected_advances, with_result
+from floor.rows import floor_rows
 from seances.models import GamingDay, Seance
 from tables.games.rules import Game
 from tables.models import Cashbox
@@ -90,8 +91,8 @@ def season_chart(casino, date, width=560, height=180):
     }
 
 
-def director_dashboard(casino, floor_rows):
-    """The director's home for a casino: floor_rows is cashbox.views.floor_rows (state of every tableau)."""
+def director_dashboard(casino):
+    """The director's home for a casino: the floor's rows (state of every tableau) with the day's money."""
     date = GamingDay.date_at(casino)
     seances = list(Seance.objects.of_day(casino, date))
     open_seance = next((s for s in seances if s.state == Seance.State.OPEN), None)
