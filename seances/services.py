@@ -14,7 +14,7 @@ from casino.audit.actors import actor_named
 from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
 from seances.models import GamingDay, Opening, Roster, Seance
-from tables.games.rules import euros
+from tables.games.rules import check_player_stakes, euros
 from tables.models import Apparatus, Tableau
 
 # Default planned hours of each séance; the gaming day crosses midnight.
@@ -231,8 +231,6 @@ def check_stakes(apparatus, date, stakes):
     minimum; the maximum applies to the player's total per plein and per chance across all the tableaux of the
     apparatus, with the strictest maximum among the tableaux played when they differ.
     """
-    from tables.games.rules import check_player_stakes
-
     openings = limits_in_force(apparatus, date)
     missing = sorted({s.tableau.number for s in stakes if s.tableau.pk not in openings})
     if missing:
