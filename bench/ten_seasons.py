@@ -196,7 +196,7 @@ def build(seasons, tableau_count, spins_per_seance):
     from django.utils import timezone
 
     from cashbox.models import Advance, ControlRegister, ControlRegisterLine, Count, Signature, season_of
-    from cashbox.services import main_cashbox
+    from cashbox.state import main_cashbox
     from casino.words import amount_in_words
     from seances.models import GamingDay, Opening, Roster, RosterMember, Seance, Spin
     from seances.spins.services import resolve_outcome
@@ -556,7 +556,7 @@ def main():
         from django.urls import reverse
 
         from cashbox.models import season_of
-        from cashbox.services import main_cashbox
+        from cashbox.state import main_cashbox
         from casino.audit.journal import verify_casino
 
         call_command("migrate", verbosity=0)

@@ -96,7 +96,8 @@ def build(tableaux):
 
     from knox.models import AuthToken
 
-    from cashbox.services import main_cashbox, record_advance
+    from cashbox.services import record_advance
+    from cashbox.state import main_cashbox
     from casino.models import Casino, Role
     from seances.models import GamingDay, Seance
     from seances.rosters import services as roster_services

@@ -1,5 +1,6 @@
 from django import forms
 
+from cashbox.carnets import current_season
 from cashbox.forms import CashForm, otp_field, people, signer_fields
 from casino.models import Role
 from casino.rules import article
@@ -73,8 +74,6 @@ class LevyScheduleForm(CashForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from cashbox.carnets import current_season
-
         self.fields["season"] = forms.IntegerField(
             label="saison (année où elle commence, le 1er novembre)", initial=current_season()
         )

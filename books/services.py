@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from books.models import Observation, ObservationAction
 from cashbox.models import Signature
-from cashbox.services import DIRECTING, sign
+from cashbox.signatures import DIRECTING, sign
 from casino.accounts.roles import role_of
 from casino.accounts.security import check_secrets
 from casino.models import Casino, Role
@@ -18,7 +18,7 @@ from casino.web.formats import euros
 def regulator_signature(user, password, casino, purpose, statement, rule, otp=None):
     """The regulator signs their own entry with their own secrets (R27, R28).
 
-    Beside cashbox.services.sign(), which asks every signer for a ministerial approval: the police des jeux holds
+    Beside cashbox.signatures.sign(), which asks every signer for a ministerial approval: the police des jeux holds
     none, and signs only as the logged-in writer, never in anyone else's name. Their password, and their TOTP code
     outside demo mode, go through the lockout shared by every secret (casino.accounts.security.check_secrets).
     """

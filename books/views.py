@@ -18,7 +18,7 @@ from books.forms import (
 )
 from books.models import LevySchedule, MonthlyStatement, Observation
 from books.prelevements import sheet, sheet_number
-from cashbox import services as cash_services
+from cashbox import signatures
 from cashbox.carnets import current_season
 from cashbox.views import ServiceFormView
 from casino.web.mixins import RoleRequiredMixin
@@ -73,7 +73,7 @@ class DeputyView(ServiceFormView):
     def perform(self, form):
         data = form.cleaned_data
         day, _ = GamingDay.objects.get_or_create(casino=self.casino, date=self.date)
-        cash_services.designate_deputy(
+        signatures.designate_deputy(
             self.request.user, day, data["deputy"], data["reason"], data["signer"], data["password"]
         )
 

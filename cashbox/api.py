@@ -5,7 +5,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import MethodNotAllowed, ValidationError
 from rest_framework.response import Response
 
-from cashbox import services
+from cashbox import services, signatures
 from cashbox.carnets import SEASONS, carnet_of, current_season, season_param
 from cashbox.filters import (
     AdvanceFilter,
@@ -294,7 +294,7 @@ class DeputyViewSet(CashViewSet):
         data = self.validated(request)
         casino = get_object_or_404(Casino.objects.for_user(request.user), pk=data["casino"])
         day, _ = GamingDay.objects.get_or_create(casino=casino, date=data["gaming_day"])
-        deputy = services.designate_deputy(
+        deputy = signatures.designate_deputy(
             request.user, day, data["deputy"], data.get("reason", ""), data["signer"], data["password"]
         )
         return self.created(deputy)

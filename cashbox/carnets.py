@@ -4,11 +4,11 @@ import datetime
 from collections import OrderedDict
 from decimal import Decimal
 
-from django.db.models import OuterRef, Prefetch, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Prefetch
 from django.utils import timezone
 
 from cashbox.models import Advance, Correction, Count, season_of
+from cashbox.state import corrected_advances, effective_amount, with_result
 from seances.models import Seance
 
 ZERO = Decimal("0.00")
@@ -77,7 +77,7 @@ def _entry(record):
         "label": record.get_kind_display(),
         "chips": record.chips,
         "amount": record.amount,
-        "effective_amount": corrections[-1].amount if corrections else record.amount,
+        "effective_amount": effective_amount(record),
         "counted_by": record.counted_by.get_full_name() or record.counted_by.username,
         "signed_by": (signature.signer.get_full_name() or signature.signer.username) if signature else None,
         "signed_role": signature.get_role_display() if signature else None,
@@ -120,6 +120,7 @@ def carnet_of(cashbox, season, as_json=False, month=None):
     seances = (
         Seance.objects.filter(pk__in=seance_ids)
         .select_related("gaming_day")
+        .annotate(advances_total=corrected_advances(Seance, cashbox=cashbox))
         .order_by("gaming_day__date", "planned_start")
     )
     rows = OrderedDict((s.pk, {"seance": s, "advances": [], "interruption_counts": [], "final": None}) for s in seances)
@@ -133,7 +134,7 @@ def carnet_of(cashbox, season, as_json=False, month=None):
             rows[count.seance_id]["interruption_counts"].append(entry)
     days = OrderedDict()
     for row in rows.values():
-        row["advances_total"] = sum((a["effective_amount"] for a in row["advances"]), ZERO)
+        row["advances_total"] = row["seance"].advances_total
         final = row["final"]
         row["result"] = final["effective_amount"] - row["advances_total"] if final else None
         row["corrected"] = any(e["corrections"] for e in [*row["advances"], *row["interruption_counts"]]) or bool(
@@ -161,33 +162,25 @@ def carnet_of(cashbox, season, as_json=False, month=None):
     return _jsonable(carnet) if as_json else carnet
 
 
-def _effective(model):
-    """The amount of each entry as its latest correction leaves it (R23), in the entry's own query."""
-    field = "advance" if model is Advance else "count"
-    latest = Correction.objects.filter(**{field: OuterRef("pk")}).order_by("-recorded_at", "-pk").values("amount")
-    return Coalesce(Subquery(latest[:1]), "amount")
-
-
 def season_summary(cashbox, season):
     """Per month of the season: the séances entered, their result and whether each is counted; the season's total.
 
-    The same arithmetic as carnet_of (result = final encaisse − advances, corrections applied) on two lists of
-    amounts instead of the whole entries: a season is some 730 séances, whose entries and rows take seconds to
+    The same figures as carnet_of (result = final encaisse − advances, corrections applied: cashbox.state) on two
+    lists instead of the whole entries: a season is some 730 séances, whose entries and rows take seconds to
     build and render, where a person reads a month at a time.
     """
     start, end = season_bounds(season)
     advances = Advance.objects.filter(cashbox=cashbox, seance__gaming_day__date__range=(start, end))
-    counts = Count.objects.filter(cashbox=cashbox, seance__gaming_day__date__range=(start, end))
+    finals = with_result(
+        Count.objects.filter(cashbox=cashbox, kind=Count.Kind.FINAL, seance__gaming_day__date__range=(start, end))
+    )
     seances = {}
-    for seance_id, date, amount in advances.values_list("seance_id", "seance__gaming_day__date", _effective(Advance)):
-        seance = seances.setdefault(seance_id, {"date": date, "advances": ZERO, "final": None})
-        seance["advances"] += amount
-    for seance_id, date, kind, amount in counts.values_list(
-        "seance_id", "seance__gaming_day__date", "kind", _effective(Count)
+    for seance_id, date in advances.values_list("seance_id", "seance__gaming_day__date"):
+        seances.setdefault(seance_id, {"date": date, "result": None})
+    for seance_id, date, amount, advanced in finals.values_list(
+        "seance_id", "seance__gaming_day__date", "effective", "corrected_advances"
     ):
-        seance = seances.setdefault(seance_id, {"date": date, "advances": ZERO, "final": None})
-        if kind == Count.Kind.FINAL:
-            seance["final"] = amount
+        seances[seance_id] = {"date": date, "result": amount - advanced}
     months = {
         month: {"month": month, "number": number, "seances": 0, "result": ZERO, "complete": True}
         for number, month in enumerate(season_months(season), start=1)
@@ -195,10 +188,10 @@ def season_summary(cashbox, season):
     for seance in seances.values():
         month = months[seance["date"].replace(day=1)]
         month["seances"] += 1
-        if seance["final"] is None:
+        if seance["result"] is None:
             month["complete"] = False
         else:
-            month["result"] += seance["final"] - seance["advances"]
+            month["result"] += seance["result"]
     return {
         "months": list(months.values()),
         "result": sum((m["result"] for m in months.values()), ZERO),

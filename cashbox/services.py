@@ -7,11 +7,8 @@ double an entry.
 
 from decimal import Decimal, InvalidOperation
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
-from django.db.models import BooleanField, CharField
-from django.db.models.expressions import RawSQL
+from django.db import transaction
 from django.utils import timezone
 
 from cashbox.models import (
@@ -26,21 +23,41 @@ from cashbox.models import (
     RegisterAmendmentLine,
     Signature,
 )
+from cashbox.signatures import (
+    DIRECTING,
+    check_signer,
+    is_director_or_deputy,
+    people_of,
+    put_signature,
+    sign,
+    staff_member,
+    staff_members,
+)
+from cashbox.state import (
+    cash_state,
+    cashbox_advances_total,
+    effective_amount,
+    effective_result,
+    final_count_of,
+    main_cashbox,
+    require_open_seance,
+    require_open_state,
+    with_result,
+)
 from casino import rows
 from casino.accounts.roles import role_of
-from casino.accounts.security import check_secrets, signer_among, signer_in
+from casino.accounts.security import check_secrets, signer_in
 from casino.audit.actors import actor_named
-from casino.models import Role, money
+from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, invalid
 from casino.web.formats import chips_text
 from casino.web.transactions import write_block
 from casino.words import amount_in_words
-from seances.models import GamingDay, Roster, RosterChange, Seance
+from seances.models import GamingDay, Seance
 from seances.rosters.services import tableau_staff
 from tables.games.rules import Game, euros
 from tables.models import Cashbox, Tableau
 
-DIRECTING = {Role.DIRECTOR, Role.CODIR}
 # Money columns hold 14 digits with 2 decimals: an amount stays below 10^12 €; a quantity of chips below 10^9.
 MAX_AMOUNT = Decimal(10) ** 12
 MAX_CHIPS = 10**9
@@ -94,143 +111,7 @@ def parse_chips(casino, chips, field="chips", rule=None):
     return dict(sorted(normalised.items(), key=lambda item: Decimal(item[0]))), total
 
 
-# Signatures ---------------------------------------------------------------------------------------------------
-
-
-def check_signer(people, username, password, roles, rule, not_by=(), otp=None, field="signer"):
-    """The signer of a signature about to be made, checked before the caller locks anything (R28).
-
-    `people`: the casino's active members by username, from people_of, which read `username` among them.
-
-    The signer must be an active member of the casino before anything else is looked at (another casino's
-    employee is « employé inconnu »); their password, and their TOTP code where their role needs one to log in,
-    go through the same lockout as a login (casino.accounts.security.check_secrets, R28). `not_by` lists users who
-    already signed where two different people are required. A password hash takes hundreds of milliseconds by
-    design: run under a row lock it would hold up every other write of that row, so the workflows call this first.
-    """
-    user = signer_among(people, username, rule, field)
-    role = role_of(user)
-    if role not in roles:
-        names = ", ".join(sorted(Role(r).label.lower() for r in roles))
-        raise RoleForbidden(rule, f"Seul peut signer : {names} (signataire : {role.label if role else 'aucun rôle'})")
-    if not user.employee.approval_valid:
-        raise RoleForbidden(rule, "Le signataire n'a pas d'agrément valide ce jour")
-    if user in not_by:
-        raise RoleForbidden(rule, "Deux signatures de personnes différentes sont requises : ce signataire a déjà signé")
-    check_secrets(user, password, otp, rule)
-    return user
-
-
-def put_signature(casino, signer, purpose, statement):
-    """Record the signature of a signer checked by check_signer, on the statement the locked rows give."""
-    return Signature.objects.create(
-        signer=signer, role=role_of(signer), casino=casino, purpose=purpose, statement=statement
-    )
-
-
-def sign(casino, username, password, purpose, statement, roles, rule, not_by=(), otp=None, field="signer"):
-    """Record a signature: the signer enters their own secrets now; only the roles the rule names may sign."""
-    people = people_of(casino, [username])
-    signer = check_signer(people, username, password, roles, rule, not_by=not_by, otp=otp, field=field)
-    return put_signature(casino, signer, purpose, statement)
-
-
-def staff_member(casino, username, roles, field, rule, what):
-    """A user of the casino with one of the roles and a valid approval, named in the request."""
-    return staff_members([(username, roles, field, rule, what)], people_of(casino, [username]))[0]
-
-
-def people_of(casino, usernames, serving=None):
-    """The casino's employees among `usernames`, by username, in one query: everyone a write names (the people of
-    staff_members and the signer of check_signer). Only active accounts with an active membership of the casino are
-    read: someone whose account or membership was deactivated is no longer one of its employees (R28, R20), whatever
-    role they are named in. With `serving` (seance, tableau id), whether each serves that tableau in the séance's
-    published roster (see _table_employees)."""
-    found = (
-        get_user_model()
-        .objects.select_related("employee")
-        # One filter call: the active membership is the casino's own, not any membership of the user.
-        .filter(
-            username__in={username for username in usernames if username},
-            is_active=True,
-            employee__memberships__casino=casino,
-            employee__memberships__active=True,
-        )
-    )
-    if serving is not None:
-        found = found.annotate(**_serving(*serving))
-    return {user.username: user for user in found}
-
-
-# Hand-written SQL, on purpose: compiling the three nested Exists of the ORM cost about 4.7 ms of CPU on every final
-# count, a fifth of its time (issue 15); these strings cost nothing to compile. "auth_user"."id" is people_of's user.
-_PUBLISHED_ROSTER = 'r."seance_id" = %s AND r."state" = %s'
-_ASSIGNED = (
-    'EXISTS (SELECT 1 FROM "seances_rostermember" m INNER JOIN "seances_roster" r ON r."id" = m."roster_id" '
-    f'WHERE {_PUBLISHED_ROSTER} AND m."tableau_id" = %s AND m."user_id" = "auth_user"."id")'
-)
-_RELIEVING = (
-    'EXISTS (SELECT 1 FROM "seances_rosterchange" c INNER JOIN "seances_roster" r ON r."id" = c."roster_id" '
-    'INNER JOIN "seances_rostermember" m ON m."roster_id" = c."roster_id" AND m."user_id" = c."member_id" '
-    f'WHERE {_PUBLISHED_ROSTER} AND c."kind" = %s AND m."tableau_id" = %s AND c."replacement_id" = "auth_user"."id")'
-)
-_CHEF_OF_TABLE = (
-    'EXISTS (SELECT 1 FROM "seances_roster" r INNER JOIN "tables_table" t ON t."apparatus_id" = r."apparatus_id" '
-    'INNER JOIN "tables_tableau" b ON b."table_id" = t."id" '
-    f'WHERE {_PUBLISHED_ROSTER} AND b."id" = %s AND r."chef_id" = "auth_user"."id")'
-)
-
-
-def _flag(sql, params):
-    """A hand-written EXISTS of this module, read as a boolean."""
-    # Equivalent mutants: without the output field the database's 0 or 1 (SQLite) is tested for truth all the same.
-    return RawSQL(sql, params, BooleanField())  # pragma: no mutate
-
-
-def _serving(seance, tableau_id):
-    """Whether the user serves the tableau in the séance's published roster (R4, R20): assigned to it, relieving one
-    who is, or chef de partie of its roster. Reliefs of a reliever, which tableau_staff follows too, are not seen
-    here: a witness this finds serving serves, one it does not is looked up by tableau_staff."""
-    roster = [seance.pk, Roster.State.PUBLISHED.value]
-    return {
-        "assigned": _flag(_ASSIGNED, [*roster, tableau_id]),
-        "relieving": _flag(_RELIEVING, [*roster, RosterChange.Kind.RELIEF.value, tableau_id]),
-        "chef_of_table": _flag(_CHEF_OF_TABLE, [*roster, tableau_id]),
-    }
-
-
-def staff_members(wanted, people):
-    """Each [(username, roles, field, rule, what)] as an active user and member of the casino with one of the roles
-    and a valid approval, from `people` (people_of: the casino's active members among the names, read in one
-    query); the first one that does not qualify is refused."""
-    users = []
-    for username, roles, field, rule, what in wanted:
-        user = people.get(username)
-        if user is None:
-            raise invalid(field, rule, f"{what} : employé inconnu dans l'établissement ({username})")
-        if role_of(user) not in roles:
-            names = ", ".join(sorted(Role(r).label.lower() for r in roles))
-            raise invalid(field, rule, f"{what} doit être : {names}")
-        if not user.employee.approval_valid:
-            raise invalid(field, rule, f"{what} ({username}) n'a pas d'agrément valide ce jour")
-        users.append(user)
-    return users
-
-
-# Where a cash box stands in its séance -------------------------------------------------------------------------
-
-
-def main_cashbox(tableau):
-    """The cash box that holds the advance and the takings: the built-in one, or the boule's open box."""
-    kind = Cashbox.Kind.BUILT_IN if tableau.game == Game.VINGT_TROIS else Cashbox.Kind.MOBILE_OPEN
-    return tableau.cashboxes.filter(kind=kind).order_by("pk").first()
-
-
-def require_open_seance(seance):
-    if seance.state != Seance.State.OPEN:
-        raise InvalidTransition(
-            "R14", f"La séance est {seance.get_state_display().lower()} : aucune opération de caisse n'y est possible"
-        )
+# Locks --------------------------------------------------------------------------------------------------------
 
 
 def lock_cashbox(cashbox):
@@ -245,101 +126,6 @@ def lock_cashbox(cashbox):
         ("tableau__casino", "tableau__table"),
         lock=True,  # pragma: no mutate (test_lock_scope.py)
     )
-
-
-def _shared_seance_state(seance_pk):
-    """The séance's state, read under a shared lock on PostgreSQL (FOR SHARE).
-
-    Cash writes of every cash box share it, so they do not wait for each other; closing the séance locks it
-    exclusively (select_for_update in change_seance_state), so a close waits for the writes already under way and
-    a write that comes after it reads « close » and is refused: the séance never closes beside an uncounted box.
-    """
-    lock = " FOR SHARE" if connection.vendor == "postgresql" else ""  # pragma: no mutate (test_lock_scope.py)
-    return RawSQL(f'(SELECT "state" FROM "seances_seance" WHERE "id" = %s{lock})', [seance_pk])
-
-
-# The subqueries of cash_state, hand-written for the same reason as _serving's: the ORM's Exists, Subquery and
-# Coalesce cost about 3.5 ms of CPU to compile on every advance and count (issue 15). "tables_cashbox" is the locked
-# cash box of the outer query.
-_OPENED = (
-    'EXISTS (SELECT 1 FROM "seances_opening" o '
-    'WHERE o."gaming_day_id" = %s AND o."tableau_id" = "tables_cashbox"."tableau_id")'
-)
-_HAS_ENTRY = (
-    'EXISTS (SELECT 1 FROM "{table}" e WHERE e."cashbox_id" = "tables_cashbox"."id" AND e."seance_id" = %s{kind})'
-)
-_INITIAL = _HAS_ENTRY.format(table="cashbox_advance", kind=' AND e."kind" = %s')
-_COUNTED = _HAS_ENTRY.format(table="cashbox_count", kind=' AND e."kind" = %s')
-# A tableau has one ongoing interruption at most (r17_one_ongoing_interruption): LIMIT 1 takes it.
-_INTERRUPTION = (
-    'SELECT i."kind" FROM "cashbox_interruption" i '
-    'WHERE i."resumed_at" IS NULL AND i."tableau_id" = "tables_cashbox"."tableau_id" ORDER BY i."id" LIMIT 1'
-)
-# R20, R23: each advance of the séance at its latest correction in red ink, if any.
-_ADVANCES_TOTAL = (
-    'COALESCE((SELECT SUM(COALESCE((SELECT k."amount" FROM "cashbox_correction" k WHERE k."advance_id" = a."id" '
-    'ORDER BY k."recorded_at" DESC, k."id" DESC LIMIT 1), a."amount")) FROM "cashbox_advance" a '
-    'WHERE a."cashbox_id" = "tables_cashbox"."id" AND a."seance_id" = %s), 0)'
-)
-
-
-# advances_total=True by default would only add a column nobody reads.
-def cash_state(cashbox, seance, advances_total=False):  # pragma: no mutate
-    """Where a locked cash box stands in its séance, in one query read after its lock: the séance's state (shared
-    lock), whether the tableau is opened that day, has its initial advance, its final count, an interruption; with
-    `advances_total`, the sum of its advances in the séance after their corrections (R20, R23)."""
-    fields = ["seance_state", "opened", "initial", "counted", "interruption"]
-    extra = {}
-    if advances_total:  # only the final count reads it
-        extra["advances_total"] = RawSQL(_ADVANCES_TOTAL, [seance.pk], money())
-        fields.append("advances_total")
-    return (
-        Cashbox.objects.filter(pk=cashbox.pk)
-        .order_by()
-        .annotate(
-            **extra,
-            seance_state=_shared_seance_state(seance.pk),
-            opened=_flag(_OPENED, [seance.gaming_day_id]),
-            initial=_flag(_INITIAL, [seance.pk, Advance.Kind.INITIAL.value]),
-            counted=_flag(_COUNTED, [seance.pk, Count.Kind.FINAL.value]),
-            interruption=RawSQL(
-                _INTERRUPTION,
-                [],
-                CharField(),  # pragma: no mutate (equivalent: its kind is read as text either way)
-            ),
-        )
-        .values(*fields)
-        .get()
-    )
-
-
-def require_open_state(state):
-    if state != Seance.State.OPEN:
-        raise InvalidTransition(
-            "R14", f"La séance est {Seance.State(state).label.lower()} : aucune opération de caisse n'y est possible"
-        )
-
-
-def effective_amount(entry):
-    """The amount of an advance or a count after its corrections in red ink (R23), the latest one prevailing.
-
-    From the `effective` annotation or the prefetched corrections when the caller loaded them (no query each).
-    """
-    if hasattr(entry, "effective"):
-        return entry.effective
-    if "corrections" in getattr(entry, "_prefetched_objects_cache", {}):
-        corrections = sorted(entry.corrections.all(), key=lambda c: (c.recorded_at, c.pk))
-        return corrections[-1].amount if corrections else entry.amount
-    correction = entry.corrections.order_by("-recorded_at", "-pk").first()
-    return correction.amount if correction else entry.amount
-
-
-def advances_of(cashbox, seance):
-    return list(Advance.objects.filter(cashbox=cashbox, seance=seance).prefetch_related("corrections"))
-
-
-def final_count_of(cashbox, seance):
-    return Count.objects.filter(cashbox=cashbox, seance=seance, kind=Count.Kind.FINAL).first()
 
 
 def _known(queryset, rows):
@@ -600,9 +386,7 @@ def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=())
             raise InvalidTransition("R17", f"Le tableau n° {tableau.number} est déjà interrompu")
         chips, amount = parse_chips(tableau.casino, chips, rule="R17")
         counter, present = _count_people(tableau.casino, counted_by, witnesses)
-        # _require_playing found the initial advance: the sum is never empty, its start only types it.
-        advances = advances_of(cashbox, seance)
-        advances_total = sum((effective_amount(a) for a in advances), Decimal("0.00"))  # pragma: no mutate
+        advances_total = cashbox_advances_total(cashbox, seance)
         count = Count.objects.create(
             cashbox=cashbox,
             seance=seance,
@@ -730,34 +514,6 @@ def require_floor_role(user, rule, action):
 # End of séance (R16, R19, R20) ---------------------------------------------------------------------------------
 
 
-def closing_blockers(seance):
-    """What still prevents the séance from closing: [(rule, message)], empty when it can close."""
-    blockers = []
-    played = (
-        Advance.objects.filter(seance=seance, kind=Advance.Kind.INITIAL)
-        .select_related("cashbox__tableau")
-        .order_by("cashbox__tableau__number")
-    )
-    counted = set(Count.objects.filter(seance=seance, kind=Count.Kind.FINAL).values_list("cashbox_id", flat=True))
-    for advance in played:
-        if advance.cashbox_id not in counted:
-            blockers.append(
-                (
-                    "R20",
-                    cite(
-                        "R20",
-                        f"La caisse n° {advance.cashbox.tableau.number} n'a pas d'encaisse finale "
-                        "comptée et certifiée exacte",
-                    ),
-                )
-            )
-    for interruption in Interruption.objects.ongoing().filter(seance=seance).select_related("tableau"):
-        rule = "R18" if interruption.kind == Interruption.Kind.SHORT else "R17"
-        what = "a sa boîte encore fermée à clé" if rule == "R18" else "est encore interrompu"
-        blockers.append((rule, cite(rule, f"Le tableau n° {interruption.tableau.number} {what}")))
-    return blockers
-
-
 # Corrections (R23) -------------------------------------------------------------------------------------------
 
 
@@ -854,12 +610,6 @@ def correct(user, original, chips, reason, approval_words, signer, password, otp
 # Control register (R21, R22) ---------------------------------------------------------------------------------
 
 
-def effective_result(count):
-    advances = advances_of(count.cashbox, count.seance)
-    # A final count follows an initial advance (R20): the start only types an empty sum.
-    return effective_amount(count) - sum((effective_amount(a) for a in advances), Decimal("0.00"))  # pragma: no mutate
-
-
 def draw_up_register(user, gaming_day):
     """Carry every certified final count of the day into its control register, totalled and in words (R22)."""
     with actor_named(user), transaction.atomic():
@@ -894,10 +644,9 @@ def draw_up_register(user, gaming_day):
 
 def day_lines(gaming_day):
     """(count, result) of every certified final count of the day, its corrections applied (R21, R23)."""
-    counts = (
+    counts = with_result(
         Count.objects.filter(seance__gaming_day=gaming_day, kind=Count.Kind.FINAL)
         .select_related("cashbox__tableau", "seance")
-        .prefetch_related("corrections")
         .order_by("seance__planned_start", "cashbox__tableau__number")
     )
     return [(count, effective_result(count)) for count in counts]
@@ -935,13 +684,6 @@ def draw_up_amendment(user, register, correction):
             result=result,
         )
     return amendment
-
-
-def is_director_or_deputy(signature, gaming_day):
-    """The directeur responsable, or the CoDir member recorded as his deputy that day (R22)."""
-    if signature.role == Role.DIRECTOR:
-        return True
-    return Deputy.objects.filter(gaming_day=gaming_day, deputy=signature.signer).exists()
 
 
 def _sign_twice(book, gaming_day, signer, password, purpose, statement, otp=None):
@@ -1015,34 +757,4 @@ def sign_amendment(amendment, signer, password, otp=None):
         gaming_day = amendment.register.gaming_day
         return _sign_twice(
             amendment, gaming_day, signer, password, Signature.Purpose.REGISTER_AMENDMENT, statement, otp=otp
-        )
-
-
-def designate_deputy(user, gaming_day, deputy, reason, signer, password):
-    """Record the CoDir member standing in for the directeur responsable that day; the director signs (R22)."""
-    with transaction.atomic():
-        if role_of(user) not in DIRECTING:
-            raise RoleForbidden("R22", "Seule la direction enregistre le suppléant du directeur responsable")
-        # Lock the day: one deputy per gaming day, even with two requests at once.
-        gaming_day = (
-            GamingDay.objects.select_for_update(of=("self",))  # pragma: no mutate (test_lock_scope.py)
-            .select_related("casino")
-            .get(pk=gaming_day.pk)
-        )
-        if Deputy.objects.filter(gaming_day=gaming_day).exists():
-            raise InvalidTransition("R22", f"Un suppléant est déjà enregistré pour la {gaming_day}")
-        person = staff_member(gaming_day.casino, deputy, {Role.CODIR}, "deputy", "R22", "Le suppléant")
-        statement = (
-            f"{person.get_full_name() or person.username} remplace le directeur responsable pour la {gaming_day}"
-            + (f" — motif : {reason.strip()}" if (reason or "").strip() else "")
-        )
-        designation = sign(
-            gaming_day.casino, signer, password, Signature.Purpose.DEPUTY, statement, {Role.DIRECTOR}, "R22"
-        )
-        return Deputy.objects.create(
-            gaming_day=gaming_day,
-            deputy=person,
-            reason=(reason or "").strip(),
-            designation=designation,
-            recorded_by=user,
         )

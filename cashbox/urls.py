@@ -19,7 +19,6 @@ class DateConverter:
 register_converter(DateConverter, "date")
 
 urlpatterns = [
-    path("plancher/", views.FloorView.as_view(), name="floor"),
     path("tableaux/<int:pk>/avance/", views.AdvanceView.as_view(), name="advance-create"),
     path("tableaux/<int:pk>/comptage-final/", views.FinalCountView.as_view(), name="final-count-create"),
     path(

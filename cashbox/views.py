@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views import View
 
-from cashbox import services
+from cashbox import services, state
 from cashbox.carnets import (
     ALL_MONTHS,
     SEASONS,
@@ -33,163 +33,15 @@ from cashbox.forms import (
     without_secrets,
 )
 from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment, season_of
-from casino.models import Alert
 from casino.rules import DomainError, RoleForbidden
 from casino.web.form_tokens import keep_form_token
 from casino.web.formats import euros
 from casino.web.middleware import mark_refusal, refusal_of
 from casino.web.mixins import RoleRequiredMixin, posted_key
-from seances.models import GamingDay, Opening, Roster, RosterChange, RosterMember, Seance
+from seances.models import GamingDay, Seance
 from seances.rosters.services import tableau_staff
-from seances.spins.views import floor_spins
-from seances.views import chosen_casino, chosen_date
+from seances.views import chosen_casino
 from tables.models import Cashbox, Tableau
-
-
-class TableauState:
-    TO_OPEN = "a_ouvrir", "À ouvrir"
-    WAITING = "attente", "Limites fixées, en attente d'avance"
-    PLAYING = "en_jeu", "En jeu"
-    LOCKED = "sous_cle", "Interrompu, encaisse sous clé"
-    INTERRUPTED = "interrompu", "Interrompu, encaisse comptée"
-    COUNTED = "compte", "Compté et certifié"
-
-
-def own_tableau_ids(user, seance):
-    """The tableaux a chef, croupier or caissier works at in the séance: from the published rosters (R4) — as the
-    launcher, the reliever or the chef of the table — and, for a caissier, the boxes they brought or attended."""
-    if seance is None:
-        return set()
-    rosters = Roster.objects.published().filter(seance=seance)
-    places = list(RosterMember.objects.filter(roster__in=rosters).values_list("roster_id", "user_id", "tableau_id"))
-    own = {tableau_id for _roster, member, tableau_id in places if member == user.pk and tableau_id}
-    relieved = set(
-        RosterChange.objects.filter(roster__in=rosters, kind=RosterChange.Kind.RELIEF, replacement=user).values_list(
-            "roster_id", "member_id"
-        )
-    )
-    own |= {tableau_id for roster, member, tableau_id in places if (roster, member) in relieved and tableau_id}
-    own |= set(
-        Tableau.objects.filter(table__apparatus__rosters__in=rosters.filter(chef=user)).values_list("pk", flat=True)
-    )
-    own |= set(Advance.objects.filter(seance=seance, brought_by=user).values_list("cashbox__tableau_id", flat=True))
-    own |= set(Count.objects.filter(seance=seance, caissier=user).values_list("cashbox__tableau_id", flat=True))
-    return own
-
-
-def floor_rows(casino, date, seance, user=None):
-    """Every tableau with its live state and money in the séance, the user's own tableaux first.
-
-    A fixed number of queries whatever the number of tableaux: the floor polls every few seconds from each tablet.
-    """
-    tableaux = list(
-        Tableau.objects.filter(casino=casino, in_service=True)
-        .select_related("table__apparatus")
-        .order_by("table__apparatus__game", "number")
-    )
-    opened = set(
-        Opening.objects.filter(gaming_day__casino=casino, gaming_day__date=date).values_list("tableau_id", flat=True)
-    )
-    advances, counts = {}, {}
-    if seance is not None:
-        for advance in Advance.objects.filter(seance=seance).values(
-            "cashbox__tableau_id", "kind", "amount", "recorded_at"
-        ):
-            advances.setdefault(advance["cashbox__tableau_id"], []).append(advance)
-        # Ordered by time: the last one per tableau wins.
-        for count in Count.objects.filter(seance=seance).values(
-            "cashbox__tableau_id", "kind", "amount", "advances_total", "result", "recorded_at"
-        ):
-            counts[count["cashbox__tableau_id"]] = count
-    ongoing = {
-        i.tableau_id: i
-        for i in Interruption.objects.ongoing().filter(tableau__casino=casino).select_related("key_holder")
-    }
-    # The carnet d'avances is kept per cash box: the main one (advance and takings) is one tap from the card.
-    main_kinds = {Cashbox.Kind.BUILT_IN, Cashbox.Kind.MOBILE_OPEN}
-    carnets = {}
-    for tableau_id, pk in (
-        Cashbox.objects.filter(tableau__casino=casino, kind__in=main_kinds)
-        .order_by("-pk")
-        .values_list("tableau_id", "pk")
-    ):
-        carnets[tableau_id] = pk
-    alerts = {}
-    for alert in Alert.objects.open().filter(casino=casino, key__startswith="short-interruption:"):
-        alerts[alert.key] = alert
-    own = own_tableau_ids(user, seance) if user is not None else set()
-    rows = []
-    for tableau in tableaux:
-        interruption = ongoing.get(tableau.pk)
-        its_advances = advances.get(tableau.pk, [])
-        kinds = [a["kind"] for a in its_advances]
-        last_count = counts.get(tableau.pk)
-        if tableau.pk not in opened:
-            state = TableauState.TO_OPEN
-        elif last_count is not None and last_count["kind"] == Count.Kind.FINAL:
-            state = TableauState.COUNTED
-        elif interruption is not None:
-            state = TableauState.LOCKED if interruption.kind == Interruption.Kind.SHORT else TableauState.INTERRUPTED
-        elif Advance.Kind.INITIAL in kinds:
-            state = TableauState.PLAYING
-        else:
-            state = TableauState.WAITING
-        initial = next((a for a in its_advances if a["kind"] == Advance.Kind.INITIAL), None)
-        top_ups = [a for a in its_advances if a["kind"] == Advance.Kind.TOP_UP]
-        result = None
-        if last_count is not None:
-            # R20: encaisse − (initial advance + top-ups) as they stood at that count.
-            result = last_count["result"]
-            if result is None:
-                result = last_count["amount"] - last_count["advances_total"]
-        rows.append(
-            {
-                "tableau": tableau,
-                "state": state[0],
-                "state_label": state[1],
-                "interruption": interruption,
-                "alert": alerts.get(f"short-interruption:{interruption.pk}") if interruption else None,
-                "initial": initial,
-                "top_ups": top_ups,
-                "advances_total": sum((a["amount"] for a in its_advances), Decimal("0")),
-                "last_count": last_count,
-                "last_count_label": Count.Kind(last_count["kind"]).label if last_count else "",
-                "result": result,
-                "carnet": carnets.get(tableau.pk),
-                "own": tableau.pk in own,
-            }
-        )
-    # Stable sort: the user's own tableaux first, each group in the game-then-number order.
-    rows.sort(key=lambda row: not row["own"])
-    return rows
-
-
-class FloorView(RoleRequiredMixin, View):
-    """The floor at a glance, on a 10-inch tablet: every tableau's state and money, open alerts, what blocks the
-    close. Its live part polls itself (htmx, every 5 s) and is answered alone when the request comes from htmx."""
-
-    permission_required = "cashbox.view_interruption"
-
-    def get(self, request):
-        casino = chosen_casino(request)
-        date = chosen_date(request, casino)
-        seances = list(Seance.objects.of_day(casino, date))
-        seance = next((s for s in seances if s.state == Seance.State.OPEN), None)
-        blockers = services.closing_blockers(seance) if seance else []
-        context = {
-            "casino": casino,
-            "date": date,
-            "seances": seances,
-            "seance": seance,
-            "rows": floor_rows(casino, date, seance, request.user),
-            "blockers": blockers,
-            "alerts": Alert.objects.open().filter(casino=casino).select_related("casino")[:50],
-            "now": timezone.now(),
-        }
-        if request.htmx:
-            return render(request, "cashbox/_floor_live.html", context)
-        context["spin_panels"] = floor_spins(casino, seance)
-        return render(request, "cashbox/floor.html", context)
 
 
 class ServiceFormView(RoleRequiredMixin, View):
@@ -323,7 +175,7 @@ class AdvanceView(TableauActionView):
     def perform(self, form):
         data = form.cleaned_data
         services.record_advance_as_entered(
-            self.request.user, services.main_cashbox(self.tableau), self.seance, self.kind(), form.chips(), data
+            self.request.user, state.main_cashbox(self.tableau), self.seance, self.kind(), form.chips(), data
         )
 
 
@@ -341,10 +193,9 @@ class FinalCountView(TableauActionView):
 
     def confirmation(self, form):
         data, chips = form.cleaned_data, form.chips()
-        cashbox = services.main_cashbox(self.tableau)
+        cashbox = state.main_cashbox(self.tableau)
         amount = sum((Decimal(d) * q for d, q in chips.items()), Decimal("0.00"))
-        advances = services.advances_of(cashbox, self.seance)
-        advances_total = sum((services.effective_amount(a) for a in advances), Decimal("0.00"))
+        advances_total = state.cashbox_advances_total(cashbox, self.seance) if cashbox else Decimal("0.00")
         label = {field: dict(form.fields[field].choices) for field in ("counted_by", "witnesses", "caissier", "signer")}
         return {
             "statement": (
@@ -372,7 +223,7 @@ class FinalCountView(TableauActionView):
     def perform(self, form):
         data = form.cleaned_data
         services.record_final_count_as_entered(
-            self.request.user, services.main_cashbox(self.tableau), self.seance, form.chips(), data
+            self.request.user, state.main_cashbox(self.tableau), self.seance, form.chips(), data
         )
 
 
@@ -477,7 +328,7 @@ class CorrectionView(ServiceFormView):
         return reverse("carnet", args=[self.original.cashbox_id]) + f"?saison={season}"
 
     def extra_context(self):
-        return {"original": self.original, "effective": services.effective_amount(self.original)}
+        return {"original": self.original, "effective": state.effective_amount(self.original)}
 
     def perform(self, form):
         data = form.cleaned_data

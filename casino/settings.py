@@ -68,6 +68,8 @@ INSTALLED_APPS = [
     "seances.apps.SeancesConfig",
     "cashbox",
     "books",
+    # Above the apps: the director's home and the floor read every one of them.
+    "floor",
 ]
 
 MIDDLEWARE = [

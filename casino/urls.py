@@ -52,7 +52,8 @@ router.register("journal", journal_api.JournalViewSet, basename="journal-entry")
 router.register("exports", export_api.ExportViewSet, basename="export")
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    # The home page and the floor read every app: they live above them, in floor/.
+    path("", include("floor.urls")),
     path("connexion/", auth.LoginView.as_view(), name="login"),
     path("sante/", health.HealthView.as_view(), name="health"),
     path("connexion/verification/", auth.otp_verify, name="otp-verify"),

@@ -3,59 +3,15 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
 from django.views import View
-from django.views.decorators.http import require_GET
 
 from casino.accounts.auth import safe_next
-from casino.accounts.roles import role_of
 from casino.forms import CasinoForm, EmployeeForm
-from casino.models import APPROVED_ROLES, Alert, Casino, Employee, Role
+from casino.models import AccountChange, Alert, Casino, Employee
 from casino.rules import DomainError, RoleForbidden, article
 from casino.services import acknowledge_alert
 from casino.web.middleware import mark_form_refusal, mark_refusal, refusal_of
-from casino.web.mixins import RoleRequiredMixin, ScopedDetailView, ScopedFormView, ScopedListView, requested_casino
-
-
-@require_GET
-def home(request):
-    if not request.user.is_authenticated:
-        return redirect("login")
-    role = role_of(request.user)
-    if role in (Role.CHEF, Role.CROUPIER, Role.CAISSIER):
-        # The floor is their home: the tableaux, their state and money, the alerts.
-        return redirect("floor")
-    casinos = list(Casino.objects.for_user(request.user))
-    alerts = []
-    if request.user.has_perm("casino.view_alert"):
-        alerts = Alert.objects.open().filter(casino__in=casinos).select_related("casino")[:50]
-    approvals = []
-    if role in (Role.DIRECTOR, Role.ADMIN, Role.CONTROLEUR, Role.CODIR):
-        today = timezone.localdate()
-        approvals = [
-            employee
-            for employee in Employee.objects.for_user(request.user).select_related("user")
-            if employee.role in APPROVED_ROLES and not employee.approval_valid_on(today)
-        ]
-    pending_changes = 0
-    if request.user.has_perm("casino.decide_accountchange"):
-        from casino.models import AccountChange
-
-        pending_changes = AccountChange.objects.for_user(request.user).pending().count()
-    context = {
-        "role": role,
-        "casinos": casinos,
-        "alerts": alerts,
-        "invalid_approvals": approvals,
-        "pending_changes": pending_changes,
-    }
-    if role in (Role.DIRECTOR, Role.CODIR) and casinos:
-        from cashbox.views import floor_rows
-        from casino.dashboard import director_dashboard
-
-        casino = requested_casino(request)
-        context.update(casino=casino, dashboard=director_dashboard(casino, floor_rows))
-    return render(request, "casino/home.html", context)
+from casino.web.mixins import RoleRequiredMixin, ScopedDetailView, ScopedFormView, ScopedListView
 
 
 class AcknowledgeAlertView(RoleRequiredMixin, View):
@@ -88,8 +44,6 @@ class EmployeeDetailView(ScopedDetailView):
     template_name = "casino/employee_detail.html"
 
     def get_context_data(self, **kwargs):
-        from casino.models import AccountChange
-
         context = super().get_context_data(**kwargs)
         from casino.accounts.activation import has_second_factor
 

@@ -6,12 +6,15 @@ from decimal import Decimal
 from django.db import transaction
 from django.utils import timezone
 
+from cashbox.models import Signature
+from cashbox.signatures import sign
+from cashbox.state import closing_blockers
 from casino.accounts.roles import role_of
 from casino.audit.actors import actor_named
 from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
 from seances.models import GamingDay, Opening, Roster, Seance
-from tables.games.rules import euros
+from tables.games.rules import check_player_stakes, euros
 from tables.models import Apparatus, Tableau
 
 # Default planned hours of each séance; the gaming day crosses midnight.
@@ -100,9 +103,6 @@ def change_seance_state(user, seance, new_state):
                     details=[{"rule": "R4", "apparatus": a.pk, "name": a.name} for a in missing],
                 )
         if new_state == Seance.State.CLOSED:
-            # Imported here: the cash app builds on séances, not the other way round.
-            from cashbox.services import closing_blockers
-
             blockers = closing_blockers(seance)
             if blockers:
                 rules = sorted({rule for rule, _ in blockers}, key=lambda r: int(r[1:]))
@@ -125,10 +125,6 @@ def declare_not_held(user, seance, reason, signer, password):
     It can then never open, and the day's register no longer waits for it.
     """
     with actor_named(user), transaction.atomic():
-        # Imported here: the cash app builds on séances, not the other way round.
-        from cashbox.models import Signature
-        from cashbox.services import sign
-
         require_director(user, "R24", "déclarer une séance non tenue")
         # Lock the séance: « non tenue » and « ouvrir » pressed at once on two tablets must not both succeed.
         seance = Seance.objects.select_for_update(of=("self",)).select_related("gaming_day__casino").get(pk=seance.pk)
@@ -235,8 +231,6 @@ def check_stakes(apparatus, date, stakes):
     minimum; the maximum applies to the player's total per plein and per chance across all the tableaux of the
     apparatus, with the strictest maximum among the tableaux played when they differ.
     """
-    from tables.games.rules import check_player_stakes
-
     openings = limits_in_force(apparatus, date)
     missing = sorted({s.tableau.number for s in stakes if s.tableau.pk not in openings})
     if missing:

@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views import View
 
+from cashbox.state import closing_blockers
 from casino.models import Casino
 from casino.rules import DomainError
 from casino.web.middleware import mark_form_refusal
@@ -123,9 +124,6 @@ class SeanceCloseView(SeanceTransitionView):
 
     def get(self, request, pk):
         seance = get_object_or_404(Seance.objects.for_user(request.user).select_related("gaming_day__casino"), pk=pk)
-        # Imported here: the cash app builds on séances, not the other way round.
-        from cashbox.services import closing_blockers
-
         blockers = closing_blockers(seance) if seance.state == Seance.State.OPEN else []
         context = {"seance": seance, "blockers": blockers, "back": self.day_url(seance)}
         return render(request, "seances/seance_close_confirm.html", context)

@@ -82,7 +82,7 @@ def elsewhere(other_casino, outsider):
 
 
 def main_box(tableau):
-    from cashbox.services import main_cashbox
+    from cashbox.state import main_cashbox
 
     return main_cashbox(tableau)
 

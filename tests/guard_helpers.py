@@ -8,6 +8,7 @@ from django.db import connection, models
 from django.utils import timezone
 
 from cashbox import services as cash
+from cashbox import signatures
 from cashbox.models import Advance, ControlRegisterLine, Correction, Interruption, Signature, season_of
 from casino.audit import append_only
 from casino.models import Alert, CasinoKey, Employee, Export, JournalEntry, Membership, Role, Seal
@@ -77,7 +78,7 @@ def world(
         open_seance(director, other)
         change_seance_state(director, other, Seance.State.CLOSED)
     register, _ = cash.draw_up_register(director, seance.gaming_day)
-    cash.designate_deputy(director, seance.gaming_day, "codir", "Congé", "directeur", PASSWORD)
+    signatures.designate_deputy(director, seance.gaming_day, "codir", "Congé", "directeur", PASSWORD)
     cash.sign_register(register, "directeur", PASSWORD)
     cash.sign_register(register, "codir", PASSWORD)
     # A mistake found after the register is signed: a rectificatif, signed by two again (R24).

@@ -22,6 +22,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from books import services as books_services
 from books.models import Observation
 from cashbox import services as cash_services
+from cashbox import signatures
 from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment
 from casino.accounts.services import propose, state_of
 from casino.exports.build import request_export
@@ -422,7 +423,7 @@ def demo(
         change_seance_state(director, seance, Seance.State.CLOSED)
     yesterday_day = GamingDay.objects.get(casino=casino, date=yesterday)
     register = cash_services.draw_up_register(director, yesterday_day)[0]
-    deputy = cash_services.designate_deputy(director, yesterday_day, "codir", "Congé", "directeur", PASSWORD)
+    deputy = signatures.designate_deputy(director, yesterday_day, "codir", "Congé", "directeur", PASSWORD)
     cash_services.sign_register(register, "directeur", PASSWORD)
     cash_services.sign_register(register, "codir", PASSWORD)
     late = Count.objects.filter(seance__gaming_day=yesterday_day, kind="final").first()

@@ -156,7 +156,7 @@ def test_the_floor_query_count_would_catch_a_query_per_tableau(
     floor_with_money, api, chef, director, open_day, boule_table, monkeypatch
 ):
     """The test above is not vacuous: one more query per tableau on the floor makes the counts differ."""
-    from cashbox import views
+    from floor import views
     from tables.models import Tableau
 
     rows_of = views.floor_rows

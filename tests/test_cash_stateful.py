@@ -25,6 +25,7 @@ from hypothesis.stateful import (
 )
 
 from cashbox import services
+from cashbox import state as box_state
 from cashbox.carnets import carnet_of
 from cashbox.models import (
     Advance,
@@ -87,7 +88,7 @@ class CashDay(RuleBasedStateMachine):
             register_tableau(Table.objects.create(apparatus=boule, name="A"), 1),
             register_tableau(Table.objects.create(apparatus=vingt_trois, name="D"), 5),
         ]
-        self.boxes = {t.pk: services.main_cashbox(t) for t in self.tableaux}
+        self.boxes = {t.pk: box_state.main_cashbox(t) for t in self.tableaux}
         self.date = GamingDay.date_at(self.casino)
         self.days = []
         self._plan_day()
@@ -339,7 +340,7 @@ class CashDay(RuleBasedStateMachine):
             expected = self.amounts[("count", count.pk)] - sum(
                 (self.amounts[("advance", a.pk)] for a in advances), Decimal("0.00")
             )
-            assert services.effective_result(count) == expected
+            assert box_state.effective_result(count) == expected
 
     @invariant()
     def registers_equal_the_sum_of_their_carnets(self):

@@ -70,7 +70,7 @@ def test_the_season_chart_carries_the_results_of_the_control_registers_per_game(
     import datetime
 
     from cashbox.services import draw_up_register
-    from casino.dashboard import season_chart
+    from floor.dashboard import season_chart
     from seances.models import Seance
     from tests.test_carnet_and_register import day_of_play
 

@@ -16,6 +16,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from cashbox import services as cash
+from cashbox import signatures
 from cashbox.models import Advance
 from seances.models import Seance
 from seances.services import change_seance_state
@@ -218,7 +219,7 @@ def test_every_cash_lock_takes_its_own_row_only(cash_staff, open_day, boule_tabl
     register, _ = run("register draw-up", lambda: cash.draw_up_register(director, day), seen)
     run(
         "deputy designation",
-        lambda: cash.designate_deputy(director, day, "codir", "Congé", "directeur", PASSWORD),
+        lambda: signatures.designate_deputy(director, day, "codir", "Congé", "directeur", PASSWORD),
         seen,
     )
     run("register's first signature", lambda: cash.sign_register(register, "directeur", PASSWORD), seen)

@@ -12,7 +12,8 @@ import time_machine
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from cashbox import services
+from cashbox import services, signatures
+from cashbox import state as box_state
 from cashbox.models import Advance, Count, Interruption, RegisterAmendment, Signature
 from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite
@@ -233,7 +234,7 @@ def test_r21_r22_the_register_carries_only_the_final_counts_of_its_own_day(
 
 
 def designate(staff, casino, day, deputy):
-    return services.designate_deputy(staff["director"], day, deputy, "Congé", "directeur", PASSWORD)
+    return signatures.designate_deputy(staff["director"], day, deputy, "Congé", "directeur", PASSWORD)
 
 
 @pytest.mark.parametrize(
@@ -373,9 +374,9 @@ def test_r21_r23_the_day_s_lines_come_with_their_cash_box_tableau_seance_and_cor
         {"apres_midi": [(boule_tableau, "9000"), (vingt_trois_tableau, "10500")]},
         not_held=("soiree",),
     )
-    # The counts with their cash box, tableau and séance, and their corrections; then each line's advances with
-    # their corrections (two a line): nothing more to print them.
-    with django_assert_num_queries(2 + 2 * 2):
+    # The counts with their cash box, tableau and séance, their corrected amount and their séance's corrected
+    # advances, in one query: nothing more to print them.
+    with django_assert_num_queries(1):
         lines = services.day_lines(day)
         printed = [(c.cashbox.tableau.number, c.seance.kind, result) for c, result in lines]
     assert printed == [(1, "apres_midi", Decimal("1000")), (5, "apres_midi", Decimal("500"))]
@@ -385,12 +386,12 @@ def test_r23_an_advance_s_amount_is_read_from_what_its_caller_loaded(
     cash_staff, open_day, boule_tableau, django_assert_num_queries
 ):
     enter_initial_advance(cash_staff, boule_tableau, open_day)
-    advances = services.advances_of(main_box(boule_tableau), open_day)
+    advances = list(Advance.objects.filter(cashbox=main_box(boule_tableau)).prefetch_related("corrections"))
     with django_assert_num_queries(0):
-        assert [services.effective_amount(advance) for advance in advances] == [Decimal("8000.00")]
+        assert [box_state.effective_amount(advance) for advance in advances] == [Decimal("8000.00")]
     annotated = advances[0]
     annotated.effective = Decimal("7900.00")  # as an `effective` annotation of the caller's query gives it
-    assert services.effective_amount(annotated) == Decimal("7900.00")
+    assert box_state.effective_amount(annotated) == Decimal("7900.00")
 
 
 # R14, R15, R20: a count by denomination (parse_chips) ----------------------------------------------------------
@@ -493,13 +494,13 @@ def test_r22_r28_only_a_directing_approved_signer_who_has_not_signed_yet_signs(c
     make_employee("codir_sans_agrement", Role.CODIR, casino, approved=False)
     error = refusal(
         RoleForbidden,
-        lambda: services.sign(
+        lambda: signatures.sign(
             casino,
             username,
             PASSWORD,
             Signature.Purpose.REGISTER,
             "…",
-            services.DIRECTING,
+            signatures.DIRECTING,
             "R22",
             not_by=[cash_staff["codir"]],
         ),
@@ -510,7 +511,7 @@ def test_r22_r28_only_a_directing_approved_signer_who_has_not_signed_yet_signs(c
 
 def check_signer_of(casino, username, password, roles, rule, **options):
     """check_signer as the workflows call it: with the casino's people read for this one signer."""
-    return services.check_signer(services.people_of(casino, [username]), username, password, roles, rule, **options)
+    return signatures.check_signer(signatures.people_of(casino, [username]), username, password, roles, rule, **options)
 
 
 def test_r28_a_signer_is_an_active_member_of_the_casino_then_their_own_password_on_the_rule_s_field(
@@ -522,7 +523,7 @@ def test_r28_a_signer_is_an_active_member_of_the_casino_then_their_own_password_
         error = refusal(
             ValidationError,
             lambda username=username: check_signer_of(
-                casino, username, PASSWORD, services.DIRECTING, "R18", field="key_holder"
+                casino, username, PASSWORD, signatures.DIRECTING, "R18", field="key_holder"
             ),
         )
         (shown,) = error.error_dict["key_holder"]
@@ -532,7 +533,7 @@ def test_r28_a_signer_is_an_active_member_of_the_casino_then_their_own_password_
         )
     error = refusal(
         ValidationError,
-        lambda: check_signer_of(casino, "directeur", "faux", services.DIRECTING, "R18"),
+        lambda: check_signer_of(casino, "directeur", "faux", signatures.DIRECTING, "R18"),
     )
     (shown,) = error.error_dict["password"]
     assert (shown.code, shown.message) == (
@@ -542,7 +543,7 @@ def test_r28_a_signer_is_an_active_member_of_the_casino_then_their_own_password_
 
 
 def test_r28_a_signature_records_its_signer_role_casino_purpose_and_statement(cash_staff, casino):
-    signature = services.sign(
+    signature = signatures.sign(
         casino,
         "codir",
         PASSWORD,
@@ -571,7 +572,7 @@ def test_r22_r28_people_of_reads_the_casino_s_active_members_only(cash_staff, ca
     Membership.objects.create(employee=cash_staff["codir"].employee, casino=other_casino)
     parti = make_employee("parti", Role.CROUPIER, casino).user
     type(parti).objects.filter(pk=parti.pk).update(is_active=False)
-    people = services.people_of(casino, ["directeur", "codir", "ailleurs", "parti", None, "inconnu"])
+    people = signatures.people_of(casino, ["directeur", "codir", "ailleurs", "parti", None, "inconnu"])
     assert set(people) == {"directeur"}
     assert people["directeur"] == cash_staff["director"]
 
@@ -600,7 +601,7 @@ def test_r15_a_person_named_is_a_member_of_the_casino_with_the_role_and_a_valid_
     make_employee("caissier_sans_agrement", Role.CAISSIER, casino, approved=False)
     error = refusal(
         ValidationError,
-        lambda: services.staff_member(casino, username, roles, "brought_by", "R15", "Celui qui apporte l'avance"),
+        lambda: signatures.staff_member(casino, username, roles, "brought_by", "R15", "Celui qui apporte l'avance"),
     )
     assert list(error.error_dict) == ["brought_by"]
     (shown,) = error.error_dict["brought_by"]
@@ -612,10 +613,10 @@ def test_r20_the_people_named_come_back_in_the_order_asked_and_the_first_unquali
         ("caissier", {Role.CAISSIER}, "caissier", "R20", "Le caissier présent"),
         ("croupier1", {Role.CROUPIER}, "counted_by", "R20", "Celui qui compte l'encaisse"),
     ]
-    people = services.people_of(casino, ["caissier", "croupier1", "chef"])
-    assert services.staff_members(wanted, people) == [cash_staff["caissier"], cash_staff["croupier"]]
-    assert services.staff_member(casino, "croupier1", {Role.CROUPIER}, "f", "R20", "x") == cash_staff["croupier"]
-    error = refusal(ValidationError, lambda: services.staff_members([wanted[1], ("chef", *wanted[0][1:])], people))
+    people = signatures.people_of(casino, ["caissier", "croupier1", "chef"])
+    assert signatures.staff_members(wanted, people) == [cash_staff["caissier"], cash_staff["croupier"]]
+    assert signatures.staff_member(casino, "croupier1", {Role.CROUPIER}, "f", "R20", "x") == cash_staff["croupier"]
+    error = refusal(ValidationError, lambda: signatures.staff_members([wanted[1], ("chef", *wanted[0][1:])], people))
     (shown,) = error.error_dict["caissier"]
     assert shown.message == cite("R20", "Le caissier présent doit être : caissier")
 
@@ -625,7 +626,7 @@ def test_r28_people_of_reads_each_person_with_their_employee_record_in_one_query
 ):
     # Every write names several people and reads each one's role and approval: one query for all, not one each.
     with django_assert_num_queries(1):
-        people = services.people_of(casino, ["caissier", "croupier1", "directeur"])
+        people = signatures.people_of(casino, ["caissier", "croupier1", "directeur"])
         roles = {username: user.employee.role for username, user in people.items()}
     assert roles == {"caissier": Role.CAISSIER, "croupier1": Role.CROUPIER, "directeur": Role.DIRECTOR}
 
@@ -956,7 +957,7 @@ def test_r20_the_employees_of_the_table_are_read_from_the_roster_once_each_in_th
 ):
     employees = services._table_employees(open_day, boule_tableau, ["croupier2", "", "chef", "croupier2"])
     assert [user.username for user in employees] == ["croupier2", "chef"]
-    people = services.people_of(boule_tableau.casino, ["chef", "croupier2"], serving=(open_day, boule_tableau.pk))
+    people = signatures.people_of(boule_tableau.casino, ["chef", "croupier2"], serving=(open_day, boule_tableau.pk))
     assert [(u.username, u.assigned, u.chef_of_table) for u in sorted(people.values(), key=str)] == [
         ("chef", False, True),
         ("croupier2", True, False),
@@ -981,7 +982,7 @@ def test_r20_a_seance_without_a_roster_for_the_tableau_names_nobody_of_the_table
 def test_r17_r18_r20_a_seance_closes_once_every_box_is_counted_and_no_tableau_is_interrupted(
     cash_staff, open_day, boule_tableau, vingt_trois_tableau, django_assert_num_queries
 ):
-    assert services.closing_blockers(open_day) == []
+    assert box_state.closing_blockers(open_day) == []
     advance(cash_staff, vingt_trois_tableau, open_day)
     advance(cash_staff, boule_tableau, open_day)
     uncounted = [
@@ -989,20 +990,20 @@ def test_r17_r18_r20_a_seance_closes_once_every_box_is_counted_and_no_tableau_is
     ]
     # The advances with their tableaux, the counted boxes, the interruptions: whatever the number of tableaux.
     with django_assert_num_queries(3):
-        assert services.closing_blockers(open_day) == uncounted
+        assert box_state.closing_blockers(open_day) == uncounted
     services.interrupt_short(cash_staff["chef"], boule_tableau, open_day, "chef", PASSWORD, True, True, True)
     full = services.interrupt_with_count(
         cash_staff["chef"], vingt_trois_tableau, open_day, chips_for("10000"), "croupier1"
     )
     with django_assert_num_queries(3):
-        assert services.closing_blockers(open_day) == [
+        assert box_state.closing_blockers(open_day) == [
             *uncounted,
             ("R18", cite("R18", "Le tableau n° 1 a sa boîte encore fermée à clé")),
             ("R17", cite("R17", "Le tableau n° 5 est encore interrompu")),
         ]
     services.resume(cash_staff["chef"], full)
     final_count(cash_staff, vingt_trois_tableau, open_day, "10000")
-    assert services.closing_blockers(open_day) == [
+    assert box_state.closing_blockers(open_day) == [
         uncounted[0],
         ("R18", cite("R18", "Le tableau n° 1 a sa boîte encore fermée à clé")),
     ]
@@ -1070,16 +1071,16 @@ def test_r23_the_correction_recorded_last_prevails_even_when_its_number_is_lower
         correct_count(cash_staff, count, "9100")
     with time_machine.travel(now + datetime.timedelta(minutes=1), tick=False):
         correct_count(cash_staff, count, "9300")
-    assert services.effective_amount(Count.objects.get(pk=count.pk)) == Decimal("9100")
+    assert box_state.effective_amount(Count.objects.get(pk=count.pk)) == Decimal("9100")
     prefetched = Count.objects.prefetch_related("corrections").get(pk=count.pk)
-    assert services.effective_amount(prefetched) == Decimal("9100")
+    assert box_state.effective_amount(prefetched) == Decimal("9100")
     # Two corrections in the same microsecond: the one written last (the higher number) prevails.
     with time_machine.travel(now + datetime.timedelta(minutes=3), tick=False):
         correct_count(cash_staff, count, "9400")
         correct_count(cash_staff, count, "9200")
-    assert services.effective_amount(Count.objects.get(pk=count.pk)) == Decimal("9200")
+    assert box_state.effective_amount(Count.objects.get(pk=count.pk)) == Decimal("9200")
     prefetched = Count.objects.prefetch_related("corrections").get(pk=count.pk)
-    assert services.effective_amount(prefetched) == Decimal("9200")
+    assert box_state.effective_amount(prefetched) == Decimal("9200")
 
 
 def test_r21_r23_the_day_s_lines_follow_the_seances_then_the_tableaux_and_the_latest_correction(
@@ -1102,11 +1103,11 @@ def test_r21_r23_the_day_s_lines_follow_the_seances_then_the_tableaux_and_the_la
     error = refusal(InvalidTransition, lambda: advance(cash_staff, boule_tableau, evening, "top_up"))
     assert error.message == cite("R15", "Une avance complémentaire suit l'avance initiale, inscrite d'abord")
     advance(cash_staff, boule_tableau, evening)
-    assert services.closing_blockers(evening) == [
+    assert box_state.closing_blockers(evening) == [
         ("R20", cite("R20", "La caisse n° 1 n'a pas d'encaisse finale comptée et certifiée exacte"))
     ]
     night = final_count(cash_staff, boule_tableau, evening, "7500")
-    assert services.closing_blockers(evening) == []
+    assert box_state.closing_blockers(evening) == []
     for amount in ["9100", "9300", "9200"]:
         correct_count(cash_staff, early, amount)
     lines = services.day_lines(open_day.gaming_day)
@@ -1116,9 +1117,9 @@ def test_r21_r23_the_day_s_lines_follow_the_seances_then_the_tableaux_and_the_la
         (night.pk, Decimal("-500")),
     ]
     fresh = Count.objects.get(pk=early.pk)
-    assert services.effective_amount(fresh) == Decimal("9200")
-    assert services.effective_result(fresh) == Decimal("1200")
-    assert services.final_count_of(main_box(boule_tableau), evening) == night
+    assert box_state.effective_amount(fresh) == Decimal("9200")
+    assert box_state.effective_result(fresh) == Decimal("1200")
+    assert box_state.final_count_of(main_box(boule_tableau), evening) == night
 
 
 # R23: the approval in words is the whole corrected amount -----------------------------------------------------
@@ -1262,13 +1263,13 @@ def test_r22_r24_a_rectificatif_refused_to_two_other_codir_members_keeps_no_sign
 
 def test_r28_an_unknown_signer_is_refused_on_the_field_the_signature_names(cash_staff, casino):
     for call, field in [
-        (lambda: services.sign(casino, "inconnu", PASSWORD, "x", "…", services.DIRECTING, "R22"), "signer"),
+        (lambda: signatures.sign(casino, "inconnu", PASSWORD, "x", "…", signatures.DIRECTING, "R22"), "signer"),
         (
-            lambda: check_signer_of(casino, "inconnu", PASSWORD, services.DIRECTING, "R22"),
+            lambda: check_signer_of(casino, "inconnu", PASSWORD, signatures.DIRECTING, "R22"),
             "signer",
         ),
         (
-            lambda: services.sign(
+            lambda: signatures.sign(
                 casino, "inconnu", PASSWORD, "x", "…", services.KEY_HOLDERS, "R18", field="key_holder"
             ),
             "key_holder",
@@ -1287,7 +1288,7 @@ def test_r20_r23_an_entry_just_written_knows_it_has_no_correction_and_who_witnes
     written = advance(cash_staff, boule_tableau, open_day)
     count = final_count(cash_staff, boule_tableau, open_day)
     with django_assert_num_queries(0):
-        assert [services.effective_amount(entry) for entry in (written, count)] == [Decimal("8000"), Decimal("9000")]
+        assert [box_state.effective_amount(entry) for entry in (written, count)] == [Decimal("8000"), Decimal("9000")]
         assert [list(entry.corrections.all()) for entry in (written, count)] == [[], []]
         witnesses = [user.username for user in count.witnesses.all()]
     assert witnesses == ["caissier", "croupier1", "croupier2", "directeur"]
@@ -1314,7 +1315,7 @@ def test_r15_r20_someone_whose_membership_or_account_was_deactivated_counts_noth
     )
     error = refusal(
         ValidationError,
-        lambda: services.staff_member(
+        lambda: signatures.staff_member(
             casino, "croupier1", {Role.CROUPIER}, "witnesses", "R17", "Chaque personne présente"
         ),
     )
@@ -1406,7 +1407,7 @@ def test_r4_r20_the_reliever_of_a_croupier_of_another_tableau_of_the_same_roster
         cash_staff["chef"], roster, RosterChange.Kind.RELIEF, "croupier2", "Pause", "croupier3"
     )
     for tableau, serves in [(boule_tableau, False), (second, True)]:
-        (reliever,) = services.people_of(casino, ["croupier3"], serving=(afternoon, tableau.pk)).values()
+        (reliever,) = signatures.people_of(casino, ["croupier3"], serving=(afternoon, tableau.pk)).values()
         assert (reliever.assigned, reliever.relieving, reliever.chef_of_table) == (False, serves, False)
     advance(cash_staff, boule_tableau, afternoon)
     error = refusal(ValidationError, lambda: final_count(cash_staff, boule_tableau, afternoon, witnesses=["croupier3"]))
@@ -1433,7 +1434,7 @@ def today(cash_staff, casino):
 def test_r22_only_the_direction_records_the_director_s_deputy(cash_staff, casino, today):
     error = refusal(
         RoleForbidden,
-        lambda: services.designate_deputy(cash_staff["chef"], today, "codir", "Congé", "directeur", PASSWORD),
+        lambda: signatures.designate_deputy(cash_staff["chef"], today, "codir", "Congé", "directeur", PASSWORD),
     )
     assert (error.rule, error.message) == (
         "R22",
@@ -1444,7 +1445,7 @@ def test_r22_only_the_direction_records_the_director_s_deputy(cash_staff, casino
 
 def test_r22_the_deputy_is_a_codir_member_of_the_casino_refused_on_the_deputy_field(cash_staff, casino, today):
     with pytest.raises(ValidationError) as caught:
-        services.designate_deputy(cash_staff["director"], today, "inconnu", "Congé", "directeur", PASSWORD)
+        signatures.designate_deputy(cash_staff["director"], today, "inconnu", "Congé", "directeur", PASSWORD)
     ((field, (error,)),) = caught.value.error_dict.items()
     assert (field, error.code) == ("deputy", "R22")
     assert error.message == cite("R22", "Le suppléant : employé inconnu dans l'établissement (inconnu)")
@@ -1458,7 +1459,7 @@ def test_r22_the_deputy_is_a_codir_member_of_the_casino_refused_on_the_deputy_fi
 )
 def test_r22_the_director_signs_who_stands_in_that_day_and_why(cash_staff, casino, today, reason, kept, said):
     codir = cash_staff["codir"]
-    deputy = services.designate_deputy(cash_staff["director"], today, "codir", reason, "directeur", PASSWORD)
+    deputy = signatures.designate_deputy(cash_staff["director"], today, "codir", reason, "directeur", PASSWORD)
     deputy.refresh_from_db()
     assert (deputy.gaming_day, deputy.deputy, deputy.reason, deputy.recorded_by) == (
         today,
@@ -1475,7 +1476,7 @@ def test_r22_a_deputy_without_a_full_name_is_named_by_username(cash_staff, casin
     codir = cash_staff["codir"]
     codir.first_name = codir.last_name = ""
     codir.save()
-    deputy = services.designate_deputy(cash_staff["director"], today, "codir", "", "directeur", PASSWORD)
+    deputy = signatures.designate_deputy(cash_staff["director"], today, "codir", "", "directeur", PASSWORD)
     assert deputy.designation.statement == f"codir remplace le directeur responsable pour la {today}"
 
 
@@ -2014,7 +2015,7 @@ def test_r22_the_register_is_drawn_up_once_by_its_author(cash_staff, casino, bou
 def test_r20_a_box_topped_up_is_one_box_to_count_before_the_close(cash_staff, open_day, boule_tableau):
     advance(cash_staff, boule_tableau, open_day)
     advance(cash_staff, boule_tableau, open_day, kind="top_up")
-    assert services.closing_blockers(open_day) == [
+    assert box_state.closing_blockers(open_day) == [
         ("R20", cite("R20", "La caisse n° 1 n'a pas d'encaisse finale comptée et certifiée exacte"))
     ]
 

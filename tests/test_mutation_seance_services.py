@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from cashbox import services as cash
+from cashbox import state as box_state
 from cashbox.models import Signature
 from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite
@@ -181,7 +182,7 @@ def test_r18_r20_a_seance_closes_only_without_blockers_and_names_them_all_under_
         amount = casino.advance_amount(tableau.game)
         cash.record_advance(
             director,
-            cash.main_cashbox(tableau),
+            box_state.main_cashbox(tableau),
             open_day,
             "initial",
             chips_for(amount),
@@ -196,7 +197,7 @@ def test_r18_r20_a_seance_closes_only_without_blockers_and_names_them_all_under_
         ("R20", cite("R20", "La caisse n° 5 n'a pas d'encaisse finale comptée et certifiée exacte")),
         ("R18", cite("R18", "Le tableau n° 1 a sa boîte encore fermée à clé")),
     ]
-    assert cash.closing_blockers(open_day) == blockers
+    assert box_state.closing_blockers(open_day) == blockers
     with pytest.raises(InvalidTransition) as caught:
         services.change_seance_state(director, open_day, Seance.State.CLOSED)
     assert caught.value.rule == "R18"

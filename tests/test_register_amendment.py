@@ -5,7 +5,7 @@ from decimal import Decimal
 
 import pytest
 
-from cashbox import services
+from cashbox import services, signatures
 from cashbox.models import ControlRegister, Count, Deputy, RegisterAmendment, RegisterAmendmentLine
 from casino.rules import ARTICLES
 from seances.models import GamingDay
@@ -200,7 +200,7 @@ def test_r22_only_the_director_designates_a_codir_member_as_deputy_once_a_day(ap
 
 def test_r22_a_deputy_of_another_day_does_not_count(api, staff, codir2, day):
     other = GamingDay.objects.create(casino=day.casino, date=day.date.replace(year=day.date.year - 1))
-    services.designate_deputy(staff["director"], other, "codir2", "", "directeur", PASSWORD)
+    signatures.designate_deputy(staff["director"], other, "codir2", "", "directeur", PASSWORD)
     register, _ = services.draw_up_register(staff["director"], day)
     services.sign_register(register, "codir", PASSWORD)
     api.force_authenticate(staff["director"])

@@ -3,6 +3,7 @@ the roster says which croupiers serve which tableau, and the final count's table
 
 import pytest
 
+from cashbox import signatures
 from cashbox.models import Count
 from casino.models import Role
 from casino.rules import ARTICLES
@@ -229,7 +230,7 @@ def test_r20_r28_the_staff_of_a_tableau_is_its_active_employees(
     with pytest.raises(Exception) as refusal:
         services._table_employees(open_day, boule_tableau, ["croupier2"])
     assert refusal.value.error_dict["witnesses"][0].code == "R20"
-    people = services.people_of(boule_tableau.casino_id, ["chef", "croupier2"], serving=(open_day, boule_tableau.pk))
+    people = signatures.people_of(boule_tableau.casino_id, ["chef", "croupier2"], serving=(open_day, boule_tableau.pk))
     assert set(people) == {"chef"}
 
 

@@ -274,7 +274,7 @@ def _unknown_signer(username, rule, field):
 
 def signer_among(people, username, rule, field="signer"):
     """The signer named `username` among the casino's active members already read by username
-    (cashbox.services.people_of), checked before any secret (R28); anyone else is « employé inconnu »."""
+    (cashbox.signatures.people_of), checked before any secret (R28); anyone else is « employé inconnu »."""
     user = people.get(username or "")
     if user is None:
         raise _unknown_signer(username, rule, field)

@@ -10,6 +10,8 @@ journaled as `account.<event>` in each casino of the person concerned.
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from cashbox.models import Signature
+from cashbox.signatures import sign
 from casino.accounts.roles import role_of
 from casino.audit.actors import names_actor
 from casino.audit.journal import casinos_of, record_event
@@ -193,9 +195,6 @@ def confirmer_roles(change):
 @transaction.atomic
 def decide(actor, change, confirm, password, reason="", otp=None):
     """Confirm or refuse a proposal with the decider's signature; a confirmation makes it effective (R29)."""
-    from cashbox.models import Signature
-    from cashbox.services import sign
-
     # Lock the proposal: two deciders at once must not both decide it.
     change = (
         AccountChange.objects.select_for_update(of=("self",))

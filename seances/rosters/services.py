@@ -12,6 +12,8 @@ from django.db.models import Exists, OuterRef
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from cashbox.models import Signature
+from cashbox.signatures import sign
 from casino.accounts.roles import role_of
 from casino.audit.actors import actor_named
 from casino.models import Employee, Role
@@ -360,9 +362,6 @@ def reorder_roster(user, roster, usernames):
 def publish_roster(user, roster, signer, password, otp=None):
     """Publish the order, signed by the director or a CoDir member who re-enters their password (R4)."""
     with actor_named(user), transaction.atomic():
-        from cashbox.models import Signature
-        from cashbox.services import sign
-
         require_director(user, "R4", "publier l'ordre de roulement")
         roster = _lock_roster(roster)
         if roster.state != Roster.State.DRAFT:

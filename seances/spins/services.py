@@ -13,6 +13,7 @@ from django.db.models import BooleanField
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
+from cashbox.models import Interruption
 from casino.accounts.roles import role_of
 from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
@@ -135,8 +136,6 @@ def _require_recorder(user):
 
 def _require_playing(seance, apparatus):
     """A spin only while the séance is open and no tableau of the apparatus is interrupted (409)."""
-    from cashbox.models import Interruption
-
     if seance.state != Seance.State.OPEN:
         raise InvalidTransition(
             "R9", f"La séance est {seance.get_state_display().lower()} : aucun coup ne peut y être enregistré"

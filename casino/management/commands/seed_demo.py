@@ -81,7 +81,8 @@ class Command(BaseCommand):
 
     def todays_floor(self, casino):
         """Today's afternoon séance open, three tableaux opened and two of them with their initial advance."""
-        from cashbox.services import main_cashbox, record_advance
+        from cashbox.services import record_advance
+        from cashbox.state import main_cashbox
         from seances.models import GamingDay, Seance
         from seances.services import change_seance_state, open_tableau, plan_seances
 

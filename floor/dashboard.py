@@ -5,10 +5,10 @@ import datetime
 from collections import defaultdict
 from decimal import Decimal
 
-from django.db.models import Prefetch
-
 from cashbox.carnets import season_bounds
-from cashbox.models import Advance, ControlRegisterLine, Correction, Count, season_of
+from cashbox.models import ControlRegisterLine, Count, season_of
+from cashbox.state import corrected_advances, with_result
+from floor.rows import floor_rows
 from seances.models import GamingDay, Seance
 from tables.games.rules import Game
 from tables.models import Cashbox
@@ -18,33 +18,21 @@ MONTHS = ["nov.", "déc.", "janv.", "févr.", "mars", "avr.", "mai", "juin", "ju
 GAMES = [("boule", "Boule"), ("vingt_trois", "Vingt-trois")]
 
 
-def _effective(record):
-    """The amount after its corrections in red ink (R23); corrections are prefetched newest last."""
-    corrections = list(record.corrections.all())
-    return corrections[-1].amount if corrections else record.amount
-
-
 def money_by_tableau(seances):
-    """{tableau id: {"advances": …, "last_count": …, "result": …}} over the day's séances."""
-    corrections = Prefetch("corrections", queryset=Correction.objects.order_by("recorded_at", "pk"))
+    """{tableau id: {"advances": …, "last_count": …, "result": …}} over the day's séances, corrections applied (R23):
+    the advances of each cash box played and each count with its séance's advances, as cashbox.state reads them."""
     money = defaultdict(lambda: {"advances": ZERO, "last_count": None, "last_count_label": "", "result": None})
-    advances = defaultdict(lambda: ZERO)
-    for advance in Advance.objects.filter(seance__in=seances).select_related("cashbox").prefetch_related(corrections):
-        key = (advance.cashbox.tableau_id, advance.seance_id)
-        advances[key] += _effective(advance)
-        money[advance.cashbox.tableau_id]["advances"] += _effective(advance)
+    played = Cashbox.objects.filter(advances__seance__in=seances).distinct()
+    for tableau_id, total in played.values_list("tableau_id", corrected_advances(Cashbox, seances=seances)):
+        money[tableau_id]["advances"] += total
     counts = (
-        Count.objects.filter(seance__in=seances)
-        .select_related("cashbox")
-        .prefetch_related(corrections)
-        .order_by("recorded_at", "pk")
+        with_result(Count.objects.filter(seance__in=seances)).select_related("cashbox").order_by("recorded_at", "pk")
     )
     for count in counts:
         row = money[count.cashbox.tableau_id]
-        row["last_count"], row["last_count_label"] = _effective(count), count.get_kind_display()
+        row["last_count"], row["last_count_label"] = count.effective, count.get_kind_display()
         if count.kind == Count.Kind.FINAL:
-            result = _effective(count) - advances[(count.cashbox.tableau_id, count.seance_id)]
-            row["result"] = (row["result"] or ZERO) + result
+            row["result"] = (row["result"] or ZERO) + count.effective - count.corrected_advances
     return money
 
 
@@ -103,14 +91,14 @@ def season_chart(casino, date, width=560, height=180):
     }
 
 
-def director_dashboard(casino, floor_rows):
-    """The director's home for a casino: floor_rows is cashbox.views.floor_rows (state of every tableau)."""
+def director_dashboard(casino):
+    """The director's home for a casino: the floor's rows (state of every tableau) with the day's money."""
     date = GamingDay.date_at(casino)
     seances = list(Seance.objects.of_day(casino, date))
     open_seance = next((s for s in seances if s.state == Seance.State.OPEN), None)
     rows = floor_rows(casino, date, open_seance)
     money = money_by_tableau(seances)
-    # The carnet of a tableau is the book of its main cash box (cashbox.services.main_cashbox), one query for all.
+    # The carnet of a tableau is the book of its main cash box (cashbox.state.main_cashbox), one query for all.
     main_boxes = {}
     boxes = Cashbox.objects.filter(tableau__in=[row["tableau"] for row in rows]).select_related(
         "tableau__table__apparatus"
