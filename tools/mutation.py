@@ -426,6 +426,9 @@ def figures(module):
 
 def show(module, name):
     directory = folder(module)
+    if not directory.is_dir():
+        # A clean clone has the saved verdicts (docs/mutation/) but not the scratch folder mutmut shows diffs from.
+        return f"(no diff: .mutation/{slug(module)} is made by `make mutation MODULE={module}`)"
     mutmut = Path(sys.executable).with_name("mutmut")
     result = subprocess.run([str(mutmut), "show", name], cwd=directory, capture_output=True, text=True, check=False)
     return "\n".join(
