@@ -258,7 +258,9 @@ class Casino(models.Model):
         # from further away holds the moment; widening or dropping the window gives the same date, only slower.
         on = local.date()
         window = (on - datetime.timedelta(days=2), on + datetime.timedelta(days=1))  # pragma: no mutate
-        near = self.gaming_days.filter(date__range=window).values_list("date", "start", "end")  # pragma: no mutate
+        near = self.gaming_days.filter(
+            date__range=window,  # pragma: no mutate
+        ).values_list("date", "start", "end")
         ended = set()
         for date, start, end in near:
             if start <= moment < end:
