@@ -3,6 +3,7 @@
 import os
 
 from casino.ops.logs import logging_config
+from casino.ops.process import settle
 
 logconfig_dict = logging_config(os.environ.get("LOG_LEVEL", "INFO"), gunicorn=True)
 accesslog = "-"
@@ -12,6 +13,4 @@ access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms'
 
 def post_worker_init(worker):
     """Each worker, once the application is loaded: its long-lived objects out of the collector's reach."""
-    from casino.ops.process import settle
-
     settle()

@@ -1,6 +1,7 @@
 """django.contrib.admin's app, with the site of casino/admin_site.py (its own module: an AppConfig module is
 imported before the models are ready)."""
 
+from django.contrib import admin
 from django.contrib.admin.apps import AdminConfig
 
 # Accounts, roles, secrets and tokens are managed through the product's pages, where R28 and R29 hold: the admin
@@ -14,7 +15,6 @@ class CasinoAdminConfig(AdminConfig):
 
     def ready(self):
         super().ready()
-        from django.contrib import admin
 
         for model in list(admin.site._registry):
             if model._meta.app_label in UNREGISTERED_APPS:

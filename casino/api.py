@@ -8,8 +8,11 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casino.accounts.activation import issue_activation_code
 from casino.accounts.api import AccountChangeSerializer
 from casino.accounts.roles import role_of
+from casino.accounts.services import propose_second_factor_reset
+from casino.audit.seals import as_document
 from casino.models import AccountChange, Casino, Employee, Role, Seal
 from casino.serializers import CasinoSerializer, EmployeeSerializer
 from casino.web.filters import CasinoFilter, EmployeeFilter, SealFilter
@@ -46,8 +49,6 @@ class EmployeeViewSet(RecordViewSet):
     @action(detail=True, methods=["post"], url_path="activation-code")
     def activation_code(self, request, pk=None):
         """Issue a one-time, expiring code with which the person sets their own password (R28); shown once."""
-        from casino.accounts.activation import issue_activation_code
-
         data = IssueCodeSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         code, record = issue_activation_code(
@@ -61,8 +62,6 @@ class EmployeeViewSet(RecordViewSet):
     def second_factor_reset(self, request, pk=None):
         """Propose to reset the person's second factor (lost phone); the direction confirms it with its signature,
         then a code lets the person enrol anew (R28, R29)."""
-        from casino.accounts.services import propose_second_factor_reset
-
         change = propose_second_factor_reset(request.user, self.get_object())
         return Response(AccountChangeSerializer(change).data, status=status.HTTP_201_CREATED)
 
@@ -139,8 +138,6 @@ class SealListView(APIView):
         responses=SealListSerializer,
     )
     def get(self, request):
-        from casino.audit.seals import as_document
-
         seals = Seal.objects.for_user(request.user).select_related("key").order_by("casino_id", "sequence", "pk")
         filterset = SealFilter(request.query_params, queryset=seals)
         if not filterset.is_valid():

@@ -1,6 +1,10 @@
+from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
+from django.db import connections
 from django.db.models.signals import post_migrate
+from simple_history.signals import post_create_historical_record
 
 from casino import regulated
+from casino.audit.append_only import install
 
 
 class CasinoConfig(regulated.RegulatedAppConfig):
@@ -9,8 +13,10 @@ class CasinoConfig(regulated.RegulatedAppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from simple_history.signals import post_create_historical_record
+        # Signal receivers: these modules import models (ours, axes'), which exist only once the apps are loaded.
+        from axes.signals import user_locked_out
 
+        from casino.accounts import security
         from casino.accounts.roles import ensure_groups
         from casino.audit.journal import on_historical_record
 
@@ -23,11 +29,6 @@ class CasinoConfig(regulated.RegulatedAppConfig):
         # Every history row of a regulated record is journaled in the same transaction (R23).
         post_create_historical_record.connect(on_historical_record, dispatch_uid="journal")
 
-        from axes.signals import user_locked_out
-        from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
-
-        from casino.accounts import security
-
         user_logged_in.connect(security.on_login, dispatch_uid="security_login")
         user_login_failed.connect(security.on_login_failed, dispatch_uid="security_login_failed")
         user_logged_out.connect(security.on_logout, dispatch_uid="security_logout")
@@ -37,8 +38,4 @@ class CasinoConfig(regulated.RegulatedAppConfig):
 
 
 def install_append_only(using="default", **kwargs):
-    from django.db import connections
-
-    from casino.audit.append_only import install
-
     install(connections[using])

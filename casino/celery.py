@@ -12,6 +12,7 @@ app.autodiscover_tasks()
 @signals.task_prerun.connect
 def _system_actor(**kwargs):
     # A task started outside a request writes as the named system actor (R23: every write names its actor).
+    # Imported here: this module is loaded by casino/__init__.py before the settings and the apps.
     from casino.audit.actors import system_task_actor
 
     system_task_actor(**kwargs)
@@ -19,6 +20,6 @@ def _system_actor(**kwargs):
 
 @signals.task_postrun.connect
 def _end_system_actor(**kwargs):
-    from casino.audit.actors import end_system_task_actor
+    from casino.audit.actors import end_system_task_actor  # (see _system_actor)
 
     end_system_task_actor(**kwargs)

@@ -2,6 +2,7 @@ import datetime
 from decimal import Decimal
 
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models, transaction
@@ -9,7 +10,9 @@ from django.urls import reverse
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
+from casino.audit.canonical import canonical, json_value
 from casino.rules import article, cite, rule_error
+from tables.games import rules as games
 
 DEFAULT_DENOMINATIONS = ["1.00", "2.00", "5.00", "10.00", "20.00", "25.00", "50.00", "100.00", "500.00", "1000.00"]
 
@@ -184,8 +187,6 @@ class Casino(models.Model):
         self.clean_colours()
 
     def clean_colours(self):
-        from tables.games import rules as games
-
         colours = self.vingt_trois_colours
         if not colours:
             self.vingt_trois_colours = None
@@ -247,11 +248,35 @@ class Casino(models.Model):
         )
         return version or DaySettings.of(self, datetime.date.min)
 
+    def gaming_date(self, moment=None):
+        """The date of the gaming day a moment belongs to: a stored day keeps its hours; otherwise, before the
+        start hour in force, it is still yesterday's. Two queries whatever the case (the day pages count them)."""
+        moment = moment or timezone.now()
+        local = timezone.localtime(moment)
+        start_hour = self.settings_on(local.date()).gaming_day_start
+        # Equivalent mutants: the window only bounds the query. A day's end is the next day's start (R11), so no day
+        # from further away holds the moment; widening or dropping the window gives the same date, only slower.
+        on = local.date()
+        window = (on - datetime.timedelta(days=2), on + datetime.timedelta(days=1))  # pragma: no mutate
+        near = self.gaming_days.filter(
+            date__range=window,  # pragma: no mutate
+        ).values_list("date", "start", "end")
+        ended = set()
+        for date, start, end in near:
+            if start <= moment < end:
+                return date
+            if end <= moment:
+                ended.add(date)
+        date = local.date() - datetime.timedelta(days=1) if local.time() < start_hour else local.date()
+        # A stored day that ended before the moment (its hours were fixed before a change of the start hour):
+        # the moment belongs to the day after it.
+        while date in ended:
+            date += datetime.timedelta(days=1)
+        return date
+
     def pending_settings(self):
         """Versions recorded but not yet in force: they apply from a later gaming day."""
-        from seances.models import GamingDay
-
-        current = GamingDay.date_at(self)
+        current = self.gaming_date()
         return list(
             self.day_settings.filter(effective_from__gt=current).order_by(
                 "effective_from",
@@ -262,9 +287,7 @@ class Casino(models.Model):
     def next_settings_day(self):
         """The first gaming day a settings change made now may apply to: after the current day and after
         every day already stored (planned in advance), so that no day that exists ever moves."""
-        from seances.models import GamingDay
-
-        after = GamingDay.date_at(self) + datetime.timedelta(days=1)
+        after = self.gaming_date() + datetime.timedelta(days=1)
         latest = self.gaming_days.order_by("-date").values_list("date", flat=True).first()
         if latest is not None:
             after = max(after, latest + datetime.timedelta(days=1))
@@ -272,14 +295,10 @@ class Casino(models.Model):
 
     def gaming_day(self, date=None):
         """The stored gaming day of `date` (default: the current one), or None when nothing stored it yet."""
-        from seances.models import GamingDay
-
-        return self.gaming_days.filter(date=date or GamingDay.date_at(self)).first()
+        return self.gaming_days.filter(date=date or self.gaming_date()).first()
 
     def _day_source(self, date):
-        from seances.models import GamingDay
-
-        date = date or GamingDay.date_at(self)
+        date = date or self.gaming_date()
         return self.gaming_day(date) or self.settings_on(date)
 
     def authorised_minimum(self, game, date=None):
@@ -389,8 +408,6 @@ class DaySettings(models.Model):
         return self.authorised_minimum(game) * multiple
 
     def layout(self, game):
-        from tables.games import rules as games
-
         corrections = colour_corrections(self.vingt_trois_colours) if game == games.Game.VINGT_TROIS else None
         return games.layout_of(game, corrections)
 
@@ -536,9 +553,20 @@ class Employee(models.Model):
 
     def save(self, **kwargs):  # keyword arguments only, as Django 5.1 asks of save()'s callers
         super().save(**kwargs)
-        from casino.accounts.roles import sync_groups
+        self.sync_groups()
 
-        sync_groups(self)
+    def sync_groups(self):
+        """Put the employee's user in the group of its role, and in no other role group."""
+        role_groups = Group.objects.filter(name__in=[role.label for role in Role])
+        if not self.role:
+            # No confirmed role yet (R29): no group, no permission.
+            self.user.groups.remove(*role_groups)
+            return
+        # Equivalent mutant: removing the role's own group too (exclude nothing) ends in the same groups once it is
+        # added back below, and nothing listens to the change of a user's groups.
+        self.user.groups.remove(*role_groups.exclude(name=Role(self.role).label))  # pragma: no mutate
+        group, _ = Group.objects.get_or_create(name=Role(self.role).label)
+        self.user.groups.add(group)
 
 
 class Membership(models.Model):
@@ -849,9 +877,7 @@ class Seal(models.Model):
 
 
 def seal_message(casino_id, sequence, digest, at):
-    from casino.audit.journal import _default, canonical
-
-    return canonical({"casino": casino_id, "sequence": sequence, "hash": digest, "at": _default(at)})
+    return canonical({"casino": casino_id, "sequence": sequence, "hash": digest, "at": json_value(at)})
 
 
 class ExportQuerySet(ScopedQuerySet):

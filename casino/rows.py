@@ -8,6 +8,9 @@ from django.db.models import BooleanField
 from django.db.models.expressions import RawSQL
 from django.db.models.sql import Query
 from django.db.transaction import TransactionManagementError
+from psycopg.types.datetime import TimestamptzLoader
+
+from casino.models import Employee, Membership
 
 
 def rows_with_times(rows):
@@ -20,7 +23,6 @@ def rows_with_times(rows):
     """
     if connection.vendor != "postgresql":  # pragma: no mutate (either way the same rows, this one slower on PostgreSQL)
         return list(rows)
-    from psycopg.types.datetime import TimestamptzLoader
 
     sql, params = rows.query.sql_with_params()
     with connection.cursor() as cursor:
@@ -47,8 +49,6 @@ def flag(sql, params):
 
 
 def _member_casinos():
-    from casino.models import Employee, Membership
-
     membership, employee = Membership._meta.db_table, Employee._meta.db_table
     return (
         f'SELECT "{membership}"."casino_id" FROM "{membership}" INNER JOIN "{employee}" '

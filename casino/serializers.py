@@ -81,9 +81,7 @@ class CasinoSerializer(CleanedModelSerializer):
     )
 
     def get_settings_in_force(self, casino) -> dict:
-        from seances.models import GamingDay
-
-        today = GamingDay.date_at(casino)
+        today = casino.gaming_date()
         return {"gaming_day": today.isoformat(), **DaySettingsSerializer(casino.settings_on(today)).data}
 
     def get_pending_settings(self, casino) -> list[dict]:

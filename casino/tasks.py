@@ -1,12 +1,14 @@
-import hashlib
-
 from celery import shared_task
 from django.db import OperationalError
 from django.utils import timezone
 
+from casino.audit.journal import verify_casino
+from casino.audit.seals import seal_ended_days
+from casino.exports.build import build
+from casino.exports.build import sweep_stuck_exports as sweep
 from casino.models import APPROVED_ROLES, Casino, Employee
-from casino.rules import cite
-from casino.services import raise_alert
+from casino.services import alert_journal_problems, raise_alert
+from casino.web.idempotency import prune
 
 # A nightly check that loses its database connection is retried (it raises each alert once, so a second run is
 # harmless): otherwise the check would wait for the next night.
@@ -49,8 +51,6 @@ def check_approvals(today=None):
 @shared_task(soft_time_limit=50 * 60, time_limit=55 * 60, **NIGHTLY_RETRIES)
 def verify_journal():
     """Verify every casino's live chain; raise an alert at the first bad entry. Returns {casino id: problems}."""
-    from casino.audit.journal import verify_casino
-
     found = {}
     for casino in Casino.objects.all():
         _count, problems = verify_casino(casino)
@@ -60,25 +60,9 @@ def verify_journal():
     return found
 
 
-def alert_journal_problems(casino, problems):
-    """Raise the alert of a broken chain (at its first bad entry) or of records that differ from the journal."""
-    sequence, what = problems[0]
-    if sequence is not None:
-        key, message = f"journal-broken:{sequence}", f"Le journal est altéré à l'entrée n° {sequence} : {what}"
-    else:
-        # A record that no longer says what its last journal entry says (changed behind a dropped trigger).
-        key = "journal-mismatch:" + hashlib.sha256(what.encode()).hexdigest()[:32]
-        message = f"Un enregistrement ne correspond plus au journal : {what}"
-        if len(problems) > 1:
-            message += f" (et {len(problems) - 1} autre(s) écart(s))"
-    raise_alert(casino, "journal", key, cite("R23", message), "R23")
-
-
 @shared_task(soft_time_limit=5 * 60, time_limit=6 * 60)
 def seal_gaming_days():
     """Seal the journal head of every casino whose gaming day has ended (R23); returns the number of seals."""
-    from casino.audit.seals import seal_ended_days
-
     return len(seal_ended_days())
 
 
@@ -96,22 +80,16 @@ def seal_gaming_days():
 )
 def build_export(self, export_id):
     """Build the signed BagIt package of a regulator's export (R23); returns the archive's name, or None."""
-    from casino.exports.build import build
-
     return build(export_id, final_attempt=self.request.retries >= self.max_retries)
 
 
 @shared_task(soft_time_limit=60, time_limit=90)
 def sweep_stuck_exports():
     """Mark failed the exports whose worker was lost (see casino.exports.build.sweep_stuck_exports); returns their ids."""
-    from casino.exports.build import sweep_stuck_exports as sweep
-
     return sweep()
 
 
 @shared_task(soft_time_limit=5 * 60, time_limit=6 * 60)
 def prune_idempotency_keys():
     """Delete the idempotency keys and one-time form tokens older than IDEMPOTENCY_KEY_DAYS. Returns how many."""
-    from casino.web.idempotency import prune
-
     return prune()

@@ -135,31 +135,8 @@ class GamingDay(models.Model):
 
     @staticmethod
     def date_at(casino, moment=None):
-        """The date of the gaming day a moment belongs to: a stored day keeps its hours; otherwise, before the
-        start hour in force, it is still yesterday's. Two queries whatever the case (the day pages count them)."""
-        moment = moment or timezone.now()
-        local = timezone.localtime(moment)
-        start_hour = casino.settings_on(local.date()).gaming_day_start
-        # Equivalent mutants: the window only bounds the query. A day's end is the next day's start (R11), so no day
-        # from further away holds the moment; widening or dropping the window gives the same date, only slower.
-        on = local.date()
-        window = (on - datetime.timedelta(days=2), on + datetime.timedelta(days=1))  # pragma: no mutate
-        near = GamingDay.objects.filter(
-            casino=casino,
-            date__range=window,  # pragma: no mutate
-        ).values_list("date", "start", "end")
-        ended = set()
-        for date, start, end in near:
-            if start <= moment < end:
-                return date
-            if end <= moment:
-                ended.add(date)
-        date = local.date() - datetime.timedelta(days=1) if local.time() < start_hour else local.date()
-        # A stored day that ended before the moment (its hours were fixed before a change of the start hour):
-        # the moment belongs to the day after it.
-        while date in ended:
-            date += datetime.timedelta(days=1)
-        return date
+        """The date of the gaming day a moment belongs to (Casino.gaming_date, which the casino's models ask too)."""
+        return casino.gaming_date(moment)
 
     @classmethod
     def current(cls, casino, moment=None):

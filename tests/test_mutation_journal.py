@@ -12,6 +12,7 @@ from django.db import connection, models
 
 from casino.audit import journal
 from casino.audit.actors import acting_as
+from casino.audit.canonical import json_value
 from casino.models import Employee, JournalEntry, Membership, Role
 from tables.models import Apparatus
 from tests.conftest import make_employee
@@ -356,7 +357,7 @@ def test_r23_an_entry_appended_with_nothing_but_its_action_hashes_exactly_its_te
     assert json.loads(entry.document) == {
         "casino": casino.pk,
         "sequence": entry.sequence,
-        "at": journal._default(entry.recorded_at),
+        "at": json_value(entry.recorded_at),
         "actor": "",
         "role": "",
         "action": "essai",
@@ -538,20 +539,20 @@ def test_r23_a_record_that_belongs_to_no_casino_is_journaled_nowhere():
 def test_r23_the_canonical_document_writes_each_value_one_way_and_refuses_what_it_cannot_write():
     import uuid
 
-    assert journal._default(Decimal("10")) == "10.00"
-    assert journal._default(Decimal("10.5")) == "10.50"
-    assert journal._default(Decimal("10.005")) == "10.005"  # never rounded to the cent
-    assert journal._default(datetime.datetime(2026, 12, 2, 4, 5, 6, 7, tzinfo=datetime.UTC)) == (
+    assert json_value(Decimal("10")) == "10.00"
+    assert json_value(Decimal("10.5")) == "10.50"
+    assert json_value(Decimal("10.005")) == "10.005"  # never rounded to the cent
+    assert json_value(datetime.datetime(2026, 12, 2, 4, 5, 6, 7, tzinfo=datetime.UTC)) == (
         "2026-12-02T04:05:06.000007Z"
     )
-    assert journal._default(datetime.date(2026, 12, 2)) == "2026-12-02"
-    assert journal._default(datetime.time(4, 5)) == "04:05:00"
+    assert json_value(datetime.date(2026, 12, 2)) == "2026-12-02"
+    assert json_value(datetime.time(4, 5)) == "04:05:00"
     identifier = uuid.UUID("12345678-1234-5678-1234-567812345678")
-    assert journal._default(identifier) == "12345678-1234-5678-1234-567812345678"
-    assert journal._default({"b", "a"}) == ["a", "b"]
-    assert journal._default(frozenset({2, 1})) == [1, 2]
+    assert json_value(identifier) == "12345678-1234-5678-1234-567812345678"
+    assert json_value({"b", "a"}) == ["a", "b"]
+    assert json_value(frozenset({2, 1})) == [1, 2]
     with pytest.raises(TypeError, match=r"^not canonical: object$"):
-        journal._default(object())
+        json_value(object())
 
 
 def test_r23_the_entry_an_append_returns_is_the_row_it_wrote(casino, director):

@@ -5,7 +5,7 @@ import pytest
 from django.contrib.auth.models import AnonymousUser, Group, Permission, User
 
 from casino.accounts import roles
-from casino.accounts.roles import ROLE_PERMISSIONS, _permission_key, ensure_groups, role_of, sync_groups
+from casino.accounts.roles import ROLE_PERMISSIONS, _permission_key, ensure_groups, role_of
 from casino.models import Employee, Role
 
 pytestmark = pytest.mark.django_db
@@ -67,14 +67,14 @@ def test_r29_an_employee_is_in_the_group_of_its_role_only(croupier):
     other = Group.objects.get(name=Role.DIRECTOR.label)
     unrelated = Group.objects.create(name="Équipe du soir")
     croupier.groups.add(other, unrelated)
-    sync_groups(employee)
+    employee.sync_groups()
     assert set(croupier.groups.values_list("name", flat=True)) == {Role.CROUPIER.label, "Équipe du soir"}
 
 
 def test_r29_a_changed_role_moves_the_employee_to_its_new_group(croupier):
     employee = Employee.objects.get(user=croupier)
     employee.role = Role.CAISSIER
-    sync_groups(employee)
+    employee.sync_groups()
     assert list(croupier.groups.values_list("name", flat=True)) == [Role.CAISSIER.label]
 
 
@@ -82,7 +82,7 @@ def test_r29_a_missing_role_group_is_created_when_needed(croupier):
     Group.objects.filter(name=Role.CAISSIER.label).delete()
     employee = croupier.employee
     employee.role = Role.CAISSIER
-    sync_groups(employee)
+    employee.sync_groups()
     assert list(croupier.groups.values_list("name", flat=True)) == [Role.CAISSIER.label]
 
 
@@ -91,7 +91,7 @@ def test_r29_an_employee_without_a_confirmed_role_is_in_no_role_group(croupier):
     croupier.groups.add(unrelated)
     employee = croupier.employee
     employee.role = ""
-    sync_groups(employee)
+    employee.sync_groups()
     assert list(croupier.groups.values_list("name", flat=True)) == ["Équipe du soir"]
     assert not User.objects.get(pk=croupier.pk).has_perm("cashbox.add_advance")
 

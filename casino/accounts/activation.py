@@ -11,8 +11,7 @@ from django.utils import timezone
 from django_otp.plugins.otp_totp.models import TOTPDevice, default_key
 
 from casino.accounts.roles import role_of
-from casino.accounts.security import end_sessions, end_tokens
-from casino.accounts.services import journal, refuse_own_account
+from casino.accounts.security import end_sessions, end_tokens, journal, refuse_own_account
 from casino.models import AccountDecision, ActivationCode
 from casino.rules import InvalidTransition, RoleForbidden
 

@@ -5,6 +5,8 @@ import binascii
 from hmac import compare_digest
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group, Permission
+from django.contrib.postgres.expressions import ArraySubquery
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q, Value
 from django.db.models.functions import Concat
@@ -62,9 +64,6 @@ class TokenAuthentication(knox_auth.TokenAuthentication):
 
 def _permissions_of_user():
     """["app_label.codename", …] of the token's user, directly or through their groups (PostgreSQL arrays)."""
-    from django.contrib.auth.models import Group, Permission
-    from django.contrib.postgres.expressions import ArraySubquery
-
     # Two index lookups by user (pk__in), not an OR across four joins, which PostgreSQL plans slowly.
     user = OuterRef(OuterRef("user_id"))
     own = get_user_model().user_permissions.through.objects.filter(user_id=user).values("permission_id")

@@ -134,20 +134,6 @@ def ensure_groups(**kwargs):
         group.permissions.set([permissions[_permission_key(spec)] for spec in specs])
 
 
-def sync_groups(employee):
-    """Put the employee's user in the group of its role, and in no other role group."""
-    role_groups = Group.objects.filter(name__in=[role.label for role in Role])
-    if not employee.role:
-        # No confirmed role yet (R29): no group, no permission.
-        employee.user.groups.remove(*role_groups)
-        return
-    # Equivalent mutant: removing the role's own group too (exclude nothing) ends in the same groups once it is
-    # added back below, and nothing listens to the change of a user's groups.
-    employee.user.groups.remove(*role_groups.exclude(name=Role(employee.role).label))  # pragma: no mutate
-    group, _ = Group.objects.get_or_create(name=Role(employee.role).label)
-    employee.user.groups.add(group)
-
-
 def role_of(user):
     """The user's role, or None for a user without an employee profile."""
     # Equivalent mutant: skipping the is_authenticated test changes nothing, Django's anonymous user having no

@@ -12,13 +12,19 @@ from axes.handlers.proxy import AxesProxyHandler
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model, logout, user_login_failed
+from django.contrib.sessions.models import Session
 from django.db import transaction
+from django.db.models.signals import post_save, pre_save
 from django.http import JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import timezone
 from django_otp.plugins.otp_totp.models import TOTPDevice
+from knox.models import AuthToken
 
 from casino.accounts.roles import role_of
+from casino.audit.journal import casinos_of, record_event
+from casino.models import Employee, Membership
 from casino.rules import RoleForbidden, invalid
 
 security_log = logging.getLogger("casino.accounts.security")
@@ -194,11 +200,27 @@ def on_locked_out(sender, request, username, ip_address, **kwargs):
 
 def record_account_event(user, action, actor=None, **details):
     """Journal an account event of `user` in each casino they belong to (R29)."""
-    from casino.audit.journal import record_event
-    from casino.models import Membership
-
     casinos = sorted(set(Membership.objects.filter(employee__user=user).values_list("casino_id", flat=True)))
     record_event(casinos, action, actor=actor, object_type="auth.user", object_id=user.pk, **details)
+
+
+def journal(employee, event, actor=None, **payload):
+    """Journal an account event in every casino of the person concerned."""
+    record_event(
+        casinos_of(employee),
+        f"account.{event}",
+        actor=actor,
+        object_type="casino.employee",
+        object_id=employee.pk,
+        payload={"username": employee.user.username, **payload},
+    )
+
+
+def refuse_own_account(actor, employee):
+    if employee is not None and actor is not None and employee.user_id == actor.pk:
+        raise RoleForbidden(
+            "R29", "Nul n'agit sur son propre compte : rôle, agrément et établissements sont modifiés par un autre"
+        )
 
 
 # One lockout for every secret ----------------------------------------------------------------------------------
@@ -350,8 +372,6 @@ def end_tokens(user, reason="reset", actor=None):
     Returns how many tokens ended. Sessions are not touched here: Django ends them itself on a password change or a
     deactivation.
     """
-    from knox.models import AuthToken
-
     keys = sorted(AuthToken.objects.filter(user=user).values_list("token_key", flat=True))
     if not keys:
         return 0
@@ -411,11 +431,6 @@ def _actor():
 
 
 def connect_token_signals():
-    from django.contrib.auth import get_user_model
-    from django.db.models.signals import post_save, pre_save
-
-    from casino.models import Employee
-
     User = get_user_model()
     pre_save.connect(_remember_account_state, sender=User, dispatch_uid="tokens_account_before")
     post_save.connect(_end_tokens_after_account_change, sender=User, dispatch_uid="tokens_account_after")
@@ -425,9 +440,6 @@ def connect_token_signals():
 
 def end_sessions(user):
     """End every open session of the user (a reset or an activation code: whoever held the old secret is out)."""
-    from django.contrib.sessions.models import Session
-    from django.utils import timezone
-
     # Sessions are signed blobs keyed by a random id, not by user: each live one has to be decoded (hand-written
     # because django.contrib.sessions keeps no user index; the number of live sessions of a casino stays small).
     stale = [

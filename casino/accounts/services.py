@@ -12,9 +12,11 @@ from django.db import transaction
 
 from cashbox.models import Signature
 from cashbox.signatures import sign
+from casino.accounts.activation import has_second_factor, reset_second_factor
 from casino.accounts.roles import role_of
+from casino.accounts.security import end_tokens, journal, refuse_own_account
 from casino.audit.actors import names_actor
-from casino.audit.journal import casinos_of, record_event
+from casino.audit.journal import casinos_of
 from casino.models import AccountChange, AccountDecision, Casino, Employee, Membership, Role
 from casino.rules import InvalidTransition, RoleForbidden
 
@@ -22,18 +24,6 @@ from casino.rules import InvalidTransition, RoleForbidden
 GRANTED_ROLES = {Role.DIRECTOR, Role.CODIR, Role.CHEF, Role.CROUPIER, Role.CAISSIER, Role.CONTROLEUR}
 APPROVAL_FIELDS = ("approval_number", "approval_date", "approval_end", "suspended_from", "suspended_until")
 FIELDS = ("role", *APPROVAL_FIELDS)
-
-
-def journal(employee, event, actor=None, **payload):
-    """Journal an account event in every casino of the person concerned."""
-    record_event(
-        casinos_of(employee),
-        f"account.{event}",
-        actor=actor,
-        object_type="casino.employee",
-        object_id=employee.pk,
-        payload={"username": employee.user.username, **payload},
-    )
 
 
 def state_of(employee):
@@ -45,13 +35,6 @@ def needs_confirmation(before, after):
     role_changed = before["role"] != after["role"]
     granted = role_changed and (before["role"] in GRANTED_ROLES or after["role"] in GRANTED_ROLES)
     return granted or any(before[name] != after[name] for name in APPROVAL_FIELDS)
-
-
-def refuse_own_account(actor, employee):
-    if employee is not None and actor is not None and employee.user_id == actor.pk:
-        raise RoleForbidden(
-            "R29", "Nul n'agit sur son propre compte : rôle, agrément et établissements sont modifiés par un autre"
-        )
 
 
 def check_state(employee, state):
@@ -149,8 +132,6 @@ def propose(actor, employee, state):
 def propose_second_factor_reset(actor, employee):
     """Propose to reset the second factor of a person whose role has one, pending the direction's signature (R28,
     R29): the administrator who would hand over the activation code must not be the one who decides it."""
-    from casino.accounts.activation import has_second_factor
-
     refuse_own_account(actor, employee)
     employee = Employee.objects.select_for_update(of=("self",)).select_related("user").get(pk=employee.pk)
     if not has_second_factor(employee.user):
@@ -237,8 +218,6 @@ def decide(actor, change, confirm, password, reason="", otp=None):
         if _jsonable(state_of(employee)) != change.previous:
             raise InvalidTransition("R29", "Le rôle ou l'agrément a changé depuis la proposition : proposez à nouveau")
         if change.reset_second_factor:
-            from casino.accounts.activation import reset_second_factor
-
             reset_second_factor(employee, actor, change=change.pk)
         else:
             check_state(employee, change.proposed())
@@ -248,8 +227,6 @@ def decide(actor, change, confirm, password, reason="", otp=None):
 
 def apply(employee, state, actor, **payload):
     """Make a role or approval effective (after confirmation, or a role that needs none) and journal it."""
-    from casino.accounts.security import end_tokens
-
     before = state_of(employee)
     for name, value in state.items():
         setattr(employee, name, value)

@@ -14,9 +14,12 @@ Adding a model: one line in GUARDS, e.g. `"seances.Spin": WRITE_ONCE` or
 `"cashbox.Rectificatif": Guard(fill_once=("second_signature",))`; `manage.py migrate` (post_migrate) installs it.
 """
 
+import hashlib
 from dataclasses import dataclass, field
 
+from django.apps import apps
 from django.db import transaction
+from simple_history.models import HistoricalChanges
 
 FROZEN, FILL_ONCE, FREE = "frozen", "fill_once", "free"
 PREFIX = "r23_"
@@ -135,15 +138,11 @@ GUARDS = {
 
 
 def is_history_model(model):
-    from simple_history.models import HistoricalChanges
-
     return issubclass(model, HistoricalChanges)
 
 
 def guarded_models():
     """[(model, Guard)] of every guarded model: those of GUARDS, and every history model (written once)."""
-    from django.apps import apps
-
     found = [(apps.get_model(label), guard) for label, guard in GUARDS.items()]
     found += [(model, WRITE_ONCE) for model in apps.get_models() if is_history_model(model)]
     return found
@@ -253,8 +252,6 @@ def sqlite_statements(model, guard):
 def _pg_function_name(table):
     name = f"{PREFIX}guard_{table}"
     if len(name) > 63:
-        import hashlib
-
         name = name[:54] + hashlib.sha256(table.encode()).hexdigest()[:9]
     return name
 

@@ -15,29 +15,24 @@ import uuid
 from contextlib import contextmanager
 from decimal import Decimal
 
-from django.core.exceptions import FieldDoesNotExist
-from django.db import models, transaction
+from django.apps import apps
+from django.core.exceptions import FieldDoesNotExist, FieldError
+from django.db import connection, models, transaction
+from django.utils import timezone
+from simple_history.models import HistoricalChanges
+
+from casino.accounts.roles import role_of
+
+# journal_fast reads this module's reconciliation back (`journal.compare_record`…) at call time: the two import each
+# other as modules, which Python resolves whichever is imported first.
+from casino.audit import journal_fast
+from casino.audit import seals as sealing
+from casino.audit.actors import current_actor
+from casino.audit.canonical import canonical, json_value
+from casino.models import Casino, Employee, JournalEntry, JournalHead, Membership
+from casino.regulated import regulated_labels
 
 GENESIS = "0" * 64
-
-
-def _default(value):
-    if isinstance(value, Decimal):
-        return f"{value:.2f}" if value == value.quantize(Decimal("0.01")) else str(value)
-    if isinstance(value, datetime.datetime):
-        return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    if isinstance(value, (datetime.date, datetime.time)):
-        return value.isoformat()
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, (set, frozenset)):
-        return sorted(value)
-    raise TypeError(f"not canonical: {type(value).__name__}")
-
-
-def canonical(document):
-    """The canonical bytes of a document: sorted keys, no insignificant space, UTF-8, Decimals as strings."""
-    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default).encode()
 
 
 def chain_hash(previous_hash, canonical_bytes):
@@ -51,9 +46,6 @@ def append(
 
     No savepoint: a failed append fails the caller's transaction, which must not commit without its entry anyway.
     """
-    from django.db import connection
-    from django.utils import timezone
-
     at = at or timezone.now()
     document = {
         "casino": casino_id,
@@ -88,7 +80,6 @@ def append(
         sequence, previous = _next_link(casino_id)
         document["sequence"] = sequence
         body = canonical(document)
-        from casino.models import JournalEntry
 
         return JournalEntry.objects.create(
             **row, sequence=sequence, document=body.decode(), previous_hash=previous, hash=chain_hash(previous, body)
@@ -115,8 +106,6 @@ def batched():
     finally:
         _batch.reset(token)
     if pending:
-        from django.db import connection
-
         by_casino = {}
         for document, row in pending:
             by_casino.setdefault(row["casino_id"], []).append((document, row))
@@ -212,8 +201,6 @@ def _append_in_one_statement(connection, document, row):
     round trip per entry. The document is the canonical form with the number spliced in at its place (its keys are
     sorted: "sequence" then "tableau", the last one), hashed by PostgreSQL's sha256() over the same UTF-8 bytes;
     the hash is recomputed here and must match, or the transaction fails."""
-    from casino.models import JournalEntry
-
     prefix, suffix = _spliced(document)
     sql = """
         WITH head AS (
@@ -252,8 +239,6 @@ def _next_link(casino_id):
     Two concurrent appends never take the same number nor chain onto the same entry: the second waits for the first
     to commit, then reads the head the first one's entry moved (READ COMMITTED re-reads a row after its lock).
     """
-    from casino.models import JournalEntry, JournalHead
-
     heads = JournalHead.objects.select_for_update().filter(casino_id=casino_id).values_list("sequence", "hash")
     head = heads.first()  # pragma: no mutate (None would only take the longer way below to the same row)
     if head is None:
@@ -292,8 +277,6 @@ CASINO_PATHS = (
 
 def casinos_of(instance):
     """The casinos whose journal records a change of this object (an employee's: each of their casinos)."""
-    from casino.models import Casino, Employee, Membership
-
     if isinstance(instance, Casino):
         return [instance.pk]
     if isinstance(instance, Employee):
@@ -343,9 +326,8 @@ TABLEAU_PATHS = (
 
 def tableau_of(instance):
     """The order number of the tableau a record belongs to, for the regulator's filter; None if none."""
-    from tables.models import Tableau
-
-    if isinstance(instance, Tableau):
+    # Named by its label: the journal sits below the apps whose records it keeps and imports none of them.
+    if instance._meta.label_lower == "tables.tableau":
         return instance.number
     return first_along(instance, TABLEAU_PATHS)
 
@@ -372,8 +354,6 @@ ACTIONS = {"+": "create", "~": "change", "-": "delete"}
 
 def on_historical_record(sender, instance, history_instance, history_user=None, **kwargs):
     """Every history row of a regulated record gets its journal entry, in the same transaction."""
-    from casino.accounts.roles import role_of
-
     label = instance._meta.label_lower
     action = f"{label}.{ACTIONS[history_instance.history_type]}"  # simple-history writes only these three
     role = role_of(history_user) if history_user is not None else None
@@ -411,8 +391,6 @@ def on_historical_record(sender, instance, history_instance, history_user=None, 
 
 def record_refusal(request, casino_ids, rule, message, status):
     """Journal a refused attempt with its rule id, after the refused request's own transaction rolled back."""
-    from casino.accounts.roles import role_of
-
     user = request.user if request.user.is_authenticated else None
     role = role_of(user) if user else None
     for casino_id in casino_ids:
@@ -437,9 +415,6 @@ def record_event(casino_ids, action, *, actor=None, object_type="", object_id=""
     `action` is dotted, e.g. "account.token_issued"; it is appended in the caller's transaction to the chain of
     each casino given (an account event: every casino of the person concerned).
     """
-    from casino.accounts.roles import role_of
-    from casino.audit.actors import current_actor
-
     if actor is None:
         actor = current_actor()
     role = role_of(actor) if actor is not None and actor.is_authenticated else None
@@ -499,13 +474,7 @@ def chain_state(casino, reconcile=True, seals=None, want_documents=True, process
     does not hold there is read here, entry by entry, which words each problem. `want_documents` False: the last
     documents are not needed (verification only), the fast path does not gather them.
     """
-    from django.db import connection
-
-    from casino.models import JournalEntry
-
     if connection.vendor == "postgresql":
-        from casino.audit import journal_fast
-
         proven = journal_fast.chain_state(casino, reconcile, seals, want_documents, processes)
         if proven is not None:
             return proven
@@ -544,8 +513,6 @@ def chain_state(casino, reconcile=True, seals=None, want_documents=True, process
                 last_documents[(row[7], row[8])] = (row[0], row[3])
             yield row[:4]
 
-    from casino.audit import seals as sealing
-
     problems = verify_chain(chain()) + sealing.check(casino, seals)
     if problems:
         return count, problems, last_documents
@@ -564,11 +531,6 @@ def chain_state(casino, reconcile=True, seals=None, want_documents=True, process
 def journaled_models():
     """Every model whose history rows are journaled: the models with django-simple-history of the apps marked as
     regulated (casino.regulated), found by their mark so that a new app cannot be forgotten."""
-    from django.apps import apps
-    from simple_history.models import HistoricalChanges
-
-    from casino.regulated import regulated_labels
-
     labels = regulated_labels()
     return [
         model
@@ -583,10 +545,6 @@ def journaled_labels():
 
 def records_of(model, casino_id):
     """The model's rows that belong to a casino, following the first of CASINO_PATHS the model has."""
-    from django.core.exceptions import FieldError
-
-    from casino.models import Casino, Employee
-
     if model is Casino:
         return model._default_manager.filter(pk=casino_id)
     if model is Employee:
@@ -710,6 +668,6 @@ def column_mismatch(row):
     for name in COLUMNS:
         if document.get(name) != values[name]:
             return f"la colonne « {name} » ne correspond plus au document signé ({values[name]!r})"
-    if _default(row[10]) != document.get("at"):
+    if json_value(row[10]) != document.get("at"):
         return "l'horodatage ne correspond plus au document signé"
     return None

@@ -26,7 +26,14 @@ import itertools
 import multiprocessing
 from operator import itemgetter
 
+import psycopg
 from django.db import DatabaseError, connection, models, transaction
+
+# The exact path (journal.chain_state) calls this one first; this one reads its reconciliation back at call time
+# (`journal.compare_record`…): the two import each other as modules, which Python resolves whichever comes first.
+from casino.audit import journal
+from casino.audit import seals as sealing
+from casino.models import JournalEntry
 
 # Below this many entries, one process: starting others costs more than it saves.
 PARALLEL_MINIMUM = 20_000
@@ -41,8 +48,6 @@ _repeat = itertools.repeat
 def chain_sql(casino_id, first, last):
     """COPY of the entries [first, last] of a casino: sequence, previous hash, hash, whether the filter columns are
     the document's own (t/f), document. Text format: the document is the only column that may hold a backslash."""
-    from casino.models import JournalEntry
-
     entries = JournalEntry._meta.db_table
     user_model = JournalEntry._meta.get_field("actor").related_model
     users = user_model._meta.db_table
@@ -152,8 +157,6 @@ def scan_here(casino_id, first, last):
 
 def scan_apart(params, snapshot, casino_id, first, last):
     """One block, in a child process: its own connection, in the parent's snapshot."""
-    import psycopg
-
     with psycopg.connect(**params, autocommit=True) as pg:
         pg.execute("SET jit = off")
         pg.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -202,10 +205,6 @@ def chain_state(casino, reconcile=True, seals=None, want_documents=True, process
 
 
 def _chain_state(casino, reconcile, seals, want_documents, processes):
-    from casino.audit import seals as sealing
-    from casino.audit.journal import GENESIS
-    from casino.models import JournalEntry
-
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT count(*), min(sequence), max(sequence) FROM {JournalEntry._meta.db_table} WHERE casino_id = %s",
@@ -236,7 +235,7 @@ def _chain_state(casino, reconcile, seals, want_documents, processes):
         if pool is not None:
             pool.close()
             pool.join()
-    expected, previous = 1, GENESIS
+    expected, previous = 1, journal.GENESIS
     for result in results:
         if result["broken"] or result["first"] != expected or result["first_previous"] != previous:
             return None
@@ -255,8 +254,6 @@ def _chain_state(casino, reconcile, seals, want_documents, processes):
 def newest_sequences(casino_id, labels):
     """{object type: {object id: sequence of its newest history document}} (an entry of a type whose action is
     "<type>.<verb>"; an account event about an employee is not one)."""
-    from casino.models import JournalEntry
-
     found = {label: {} for label in labels}
     with connection.cursor() as cursor:
         cursor.execute(
@@ -314,31 +311,28 @@ def surely_equal(model_field, alias="r"):
 def reconcile_records(casino_id):
     """The mismatches of every journaled record of the casino with its last journal document, as
     `casino.audit.journal.reconcile_records` finds and words them (same order), or None if the SQL could not run."""
-    from casino.audit.journal import compare_record, journaled_models, missing_records, records_of
-    from casino.models import JournalEntry
-
     entries = JournalEntry._meta.db_table
-    models_ = journaled_models()
+    models_ = journal.journaled_models()
     try:
         with transaction.atomic():
             newest = newest_sequences(casino_id, [m._meta.label_lower for m in models_])
             found, lost = [], {}
             for model in models_:
                 label = model._meta.label_lower
-                flagged, gone = _flag(model, casino_id, newest[label], entries, records_of)
+                flagged, gone = _flag(model, casino_id, newest[label], entries, journal.records_of)
                 wanted = {newest[label][str(pk)] for pk in flagged if str(pk) in newest[label]}
                 wanted |= {sequence for _object_id, sequence in gone}
                 texts = _documents(casino_id, wanted)
                 if flagged:
-                    for instance in records_of(model, casino_id).filter(pk__in=flagged).order_by("pk"):
+                    for instance in journal.records_of(model, casino_id).filter(pk__in=flagged).order_by("pk"):
                         sequence = newest[label].get(str(instance.pk))
                         last = (sequence, texts[sequence]) if sequence is not None else None
-                        found += compare_record(model, instance, last)
+                        found += journal.compare_record(model, instance, last)
                 for object_id, sequence in gone:
                     lost[(label, object_id)] = (sequence, texts[sequence])
     except DatabaseError:
         return None  # e.g. a document PostgreSQL's jsonb refuses (a \u0000): the exact path reads it in Python
-    return found + missing_records(lost, seen=())
+    return found + journal.missing_records(lost, seen=())
 
 
 def _flag(model, casino_id, newest, entries, records_of):
@@ -372,8 +366,6 @@ def _flag(model, casino_id, newest, entries, records_of):
 
 
 def _documents(casino_id, sequences):
-    from casino.models import JournalEntry
-
     if not sequences:
         return {}
     return dict(
@@ -385,10 +377,7 @@ def _documents(casino_id, sequences):
 
 def last_documents(casino_id):
     """{(object type, id): (sequence, document)} of every journaled object (what an export needs)."""
-    from casino.audit.journal import journaled_labels
-    from casino.models import JournalEntry
-
-    newest = newest_sequences(casino_id, sorted(journaled_labels()))
+    newest = newest_sequences(casino_id, sorted(journal.journaled_labels()))
     wanted = {sequence: (label, object_id) for label, ids in newest.items() for object_id, sequence in ids.items()}
     documents = {}
     rows = (

@@ -17,7 +17,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from casino.audit import signing
+from casino.audit.canonical import canonical
 from casino.models import Casino, CasinoKey, JournalEntry, Seal, seal_message
+from casino.rules import cite
+from casino.services import raise_alert
 
 logger = logging.getLogger(__name__)
 
@@ -49,11 +52,9 @@ def seal(casino, reason, gaming_day=None, export=None):
 
 def seal_ended_days(now=None):
     """Seal every casino whose last gaming day has ended without its seal; returns the seals written."""
-    from seances.models import GamingDay
-
     written = []
     for casino in Casino.objects.all():
-        ended = GamingDay.date_at(casino, now) - datetime.timedelta(days=1)
+        ended = casino.gaming_date(now) - datetime.timedelta(days=1)
         if Seal.objects.filter(casino=casino, reason=Seal.Reason.DAY_END, gaming_day=ended).exists():
             continue
         try:
@@ -72,9 +73,6 @@ def seal_ended_days(now=None):
 
 def alert_missing_key(casino, gaming_day, exc):
     """The open alert of a gaming day left unsealed because the casino's signing key is unusable."""
-    from casino.rules import cite
-    from casino.services import raise_alert
-
     message = (
         f"Le journal de la journée de jeu du {gaming_day:%d/%m/%Y} n'a pas pu être scellé : {exc} "
         "Nouvel essai automatique tous les quarts d'heure."
@@ -109,8 +107,6 @@ def check(casino, documents=None):
     """Problems [(sequence, French sentence)] of the live chain against the seals: those of the database and the
     documents given (downloaded earlier by the regulator). A seal must be signed by a key of the casino, and the
     live entry at its sequence must still have its hash."""
-    from casino.audit.journal import canonical
-
     problems = []
     keys = {key.key_id: key for key in CasinoKey.objects.filter(casino=casino)}
     given = [as_document(s) for s in Seal.objects.filter(casino=casino).select_related("key")]

@@ -14,10 +14,15 @@ import hashlib
 import os
 from pathlib import Path
 
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils import timezone
+
+from casino.models import Casino, CasinoKey
 
 
 def key_dir():
@@ -39,8 +44,6 @@ def _private_pem(casino_id):
 
 
 def load_private_key(casino_id):
-    from cryptography.hazmat.primitives import serialization
-
     pem = _private_pem(casino_id)
     if pem is None:
         return None
@@ -48,8 +51,6 @@ def load_private_key(casino_id):
 
 
 def public_pem(private):
-    from cryptography.hazmat.primitives import serialization
-
     return (
         private.public_key()
         .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
@@ -58,8 +59,6 @@ def public_pem(private):
 
 
 def raw_public(public_key_pem):
-    from cryptography.hazmat.primitives import serialization
-
     public = serialization.load_pem_public_key(public_key_pem.encode())
     return public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
@@ -73,11 +72,6 @@ def key_id_of(public_key_pem):
 def create_key(casino):
     """Create the casino's new key pair: private key to its file (mode 600), public key recorded; the previous
     active key is retired (kept, to verify what it signed). Returns the new CasinoKey."""
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    from casino.models import Casino, CasinoKey
-
     # Two rotations at once must not leave two active keys.
     Casino.objects.select_for_update().filter(pk=casino.pk).values_list("pk", flat=True).first()
     private = Ed25519PrivateKey.generate()
@@ -106,8 +100,6 @@ def active_key(casino):
         key = create_key(casino)
     if key is None and _private_pem(casino.pk) is not None:
         # A key provisioned outside (secrets store): its public half is recorded at first use.
-        from casino.models import CasinoKey
-
         pem = public_pem(load_private_key(casino.pk))
         key = CasinoKey.objects.create(casino=casino, key_id=key_id_of(pem), public_key_pem=pem)
     return key
@@ -130,9 +122,6 @@ def sign(casino, data):
 
 
 def verify(public_key_pem, signature_base64, data):
-    from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives import serialization
-
     public = serialization.load_pem_public_key(public_key_pem.encode())
     try:
         public.verify(base64.b64decode(signature_base64), data)

@@ -22,6 +22,7 @@ import tempfile
 import zipfile
 from decimal import Decimal
 
+from celery import current_app
 from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import FieldError, PermissionDenied
@@ -30,10 +31,17 @@ from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from books.exports import write_documents
+from cashbox.carnets import carnet_of
+from cashbox.models import Advance, ControlRegister, Count, season_of
 from casino.accounts.roles import role_of
 from casino.audit import journal, signing
+from casino.audit.seals import seal
 from casino.models import Casino, Export, JournalEntry, Seal
 from casino.rules import InvalidTransition
+from casino.services import alert_journal_problems
+from seances.models import GamingDay
+from tables.models import Cashbox
 
 logger = logging.getLogger(__name__)
 
@@ -89,8 +97,6 @@ def sign(key, data):
 
 def request_export(user, casino, date_from, date_to, retry_of=None):
     """Record the request and its journal entry in one transaction; the package is built by a Celery task."""
-    from casino.tasks import build_export
-
     if not user.has_perm("casino.view_audit") or not Casino.objects.for_user(user).filter(pk=casino.pk).exists():
         raise PermissionDenied("Seul le contrôle peut exporter les registres de ses établissements.")
     role = role_of(user)
@@ -110,8 +116,10 @@ def request_export(user, casino, date_from, date_to, retry_of=None):
             object_id=export.pk,
             payload=payload,
         )
-        # The worker must find the committed row: the task is queued once the request's transaction commits.
-        transaction.on_commit(lambda: build_export.delay(export.pk))
+        # The worker must find the committed row: the task is queued once the request's transaction commits. It is
+        # named, as the beat schedule names tasks: casino.tasks imports this module to run the build.
+        task = current_app.signature("casino.tasks.build_export", args=[export.pk])
+        transaction.on_commit(task.delay)
     return export
 
 
@@ -175,8 +183,6 @@ def sweep_stuck_exports(now=None):
 
 def period_bounds(casino, date_from, date_to):
     """The moments a period of gaming days covers: from the first day's opening hour to the day after the last."""
-    from seances.models import GamingDay
-
     return GamingDay(casino=casino, date=date_from).starts_at, GamingDay(casino=casino, date=date_to).ends_at
 
 
@@ -452,10 +458,6 @@ def count_csv_rows(path):
 
 def write_books(casino, date_from, date_to, data_dir, add):
     """The carnets d'avances (modèle 10) and control registers (modèle 12) of the period, as printable HTML."""
-    from cashbox.carnets import carnet_of
-    from cashbox.models import Advance, ControlRegister, Count, season_of
-    from tables.models import Cashbox
-
     period = (date_from, date_to)
     cashbox_ids = set(
         Advance.objects.filter(cashbox__tableau__casino=casino, seance__gaming_day__date__range=period).values_list(
@@ -492,8 +494,6 @@ def write_books(casino, date_from, date_to, data_dir, add):
         add(f"registres/registre-{register.gaming_day.date.isoformat()}.html", html.encode())
     # The books beyond the day (R24–R27): séances non tenues, deputies, rectificatifs, observations, carnet des
     # prélèvements (modèle 13) and situations mensuelles (modèle 5), as canonical JSON.
-    from books.exports import write_documents
-
     write_documents(casino, date_from, date_to, data_dir, add)
 
 
@@ -604,8 +604,6 @@ def _build(export, staging):
     # found are written in the package and raise an alert, and the offline verifier repeats the comparison.
     entries, problems, last_documents = journal.chain_state(casino)
     if problems:
-        from casino.tasks import alert_journal_problems
-
         alert_journal_problems(casino, problems)
     specs = [
         (filename, label, condition, record_columns(label, columns))
@@ -656,8 +654,6 @@ def _write_journal_file(export, path, specs, records, last_documents, start, end
     oldest = _oldest_last_document(specs, records, last_documents)
     starts = [sequence for sequence in (first and first.sequence, oldest) if sequence is not None]
     # The head is sealed with the export: the journal exported ends at the seal (R23).
-    from casino.audit.seals import seal
-
     export_seal = seal(casino, Seal.Reason.EXPORT, export=export)
     if export_seal is not None:
         last = JournalEntry.objects.get(casino=casino, sequence=export_seal.sequence)

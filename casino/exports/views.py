@@ -8,6 +8,7 @@ from django.utils import timezone
 from django.views import View
 
 from casino.accounts.roles import role_of
+from casino.audit.seals import as_document
 from casino.exports.build import export_file, fingerprint, public_key_base64, request_export, retry_export
 from casino.models import Casino, CasinoKey, Export, Role, Seal
 from casino.rules import DomainError
@@ -184,8 +185,6 @@ class SealListView(ExportAccessMixin, View):
     GET /api/v1/seals/) and gives them to the verifiers (`verify_journal --seals`, `verify_export.py --seals`)."""
 
     def get(self, request):
-        from casino.audit.seals import as_document
-
         seals = (
             Seal.objects.for_user(request.user)
             .select_related("casino", "key")

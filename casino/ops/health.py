@@ -12,6 +12,7 @@ from health_check import checks
 from health_check.base import HealthCheck
 from health_check.exceptions import ServiceUnavailable
 from health_check.views import HealthCheckView
+from redis.asyncio import Redis
 
 
 @dataclasses.dataclass
@@ -47,8 +48,6 @@ class ExportDiskSpace(HealthCheck):
 
 def redis_client_factory(url):
     def factory():
-        from redis.asyncio import Redis
-
         return Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
 
     return factory

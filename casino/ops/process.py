@@ -2,6 +2,8 @@
 
 import gc
 
+from django.urls import get_resolver
+
 
 def settle():
     """Load what the first request would (the URL conf, and with it every view module), then freeze the objects
@@ -12,7 +14,5 @@ def settle():
     two processes, depending on how many of the seven a full collection fell in). Written by hand: it is two lines of
     the standard library, as the gc documentation recommends for pre-forked servers.
     """
-    from django.urls import get_resolver
-
     get_resolver().url_patterns  # noqa: B018 - the import of every view module is the point
     gc.freeze()

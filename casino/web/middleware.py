@@ -3,6 +3,7 @@ import logging
 from django.shortcuts import render
 
 from casino.audit.journal import record_refusal
+from casino.models import Casino
 
 logger = logging.getLogger(__name__)
 
@@ -59,8 +60,6 @@ class RefusalJournalMiddleware:
         if request.method in UNSAFE and response.status_code in REFUSALS and request.user.is_authenticated:
             refusal = getattr(response, "journal_refusal", None) or self.from_api(response)
             try:
-                from casino.models import Casino
-
                 # (values_list(flat=True) without a name would take the first column, the key: no mutate.)
                 casinos = list(Casino.objects.for_user(request.user).values_list("pk", flat=True))  # pragma: no mutate
                 record_refusal(

@@ -6,6 +6,8 @@ from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
+from casino.web.idempotency import IdempotentPostMixin
+
 
 class ErrorSerializer(serializers.Serializer):
     """casino.web.errors.error_body: every refusal of the API has this shape."""
@@ -44,8 +46,6 @@ IDEMPOTENCY_KEY = OpenApiParameter(
 
 def accepts_idempotency_key(view, method):
     """Whether the operation's POST handler goes through casino.web.idempotency (the mixin or the decorator)."""
-    from casino.web.idempotency import IdempotentPostMixin
-
     if method != "POST":
         return False
     if isinstance(view, IdempotentPostMixin):

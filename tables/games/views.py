@@ -71,9 +71,7 @@ def game_context(game, layout):
 
 
 def _today(casino):
-    from seances.models import GamingDay
-
-    return GamingDay.date_at(casino)
+    return casino.gaming_date()
 
 
 @require_GET

@@ -1,8 +1,10 @@
 import datetime
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from casino.accounts.activation import issue_activation_code
 from casino.accounts.services import bootstrap_employee
 from casino.models import Casino, Employee, Role
 
@@ -43,7 +45,6 @@ class Command(BaseCommand):
                 approval["approval_end"] = datetime.date.fromisoformat(options["approval_end"])
         except ValueError as error:
             raise CommandError(f"Date invalide : {error}") from error
-        from django.contrib.auth import get_user_model
 
         if get_user_model().objects.filter(username=options["username"]).exists():
             raise CommandError(f"L'identifiant {options['username']} est déjà pris.")
@@ -59,7 +60,6 @@ class Command(BaseCommand):
             )
         except ValidationError as error:
             raise CommandError(" ".join(error.messages)) from error
-        from casino.accounts.activation import issue_activation_code
 
         code, record = issue_activation_code(None, employee)
         self.stdout.write(self.style.SUCCESS(f"Directeur responsable de {casino} : {employee.user.username}."))

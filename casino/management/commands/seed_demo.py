@@ -1,4 +1,5 @@
 import datetime
+import random
 from decimal import Decimal
 
 from django.conf import settings
@@ -6,9 +7,15 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from cashbox.services import record_advance
+from cashbox.state import main_cashbox
 from casino.accounts.services import bootstrap_employee
 from casino.audit.actors import acting_as, system_user
 from casino.models import Casino, Employee, Role
+from seances.models import GamingDay, Seance
+from seances.rosters import services as roster_services
+from seances.services import change_seance_state, open_tableau, plan_seances
+from seances.spins import services as spins
 from tables.games.rules import Game
 from tables.models import Apparatus, Table, Tableau
 from tables.services import register_tableau
@@ -81,19 +88,12 @@ class Command(BaseCommand):
 
     def todays_floor(self, casino):
         """Today's afternoon séance open, three tableaux opened and two of them with their initial advance."""
-        from cashbox.services import record_advance
-        from cashbox.state import main_cashbox
-        from seances.models import GamingDay, Seance
-        from seances.services import change_seance_state, open_tableau, plan_seances
-
         date = GamingDay.date_at(casino)
         if Seance.objects.filter(gaming_day__casino=casino, gaming_day__date=date).exists():
             return
         director = get_user_model().objects.get(username="directeur")
         afternoon, _evening = plan_seances(director, casino, date)
         # R4: the rotation order of every apparatus in play is published before the séance opens.
-        from seances.rosters import services as roster_services
-
         crews = {Game.BOULE: ("chef1", 4, 0), Game.VINGT_TROIS: ("chef2", 2, 4)}
         for apparatus in Apparatus.objects.filter(casino=casino, in_service=True).order_by("name"):
             chef, size, offset = crews[apparatus.game]
@@ -123,10 +123,6 @@ class Command(BaseCommand):
 
     def spins_of_the_day(self, casino, seance, count=150):
         """A few hundred spins through the service, so that the floor, the report and the statistics show them."""
-        import random
-
-        from seances.spins import services as spins
-
         chefs = {Game.BOULE: "chef1", Game.VINGT_TROIS: "chef2"}
         rng = random.Random(1959)
         for apparatus in Apparatus.objects.filter(casino=casino, in_service=True).order_by("name"):

@@ -3,6 +3,7 @@ import os
 from django.core.management.base import BaseCommand, CommandError
 
 from casino.audit.journal import verify_casino
+from casino.audit.seals import load_file
 from casino.models import Casino
 
 
@@ -25,8 +26,6 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, casino=None, seals=(), processes=None, **options):
-        from casino.audit.seals import load_file
-
         documents = []
         for path in seals:
             try:
