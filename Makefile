@@ -50,9 +50,10 @@ mutation: $(STAMP) ## Mutation testing of the rule modules (MODULE=tables/games/
 docs: $(STAMP) ## Build the documentation site (mkdocs, --strict) into site/
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -d site
 
-lint: $(STAMP) ## Check formatting and lint with ruff
+lint: $(STAMP) ## Check formatting, lint with ruff, and the layering with lint-imports
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 
 format: $(STAMP) ## Format the code and sort imports with ruff
 	$(BIN)/ruff format .

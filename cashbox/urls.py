@@ -1,22 +1,7 @@
-import datetime
+from django.urls import path
 
-from django.urls import path, register_converter
-
-from books import views as books_views
 from cashbox import views
-
-
-class DateConverter:
-    regex = r"\d{4}-\d{2}-\d{2}"
-
-    def to_python(self, value):
-        return datetime.date.fromisoformat(value)
-
-    def to_url(self, value):
-        return value.isoformat() if isinstance(value, datetime.date) else value
-
-
-register_converter(DateConverter, "date")
+from casino.web import converters  # noqa: F401 - registers <date:…>
 
 urlpatterns = [
     path("tableaux/<int:pk>/avance/", views.AdvanceView.as_view(), name="advance-create"),
@@ -30,5 +15,4 @@ urlpatterns = [
     path("carnets/<int:pk>/", views.CarnetView.as_view(), name="carnet"),
     path("registres/", views.RegisterListView.as_view(), name="register-list"),
     path("registres/<date:date>/", views.RegisterView.as_view(), name="register-day"),
-    path("registres/<date:date>/suppleant/", books_views.DeputyView.as_view(), name="deputy-create"),
 ]

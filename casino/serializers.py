@@ -8,43 +8,7 @@ from rest_framework.fields import get_error_detail
 
 from casino.accounts.services import FIELDS, save_employee
 from casino.models import AccountChange, Alert, Casino, DaySettings, Employee, Role
-
-
-class CleanedModelSerializer(serializers.ModelSerializer):
-    """Run the model's own clean() so that the API refuses exactly what the model layer refuses."""
-
-    def scoped_querysets(self):
-        """Field name → queryset of the objects the requesting user may reference."""
-        return {}
-
-    def get_fields(self):
-        fields = super().get_fields()
-        request = self.context.get("request")
-        if request is not None:
-            for name, queryset in self.scoped_querysets().items():
-                if name in fields and not fields[name].read_only:
-                    fields[name].queryset = queryset(request.user)
-        return fields
-
-    def validate(self, attrs):
-        attrs = super().validate(attrs)
-        instance = self.instance or self.Meta.model()
-        for name, value in attrs.items():
-            setattr(instance, name, value)
-        try:
-            instance.full_clean(validate_unique=True, validate_constraints=False)
-        except DjangoValidationError as exc:
-            raise serializers.ValidationError(get_error_detail(exc)) from exc
-        return attrs
-
-
-class HistorySerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    date = serializers.DateTimeField()
-    type = serializers.CharField()
-    user = serializers.CharField(allow_null=True)
-    reason = serializers.CharField()
-    changes = serializers.ListField(child=serializers.DictField())
+from casino.web.serializers import CleanedModelSerializer
 
 
 class DaySettingsSerializer(serializers.ModelSerializer):

@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from books import api as books_api
+from books import urls as books_urls
 from cashbox import api as cashbox_api
 from casino import api as casino_api
 from casino import views
@@ -61,9 +62,11 @@ urlpatterns = [
     path("deconnexion/", auth_views.LogoutView.as_view(), name="logout"),
     path("registre/", include("tables.urls")),
     path("seances/", include("seances.urls")),
+    path("seances/", include(books_urls.seance_patterns)),
     path("roulement/", include("seances.rosters.urls")),
     path("coups/", include("seances.spins.urls")),
     path("caisse/", include("cashbox.urls")),
+    path("caisse/", include(books_urls.register_patterns)),
     path("livres/", include("books.urls")),
     path("personnel/", views.EmployeeListView.as_view(), name="employee-list"),
     path("personnel/nouveau/", views.EmployeeCreateView.as_view(), name="employee-create"),

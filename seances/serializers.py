@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from casino.serializers import CleanedModelSerializer
+from casino.web.serializers import CleanedModelSerializer
 from seances.models import GamingDay, Opening, Seance
 from tables.models import Tableau
 

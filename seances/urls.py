@@ -1,6 +1,5 @@
 from django.urls import path
 
-from books import views as books_views
 from seances import views
 
 urlpatterns = [
@@ -8,7 +7,6 @@ urlpatterns = [
     path("planifier/", views.PlanSeancesView.as_view(), name="seance-plan"),
     path("<int:pk>/", views.SeanceDetailView.as_view(), name="seance-detail"),
     path("<int:pk>/ouvrir/", views.SeanceTransitionView.as_view(target="open"), name="seance-open"),
-    path("<int:pk>/non-tenue/", books_views.SeanceNotHeldView.as_view(), name="seance-not-held"),
     path("<int:pk>/fermer/", views.SeanceCloseView.as_view(), name="seance-close"),
     path("tableaux/<int:pk>/ouvrir/", views.OpeningCreateView.as_view(), name="opening-create"),
     path("ouvertures/<int:pk>/", views.OpeningDetailView.as_view(), name="opening-detail"),

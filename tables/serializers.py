@@ -2,7 +2,7 @@ from rest_framework import serializers
 
 from casino.models import Casino
 from casino.rules import article, cite
-from casino.serializers import CleanedModelSerializer
+from casino.web.serializers import CleanedModelSerializer
 from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tables.services import register_cashbox, register_tableau

@@ -9,9 +9,9 @@ from rest_framework.response import Response
 from casino.accounts.services import decide
 from casino.audit.history import history_rows
 from casino.models import AccountChange
-from casino.serializers import HistorySerializer
 from casino.web.filters import AccountChangeFilter
 from casino.web.schema import AutoSchema
+from casino.web.serializers import HistorySerializer
 
 
 class AccountChangeSerializer(serializers.ModelSerializer):

@@ -7,9 +7,9 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from casino.audit.history import history_rows
-from casino.serializers import HistorySerializer
 from casino.web.idempotency import IdempotentPostMixin
 from casino.web.schema import AutoSchema
+from casino.web.serializers import HistorySerializer
 
 
 class ReadRecordViewSet(IdempotentPostMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
