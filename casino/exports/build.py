@@ -33,6 +33,7 @@ from django.utils import timezone
 from casino.accounts.roles import role_of
 from casino.audit import journal, signing
 from casino.models import Casino, Export, JournalEntry, Seal
+from casino.ops.broker import require_broker
 from casino.rules import InvalidTransition
 
 logger = logging.getLogger(__name__)
@@ -93,6 +94,8 @@ def request_export(user, casino, date_from, date_to, retry_of=None):
 
     if not user.has_perm("casino.view_audit") or not Casino.objects.for_user(user).filter(pk=casino.pk).exists():
         raise PermissionDenied("Seul le contrôle peut exporter les registres de ses établissements.")
+    # Before anything is written: with the broker down the export would be committed and never built.
+    require_broker()
     role = role_of(user)
     with transaction.atomic():
         export = Export.objects.create(
