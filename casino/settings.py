@@ -224,8 +224,14 @@ REST_FRAMEWORK = {
 # run; tests/test_throttling.py runs the throttles on the database cache.
 CACHE_TABLE = "casino_cache"
 if os.environ.get("CACHE_URL", "").startswith(("redis://", "rediss://")):
+    # Short timeouts: a Redis that does not answer must not hold every API request (the throttles then fail open,
+    # casino/accounts/throttling.py); on the same network it answers in a millisecond.
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CACHE_URL"]}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["CACHE_URL"],
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
     }
 elif TESTING:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

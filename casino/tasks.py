@@ -80,7 +80,9 @@ def seal_gaming_days():
 )
 def build_export(self, export_id):
     """Build the signed BagIt package of a regulator's export (R23); returns the archive's name, or None."""
-    return build(export_id, final_attempt=self.request.retries >= self.max_retries)
+    # delivery_info["redelivered"]: the broker handed the task back after losing the delivery that took it.
+    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+    return build(export_id, final_attempt=self.request.retries >= self.max_retries, redelivered=redelivered)
 
 
 @shared_task(soft_time_limit=60, time_limit=90)

@@ -7,6 +7,7 @@ does (${VAR}, ${VAR:-default}, ${VAR-default}, ${VAR:?error}, ${VAR?error}, $$).
 
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
@@ -171,3 +172,15 @@ def test_the_settings_read_the_keys_folder_where_compose_mounts_it():
     settings_text = (ROOT / "casino" / "settings.py").read_text()
     assert 'os.environ.get("CASINO_SIGNING_KEY_DIR"' in settings_text
     assert 'env_bool("CASINO_SIGNING_KEY_AUTOCREATE"' in settings_text
+
+
+def test_every_redis_url_in_any_service_carries_the_redis_password():
+    # Redis runs with --requirepass: a URL without the password (the cache's, once) fails every call it serves.
+    password = REQUIRED_ENV["REDIS_PASSWORD"]
+    found = []
+    for name, service in compose()["services"].items():
+        for variable, value in (service.get("environment") or {}).items():
+            if isinstance(value, str) and value.startswith(("redis://", "rediss://")):
+                found.append((name, variable))
+                assert urlsplit(value).password == password, f"{name}: {variable}"
+    assert {variable for _, variable in found} >= {"CACHE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"}

@@ -21,7 +21,9 @@ from casino.models import Casino, CasinoKey, Export, Role
 from casino.rules import InvalidTransition
 from casino.web.filters import ExportFilter, IdFilter
 from casino.web.idempotency import IdempotentPostMixin
-from casino.web.schema import AutoSchema
+from casino.web.schema import AutoSchema, ErrorSerializer
+
+BROKER_DOWN_RESPONSE = "Le service de préparation en arrière-plan est injoignable : rien n'a été enregistré, réessayer."
 
 
 class ExportPermission(BasePermission):
@@ -174,7 +176,7 @@ class ExportViewSet(IdempotentPostMixin, mixins.ListModelMixin, mixins.RetrieveM
     @extend_schema(
         summary="Demander un export (construit en arrière-plan)",
         request=ExportRequestSerializer,
-        responses={201: ExportSerializer},
+        responses={201: ExportSerializer, 503: OpenApiResponse(ErrorSerializer, description=BROKER_DOWN_RESPONSE)},
     )
     def create(self, request, *args, **kwargs):
         data = ExportRequestSerializer(data=request.data, context=self.get_serializer_context())
@@ -191,7 +193,7 @@ class ExportViewSet(IdempotentPostMixin, mixins.ListModelMixin, mixins.RetrieveM
     @extend_schema(
         summary="Relancer un export en échec (un nouvel export de la même période)",
         request=None,
-        responses={201: ExportSerializer},
+        responses={201: ExportSerializer, 503: OpenApiResponse(ErrorSerializer, description=BROKER_DOWN_RESPONSE)},
     )
     @action(detail=True, methods=["post"])
     def retry(self, request, pk=None):

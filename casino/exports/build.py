@@ -38,6 +38,7 @@ from casino.accounts.roles import role_of
 from casino.audit import journal, signing
 from casino.audit.seals import seal
 from casino.models import Casino, Export, JournalEntry, Seal
+from casino.ops.broker import require_broker
 from casino.rules import InvalidTransition
 from casino.services import alert_journal_problems
 from seances.models import GamingDay
@@ -46,6 +47,8 @@ from tables.models import Cashbox
 logger = logging.getLogger(__name__)
 
 CHUNK_ROWS = 5000
+# A build writes its package under EXPORT_ROOT in a folder .build-<export id>-<random>, moved into place at the end.
+STAGING_PREFIX = ".build-"
 CHUNK_BYTES = 1024 * 1024
 JOURNAL_FILE = "data/journal.csv"
 SEAL_COLUMNS = ["casino", "sequence", "hash", "at", "key_id", "public_key", "signature", "reason", "gaming_day"]
@@ -99,6 +102,8 @@ def request_export(user, casino, date_from, date_to, retry_of=None):
     """Record the request and its journal entry in one transaction; the package is built by a Celery task."""
     if not user.has_perm("casino.view_audit") or not Casino.objects.for_user(user).filter(pk=casino.pk).exists():
         raise PermissionDenied("Seul le contrôle peut exporter les registres de ses établissements.")
+    # Before anything is written: with the broker down the export would be committed and never built.
+    require_broker()
     role = role_of(user)
     with transaction.atomic():
         export = Export.objects.create(
@@ -145,8 +150,8 @@ def sweep_stuck_exports(now=None):
     """Mark failed every export pending or running for longer than EXPORT_STUCK_MINUTES; returns their ids.
 
     A worker killed in the middle of a build (out of memory, a host restart) leaves its export « en cours »; the
-    sweeper makes that visible and lets the regulator relaunch it. The threshold is longer than the build's hard
-    time limit, so a build still running is never swept.
+    sweeper makes that visible and lets the regulator relaunch it, and removes the staging folders such builds
+    left. The threshold is longer than the build's hard time limit, so a build still running is never swept.
     """
     now = now or timezone.now()
     limit = now - datetime.timedelta(minutes=settings.EXPORT_STUCK_MINUTES)
@@ -178,6 +183,8 @@ def sweep_stuck_exports(now=None):
                 payload={"state": previous, "reason": "stuck", "minutes": settings.EXPORT_STUCK_MINUTES},
             )
             swept.append(export.pk)
+    # What the lost builds left on disk: every staging folder older than the threshold belongs to no live build.
+    remove_staging(older_than=limit)
     return swept
 
 
@@ -505,27 +512,36 @@ def _progress(export, value):
     export.save(update_fields=["progress"])
 
 
-def build(export_id, final_attempt=True):
-    """Build the signed package of an export; a retried task finds it taken and does nothing.
+def build(export_id, final_attempt=True, redelivered=False):
+    """Build the signed package of an export; a second delivery finds it taken and does nothing, unless it is the
+    broker's redelivery of a task whose worker was lost: then the build starts again (idempotent by export id).
 
     A database error (OperationalError: the server restarted, a connection was cut) puts the export back to
     pending and propagates, so that the task retries, unless this is the task's last attempt: then, as for any
     other error, the export is marked failed.
     """
     with transaction.atomic():
-        # A redelivered task (worker lost, retry) must not build the same export twice: the row lock lets one
-        # delivery move it out of "pending", and the other then finds it taken.
+        # Two deliveries of one export must not build it twice at once: the row lock lets one delivery move it out
+        # of "pending", and the other then finds it taken.
         # of=("self",): the export only, not its casino nor its requester.
         export = (
             Export.objects.select_for_update(of=("self",)).select_related("casino", "requested_by").get(pk=export_id)
         )
-        if export.state != Export.State.PENDING:
+        if export.state == Export.State.RUNNING and redelivered:
+            # The broker hands a task back (redelivered) only once the delivery that took it is no more: its worker
+            # process died (CELERY_TASK_REJECT_ON_WORKER_LOST), its worker shut down, or the visibility timeout
+            # passed, which is longer than the build's hard time limit. So this export's build was lost mid-way:
+            # start it again rather than leave it « en cours » until the sweeper gives it up.
+            logger.warning("export %s: redelivered while running, its build was lost; building it again", export_id)
+        elif export.state != Export.State.PENDING:
             return None
         export.state, export.progress, export.started_at = Export.State.RUNNING, 1, timezone.now()
         export.save(update_fields=["state", "progress", "started_at"])
     outer_atomic = connection.in_atomic_block
     os.makedirs(settings.EXPORT_ROOT, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".build-", dir=settings.EXPORT_ROOT)
+    # The staging folders of this export's lost builds: this delivery now owns the export, no other builds it.
+    remove_staging(export_id)
+    staging = tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{export_id}-", dir=settings.EXPORT_ROOT)
     try:
         with transaction.atomic():
             if connection.vendor == "postgresql" and not outer_atomic:
@@ -569,6 +585,39 @@ def build(export_id, final_attempt=True):
             },
         )
     return name
+
+
+def remove_staging(export_id=None, older_than=None):
+    """Remove the staging folders that a crashed build left under EXPORT_ROOT; returns their names.
+
+    With `export_id`: that export's (called by the delivery that now owns it). With `older_than` (a moment): every
+    staging folder last changed before it (the sweeper, at EXPORT_STUCK_MINUTES, longer than a build's hard time
+    limit: a folder that old belongs to no live build). A build removes its own folder when it ends, as long as its
+    process lives to do it.
+    """
+    root = settings.EXPORT_ROOT
+    try:
+        names = os.listdir(root)
+    except FileNotFoundError:
+        return []
+    prefix = STAGING_PREFIX if export_id is None else f"{STAGING_PREFIX}{export_id}-"
+    removed = []
+    for name in sorted(names):
+        path = os.path.join(root, name)
+        if not name.startswith(prefix) or not os.path.isdir(path):
+            continue
+        if older_than is not None:
+            try:
+                changed = datetime.datetime.fromtimestamp(os.stat(path).st_mtime, tz=datetime.UTC)
+            except FileNotFoundError:
+                continue
+            if changed >= older_than:
+                continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(name)
+    if removed:
+        logger.warning("removed the staging folders of lost export builds: %s", ", ".join(removed))
+    return removed
 
 
 def _finish_failed(export_id, exc):

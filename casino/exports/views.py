@@ -2,6 +2,7 @@
 
 from django import forms
 from django.contrib import messages
+from django.db import transaction
 from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -91,7 +92,14 @@ class ExportListView(ExportAccessMixin, View):
         if not form.is_valid():
             return self.render(form, status=400)
         data = form.cleaned_data
-        export = request_export(request.user, data["casino"], data["date_from"], data["date_to"])
+        try:
+            export = request_export(request.user, data["casino"], data["date_from"], data["date_to"])
+        except DomainError as exc:
+            # The broker is down (503): nothing was written, the form is shown again with the reason.
+            form.add_error(None, exc.message)
+            response = self.render(form, status=exc.status_code)
+            transaction.set_rollback(True)
+            return response
         messages.success(request, "Export demandé : il est préparé en arrière-plan.")
         return redirect(export)
 

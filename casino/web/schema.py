@@ -14,7 +14,7 @@ class ErrorSerializer(serializers.Serializer):
 
     code = serializers.CharField(
         help_text="L'identifiant de la règle (R1…R23) ou un code : invalid, not_authenticated, authentication_failed, "
-        "permission_denied, not_found, method_not_allowed, throttled, integrity."
+        "permission_denied, not_found, method_not_allowed, throttled, integrity, broker_unavailable."
     )
     message = serializers.CharField(help_text="Le refus en français, avec l'article de l'arrêté quand il y en a un.")
     rule = serializers.CharField(required=False, help_text="La règle refusée, quand le code en est une.")
