@@ -18,7 +18,7 @@ from django.conf import settings
 from health_check import checks
 from health_check.base import HealthCheck
 from health_check.contrib.celery import Ping
-from health_check.contrib.redis import Redis
+from health_check.contrib.redis import Redis as RedisCheck
 from health_check.exceptions import ServiceUnavailable
 from health_check.views import HealthCheckView
 from redis.asyncio import Redis
@@ -58,7 +58,7 @@ class Cache(Named, checks.Cache):
 
 
 @dataclasses.dataclass(repr=False)
-class Broker(Named, Redis):
+class Broker(Named, RedisCheck):
     """The Celery broker, when it is Redis."""
 
     name = "Courtier Redis"
