@@ -16,8 +16,8 @@ from seances.models import GamingDay, Opening
 from seances.services import open_tableau
 from tables.games.rules import Bet, BetKind, Game, GameError, settle
 from tables.services import register_tableau
-from tests.cash_helpers import chips_for, main_box, post_advance, post_final_count
 from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import chips_for, main_box, post_advance, post_final_count
 
 pytestmark = pytest.mark.django_db
 

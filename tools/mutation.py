@@ -46,68 +46,81 @@ LINKED = [
 # Each rule module and the tests of its rules (not every test that happens to import it): a mutant must be
 # caught by the tests written for its rule.
 MODULE_TESTS = {
-    "tables/games/rules.py": ["test_games.py", "test_settle.py", "test_limits.py", "test_rule_holes.py"],
-    "tables/models.py": ["test_mutation_registry.py", "test_registry_rules.py", "test_registry_api.py"],
+    "tables/games/rules.py": [
+        "registry/test_games.py",
+        "registry/test_settle.py",
+        "seances/test_limits.py",
+        "test_rule_holes.py",
+    ],
+    "tables/models.py": [
+        "registry/test_mutation_registry.py",
+        "registry/test_registry_rules.py",
+        "registry/test_registry_api.py",
+    ],
     "seances/models.py": [
-        "test_mutation_seances.py",
-        "test_seances.py",
-        "test_limits.py",
-        "test_rosters.py",
+        "seances/test_mutation_seances.py",
+        "seances/test_seances.py",
+        "seances/test_limits.py",
+        "rosters/test_rosters.py",
         "test_rule_holes.py",
     ],
     "seances/services.py": [
-        "test_mutation_seance_services.py",
-        "test_seances.py",
-        "test_seance_not_held.py",
-        "test_limits.py",
+        "seances/test_mutation_seance_services.py",
+        "seances/test_seances.py",
+        "seances/test_seance_not_held.py",
+        "seances/test_limits.py",
         "test_rule_holes.py",
     ],
     # test_roster_first.py: who serves a tableau (tableau_staff, read by the counts' witnesses).
     "seances/rosters/services.py": [
-        "test_mutation_rosters.py",
-        "test_rosters.py",
-        "test_rotation.py",
-        "test_roster_first.py",
+        "rosters/test_mutation_rosters.py",
+        "rosters/test_rosters.py",
+        "rosters/test_rotation.py",
+        "rosters/test_roster_first.py",
     ],
     "cashbox/services.py": [
-        "test_mutation_cash_services.py",
-        "test_cash_rules.py",
-        "test_cash_day.py",
-        "test_carnet_and_register.py",
-        "test_register_amendment.py",
+        "cash/test_mutation_cash_services.py",
+        "cash/test_cash_rules.py",
+        "cash/test_cash_day.py",
+        "cash/test_carnet_and_register.py",
+        "cash/test_register_amendment.py",
         "test_rule_holes.py",
     ],
     "casino/audit/journal.py": [
-        "test_mutation_journal.py",
-        "test_journal.py",
-        "test_journal_reconciliation.py",
-        "test_seals.py",
+        "audit/test_mutation_journal.py",
+        "audit/test_journal.py",
+        "audit/test_journal_reconciliation.py",
+        "audit/test_seals.py",
         "test_rule_holes.py",
     ],
     # The installed triggers of the reused test database were written before the mutation: these tests rebuild
     # them from the code under test (test_journal.py and test_rule_holes.py only meet the installed ones).
-    "casino/audit/append_only.py": ["test_mutation_append_only.py"],
-    "casino/accounts/roles.py": ["test_mutation_roles.py", "test_roles_and_isolation.py", "test_cash_roles.py"],
+    "casino/audit/append_only.py": ["audit/test_mutation_append_only.py"],
+    "casino/accounts/roles.py": [
+        "accounts/test_mutation_roles.py",
+        "accounts/test_roles_and_isolation.py",
+        "cash/test_cash_roles.py",
+    ],
     # Not test_authorization_matrix.py: under mutmut's tracing it costs minutes a mutant on this machine.
-    "casino/accounts/permissions.py": ["test_mutation_permissions.py", "test_roles_and_isolation.py"],
+    "casino/accounts/permissions.py": ["accounts/test_mutation_permissions.py", "accounts/test_roles_and_isolation.py"],
     # The offline verifier an inspector runs on an export (R23): the chain, its seams, the seals, the records. Not
     # test_exports.py nor test_books_export.py: they run the verifier as an inspector does, in another interpreter
     # that mutmut does not see, and their exports cost seconds a mutant; test_verify_units.py checks every part and
     # whole signed bags in this process.
-    "tools/verify_export.py": ["test_verify_units.py", "test_verify_parallel.py", "test_seals.py"],
+    "tools/verify_export.py": ["audit/test_verify_units.py", "audit/test_verify_parallel.py", "audit/test_seals.py"],
     # The hand-written key lookups and the cash box's lock (the API's casino boundary on every signed write).
-    "casino/rows.py": ["test_rows.py", "test_no_disclosure.py", "test_lock_scope.py"],
+    "casino/rows.py": ["ops/test_rows.py", "accounts/test_no_disclosure.py", "cash/test_lock_scope.py"],
     # Every request passes through it: only the fast tests of its parts, and the journal's own.
-    "casino/web/middleware.py": ["test_mutation_middleware.py", "test_journal.py"],
+    "casino/web/middleware.py": ["web/test_mutation_middleware.py", "audit/test_journal.py"],
     "casino/models.py": [
-        "test_mutation_casino_models.py",
-        "test_mutation_scoping.py",
-        "test_roles_and_isolation.py",
-        "test_staff.py",
-        "test_casino_settings.py",
-        "test_day_fixed.py",
-        "test_seals.py",
-        "test_r29_separation_of_duties.py",
+        "registry/test_mutation_casino_models.py",
+        "accounts/test_mutation_scoping.py",
+        "accounts/test_roles_and_isolation.py",
+        "accounts/test_staff.py",
+        "registry/test_casino_settings.py",
+        "seances/test_day_fixed.py",
+        "audit/test_seals.py",
+        "accounts/test_r29_separation_of_duties.py",
         "test_rule_holes.py",
     ],
 }

@@ -31,8 +31,15 @@ from seances.rosters import services as roster_services
 from seances.services import change_seance_state, plan_seances
 from seances.spins import services as spins
 from tables.models import Apparatus, Cashbox, Table, Tableau
-from tests.cash_helpers import chips_for, main_box, open_seance, post_advance, post_final_count, post_short_interruption
 from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import (
+    chips_for,
+    main_box,
+    open_seance,
+    post_advance,
+    post_final_count,
+    post_short_interruption,
+)
 
 pytestmark = pytest.mark.django_db
 

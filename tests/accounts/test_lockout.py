@@ -9,8 +9,8 @@ from django.test import RequestFactory
 from cashbox.models import Advance
 from casino.accounts.security import client_address
 from casino.models import JournalEntry
-from tests.cash_helpers import post_advance
 from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import post_advance
 
 pytestmark = pytest.mark.django_db
 TOKEN = "/api/v1/auth/token/"

@@ -9,8 +9,8 @@ from casino.models import Role
 from seances.models import GamingDay
 from seances.services import plan_seances
 from tables.models import Table
-from tests.cash_helpers import post_advance, post_final_count, post_short_interruption
 from tests.conftest import make_employee
+from tests.helpers.cash_helpers import post_advance, post_final_count, post_short_interruption
 
 pytestmark = pytest.mark.django_db
 
@@ -84,7 +84,7 @@ def test_another_casino_s_cash_box_and_seance_read_as_keys_that_exist_nowhere(
     « n'existe pas », in the words of a key that exists nowhere; a key of the wrong type is refused as such."""
     from cashbox.models import Advance, Signature
     from seances.models import Seance
-    from tests.cash_helpers import main_box
+    from tests.helpers.cash_helpers import main_box
 
     their_seance = Seance.objects.filter(gaming_day__casino=elsewhere.casino).earliest("planned_start")
     box, unknown = main_box(elsewhere).pk, 10**6

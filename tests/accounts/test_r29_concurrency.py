@@ -7,8 +7,8 @@ import pytest
 
 from casino.accounts.services import propose, state_of
 from casino.models import AccountChange, AccountDecision, Role
+from tests.cash.test_cash_concurrency import at_once, postgres_only  # noqa: F401 (the autouse fixture)
 from tests.conftest import PASSWORD
-from tests.test_cash_concurrency import at_once, postgres_only  # noqa: F401 (the autouse fixture)
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

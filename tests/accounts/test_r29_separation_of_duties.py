@@ -11,8 +11,8 @@ from django.utils.html import escape
 from casino.accounts.services import bootstrap_employee, decide, propose, state_of
 from casino.models import AccountChange, AccountDecision, Employee, JournalEntry, Role
 from casino.rules import ARTICLES, RoleForbidden
-from tests.cash_helpers import post_advance
 from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import post_advance
 
 pytestmark = pytest.mark.django_db
 

@@ -10,11 +10,11 @@ from django.apps import apps
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from casino.models import JournalEntry
-from tests.cash_helpers import post_advance, post_final_count, post_short_interruption
+from tests.helpers.cash_helpers import post_advance, post_final_count, post_short_interruption
 
 pytestmark = pytest.mark.django_db
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 APPS = ["casino", "tables", "sessions", "cashbox", "books"]
 # Logging in re-renders its form; settling a spin only computes. Neither writes: the row counts below prove it.
 # The activation steps are for a person not logged in; without a pending activation they write nothing (R28).

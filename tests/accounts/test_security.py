@@ -20,7 +20,7 @@ from casino.models import JournalEntry
 from casino.ops.logs import FORMATTER
 from tests.conftest import PASSWORD
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db
 
 
@@ -140,7 +140,7 @@ def test_the_director_must_present_a_totp_code_and_cannot_enrol_with_a_password_
     response = login(client, "directeur", PASSWORD)
     assert response.status_code == 302 and "/connexion/double-authentification/" in response["Location"]
     assert client.get("/").status_code == 302
-    # R28: enrolment needs an activation code (tests/test_r28_activation.py), never the password alone.
+    # R28: enrolment needs an activation code (tests/accounts/test_r28_activation.py), never the password alone.
     setup = client.get("/connexion/double-authentification/")
     assert setup.status_code == 200 and "data:image/svg+xml" not in setup.content.decode()
     assert not TOTPDevice.objects.filter(user=director).exists()

@@ -7,8 +7,8 @@ from django_otp.oath import totp
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from cashbox.models import Advance, Interruption, Signature
-from tests.cash_helpers import main_box, post_advance, post_short_interruption
 from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import main_box, post_advance, post_short_interruption
 
 pytestmark = pytest.mark.django_db
 

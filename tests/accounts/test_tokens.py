@@ -67,7 +67,7 @@ def test_the_token_lifetime_setting_is_capped_at_12_hours():
             "-c",
             f"import django,os;os.environ.setdefault('DJANGO_SETTINGS_MODULE','casino.settings');django.setup();{code}",
         ],
-        cwd=pathlib.Path(__file__).resolve().parent.parent,
+        cwd=pathlib.Path(__file__).resolve().parents[2],
         env=env,
         capture_output=True,
         text=True,

@@ -34,7 +34,7 @@ from seances.rosters import services as roster_services
 from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tests.conftest import PASSWORD
-from tests.guard_helpers import SAMPLES, first_pk, other_value_sql
+from tests.helpers.guard_helpers import SAMPLES, first_pk, other_value_sql
 
 pytestmark = pytest.mark.django_db
 
@@ -75,7 +75,7 @@ def test_r23_every_guarded_model_has_a_sample_row_so_its_guard_is_tested(world):
         pk = sample_pk(world, label, model)
         if pk is None:
             missing.append(label)
-    assert not missing, f"guarded models without a sample row in tests/test_db_guards.py: {missing}"
+    assert not missing, f"guarded models without a sample row in tests/audit/test_db_guards.py: {missing}"
 
 
 def test_r23_every_regulated_model_is_guarded():
@@ -572,7 +572,7 @@ def all_constraints():
 def test_every_named_constraint_has_a_test_that_writes_past_the_services():
     """The walk: a constraint added to a model's Meta without its entry in CONSTRAINT_TESTS fails here."""
     missing = sorted(set(all_constraints()) - set(CONSTRAINT_TESTS))
-    assert not missing, f"named constraints without a database test in tests/test_db_guards.py: {missing}"
+    assert not missing, f"named constraints without a database test in tests/audit/test_db_guards.py: {missing}"
 
 
 def test_the_database_refuses_a_row_that_breaks_each_constraint(world):

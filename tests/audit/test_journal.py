@@ -9,9 +9,9 @@ from django.db import IntegrityError, connection, transaction
 from cashbox.models import Count
 from casino.audit.journal import GENESIS, canonical, chain_hash, verify_chain
 from casino.models import Alert, JournalEntry
-from tests.cash_helpers import chips_for, post_advance, post_final_count
 from tests.conftest import as_owner
-from tests.guard_helpers import drop_guard
+from tests.helpers.cash_helpers import chips_for, post_advance, post_final_count
+from tests.helpers.guard_helpers import drop_guard
 
 pytestmark = pytest.mark.django_db
 
@@ -175,7 +175,7 @@ def test_r23_an_edit_of_a_filter_column_alone_is_named_at_its_entry(api, cash_st
 def test_the_journal_page_names_actions_in_french_and_filters_by_them(
     as_user, regulator, cash_staff, api, open_day, boule_tableau
 ):
-    from tests.cash_helpers import post_advance
+    from tests.helpers.cash_helpers import post_advance
 
     post_advance(api, cash_staff["chef"], boule_tableau, open_day)
     client = as_user(regulator)

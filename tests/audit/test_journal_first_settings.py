@@ -41,7 +41,7 @@ def test_r23_the_migration_journals_the_day_settings_0008_left_unjournaled(casin
 
 
 def test_r23_a_first_version_changed_afterwards_is_named_by_record_and_field(casino):
-    from tests.guard_helpers import drop_guard
+    from tests.helpers.guard_helpers import drop_guard
 
     row = written_as_by_0008(casino)
     migration.journal_first_versions(apps, None)

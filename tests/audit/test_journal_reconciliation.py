@@ -8,7 +8,7 @@ from django.db import IntegrityError, connection, transaction
 from casino.audit import append_only
 from casino.audit.journal import journaled_models, verify_casino
 from casino.models import Alert
-from tests.guard_helpers import SAMPLES, drop_guard, other_value_sql
+from tests.helpers.guard_helpers import SAMPLES, drop_guard, other_value_sql
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +39,7 @@ def test_r23_a_day_of_play_reconciles_with_its_journal(world):
 
 def test_r23_every_journaled_model_has_a_sample_to_tamper_with():
     missing = [m._meta.label for m in journaled_models() if m._meta.label not in SAMPLES]
-    assert not missing, f"journaled models without a sample row in tests/test_db_guards.py: {missing}"
+    assert not missing, f"journaled models without a sample row in tests/audit/test_db_guards.py: {missing}"
 
 
 def test_r23_a_change_behind_a_dropped_trigger_is_named_by_record_and_field(world):

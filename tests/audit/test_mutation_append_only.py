@@ -1,6 +1,6 @@
 """The guard triggers exactly as casino/audit/append_only.py writes them, each on a bare copy of its table (R23).
 
-tests/test_db_guards.py checks the triggers installed in the test database, which was migrated once and is reused:
+tests/audit/test_db_guards.py checks the triggers installed in the test database, which was migrated once and is reused:
 written by the code as it stood then. Here each guarded model's table is rebuilt bare (its columns, untyped) in a
 database of its own (SQLite in memory; PostgreSQL in a transaction rolled back, when a postgres:// URL is given),
 the triggers this code generates are installed on it, and every kind of column is tried: a frozen column, a column

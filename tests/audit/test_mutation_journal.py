@@ -384,7 +384,7 @@ def test_r23_an_append_that_fails_fails_its_caller_s_transaction(monkeypatch, ca
 
 def test_r23_on_postgresql_an_entry_is_one_statement_or_waits_for_the_end_of_its_batch(monkeypatch, casino):
     # The PostgreSQL branch of append, tried on either database: the statements themselves are stood in for (they are
-    # tested against PostgreSQL by tests/test_journal.py); the connection says it is PostgreSQL only for the calls.
+    # tested against PostgreSQL by tests/audit/test_journal.py); the connection says it is PostgreSQL only for the calls.
 
     written = []
     monkeypatch.setattr(

@@ -21,8 +21,7 @@ from casino.audit.journal import chain_hash, verify_casino
 from casino.audit.seals import as_document, seal, seal_ended_days
 from casino.models import CasinoKey, JournalEntry, Seal
 from casino.tasks import seal_gaming_days
-from tests.guard_helpers import drop_guard
-from tests.test_exports import (  # noqa: F401 (fixtures)
+from tests.exports.test_exports import (  # noqa: F401 (fixtures)
     archive,
     demo_day,
     export,
@@ -31,6 +30,7 @@ from tests.test_exports import (  # noqa: F401 (fixtures)
     rewrite,
     run_script,
 )
+from tests.helpers.guard_helpers import drop_guard
 
 pytestmark = pytest.mark.django_db
 

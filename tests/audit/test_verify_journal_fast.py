@@ -12,7 +12,7 @@ from casino.audit import journal, journal_fast
 from casino.audit.journal import GENESIS, canonical, chain_hash, verify_casino
 from casino.models import Casino, JournalEntry
 from tests.conftest import require_postgres
-from tests.guard_helpers import drop_guard
+from tests.helpers.guard_helpers import drop_guard
 
 pytestmark = pytest.mark.postgres
 

@@ -12,8 +12,8 @@ from rest_framework.test import APIClient
 
 from casino.audit import journal
 from casino.models import Casino, JournalEntry
-from tests.cash_helpers import main_box, post_advance
 from tests.conftest import PASSWORD, require_postgres
+from tests.helpers.cash_helpers import main_box, post_advance
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

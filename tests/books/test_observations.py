@@ -12,8 +12,8 @@ from books.tasks import check_observations
 from cashbox.models import Signature
 from casino.models import Alert, JournalEntry
 from casino.rules import ARTICLES
-from tests.books_helpers import staff_fixture  # noqa: F401
 from tests.conftest import PASSWORD
+from tests.helpers.books_helpers import staff_fixture  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

@@ -1,6 +1,6 @@
 """Every page a person reads passes axe-core with no serious or critical violation (issue 14, item 8).
 
-The pages are those of the authorization matrix (tests/test_authorization_matrix.py): every GET page route of
+The pages are those of the authorization matrix (tests/accounts/test_authorization_matrix.py): every GET page route of
 the URL configuration, filled with the matrix's demonstration data, each read by the first role allowed to read
 it (and the public pages by a visitor), at desktop (1366 × 900) and tablet (1024 × 768) sizes.
 """
@@ -11,8 +11,15 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
-from tests.test_authorization_matrix import ADMIN_NAMESPACE, ANONYMOUS, EXPECTATIONS, ROLES, demo, routes  # noqa: F401
-from tests.test_browser import TIMEOUT_MS, browser  # noqa: F401 (fixtures)
+from tests.accounts.test_authorization_matrix import (  # noqa: F401
+    ADMIN_NAMESPACE,
+    ANONYMOUS,
+    EXPECTATIONS,
+    ROLES,
+    demo,
+    routes,
+)
+from tests.browser.test_browser_registry import TIMEOUT_MS, browser  # noqa: F401 (fixtures)
 
 axe_playwright = pytest.importorskip("axe_playwright_python.sync_playwright")
 

@@ -5,9 +5,9 @@ import re
 import pytest
 
 from cashbox.models import Interruption
-from tests.cash_helpers import post_advance
+from tests.browser.test_browser_registry import browser, log_in  # noqa: F401 (fixtures)
 from tests.conftest import PASSWORD
-from tests.test_browser import browser, log_in  # noqa: F401 (fixtures)
+from tests.helpers.cash_helpers import post_advance
 
 try:
     from playwright.sync_api import expect

@@ -6,8 +6,8 @@ import pytest
 from django.utils import timezone
 
 from cashbox.tasks import check_short_interruptions
-from tests.cash_helpers import post_advance, post_short_interruption
-from tests.test_browser import browser, log_in  # noqa: F401 (fixtures)
+from tests.browser.test_browser_registry import browser, log_in  # noqa: F401 (fixtures)
+from tests.helpers.cash_helpers import post_advance, post_short_interruption
 
 try:
     from playwright.sync_api import expect
@@ -53,4 +53,4 @@ def test_r18_a_late_short_interruption_appears_on_the_open_floor_within_10_secon
     assert not [e for e in tablet.errors if "Content Security Policy" in e], tablet.errors
 
 
-# The main pages of every persona at 1024 and 1366 px, menu included: tests/test_browser_personas.py.
+# The main pages of every persona at 1024 and 1366 px, menu included: tests/browser/test_browser_personas.py.

@@ -4,7 +4,7 @@ On every page of each walk the page never scrolls sideways (document.documentEle
 and the menu holds on one line without scrolling; an open floor page shows a change made elsewhere within 10 s,
 without a reload. One browser for the module, one context per persona (logged in by session cookie).
 
-    REQUIRE_BROWSER=1 .venv/bin/pytest -m browser tests/test_browser_personas.py -p no:cacheprovider
+    REQUIRE_BROWSER=1 .venv/bin/pytest -m browser tests/browser/test_browser_personas.py -p no:cacheprovider
 """
 
 import re
@@ -15,9 +15,9 @@ from django.test import Client
 
 from cashbox.models import Advance, Count, Interruption
 from seances.models import Opening
-from tests.cash_helpers import post_advance
+from tests.browser.test_browser_registry import TIMEOUT_MS, browser  # noqa: F401 (fixture)
 from tests.conftest import PASSWORD
-from tests.test_browser import TIMEOUT_MS, browser  # noqa: F401 (fixture)
+from tests.helpers.cash_helpers import post_advance
 
 try:
     from playwright.sync_api import expect

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from tests.cash_helpers import post_advance
-from tests.test_browser import browser, log_in, page  # noqa: F401 (fixtures)
+from tests.browser.test_browser_registry import browser, log_in, page  # noqa: F401 (fixtures)
+from tests.helpers.cash_helpers import post_advance
 
 try:
     from playwright.sync_api import expect

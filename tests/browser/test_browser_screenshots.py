@@ -1,7 +1,7 @@
 """The README's screenshots (issue 14), made by the browser from the authorization matrix's demonstration data:
 the director's home, the floor on a tablet, and a printed carnet d'avances (the print-emulated page at the width
 of an A4 landscape sheet). They are written to a temporary folder, so that a test run leaves the tree as it was;
-`SCREENSHOTS_DIR=docs/screenshots REQUIRE_BROWSER=1 pytest -m browser tests/test_browser_screenshots.py` remakes the
+`SCREENSHOTS_DIR=docs/screenshots REQUIRE_BROWSER=1 pytest -m browser tests/browser/test_browser_screenshots.py` remakes the
 README's images.
 """
 
@@ -14,9 +14,9 @@ from django.conf import settings
 from django.test import Client
 
 from tables.models import Tableau
-from tests.cash_helpers import main_box
-from tests.test_authorization_matrix import demo  # noqa: F401 (fixture)
-from tests.test_browser import TIMEOUT_MS, browser  # noqa: F401 (fixture)
+from tests.accounts.test_authorization_matrix import demo  # noqa: F401 (fixture)
+from tests.browser.test_browser_registry import TIMEOUT_MS, browser  # noqa: F401 (fixture)
+from tests.helpers.cash_helpers import main_box
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from cashbox.tasks import check_control_registers, check_short_interruptions
 from casino.models import Alert
-from tests.cash_helpers import post_advance, post_short_interruption
+from tests.helpers.cash_helpers import post_advance, post_short_interruption
 
 pytestmark = pytest.mark.django_db
 

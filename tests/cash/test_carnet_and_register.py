@@ -11,8 +11,8 @@ from cashbox.models import Advance, ControlRegister, ControlRegisterLine, Correc
 from casino.rules import InvalidTransition
 from seances.models import GamingDay, Opening, Seance
 from seances.services import change_seance_state, plan_seances
-from tests.cash_helpers import chips_for, main_box, open_seance, post_advance
 from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import chips_for, main_box, open_seance, post_advance
 
 pytestmark = pytest.mark.django_db
 

@@ -13,9 +13,9 @@ import pytest
 from cashbox import services as cash_services
 from cashbox.carnets import carnet_of, season_summary
 from cashbox.models import Count
-from tests.books_helpers import day_of_play, staff_fixture  # noqa: F401 (fixture)
-from tests.cash_helpers import chips_for, main_box, post_advance
 from tests.conftest import PASSWORD
+from tests.helpers.books_helpers import day_of_play, staff_fixture  # noqa: F401 (fixture)
+from tests.helpers.cash_helpers import chips_for, main_box, post_advance
 
 pytestmark = pytest.mark.django_db
 

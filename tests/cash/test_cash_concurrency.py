@@ -11,9 +11,9 @@ from cashbox.models import Advance, ControlRegister, Count, Signature
 from casino.models import IdempotentRequest
 from seances.models import Seance
 from seances.services import change_seance_state
-from tests.cash_helpers import main_box, open_seance, post_advance, post_final_count
-from tests.concurrency import at_once
 from tests.conftest import PASSWORD, require_postgres
+from tests.helpers.cash_helpers import main_box, open_seance, post_advance, post_final_count
+from tests.helpers.concurrency import at_once
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

@@ -5,7 +5,8 @@ from decimal import Decimal
 import pytest
 
 from cashbox.models import Advance, ControlRegister, Count, Interruption, Signature
-from tests.cash_helpers import (
+from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import (
     chips_for,
     main_box,
     post_advance,
@@ -13,7 +14,6 @@ from tests.cash_helpers import (
     post_short_interruption,
     publish_rosters,
 )
-from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
 

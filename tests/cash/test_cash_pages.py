@@ -8,8 +8,8 @@ from django.test.utils import CaptureQueriesContext
 
 from cashbox.models import Advance, ControlRegister, Count, Interruption
 from casino.web.formats import euros
-from tests.cash_helpers import main_box, open_seance, post_advance, post_final_count, post_short_interruption
 from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import main_box, open_seance, post_advance, post_final_count, post_short_interruption
 
 pytestmark = pytest.mark.django_db
 

@@ -44,8 +44,8 @@ from seances.services import change_seance_state, open_tableau, plan_seances
 from tables.games.rules import Game
 from tables.models import Apparatus, Table
 from tables.services import register_tableau
-from tests.cash_helpers import chips_for, open_seance, publish_rosters
 from tests.conftest import PASSWORD, make_employee
+from tests.helpers.cash_helpers import chips_for, open_seance, publish_rosters
 
 CASH_MODELS = [Advance, Count, Interruption, Signature, Correction, ControlRegister, ControlRegisterLine]
 REFUSALS = (ValidationError, DomainError)

@@ -8,8 +8,8 @@ from cashbox.services import draw_up_register
 from casino.models import Alert
 from seances.models import Seance
 from seances.services import change_seance_state
-from tests.cash_helpers import chips_for, open_seance, post_advance, post_final_count, post_short_interruption
 from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import chips_for, open_seance, post_advance, post_final_count, post_short_interruption
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,15 @@ from seances.models import Seance
 from seances.services import change_seance_state, open_tableau
 from tables.models import Cashbox
 from tables.services import register_tableau
-from tests.cash_helpers import chips_for, main_box, open_seance, post_advance, post_final_count, post_short_interruption
 from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import (
+    chips_for,
+    main_box,
+    open_seance,
+    post_advance,
+    post_final_count,
+    post_short_interruption,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -578,7 +585,7 @@ def test_r24_no_correction_while_the_drawn_up_register_awaits_its_signatures(
     before = rows()
     original = Count.objects.values().get(pk=final_count.pk)
     response = post_correction(api, staff["chef"], final_count, "9100", "neuf mille cent euros")
-    # Once signed, the correction makes a rectificatif (tests/test_register_amendment.py).
+    # Once signed, the correction makes a rectificatif (tests/cash/test_register_amendment.py).
     assert_refused(response, 409, "R24", before)
     assert Count.objects.values().get(pk=final_count.pk) == original
 

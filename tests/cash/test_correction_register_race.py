@@ -13,8 +13,8 @@ from cashbox.models import ControlRegister, Correction, Count
 from casino.rules import DomainError
 from seances.models import GamingDay, Seance
 from seances.services import change_seance_state
-from tests.cash_helpers import chips_for, open_seance, post_advance, post_final_count
 from tests.conftest import PASSWORD, require_postgres
+from tests.helpers.cash_helpers import chips_for, open_seance, post_advance, post_final_count
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

@@ -20,8 +20,8 @@ from cashbox.models import Advance
 from seances.models import Seance
 from seances.services import change_seance_state
 from tables.games.rules import Game
-from tests.cash_helpers import chips_for, main_box, open_seance
 from tests.conftest import PASSWORD, require_postgres
+from tests.helpers.cash_helpers import chips_for, main_box, open_seance
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 

@@ -20,9 +20,9 @@ from casino.words import amount_in_words
 from seances.models import GamingDay, Seance
 from seances.services import change_seance_state, plan_seances
 from tables.games.rules import euros
-from tests.books_helpers import day_of_play, signed_register
-from tests.cash_helpers import chips_for, main_box, open_afternoon, open_seance
 from tests.conftest import PASSWORD, make_employee
+from tests.helpers.books_helpers import day_of_play, signed_register
+from tests.helpers.cash_helpers import chips_for, main_box, open_afternoon, open_seance
 
 pytestmark = pytest.mark.django_db
 

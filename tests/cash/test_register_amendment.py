@@ -9,9 +9,9 @@ from cashbox import services
 from cashbox.models import ControlRegister, Count, Deputy, RegisterAmendment, RegisterAmendmentLine
 from casino.rules import ARTICLES
 from seances.models import GamingDay
-from tests.books_helpers import codir2_fixture, day_of_play, rows, signed_register, staff_fixture  # noqa: F401
-from tests.cash_helpers import chips_for
 from tests.conftest import PASSWORD
+from tests.helpers.books_helpers import codir2_fixture, day_of_play, rows, signed_register, staff_fixture  # noqa: F401
+from tests.helpers.cash_helpers import chips_for
 
 pytestmark = pytest.mark.django_db
 

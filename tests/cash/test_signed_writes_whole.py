@@ -10,8 +10,8 @@ import pytest
 from cashbox import services
 from cashbox.models import Advance, Count, Signature
 from casino.models import JournalEntry
-from tests.cash_helpers import chips_for, main_box
 from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import chips_for, main_box
 
 pytestmark = pytest.mark.django_db
 

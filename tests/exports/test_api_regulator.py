@@ -16,11 +16,11 @@ from casino.audit.labels import action_label
 from casino.models import Export, JournalEntry
 from seances.models import Seance
 from seances.services import change_seance_state
-from tests.cash_helpers import open_seance, post_advance, post_final_count
+from tests.helpers.cash_helpers import open_seance, post_advance, post_final_count
 
 pytestmark = pytest.mark.django_db
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parents[2]
 SCRIPT = BASE_DIR / "tools" / "verify_export.py"
 JOURNAL = "/api/v1/journal/"
 EXPORTS = "/api/v1/exports/"

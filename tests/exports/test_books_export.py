@@ -15,9 +15,9 @@ from cashbox import services
 from cashbox.models import Count
 from casino.exports.build import request_export, signing_key
 from casino.models import Export
-from tests.books_helpers import day_of_play, signed_register, staff_fixture  # noqa: F401
-from tests.cash_helpers import chips_for
 from tests.conftest import PASSWORD
+from tests.helpers.books_helpers import day_of_play, signed_register, staff_fixture  # noqa: F401
+from tests.helpers.cash_helpers import chips_for
 
 pytestmark = pytest.mark.django_db
 

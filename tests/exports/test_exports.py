@@ -18,10 +18,10 @@ from casino.exports.build import request_export, signing_key
 from casino.models import CasinoKey, Export, JournalEntry, Role
 from seances.models import Seance
 from seances.services import change_seance_state
-from tests.cash_helpers import open_seance, post_advance, post_final_count
 from tests.conftest import make_employee
+from tests.helpers.cash_helpers import open_seance, post_advance, post_final_count
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parents[2]
 SCRIPT = BASE_DIR / "tools" / "verify_export.py"
 
 pytestmark = pytest.mark.django_db
@@ -429,7 +429,7 @@ def test_r23_a_record_changed_behind_a_dropped_trigger_is_named_in_the_export_an
     from django.db import connection
 
     from casino.models import Alert
-    from tests.guard_helpers import drop_guard
+    from tests.helpers.guard_helpers import drop_guard
 
     drop_guard("cashbox_count")
     with connection.cursor() as cursor:

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from cashbox.tasks import check_short_interruptions
 from casino.web.formats import euros
-from tests.cash_helpers import main_box, post_advance, post_final_count, post_short_interruption
+from tests.helpers.cash_helpers import main_box, post_advance, post_final_count, post_short_interruption
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,8 @@ from cashbox import services
 from cashbox.models import ControlRegister, ControlRegisterLine, Correction, Signature
 from seances.models import GamingDay, Opening, Seance
 from seances.services import change_seance_state, plan_seances
-from tests.cash_helpers import chips_for, main_box, open_seance
 from tests.conftest import PASSWORD, make_employee
+from tests.helpers.cash_helpers import chips_for, main_box, open_seance
 
 
 @pytest.fixture(name="staff")

@@ -18,8 +18,8 @@ from seances.services import change_seance_state
 from seances.spins import services as spins
 from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
-from tests.cash_helpers import chips_for, main_box, open_seance
 from tests.conftest import PASSWORD, make_employee
+from tests.helpers.cash_helpers import chips_for, main_box, open_seance
 
 
 def drop_guard(table):

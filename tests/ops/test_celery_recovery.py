@@ -23,7 +23,7 @@ from casino.rules import ARTICLES
 from casino.tasks import build_export
 from tests.conftest import make_employee
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db
 
 

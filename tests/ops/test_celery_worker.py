@@ -25,7 +25,7 @@ from tests.conftest import make_employee
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
 BROKER_URL = os.environ.get("CELERY_TEST_BROKER_URL", "")
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parents[2]
 TODAY = datetime.date(2025, 6, 1)
 
 
@@ -133,7 +133,7 @@ def test_worker_builds_a_signed_export_that_verifies_offline(
     from casino.exports.build import request_export
     from casino.models import Export
     from casino.tasks import build_export
-    from tests.cash_helpers import post_advance
+    from tests.helpers.cash_helpers import post_advance
     from tools.verify_export import verify
 
     post_advance(api, cash_staff["chef"], boule_tableau, open_day)

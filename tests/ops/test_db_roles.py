@@ -14,8 +14,8 @@ import pytest
 from django.core.management import call_command
 from django.db import ProgrammingError, connection, transaction
 
-from tests.cash_helpers import post_advance
 from tests.conftest import as_owner, require_postgres
+from tests.helpers.cash_helpers import post_advance
 
 # One worker runs this whole file (pytest-xdist --dist loadgroup): the role it creates and grants is cluster-wide.
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("db_roles")]

@@ -14,7 +14,7 @@ from django.db import OperationalError, connections
 
 from casino.celery import app as celery_app
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.django_db(transaction=True)  # the database check opens its own connection
 
 BROKER_PASSWORD = "broker-s3cret-password"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 SPEC = importlib.util.spec_from_file_location(
-    "mutation_tool", Path(__file__).resolve().parent.parent / "tools/mutation.py"
+    "mutation_tool", Path(__file__).resolve().parents[2] / "tools/mutation.py"
 )
 tool = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(tool)

@@ -26,6 +26,6 @@ def test_settle_freezes_the_objects_alive_once_the_url_conf_is_loaded(thawed):
 
 
 def test_gunicorn_settles_each_worker_after_loading_the_application(thawed):
-    conf = runpy.run_path(str(Path(__file__).resolve().parent.parent / "gunicorn.conf.py"))
+    conf = runpy.run_path(str(Path(__file__).resolve().parents[2] / "gunicorn.conf.py"))
     conf["post_worker_init"](object())
     assert gc.get_freeze_count() > 10_000

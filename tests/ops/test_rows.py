@@ -94,7 +94,7 @@ def test_a_record_by_its_key_within_the_user_s_casinos_is_what_for_user_finds(
     from cashbox.services import record_advance, record_final_count
     from casino.rows import scoped_instance
     from tables.models import Cashbox, Tableau
-    from tests.cash_helpers import chips_for, main_box
+    from tests.helpers.cash_helpers import chips_for, main_box
 
     box = main_box(boule_tableau)
     amount = boule_tableau.casino.advance_amount(boule_tableau.game)
@@ -145,7 +145,7 @@ def test_a_locked_record_with_its_related_rows_is_what_select_related_reads(boul
 
     from casino.rows import instance
     from tables.models import Cashbox
-    from tests.cash_helpers import main_box
+    from tests.helpers.cash_helpers import main_box
 
     paths = ("tableau__casino", "tableau__table")
     for box in (main_box(boule_tableau), main_box(elsewhere)):
@@ -173,7 +173,7 @@ def test_a_lock_outside_a_transaction_is_refused_as_select_for_update_refuses_it
 
     from casino.rows import instance
     from tables.models import Cashbox
-    from tests.cash_helpers import main_box
+    from tests.helpers.cash_helpers import main_box
 
     box = main_box(boule_tableau)
     if not connection.features.has_select_for_update:

@@ -9,7 +9,7 @@ from pathlib import Path
 from django.conf import settings
 from django.templatetags.static import static
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_production_collects_hashed_and_compressed_static_files(tmp_path):

@@ -33,7 +33,7 @@ from casino.rules import cite
 from seances.models import GamingDay
 from tables.games.rules import Colour
 from tests.conftest import make_employee
-from tests.test_day_fixed import change_settings
+from tests.seances.test_day_fixed import change_settings
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,8 @@ from seances.models import GamingDay, Roster, Seance
 from seances.rosters import services as roster_services
 from seances.services import change_seance_state, plan_seances
 from tables.services import register_tableau
-from tests.cash_helpers import post_advance, post_final_count, publish_rosters
 from tests.conftest import PASSWORD, make_employee
+from tests.helpers.cash_helpers import post_advance, post_final_count, publish_rosters
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from seances.rosters import rotation
 from seances.rosters import services as roster_services
 from seances.spins import services as spins
 from seances.spins import stats as spin_stats
-from tests.test_spin_rotation import first_and_second, playing, spin_at  # noqa: F401 (fixture)
+from tests.spins.test_spin_rotation import first_and_second, playing, spin_at  # noqa: F401 (fixture)
 
 START = datetime.datetime(2026, 3, 1, 14, 0, 0, 250000, tzinfo=datetime.UTC)
 

@@ -16,8 +16,8 @@ from casino.models import Casino
 from casino.rules import ARTICLES, DomainError
 from seances.models import GamingDay, Opening
 from seances.services import open_tableau, plan_seances
-from tests.cash_helpers import chips_for, open_seance, post_advance
 from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import chips_for, open_seance, post_advance
 
 pytestmark = pytest.mark.django_db
 
@@ -171,7 +171,7 @@ def test_r15_the_admin_cannot_change_the_casino_settings_behind_the_dated_versio
     day_open, client, django_user_model, casino
 ):
     """/admin/ shows a casino read-only (R29): its settings change through the settings page, dated (R15)."""
-    from tests.test_casino_settings import settings_form
+    from tests.registry.test_casino_settings import settings_form
 
     admin = django_user_model.objects.create_superuser("root", password=PASSWORD)
     client.force_login(admin)
@@ -230,7 +230,7 @@ def test_r15_a_correction_keeps_the_day_amount_after_a_settings_change(
 def test_r7_a_layout_that_breaks_the_one_ninth_edge_is_refused_by_page_and_api(
     clock, as_user, api, director, casino, colours
 ):
-    from tests.test_casino_settings import settings_form
+    from tests.registry.test_casino_settings import settings_form
 
     response = as_user(director).post(
         f"/etablissements/{casino.pk}/modifier/", settings_form(casino, vingt_trois_colours=json.dumps(colours))

@@ -18,8 +18,8 @@ from seances.models import GamingDay, Opening, Seance
 from seances.rosters import services as roster_services
 from tables.games.rules import euros
 from tables.models import Apparatus, Table, Tableau
-from tests.cash_helpers import chips_for, publish_rosters
 from tests.conftest import PASSWORD, make_employee
+from tests.helpers.cash_helpers import chips_for, publish_rosters
 
 pytestmark = pytest.mark.django_db
 PARIS = timezone.get_default_timezone()

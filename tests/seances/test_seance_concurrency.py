@@ -12,9 +12,9 @@ import pytest
 from seances.models import GamingDay, Opening, Seance
 from seances.services import plan_seances
 from tables.services import register_tableau
-from tests.cash_helpers import publish_rosters
-from tests.concurrency import at_once
 from tests.conftest import PASSWORD, require_postgres
+from tests.helpers.cash_helpers import publish_rosters
+from tests.helpers.concurrency import at_once
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

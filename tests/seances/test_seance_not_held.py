@@ -9,9 +9,9 @@ from cashbox.models import ControlRegister, Signature
 from casino.rules import ARTICLES, InvalidTransition
 from seances.models import GamingDay, Seance
 from seances.services import change_seance_state, declare_not_held, plan_seances
-from tests.books_helpers import day_of_play, play_seance, rows, staff_fixture  # noqa: F401
-from tests.cash_helpers import open_seance
 from tests.conftest import PASSWORD
+from tests.helpers.books_helpers import day_of_play, play_seance, rows, staff_fixture  # noqa: F401
+from tests.helpers.cash_helpers import open_seance
 
 pytestmark = pytest.mark.django_db
 

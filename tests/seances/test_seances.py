@@ -6,7 +6,7 @@ import zoneinfo
 import pytest
 
 from seances.models import GamingDay, Seance
-from tests.cash_helpers import publish_rosters
+from tests.helpers.cash_helpers import publish_rosters
 
 pytestmark = pytest.mark.django_db
 PARIS = zoneinfo.ZoneInfo("Europe/Paris")

@@ -9,7 +9,7 @@ from django.utils import timezone
 from casino.models import Alert
 from seances.models import Seance
 from seances.spins import services as spins
-from tests.guard_helpers import drop_guard
+from tests.helpers.guard_helpers import drop_guard
 
 pytestmark = pytest.mark.django_db
 

@@ -12,9 +12,9 @@ from casino.rules import ARTICLES
 from seances.models import Seance, Spin
 from seances.spins import services as spins
 from tables.games.rules import DEFAULT_LAYOUTS, Game
-from tests.cash_helpers import post_advance, post_short_interruption
 from tests.conftest import make_employee
-from tests.guard_helpers import drop_guard
+from tests.helpers.cash_helpers import post_advance, post_short_interruption
+from tests.helpers.guard_helpers import drop_guard
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ import pytest
 from cashbox.models import Advance, Count
 from casino.web.formats import chips_text, euros
 from seances.models import Opening
-from tests.cash_helpers import main_box, post_advance, post_final_count
+from tests.helpers.cash_helpers import main_box, post_advance, post_final_count
 
 pytestmark = pytest.mark.django_db
 

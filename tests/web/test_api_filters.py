@@ -12,7 +12,7 @@ from django_filters.rest_framework import DjangoFilterBackend
 from casino.models import JournalEntry
 from casino.urls import router
 from casino.web.filters import IdFilter, InstantFilter
-from tests.test_authorization_matrix import demo  # noqa: F401 (the demo day fixture)
+from tests.accounts.test_authorization_matrix import demo  # noqa: F401 (the demo day fixture)
 
 LISTS = [(prefix, viewset) for prefix, viewset, _ in router.registry if hasattr(viewset, "list")]
 # Filters computed by a method over several columns: the columns their values come from.

@@ -21,9 +21,9 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from tests.cash_helpers import post_advance
-from tests.test_api_schema import ENUM_NAME_OVERRIDES, SCHEMA_CLASS
-from tests.test_authorization_matrix import ROLES, demo  # noqa: F401 (the demo day fixture)
+from tests.accounts.test_authorization_matrix import ROLES, demo  # noqa: F401 (the demo day fixture)
+from tests.helpers.cash_helpers import post_advance
+from tests.web.test_api_schema import ENUM_NAME_OVERRIDES, SCHEMA_CLASS
 
 pytestmark = [pytest.mark.django_db, pytest.mark.fuzz]
 
@@ -241,7 +241,7 @@ def test_a_roster_change_reason_over_300_characters_is_a_400(api, director, chef
 
 @pytest.mark.parametrize("season", ["0", "99999", "123456789012345678901234567890"])
 def test_a_carnet_season_out_of_range_is_a_400_on_api_and_page(api, as_user, director, open_day, boule_tableau, season):
-    from tests.cash_helpers import main_box
+    from tests.helpers.cash_helpers import main_box
 
     box = main_box(boule_tableau)
     api.force_authenticate(director)

@@ -6,12 +6,12 @@ found by opening it once (as the hostile-query sweep does), for a director and f
 import pytest
 
 from casino.models import Casino
-from tests.test_authorization_matrix import (
+from tests.accounts.test_authorization_matrix import (
     ADMIN_NAMESPACE,
     demo,  # noqa: F401 (the demo day fixture)
     routes,
 )
-from tests.test_hostile_queries import parameters
+from tests.web.test_hostile_queries import parameters
 
 pytestmark = pytest.mark.django_db
 

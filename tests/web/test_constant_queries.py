@@ -1,7 +1,7 @@
 """Every page and every API read costs the same SQL queries whatever the size of the casino (issue 15, item 2).
 
 The routes are walked from the URL configuration with the authorization matrix's machinery
-(tests/test_authorization_matrix.py): each GET route is requested as a role the matrix lets read it, on the matrix's
+(tests/accounts/test_authorization_matrix.py): each GET route is requested as a role the matrix lets read it, on the matrix's
 demo day, then again after the casino has grown on every dimension at once — more tableaux (opened, with advances
 and interruptions counted), more séances, more staff, more spins — and the two query counts are compared. A GET
 route added to the URL configuration without its line in BUDGETS fails the suite.
@@ -25,10 +25,8 @@ from seances.spins import services as spins
 from tables.games.rules import next_direction
 from tables.models import Tableau
 from tables.services import register_tableau
-from tests import test_authorization_matrix as matrix
-from tests.cash_helpers import chips_for, main_box
-from tests.conftest import PASSWORD, make_employee
-from tests.test_authorization_matrix import (
+from tests.accounts import test_authorization_matrix as matrix
+from tests.accounts.test_authorization_matrix import (
     ADMIN_NAMESPACE,
     ADMINISTRATOR,
     CAISSIER,
@@ -41,6 +39,8 @@ from tests.test_authorization_matrix import (
     routes,
     walk,
 )
+from tests.conftest import PASSWORD, make_employee
+from tests.helpers.cash_helpers import chips_for, main_box
 
 # The matrix's demo day: yesterday closed and registered, today open with advances, an interruption, a correction.
 demo = matrix.demo

@@ -6,8 +6,8 @@ from django.urls import reverse
 
 from cashbox.models import Count
 from seances.models import Roster
-from tests.cash_helpers import chips_for, main_box, post_advance, post_final_count
 from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import chips_for, main_box, post_advance, post_final_count
 
 pytestmark = pytest.mark.django_db
 

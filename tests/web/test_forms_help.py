@@ -7,8 +7,8 @@ import re
 import pytest
 
 from seances.models import Seance
-from tests.cash_helpers import post_advance
 from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import post_advance
 
 pytestmark = pytest.mark.django_db
 
@@ -159,7 +159,7 @@ def test_a_refused_final_count_confirmation_shows_the_password_error_on_the_form
 def drawn_up_register(api, cash_staff, chef, director, open_day, boule_tableau):
     from cashbox import services
     from seances.services import change_seance_state
-    from tests.cash_helpers import open_seance, post_final_count
+    from tests.helpers.cash_helpers import open_seance, post_final_count
 
     post_advance(api, chef, boule_tableau, open_day)
     post_final_count(api, chef, boule_tableau, open_day, "9000")

@@ -1,7 +1,7 @@
 """Hostile form-encoded API bodies: the API takes `application/x-www-form-urlencoded` and `multipart/form-data` as
 well as JSON (DRF's FormParser and MultiPartParser), so a NUL byte, "²" or a key past every column can arrive in a
 form body, where the JSON sweep (schemathesis) never puts them. Each POST and PATCH route, each field its view reads
-(recorded as tests/test_hostile_queries.py records a page's), each hostile value, both encodings: never a 5xx, and
+(recorded as tests/web/test_hostile_queries.py records a page's), each hostile value, both encodings: never a 5xx, and
 a NUL byte is never kept: the request is refused (4xx, nothing written), or the field is one the route ignores
 (read-only, not its own) and the answer holds no NUL, on both databases."""
 
@@ -10,9 +10,9 @@ from urllib.parse import urlencode
 import pytest
 
 from casino.accounts.throttling import UserBurstThrottle
-from tests.test_authorization_matrix import demo, routes  # noqa: F401 (the demo day fixture)
-from tests.test_hostile_forms import fields, written
-from tests.test_hostile_queries import for_this_database
+from tests.accounts.test_authorization_matrix import demo, routes  # noqa: F401 (the demo day fixture)
+from tests.web.test_hostile_forms import fields, written
+from tests.web.test_hostile_queries import for_this_database
 
 pytestmark = [pytest.mark.django_db, pytest.mark.fuzz]
 

@@ -3,7 +3,7 @@ keys that are no numbers, "²" (a digit that int() cannot read), numbers past ev
 404, or the form shown again with its errors) and writes nothing, never a 500, on both databases.
 
 The sweep POSTs, on every page route, each field the view reads (recorded as the GET sweep of
-tests/test_hostile_queries.py records them) with each hostile value; the cases below it are the ones a review found
+tests/web/test_hostile_queries.py records them) with each hostile value; the cases below it are the ones a review found
 answering 500, with the bodies that reached the failing line."""
 
 import pytest
@@ -12,13 +12,13 @@ from django.urls import reverse
 from cashbox.models import Cashbox
 from casino.models import JournalEntry
 from seances.models import Roster
-from tests.cash_helpers import PASSWORD
-from tests.test_authorization_matrix import (
+from tests.accounts.test_authorization_matrix import (
     ADMIN_NAMESPACE,
     demo,  # noqa: F401 (the demo day fixture)
     routes,
 )
-from tests.test_hostile_queries import for_this_database, reads
+from tests.helpers.cash_helpers import PASSWORD
+from tests.web.test_hostile_queries import for_this_database, reads
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.http import QueryDict
 
-from tests.test_authorization_matrix import (
+from tests.accounts.test_authorization_matrix import (
     ADMIN_NAMESPACE,
     demo,  # noqa: F401 (the demo day fixture)
     routes,

@@ -12,8 +12,8 @@ from django.utils import timezone
 from cashbox.models import Advance, Correction, Signature
 from casino.models import IdempotentRequest
 from seances.models import Opening, Roster, Seance
-from tests.cash_helpers import chips_for, post_advance, post_final_count
 from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import chips_for, post_advance, post_final_count
 
 pytestmark = pytest.mark.django_db
 
@@ -73,7 +73,7 @@ def test_the_same_key_and_body_in_another_order_replays_the_first_answer(api, st
 
 
 def _advance_body(tableau, seance):
-    from tests.cash_helpers import main_box
+    from tests.helpers.cash_helpers import main_box
 
     return {
         "cashbox": main_box(tableau).pk,
