@@ -58,17 +58,18 @@ MODULE_TESTS = {
         "registry/test_registry_api.py",
     ],
     "seances/models.py": [
-        "seances/test_mutation_seances.py",
+        "seances/test_gaming_days.py",
         "seances/test_seances.py",
         "seances/test_limits.py",
         "rosters/test_rosters.py",
+        "spins/test_spins.py",
         "test_rule_holes.py",
     ],
     "seances/services.py": [
-        "seances/test_mutation_seance_services.py",
         "seances/test_seances.py",
         "seances/test_seance_not_held.py",
         "seances/test_limits.py",
+        "rosters/test_roster_first.py",
         "test_rule_holes.py",
     ],
     # test_roster_first.py: who serves a tableau (tableau_staff, read by the counts' witnesses).

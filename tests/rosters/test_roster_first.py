@@ -5,10 +5,12 @@ import pytest
 
 from cashbox.models import Count
 from casino.models import Role
-from casino.rules import ARTICLES
+from casino.rules import ARTICLES, InvalidTransition, cite
+from seances import services
 from seances.models import GamingDay, Roster, Seance
 from seances.rosters import services as roster_services
 from seances.services import change_seance_state, plan_seances
+from tables.models import Apparatus, Table, Tableau
 from tables.services import register_tableau
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.cash_helpers import post_advance, post_final_count, publish_rosters
@@ -240,3 +242,55 @@ def test_r20_the_count_form_refuses_a_count_with_no_table_employee(as_user, cash
     assert response.status_code == 400
     assert ARTICLES["R20"] in response.content.decode().replace("&#x27;", "'")
     assert not Count.objects.exists()
+
+
+def test_r4_only_apparatus_in_play_wait_for_a_rotation_order(casino, boule, boule_table, boule_tableau, vingt_trois):
+    resting = Apparatus.objects.create(casino=casino, game="boule", name="Boule 2", in_service=False)
+    Tableau.objects.create(table=Table.objects.create(apparatus=resting, name="R"), number=20)
+    closed = Apparatus.objects.create(casino=casino, game="boule", name="Boule 3")
+    Tableau.objects.create(table=Table.objects.create(apparatus=closed, name="C", in_service=False), number=21)
+    idle = Apparatus.objects.create(casino=casino, game="boule", name="Boule 4")
+    Tableau.objects.create(table=Table.objects.create(apparatus=idle, name="I"), number=22, in_service=False)
+    Tableau.objects.create(table=boule_table, number=23)
+    assert list(services.apparatus_in_play(casino)) == [boule]
+    Tableau.objects.create(table=Table.objects.create(apparatus=vingt_trois, name="V"), number=24)
+    assert list(services.apparatus_in_play(casino)) == [boule, vingt_trois]
+
+
+def r4_refusal(name):
+    return cite(
+        "R4",
+        "La séance ne peut s'ouvrir avant la publication de l'ordre de roulement de chaque appareil en jeu ; "
+        f"manque : {name}",
+    )
+
+
+def test_r4_a_seance_opens_only_once_each_apparatus_in_play_has_its_published_roster(
+    casino, director, chef, croupier, croupier2, boule, boule_tableau, vingt_trois, vingt_trois_tableau
+):
+    afternoon, _evening = services.plan_seances(director, casino, GamingDay.date_at(casino))
+    with pytest.raises(InvalidTransition) as caught:
+        services.change_seance_state(director, afternoon, Seance.State.OPEN)
+    assert caught.value.rule == "R4"
+    assert caught.value.message == r4_refusal("Boule, Vingt-trois")
+    assert caught.value.details == [
+        {"rule": "R4", "apparatus": boule.pk, "name": "Boule"},
+        {"rule": "R4", "apparatus": vingt_trois.pk, "name": "Vingt-trois"},
+    ]
+    roster = roster_services.create_roster(director, afternoon, boule, chef.username, ["croupier1", "croupier2"])
+    roster_services.publish_roster(director, roster, director.username, PASSWORD)
+    with pytest.raises(InvalidTransition) as caught:
+        services.change_seance_state(director, afternoon, Seance.State.OPEN)
+    assert caught.value.rule == "R4" and caught.value.message == r4_refusal("Vingt-trois")
+    assert caught.value.details == [{"rule": "R4", "apparatus": vingt_trois.pk, "name": "Vingt-trois"}]
+    afternoon.refresh_from_db()
+    assert afternoon.state == Seance.State.PLANNED
+    publish_rosters(director, afternoon)
+    assert services.change_seance_state(director, afternoon, Seance.State.OPEN).state == Seance.State.OPEN
+
+
+def test_r4_another_casinos_apparatus_in_play_is_never_ours(casino, other_casino, boule, boule_tableau):
+    theirs = Apparatus.objects.create(casino=other_casino, game="boule", name="Aa boule")
+    Tableau.objects.create(table=Table.objects.create(apparatus=theirs, name="X"), number=30)
+    assert list(services.apparatus_in_play(casino)) == [boule]
+    assert list(services.apparatus_in_play(other_casino)) == [theirs]

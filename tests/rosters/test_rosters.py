@@ -573,3 +573,12 @@ def test_r4_the_report_refuses_a_bad_period(api, director, casino):
     api.force_authenticate(director)
     assert api.get("/api/v1/rosters/report/?from=2025-13-01").status_code == 400
     assert api.get("/api/v1/rosters/report/?from=2025-02-01&to=2025-01-01").status_code == 400
+
+
+def test_a_roster_member_is_shown_by_rank_and_full_name_or_username(casino, croupier):
+    from seances.models import RosterMember
+
+    named = RosterMember(position=2, user=croupier)
+    assert str(named) == "2. Croupier1"
+    croupier.first_name = ""
+    assert str(named) == "2. croupier1"

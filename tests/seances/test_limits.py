@@ -5,13 +5,19 @@ import html
 from decimal import Decimal
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 
 from casino.models import Role
-from casino.rules import ARTICLES
-from seances.models import GamingDay, Opening
+from casino.rules import ARTICLES, DomainError, cite
+from seances import services
+from seances.models import GamingDay, Opening, Seance
 from seances.services import open_tableau
+from tables.games.rules import Game, check_maximums, euros
+from tables.models import Tableau
 from tests.conftest import make_employee
+from tests.helpers.cash_helpers import publish_rosters
+from tests.helpers.days import DATE
 
 pytestmark = pytest.mark.django_db
 
@@ -289,3 +295,128 @@ def test_r13_a_tableau_not_yet_opened_has_no_limits_in_force(api, chef, boule, b
     tableau = register_tableau(boule_table, 7)
     response = check(api, chef, boule, [{"tableau": tableau.pk, "bet": "rouge", "stake": "5.00"}])
     assert response.status_code == 409 and response.json()["code"] == "R10"
+
+
+def test_r10_an_opening_minimum_below_the_day_authorised_minimum_is_refused_with_r10(
+    casino, boule_tableau, other_casino
+):
+    day = GamingDay.objects.create(casino=casino, date=DATE)
+
+    def opening(minimum, max_plein, max_chances):
+        return Opening(
+            tableau=boule_tableau,
+            gaming_day=day,
+            minimum=Decimal(minimum),
+            max_plein=Decimal(max_plein),
+            max_chances=Decimal(max_chances),
+        )
+
+    opening("2.00", "200.00", "400.00").clean()
+    maximum = opening("2.00", "200.00", "100.00")
+    with pytest.raises(ValidationError) as caught:
+        maximum.clean()
+    assert [e.code for e in caught.value.error_dict["max_chances"]] == [
+        rule
+        for field, rule, _message in check_maximums(Game.BOULE, Decimal("2.00"), Decimal("200.00"), Decimal("100.00"))
+    ]
+    low = opening("1.99", "100.00", "100.00")
+    with pytest.raises(ValidationError) as caught:
+        low.clean()
+    (error,) = caught.value.error_dict["minimum"]
+    assert error.code == "R10" and error.message.startswith("Le minimum ne peut être inférieur à 2,00")
+    elsewhere = GamingDay.objects.create(casino=other_casino, date=DATE)
+    with pytest.raises(ValidationError) as caught:
+        Opening(tableau=boule_tableau, gaming_day=elsewhere, minimum=Decimal("1.00")).clean()
+    assert list(caught.value.error_dict) == ["gaming_day"]
+    Opening(tableau=boule_tableau, gaming_day=day, minimum=Decimal("0.01")).clean()  # maximums not given yet
+    Opening(tableau=boule_tableau, minimum=Decimal("0.01")).clean()
+
+
+def test_r10_an_opening_on_another_casino_s_day_says_why(casino, other_casino, boule_tableau):
+    elsewhere = GamingDay.objects.create(casino=other_casino, date=DATE)
+    with pytest.raises(ValidationError) as caught:
+        Opening(tableau=boule_tableau, gaming_day=elsewhere, minimum=Decimal("1.00")).clean()
+    assert caught.value.message_dict == {
+        "gaming_day": ["La journée de jeu doit être celle de l'établissement du tableau."]
+    }
+
+
+@pytest.mark.parametrize(
+    "plein, chances", [("200.00", None), (None, "400.00")], ids=["chances missing", "plein missing"]
+)
+def test_r10_r13_an_opening_whose_maximums_are_not_all_given_is_not_yet_checked(casino, boule_tableau, plein, chances):
+    day = GamingDay.objects.create(casino=casino, date=DATE)
+    Opening(
+        tableau=boule_tableau,
+        gaming_day=day,
+        minimum=Decimal("2.00"),
+        max_plein=plein and Decimal(plein),
+        max_chances=chances and Decimal(chances),
+    ).clean()
+
+
+def test_r2_a_tableau_out_of_service_is_not_opened(casino, director, boule_tableau):
+    boule_tableau.in_service = False
+    boule_tableau.save()
+    with pytest.raises(DomainError) as caught:
+        services.open_tableau(director, boule_tableau, GamingDay.date_at(casino), "2.00", "200.00", "1000.00")
+    assert caught.value.rule == "R2"
+    assert caught.value.message == cite("R2", "Le tableau n° 1 est hors service")
+    assert not Opening.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("limits", "rule", "words"),
+    [
+        (
+            ("3.00", "200.00", "1000.00"),
+            "R10",
+            "Le minimum du tableau n° 1 est fixé à {minimum} pour la journée ; "
+            "il ne peut être modifié avant la séance du lendemain",
+        ),
+        (
+            ("2.00", "150.00", "1000.00"),
+            "R11",
+            "Les maximums du tableau n° 1 sont fixés pour la journée ({plein} en plein, {chances} sur les chances "
+            "simples) ; ils ne peuvent varier avant la séance du lendemain",
+        ),
+        (
+            ("2.00", "200.00", "800.00"),
+            "R11",
+            "Les maximums du tableau n° 1 sont fixés pour la journée ({plein} en plein, {chances} sur les chances "
+            "simples) ; ils ne peuvent varier avant la séance du lendemain",
+        ),
+    ],
+)
+def test_r10_r11_limits_fixed_for_the_day_are_refused_with_the_limits_in_force(
+    casino, director, boule_tableau, limits, rule, words
+):
+    day = GamingDay.date_at(casino)
+    services.open_tableau(director, boule_tableau, day, "2.00", "200.00", "1000.00")
+    with pytest.raises(DomainError) as caught:
+        services.open_tableau(director, boule_tableau, day, *limits)
+    assert caught.value.rule == rule
+    expected = words.format(
+        minimum=euros(Decimal("2.00")), plein=euros(Decimal("200.00")), chances=euros(Decimal("1000.00"))
+    )
+    assert caught.value.message == cite(rule, expected)
+    assert Opening.objects.count() == 1
+
+
+def test_r10_r15_an_opening_belongs_to_the_open_seance_names_its_director_and_fixes_the_games_advance(
+    casino, director, codir, chef, croupier, croupier2, boule_tableau
+):
+    date = GamingDay.date_at(casino)
+    afternoon, _evening = services.plan_seances(director, casino, date)
+    before, created = services.open_tableau(director, boule_tableau, date, "2.00", "200.00", "1000.00")
+    assert created and before.seance is None
+    assert before.history.get().history_user == director
+    day = GamingDay.objects.get()
+    assert day.advance_boule == day.advance_amount("boule") and day.advance_vingt_trois is None
+    publish_rosters(director, afternoon)
+    services.change_seance_state(director, afternoon, Seance.State.OPEN)
+    second = Tableau.objects.create(table=boule_tableau.table, number=2)
+    during, created = services.open_tableau(codir, second, date, "2.00", "200.00", "1000.00")
+    assert created and during.seance == afternoon
+    assert (during.decided_by, during.decided_role) == (codir, Role.CODIR)
+    assert during.history.get().history_user == codir

@@ -1,17 +1,20 @@
 """A planned séance that does not take place is declared « non tenue » and the register no longer waits (R24)."""
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.utils.html import escape
 
 from cashbox import services
 from cashbox.models import ControlRegister, Signature
-from casino.rules import ARTICLES, InvalidTransition
+from casino.models import Role
+from casino.rules import ARTICLES, InvalidTransition, RoleForbidden, cite
 from seances.models import GamingDay, Seance
 from seances.services import change_seance_state, declare_not_held, plan_seances
 from tests.conftest import PASSWORD
 from tests.helpers.books_helpers import day_of_play, play_seance, rows, staff_fixture  # noqa: F401
 from tests.helpers.cash_helpers import open_seance
+from tests.helpers.days import DATE
 
 pytestmark = pytest.mark.django_db
 
@@ -145,3 +148,71 @@ def test_r24_a_page_refusal_for_a_seance_already_open_answers_409(as_user, staff
         f"/seances/{evening.pk}/non-tenue/", {"reason": "Trop tard", "signer": "directeur", "password": PASSWORD}
     )
     assert response.status_code == 409 and escape(ARTICLES["R24"]) in response.content.decode()
+
+
+def test_r24_a_planned_seance_is_declared_not_held_with_its_trimmed_reason_signed_by_the_direction(
+    casino, director, codir
+):
+    _afternoon, evening = plan_seances(director, casino, DATE)
+    declared = declare_not_held(director, evening, "  Grève du personnel \n", "codir", PASSWORD)
+    evening.refresh_from_db()
+    assert (evening.state, evening.not_held_reason) == (Seance.State.NOT_HELD, "Grève du personnel")
+    assert declared.not_held_signature == evening.not_held_signature
+    signature = evening.not_held_signature
+    assert (signature.signer, signature.casino, signature.purpose) == (codir, casino, "seance_not_held")
+    assert signature.statement == "Séance de la soirée du 10/03/2026 déclarée non tenue — motif : Grève du personnel"
+    assert evening.history.latest().history_user == director
+
+
+@pytest.mark.parametrize("reason", ["", "  \n ", None])
+def test_r24_a_seance_is_not_declared_not_held_without_a_reason(casino, director, reason):
+    _afternoon, evening = plan_seances(director, casino, DATE)
+    with pytest.raises(ValidationError) as caught:
+        declare_not_held(director, evening, reason, "directeur", PASSWORD)
+    ((field, (error,)),) = caught.value.error_dict.items()
+    assert (field, error.code) == ("reason", "R24")
+    assert error.message == cite("R24", "Indiquez le motif pour lequel la séance n'a pas été tenue")
+    evening.refresh_from_db()
+    assert evening.state == Seance.State.PLANNED and not Signature.objects.exists()
+
+
+@pytest.mark.parametrize(("state", "label"), [("open", "ouverte"), ("closed", "close"), ("not_held", "non tenue")])
+def test_r24_only_a_planned_seance_is_declared_not_held(casino, director, state, label):
+    afternoon, _evening = plan_seances(director, casino, DATE)
+    if state == "not_held":
+        declare_not_held(director, afternoon, "Panne", "directeur", PASSWORD)
+    else:
+        change_seance_state(director, afternoon, Seance.State.OPEN)
+        if state == "closed":
+            change_seance_state(director, afternoon, Seance.State.CLOSED)
+    signatures = Signature.objects.count()
+    with pytest.raises(InvalidTransition) as caught:
+        declare_not_held(director, afternoon, "Trop tard", "directeur", PASSWORD)
+    assert caught.value.rule == "R24"
+    assert caught.value.message == cite(
+        "R24",
+        f"Seule une séance prévue peut être déclarée non tenue ; Séance de l'après-midi du 10/03/2026 est {label}",
+    )
+    afternoon.refresh_from_db()
+    assert afternoon.state == state and Signature.objects.count() == signatures
+
+
+def test_r24_only_the_direction_declares_and_signs_a_seance_not_held(casino, director, chef):
+    _afternoon, evening = plan_seances(director, casino, DATE)
+    with pytest.raises(RoleForbidden) as caught:
+        declare_not_held(chef, evening, "Panne", "directeur", PASSWORD)
+    assert caught.value.rule == "R24"
+    assert caught.value.message == cite(
+        "R24",
+        "Seul le directeur responsable ou un membre du comité de direction peut déclarer une séance non tenue "
+        f"(votre rôle : {Role.CHEF.label})",
+    )
+    with pytest.raises(RoleForbidden) as caught:
+        declare_not_held(director, evening, "Panne", "chef", PASSWORD)
+    assert caught.value.rule == "R24" and caught.value.message.startswith("Seul peut signer : ")
+    with pytest.raises(ValidationError) as caught:
+        declare_not_held(director, evening, "Panne", "directeur", "faux")
+    ((field, (error,)),) = caught.value.error_dict.items()
+    assert (field, error.code) == ("password", "R24")
+    evening.refresh_from_db()
+    assert evening.state == Seance.State.PLANNED and not Signature.objects.exists()

@@ -322,3 +322,17 @@ def test_a_launcher_other_than_the_one_named_by_the_roster_raises_an_alert(
         spins.record_spin(chef, open_day, boule, other, number=4)
     alert = Alert.objects.get(kind="launcher")
     assert alert.rule == "R4" and "Boule" in alert.message
+
+
+def test_r23_the_effective_spins_are_the_uncorrected_originals_and_the_latest_correction_of_each(chef, open_day, boule):
+    from seances.models import Spin
+    from seances.spins import services as spins
+
+    kept = spins.record_spin(chef, open_day, boule, "croupier1", number=3)
+    twice = spins.record_spin(chef, open_day, boule, "croupier2", number=4)
+    once = spins.record_spin(chef, open_day, boule, "croupier1", number=5)
+    first = spins.correct_spin(chef, twice, "Mal lu", number=6)
+    latest = spins.correct_spin(chef, twice, "Encore mal lu", number=7)
+    only = spins.correct_spin(chef, once, "Mal lu", number=8)
+    assert list(Spin.objects.effective().order_by("pk")) == [kept, latest, only]
+    assert first.pk < latest.pk
