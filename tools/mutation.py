@@ -53,7 +53,6 @@ MODULE_TESTS = {
         "test_rule_holes.py",
     ],
     "tables/models.py": [
-        "registry/test_mutation_registry.py",
         "registry/test_registry_rules.py",
         "registry/test_registry_api.py",
     ],
@@ -96,14 +95,14 @@ MODULE_TESTS = {
     ],
     # The installed triggers of the reused test database were written before the mutation: these tests rebuild
     # them from the code under test (test_journal.py and test_rule_holes.py only meet the installed ones).
-    "casino/audit/append_only.py": ["audit/test_mutation_append_only.py"],
+    "casino/audit/append_only.py": ["audit/test_append_only_guards.py"],
     "casino/accounts/roles.py": [
-        "accounts/test_mutation_roles.py",
+        "accounts/test_role_groups.py",
         "accounts/test_roles_and_isolation.py",
         "cash/test_cash_roles.py",
     ],
     # Not test_authorization_matrix.py: under mutmut's tracing it costs minutes a mutant on this machine.
-    "casino/accounts/permissions.py": ["accounts/test_mutation_permissions.py", "accounts/test_roles_and_isolation.py"],
+    "casino/accounts/permissions.py": ["accounts/test_api_role_check.py", "accounts/test_roles_and_isolation.py"],
     # The offline verifier an inspector runs on an export (R23): the chain, its seams, the seals, the records. Not
     # test_exports.py nor test_books_export.py: they run the verifier as an inspector does, in another interpreter
     # that mutmut does not see, and their exports cost seconds a mutant; test_verify_units.py checks every part and
@@ -112,10 +111,13 @@ MODULE_TESTS = {
     # The hand-written key lookups and the cash box's lock (the API's casino boundary on every signed write).
     "casino/rows.py": ["ops/test_rows.py", "accounts/test_no_disclosure.py", "cash/test_lock_scope.py"],
     # Every request passes through it: only the fast tests of its parts, and the journal's own.
-    "casino/web/middleware.py": ["web/test_mutation_middleware.py", "audit/test_journal.py"],
+    "casino/web/middleware.py": [
+        "web/test_nul_bytes_refused.py",
+        "audit/test_refusals_journaled.py",
+        "audit/test_journal.py",
+    ],
     "casino/models.py": [
         "registry/test_mutation_casino_models.py",
-        "accounts/test_mutation_scoping.py",
         "accounts/test_roles_and_isolation.py",
         "accounts/test_staff.py",
         "registry/test_casino_settings.py",
@@ -369,7 +371,7 @@ def run(module, max_children, names=(), variant=""):
     env = {**os.environ, "TEST_DATABASE_NAME": str(directory / "test-db.sqlite3"), "PYTHONDONTWRITEBYTECODE": "1"}
     url = env.pop("DATABASE_URL", "")  # SQLite: the mutants run one after the other on one reused test database
     if url.startswith(("postgres://", "postgresql://")):
-        # The PostgreSQL triggers are tried on bare tables in a transaction rolled back (test_mutation_append_only).
+        # The PostgreSQL triggers are tried on bare tables in a transaction rolled back (tests/audit/test_append_only_guards.py).
         env.setdefault("APPEND_ONLY_POSTGRES_URL", url)
     if variant == "postgresql":
         if not url.startswith(("postgres://", "postgresql://")):

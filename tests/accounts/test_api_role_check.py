@@ -1,9 +1,6 @@
-"""casino/accounts/permissions.py, the role check of every API request, tested directly: each test breaks if one condition of
-the check is weakened (the survivors of `make mutation MODULE=casino/accounts/permissions.py`).
-
-The API tests reach these functions through real views; here each branch is driven on its own, with the real role
-groups of the personas, so that a changed default, a dropped branch or a swapped method is caught at once.
-"""
+"""The role check of every API request (casino/accounts/permissions.py), branch by branch: which model permission
+each method and action needs, and whether a request passes (R10, R15, R23, R29). The API tests reach the check
+through real views; here each condition is driven on its own, so that weakening one fails a test."""
 
 from types import SimpleNamespace
 

@@ -1,5 +1,5 @@
-"""casino/accounts/roles.py tested directly: the groups of the roles, who is in which, and the role of a user. Each test
-breaks if one step of these functions is weakened (a mutant of `make mutation MODULE=casino/accounts/roles.py`)."""
+"""The groups of the roles (casino/accounts/roles.py): each holds exactly its role's permissions, each employee is in
+the group of their confirmed role only, and the role of a user (R29)."""
 
 import pytest
 from django.contrib.auth.models import AnonymousUser, Group, Permission, User
