@@ -87,8 +87,9 @@ MODULE_TESTS = {
         "test_rule_holes.py",
     ],
     "casino/audit/journal.py": [
-        "audit/test_mutation_journal.py",
         "audit/test_journal.py",
+        "audit/test_account_journal.py",
+        "audit/test_refusals_journaled.py",
         "audit/test_journal_reconciliation.py",
         "audit/test_seals.py",
         "test_rule_holes.py",

@@ -8,9 +8,12 @@ from django.test import Client
 from django_otp.oath import totp
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from casino.audit import journal
+from casino.audit.actors import acting_as
 from casino.audit.journal import verify_casino
-from casino.models import Employee, JournalEntry
-from tests.conftest import PASSWORD
+from casino.models import Employee, JournalEntry, Membership, Role
+from tests.conftest import PASSWORD, make_employee
+from tests.helpers.journal_helpers import MOMENT, entries_of
 
 pytestmark = pytest.mark.django_db
 
@@ -141,3 +144,55 @@ def test_r29_a_membership_change_is_journaled_in_both_casinos(api, administrator
     assert response.status_code == 200, response.json()
     for each in (casino, other_casino):
         assert "account.membership_changed" in actions(each, croupier.employee)
+
+
+def test_r29_an_event_is_journaled_in_each_casino_given_with_its_actor_and_role(casino, other_casino, director):
+    before = JournalEntry.objects.count()
+    with acting_as(director):
+        journal.record_event([casino.pk, other_casino.pk], "account.test", object_type="casino.employee", object_id=7)
+    entries = list(JournalEntry.objects.order_by("pk")[before:])
+    assert [(e.casino_id, e.action, e.actor, e.actor_role, e.object_type, e.object_id) for e in entries] == [
+        (casino.pk, "account.test", director, "directeur", "casino.employee", "7"),
+        (other_casino.pk, "account.test", director, "directeur", "casino.employee", "7"),
+    ]
+    assert json.loads(entries[0].document)["payload"] == {}
+    journal.record_event([casino.pk], "account.other", actor=director, payload={"raison": "test"})
+    last = JournalEntry.objects.order_by("pk").last()
+    assert (last.actor, last.actor_role, json.loads(last.document)["payload"]) == (
+        director,
+        "directeur",
+        {"raison": "test"},
+    )
+    journal.record_event([casino.pk], "account.anonymous")
+    assert JournalEntry.objects.order_by("pk").last().actor_role == ""
+
+
+def test_r23_an_account_event_names_no_object_unless_told(casino, director):
+    journal.record_event([casino.pk], "account.token_issued", actor=director)
+    entry = JournalEntry.objects.get(action="account.token_issued")
+    assert (entry.object_type, entry.object_id, entry.actor, entry.actor_role) == ("", "", director, "directeur")
+    document = json.loads(entry.document)
+    assert (document["object_type"], document["object_id"], document["payload"]) == ("", "", {})
+
+
+def test_r29_an_employee_joining_a_casino_is_journaled_there_with_the_author_role_and_time(
+    casino, other_casino, director
+):
+    employee = make_employee("nouveau", Role.CROUPIER, other_casino)
+    with acting_as(director):
+        membership = Membership(employee=employee, casino=casino)
+        membership._history_date = MOMENT
+        membership.save()
+    join = JournalEntry.objects.get(casino=casino, action="casino.employee.join", object_id=str(employee.pk))
+    assert (join.actor, join.actor_role, join.object_type, join.object_id, join.recorded_at) == (
+        director,
+        "directeur",
+        "casino.employee",
+        str(employee.pk),
+        MOMENT,
+    )
+    document = json.loads(join.document)
+    assert (document["actor"], document["role"]) == ("directeur", "directeur")
+    assert document["payload"] == json.loads(journal.canonical(journal.record_payload(employee)))
+    joined = entries_of(membership).get()
+    assert (joined.actor, joined.actor_role, joined.recorded_at) == (director, "directeur", MOMENT)

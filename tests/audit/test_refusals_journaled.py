@@ -1,12 +1,15 @@
 """Every refused write attempt of a signed-in user is journaled with its rule, message, status, method and path,
 in each of the user's casinos, and only those (R23); the rule of a refusal is read from its error."""
 
+import json
+
 import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.test import RequestFactory
 
+from casino.audit import journal
 from casino.models import JournalEntry
 from casino.rules import DomainError
 from casino.web import middleware
@@ -150,3 +153,36 @@ def test_a_refused_form_is_marked_with_the_first_rule_its_errors_name():
     )
     plain.errors.as_data = lambda: plain.errors.error_dict
     assert not hasattr(mark_form_refusal(HttpResponse(status=400), plain), "journal_refusal")
+
+
+# A refused attempt (record_refusal) and an account event (record_event) -------------------------------------------
+
+
+def refused_request(user):
+    from django.contrib.auth.models import AnonymousUser
+    from django.test import RequestFactory
+
+    request = RequestFactory().post("/api/v1/counts/")
+    request.user = user or AnonymousUser()
+    return request
+
+
+@pytest.mark.parametrize("who", ["chef", "anonymous"])
+def test_r23_a_refused_attempt_is_journaled_with_its_author_role_rule_and_request(casino, other_casino, chef, who):
+    user = chef if who == "chef" else None
+    journal.record_refusal(refused_request(user), [casino.pk, other_casino.pk], "R20", "Refusé (art. 43).", 400)
+    entries = JournalEntry.objects.filter(action="refusal").order_by("casino_id")
+    assert [entry.casino_id for entry in entries] == sorted([casino.pk, other_casino.pk])
+    for entry in entries:
+        assert entry.actor == user
+        assert entry.actor_role == ("chef" if user else "")
+        assert (entry.object_type, entry.object_id) == ("", "")
+        document = json.loads(entry.document)
+        assert document["payload"] == {
+            "rule": "R20",
+            "message": "Refusé (art. 43).",
+            "status": 400,
+            "method": "POST",
+            "path": "/api/v1/counts/",
+        }
+        assert (document["actor"], document["role"]) == ("chef" if user else "", entry.actor_role)
