@@ -118,7 +118,7 @@ MODULE_TESTS = {
         "audit/test_journal.py",
     ],
     "casino/models.py": [
-        "registry/test_mutation_casino_models.py",
+        "cash/test_alerts.py",
         "accounts/test_roles_and_isolation.py",
         "accounts/test_staff.py",
         "registry/test_casino_settings.py",

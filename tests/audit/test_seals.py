@@ -19,7 +19,12 @@ from django.db import connection
 from casino.audit import signing
 from casino.audit.journal import chain_hash, verify_casino
 from casino.audit.seals import as_document, seal, seal_ended_days
-from casino.models import CasinoKey, JournalEntry, Seal
+from casino.models import (
+    CasinoKey,
+    JournalEntry,
+    Seal,
+    seal_message,
+)
 from casino.tasks import seal_gaming_days
 from tests.exports.test_exports import (  # noqa: F401 (fixtures)
     archive,
@@ -30,6 +35,7 @@ from tests.exports.test_exports import (  # noqa: F401 (fixtures)
     rewrite,
     run_script,
 )
+from tests.helpers.days import PARIS
 from tests.helpers.guard_helpers import drop_guard
 
 pytestmark = pytest.mark.django_db
@@ -273,3 +279,13 @@ def test_r23_the_director_and_the_regulator_see_the_unsealed_day_alert(
     for person in (director, regulator):
         page = as_user(person).get("/").content.decode()
         assert "pas pu être scellé" in page
+
+
+# Seals (R23) -------------------------------------------------------------------------------------------------
+
+
+def test_r23_a_seal_signs_the_canonical_bytes_of_its_casino_sequence_hash_and_time():
+    at = datetime.datetime(2026, 11, 30, 15, 0, 1, 250, tzinfo=PARIS)
+    expected = b'{"at":"2026-11-30T14:00:01.000250Z","casino":3,"hash":"' + b"ab" * 32 + b'","sequence":17}'
+    assert seal_message(3, 17, "ab" * 32, at) == expected
+    assert Seal(casino_id=3, sequence=17, hash="ab" * 32, sealed_at=at).message() == expected

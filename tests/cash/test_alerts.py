@@ -6,7 +6,9 @@ import pytest
 from django.utils import timezone
 
 from cashbox.tasks import check_control_registers, check_short_interruptions
-from casino.models import Alert
+from casino.models import (
+    Alert,
+)
 from tests.helpers.cash_helpers import post_advance, post_short_interruption
 
 pytestmark = pytest.mark.django_db
@@ -52,3 +54,18 @@ def test_a_croupier_cannot_acknowledge_an_alert(api, croupier, director, open_da
     assert api.post(f"/api/v1/alerts/{alert.pk}/acknowledge/").status_code == 403
     alert.refresh_from_db()
     assert alert.acknowledged_at is None
+
+
+def test_r18_open_alerts_are_those_not_acknowledged(casino, director):
+    open_alert = Alert.objects.create(casino=casino, rule="R18", kind="test", key="a", message="Ouverte")
+    Alert.objects.create(
+        casino=casino,
+        rule="R18",
+        kind="test",
+        key="b",
+        message="Acquittée",
+        acknowledged_at=timezone.now(),
+        acknowledged_by=director,
+    )
+    assert list(Alert.objects.open()) == [open_alert]
+    assert str(open_alert) == "Ouverte"

@@ -2,6 +2,8 @@
 
 import datetime
 
+import pytest
+import time_machine
 from django.utils import timezone
 
 from seances.models import Seance
@@ -26,3 +28,16 @@ def planned(day, start=14, end=19):
 
 
 CORRECTED = {"12": ["noir", "noir", "rouge"], "14": ["rouge", "rouge", "noir"]}
+
+
+# 30 November 2026, 15:00 in Paris (winter, UTC+1): inside the gaming day of the 30th (10:00 → 10:00).
+NOW = datetime.datetime(2026, 11, 30, 15, 0, tzinfo=timezone.get_fixed_timezone(60))
+TODAY = datetime.date(2026, 11, 30)
+TOMORROW = TODAY + datetime.timedelta(days=1)
+
+
+@pytest.fixture
+def clock():
+    """Time stands still at NOW."""
+    with time_machine.travel(NOW, tick=False) as traveller:
+        yield traveller

@@ -7,31 +7,28 @@ import json
 from decimal import Decimal
 
 import pytest
-import time_machine
 from django.core.exceptions import ValidationError
-from django.utils import timezone
 
 from cashbox.models import Advance, Correction
-from casino.models import Casino
+from casino.models import (
+    Casino,
+    DaySettings,
+)
 from casino.rules import ARTICLES, DomainError
 from seances.models import GamingDay, Opening
 from seances.services import open_tableau, plan_seances
+from tables.games.rules import Colour
 from tests.conftest import PASSWORD
 from tests.helpers.cash_helpers import chips_for, open_seance, post_advance
+from tests.helpers.days import (
+    CORRECTED,
+    NOW,
+    PARIS,
+    TODAY,
+    TOMORROW,
+)
 
 pytestmark = pytest.mark.django_db
-
-PARIS = timezone.get_fixed_timezone(60)  # Europe/Paris in winter
-# 30 November 2026, 15:00 in Paris: inside the gaming day of the 30th (10:00 → 10:00).
-NOW = datetime.datetime(2026, 11, 30, 15, 0, tzinfo=PARIS)
-TODAY = datetime.date(2026, 11, 30)
-TOMORROW = TODAY + datetime.timedelta(days=1)
-
-
-@pytest.fixture
-def clock():
-    with time_machine.travel(NOW, tick=False) as traveller:
-        yield traveller
 
 
 @pytest.fixture
@@ -254,3 +251,193 @@ def test_r7_a_colour_correction_applies_from_the_next_gaming_day(day_open, clock
     clock.move_to(datetime.datetime(2026, 12, 1, 12, 0, tzinfo=PARIS))
     tomorrow = api.post("/api/v1/games/vingt_trois/settle/", body, format="json").json()
     assert tomorrow["bets"][0]["won"] is True
+
+
+# Day-fixed settings: versions (R7, R10, R15, « Day-fixed values ») -------------------------------------------
+
+
+def test_r15_a_new_casino_records_its_first_settings_from_the_origin(casino):
+    (version,) = casino.day_settings.all()
+    assert version.effective_from == datetime.date.min
+    assert (version.min_stake_boule, version.min_stake_vingt_trois) == (Decimal("2.00"), Decimal("1.00"))
+    assert (version.advance_multiple_boule, version.advance_multiple_vingt_trois) == (4000, 10000)
+    assert version.gaming_day_start == datetime.time(10, 0)
+    assert version.vingt_trois_colours is None
+    assert str(version) == "Réglages de Casino Test depuis l'origine"
+
+
+def test_r15_a_change_of_a_day_fixed_setting_applies_from_the_next_gaming_day(clock, casino):
+    change_settings(casino, advance_multiple_boule=5000)
+    latest = casino.day_settings.latest("pk")
+    assert latest.effective_from == TOMORROW
+    assert latest.casino == casino
+    assert latest.advance_multiple_boule == 5000
+    # Every value of the version is the casino's, not only the one changed.
+    assert (latest.min_stake_boule, latest.min_stake_vingt_trois) == (Decimal("2.00"), Decimal("1.00"))
+    assert latest.advance_multiple_vingt_trois == 10000
+    assert str(latest) == "Réglages de Casino Test à partir de la journée du 01/12/2026"
+
+
+def test_r15_saving_the_casino_without_changing_a_day_fixed_setting_records_no_version(clock, casino):
+    change_settings(casino, short_interruption_minutes=20, name="Casino Renommé")
+    change_settings(casino, min_stake_boule="2.0", gaming_day_start="10:00", advance_multiple_boule=4000)
+    # Values set as text, unvalidated, are compared once the database has read them back as it stores them.
+    casino = Casino.objects.get(pk=casino.pk)
+    casino.min_stake_boule, casino.gaming_day_start, casino.vingt_trois_colours = "2", "10:00:00", None
+    casino.save()
+    assert casino.day_settings.count() == 1
+
+
+def test_r15_a_change_compares_with_the_latest_version_not_the_first(clock, casino):
+    change_settings(casino, advance_multiple_boule=5000)
+    change_settings(casino, advance_multiple_boule=5000, short_interruption_minutes=15)
+    assert casino.day_settings.count() == 2
+    change_settings(casino, advance_multiple_boule=4000)
+    assert [v.advance_multiple_boule for v in casino.day_settings.order_by("pk")] == [4000, 5000, 4000]
+
+
+def test_r15_a_save_of_some_fields_only_writes_those_fields(clock, casino):
+    casino.name = "Casino Renommé"
+    casino.advance_multiple_boule = 9000
+    casino.save(update_fields=["name"])
+    stored = Casino.objects.get(pk=casino.pk)
+    assert (stored.name, stored.advance_multiple_boule) == ("Casino Renommé", 4000)
+    assert casino.day_settings.count() == 1
+
+
+def test_r10_r15_the_settings_in_force_on_a_day_are_those_of_the_latest_version_not_after_it(clock, casino):
+    change_settings(casino, min_stake_boule=Decimal("3.00"), advance_multiple_boule=5000)
+    today = casino.settings_on(TODAY)
+    assert (today.effective_from, today.min_stake_boule, today.advance_multiple_boule) == (
+        datetime.date.min,
+        Decimal("2.00"),
+        4000,
+    )
+    # From the day it applies: on the day itself (not only after it).
+    tomorrow = casino.settings_on(TOMORROW)
+    assert (tomorrow.effective_from, tomorrow.min_stake_boule, tomorrow.advance_multiple_boule) == (
+        TOMORROW,
+        Decimal("3.00"),
+        5000,
+    )
+
+
+def test_r10_r15_of_two_changes_made_the_same_day_the_second_applies_next_day(clock, casino):
+    change_settings(casino, min_stake_boule=Decimal("3.00"))
+    change_settings(casino, min_stake_boule=Decimal("4.00"))
+    assert casino.settings_on(TOMORROW).min_stake_boule == Decimal("4.00")
+    assert [v.min_stake_boule for v in casino.pending_settings()] == [Decimal("3.00"), Decimal("4.00")]
+    # And the latest of the two is what a third save compares with.
+    change_settings(casino, min_stake_boule=Decimal("4.00"), short_interruption_minutes=10)
+    assert casino.day_settings.count() == 3
+
+
+def test_r10_r15_a_casino_not_yet_saved_is_in_force_with_its_own_values_from_the_origin():
+    casino = Casino(name="Nouveau", min_stake_boule=Decimal("5.00"), min_stake_vingt_trois=Decimal("3.00"))
+    version = casino.settings_on(TODAY)
+    assert version.effective_from == datetime.date.min
+    assert version.casino is casino
+    assert (version.min_stake_boule, version.min_stake_vingt_trois) == (Decimal("5.00"), Decimal("3.00"))
+    assert version.advance_amount("boule") == Decimal("20000.00")
+
+
+def test_r10_r15_a_version_of_the_settings_copies_every_day_fixed_value(casino):
+    casino.min_stake_boule = Decimal("5.00")
+    casino.min_stake_vingt_trois = Decimal("3.00")
+    casino.advance_multiple_boule = 100
+    casino.advance_multiple_vingt_trois = 200
+    casino.gaming_day_start = datetime.time(14, 0)
+    casino.vingt_trois_colours = CORRECTED
+    version = DaySettings.of(casino, TOMORROW)
+    assert version.casino is casino and version.effective_from == TOMORROW
+    assert (
+        version.min_stake_boule,
+        version.min_stake_vingt_trois,
+        version.advance_multiple_boule,
+        version.advance_multiple_vingt_trois,
+        version.gaming_day_start,
+        version.vingt_trois_colours,
+    ) == (Decimal("5.00"), Decimal("3.00"), 100, 200, datetime.time(14, 0), CORRECTED)
+
+
+def test_r15_a_version_in_force_from_today_is_no_longer_pending(clock, casino):
+    assert casino.pending_settings() == []
+    change_settings(casino, advance_multiple_boule=5000)
+    (pending,) = casino.pending_settings()
+    assert (pending.effective_from, pending.advance_multiple_boule) == (TOMORROW, 5000)
+    clock.move_to(datetime.datetime(2026, 12, 1, 15, 0, tzinfo=PARIS))
+    assert casino.pending_settings() == []
+
+
+def test_r15_a_change_applies_after_the_current_day_and_after_every_day_already_stored(clock, casino):
+    assert casino.next_settings_day() == TOMORROW
+    GamingDay.objects.create(casino=casino, date=TODAY - datetime.timedelta(days=3))
+    assert casino.next_settings_day() == TOMORROW
+    GamingDay.objects.create(casino=casino, date=TODAY)
+    assert casino.next_settings_day() == TOMORROW
+    # Days planned in advance never move: a change applies after the last of them.
+    GamingDay.objects.create(casino=casino, date=TODAY + datetime.timedelta(days=2))
+    GamingDay.objects.create(casino=casino, date=TODAY + datetime.timedelta(days=5))
+    assert casino.next_settings_day() == TODAY + datetime.timedelta(days=6)
+    change_settings(casino, advance_multiple_boule=5000)
+    assert casino.day_settings.latest("pk").effective_from == TODAY + datetime.timedelta(days=6)
+
+
+def test_r15_the_stored_gaming_day_of_a_date_defaults_to_the_current_one(clock, casino):
+    assert casino.gaming_day() is None
+    today = GamingDay.objects.create(casino=casino, date=TODAY)
+    tomorrow = GamingDay.objects.create(casino=casino, date=TOMORROW)
+    assert casino.gaming_day() == today
+    assert casino.gaming_day(TOMORROW) == tomorrow
+    assert casino.gaming_day(TODAY + datetime.timedelta(days=2)) is None
+
+
+def test_r10_r15_a_day_not_stored_yet_takes_the_settings_in_force_for_its_date(clock, casino):
+    GamingDay.objects.create(casino=casino, date=TODAY)
+    change_settings(casino, min_stake_boule=Decimal("3.00"), advance_multiple_vingt_trois=9000)
+    # Today is stored: its values; tomorrow is not: the version in force for it.
+    assert casino.authorised_minimum("boule") == Decimal("2.00")
+    assert casino.authorised_minimum("boule", TOMORROW) == Decimal("3.00")
+    assert casino.authorised_minimum("vingt_trois", TOMORROW) == Decimal("1.00")
+    assert casino.advance_amount("boule") == Decimal("8000.00")
+    assert casino.advance_amount("boule", TOMORROW) == Decimal("12000.00")
+    assert casino.advance_amount("vingt_trois") == Decimal("10000.00")
+    assert casino.advance_amount("vingt_trois", TOMORROW) == Decimal("9000.00")
+
+
+def test_r10_r15_without_any_stored_day_the_current_days_values_come_from_the_settings(clock, casino):
+    change_settings(casino, min_stake_boule=Decimal("3.00"))
+    assert casino.authorised_minimum("boule") == Decimal("2.00")
+    assert casino.advance_amount("boule") == Decimal("8000.00")
+    assert casino.layout("vingt_trois").pockets_of(12)[0].colour == Colour.ROUGE
+    assert casino.gaming_day() is None
+
+
+def test_r7_a_colour_correction_changes_the_layout_from_the_next_gaming_day_only(clock, casino):
+    GamingDay.objects.create(casino=casino, date=TODAY)
+    change_settings(casino, vingt_trois_colours=CORRECTED)
+    assert [p.colour for p in casino.layout("vingt_trois").pockets_of(12)] == ["rouge", "rouge", "noir"]
+    assert [p.colour for p in casino.layout("vingt_trois", TOMORROW).pockets_of(12)] == ["noir", "noir", "rouge"]
+    # The boule keeps its colours whatever the vingt-trois correction (R6).
+    assert casino.layout("boule", TOMORROW).game == "boule"
+    assert [p.colour for p in casino.layout("boule", TOMORROW).pockets_of(1)] == ["noir"]
+
+
+def test_r10_r15_a_versions_minimum_and_advance_are_those_of_the_game_asked():
+    version = DaySettings(
+        min_stake_boule=Decimal("2.00"),
+        min_stake_vingt_trois=Decimal("5.00"),
+        advance_multiple_boule=3,
+        advance_multiple_vingt_trois=7,
+    )
+    assert version.authorised_minimum("boule") == Decimal("2.00")
+    assert version.authorised_minimum("vingt_trois") == Decimal("5.00")
+    assert version.advance_amount("boule") == Decimal("6.00")
+    assert version.advance_amount("vingt_trois") == Decimal("35.00")
+
+
+def test_r7_a_versions_layout_applies_its_colours_to_the_vingt_trois_only():
+    version = DaySettings(vingt_trois_colours=CORRECTED)
+    assert [p.colour for p in version.layout("vingt_trois").pockets_of(14)] == ["rouge", "rouge", "noir"]
+    assert [p.colour for p in version.layout("boule").pockets_of(2)] == ["rouge"]
+    assert version.layout("boule").game == "boule"
