@@ -73,7 +73,10 @@ MODULE_TESTS = {
     ],
     # test_roster_first.py: who serves a tableau (tableau_staff, read by the counts' witnesses).
     "seances/rosters/services.py": [
-        "rosters/test_mutation_rosters.py",
+        "rosters/test_roster_eligibility.py",
+        "rosters/test_compliance_report.py",
+        "rosters/test_roster_changes.py",
+        "rosters/test_building_and_publishing.py",
         "rosters/test_rosters.py",
         "rosters/test_rotation.py",
         "rosters/test_roster_first.py",

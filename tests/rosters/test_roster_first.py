@@ -1,15 +1,18 @@
 """The roster comes first (R4): no séance opens before the rotation order of every apparatus in play is published;
 the roster says which croupiers serve which tableau, and the final count's table employees come from it (R20)."""
 
+import datetime
+
 import pytest
 
 from cashbox.models import Count
 from casino.models import Role
 from casino.rules import ARTICLES, InvalidTransition, cite
 from seances import services
-from seances.models import GamingDay, Roster, Seance
+from seances.models import GamingDay, Roster, RosterChange, Seance
 from seances.rosters import services as roster_services
 from seances.services import change_seance_state, plan_seances
+from tables.games.rules import Game
 from tables.models import Apparatus, Table, Tableau
 from tables.services import register_tableau
 from tests.conftest import PASSWORD, make_employee
@@ -294,3 +297,81 @@ def test_r4_another_casinos_apparatus_in_play_is_never_ours(casino, other_casino
     Tableau.objects.create(table=Table.objects.create(apparatus=theirs, name="X"), number=30)
     assert list(services.apparatus_in_play(casino)) == [boule]
     assert list(services.apparatus_in_play(other_casino)) == [theirs]
+
+
+# Who serves a tableau in a séance (tableau_staff: R4, R20) ---------------------------------------------------------
+
+
+@pytest.fixture
+def staffed(casino, director, chef, croupier, croupier2):
+    """Today's afternoon open: a vingt-trois roster (chef2; croupier3 and croupier4 at n° 5) made before a boule roster
+    (chef; croupier1 at n° 1, croupier2 at n° 2), and the evening's boule roster (chef2; croupier4 at n° 1, croupier6
+    at n° 2) published, not yet open."""
+    for username, role in [("chef2", Role.CHEF)] + [(f"croupier{n}", Role.CROUPIER) for n in range(3, 8)]:
+        make_employee(username, role, casino)
+    boule = Apparatus.objects.create(casino=casino, game=Game.BOULE, name="Boule")
+    table = Table.objects.create(apparatus=boule, name="Table A")
+    one, two = register_tableau(table, 1), register_tableau(table, 2)
+    vingt_trois = Apparatus.objects.create(casino=casino, game=Game.VINGT_TROIS, name="Vingt-trois")
+    five = register_tableau(Table.objects.create(apparatus=vingt_trois, name="Table D"), 5)
+    afternoon, evening = plan_seances(director, casino, GamingDay.date_at(casino))
+    rosters = {}
+    for seance, apparatus, head, places in [
+        (afternoon, vingt_trois, "chef2", {"croupier3": 5, "croupier4": 5}),
+        (afternoon, boule, "chef", {"croupier1": 1, "croupier2": 2}),
+        (evening, boule, "chef2", {"croupier4": 1, "croupier6": 2}),
+    ]:
+        roster = roster_services.create_roster(director, seance, apparatus, head, list(places), places)
+        rosters[seance.kind, apparatus.game] = roster_services.publish_roster(director, roster, "directeur", PASSWORD)
+    change_seance_state(director, afternoon, Seance.State.OPEN)
+    afternoon.refresh_from_db()
+    return {"afternoon": afternoon, "evening": evening, "rosters": rosters, 1: one, 2: two, 5: five, "table": table}
+
+
+def staff_of(seance, tableau):
+    return [user.username for user in roster_services.tableau_staff(seance, tableau)]
+
+
+def test_r4_r20_a_tableau_is_served_by_its_own_croupiers_and_its_table_s_chef_in_that_seance_only(
+    staffed, django_assert_num_queries
+):
+    afternoon, evening = staffed["afternoon"], staffed["evening"]
+    with django_assert_num_queries(2):  # the tableau's places with their roster and chef, then who is still active
+        assert staff_of(afternoon, staffed[1]) == ["croupier1", "chef"]
+    assert staff_of(afternoon, staffed[2]) == ["croupier2", "chef"]
+    assert staff_of(afternoon, staffed[5]) == ["croupier3", "croupier4", "chef2"]
+    assert staff_of(evening, staffed[1]) == ["croupier4", "chef2"]
+    assert staff_of(evening, staffed[2]) == ["croupier6", "chef2"]
+
+
+def test_r4_r20_a_tableau_nobody_is_assigned_to_is_served_by_its_chef_and_one_without_a_roster_by_nobody(
+    staffed, director, django_assert_num_queries
+):
+    # Registered after the orders were published: no croupier serves it yet.
+    three = register_tableau(staffed["table"], 3)
+    with django_assert_num_queries(3):  # no place, then the roster with its chef, then who is still active
+        assert staff_of(staffed["afternoon"], three) == ["chef"]
+    assert staff_of(staffed["evening"], three) == ["chef2"]
+    # The next day's séance has no published order at all.
+    day = staffed["afternoon"].gaming_day
+    tomorrow, _ = plan_seances(director, day.casino, day.date + datetime.timedelta(days=1))
+    with django_assert_num_queries(2):
+        assert staff_of(tomorrow, staffed[1]) == []
+
+
+def test_r4_r20_those_who_relieve_a_croupier_of_the_tableau_serve_it_and_their_own_relievers_too(
+    staffed, chef, django_assert_num_queries
+):
+    afternoon, boule = staffed["afternoon"], staffed["rosters"]["apres_midi", Game.BOULE]
+    for member, replacement in [("croupier1", "croupier5"), ("croupier2", "croupier6"), ("croupier5", "croupier7")]:
+        roster_services.record_change(chef, boule, RosterChange.Kind.RELIEF, member, "Pause", replacement)
+    with django_assert_num_queries(3):  # the places, the roster's reliefs with their replacements, who is active
+        assert staff_of(afternoon, staffed[1]) == ["croupier1", "croupier5", "croupier7", "chef"]
+    assert staff_of(afternoon, staffed[2]) == ["croupier2", "croupier6", "chef"]
+    # Another roster's reliefs, or another kind of change, do not make this roster's tableaux read any change.
+    vingt_trois = staffed["rosters"]["apres_midi", Game.VINGT_TROIS]
+    roster_services.record_change(chef, vingt_trois, RosterChange.Kind.ABSENCE, "croupier3", "Malade")
+    with django_assert_num_queries(2):
+        assert staff_of(afternoon, staffed[5]) == ["croupier3", "croupier4", "chef2"]
+    with django_assert_num_queries(2):
+        assert staff_of(staffed["evening"], staffed[1]) == ["croupier4", "chef2"]
