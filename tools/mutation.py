@@ -82,7 +82,11 @@ MODULE_TESTS = {
         "rosters/test_roster_first.py",
     ],
     "cashbox/services.py": [
-        "cash/test_mutation_cash_services.py",
+        "cash/test_advances_and_counts.py",
+        "cash/test_interruptions.py",
+        "cash/test_corrections.py",
+        "cash/test_control_register.py",
+        "cash/test_signers.py",
         "cash/test_cash_rules.py",
         "cash/test_cash_day.py",
         "cash/test_carnet_and_register.py",
