@@ -392,3 +392,29 @@ def test_r15_r20_an_approval_without_number_is_never_valid(casino):
     employee.save()
     assert employee.approval_valid_on(DAY) is False
     assert not Employee.objects.filter(pk=employee.pk).with_valid_approval(on=DAY).exists()
+
+
+# Scoping: a deactivated membership -----------------------------------------------------------------------------
+
+
+def test_a_user_whose_membership_was_deactivated_no_longer_sees_the_casino(
+    api, client, director, boule_tableau, casino
+):
+    api.force_authenticate(director)
+    assert [c["id"] for c in api.get("/api/v1/casinos/").json()["results"]] == [casino.pk]
+    Membership.objects.filter(employee__user=director, casino=casino).update(active=False)
+    assert list(Casino.objects.for_user(director)) == []
+    assert api.get("/api/v1/casinos/").json()["results"] == []
+    assert api.get("/api/v1/tableaux/").json()["results"] == []
+    assert api.get(f"/api/v1/tableaux/{boule_tableau.pk}/").status_code == 404
+    assert api.get(f"/api/v1/casinos/{casino.pk}/").status_code == 404
+    client.force_login(director)
+    assert client.get(casino.get_absolute_url()).status_code == 404
+
+
+def test_a_deactivated_membership_hides_the_staff_of_that_casino(api, director, croupier, casino):
+    from casino.models import Employee
+
+    assert croupier.employee in Employee.objects.for_user(director)
+    Membership.objects.filter(employee__user=director, casino=casino).update(active=False)
+    assert list(Employee.objects.for_user(director)) == []

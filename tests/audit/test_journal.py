@@ -663,3 +663,56 @@ def test_r23_a_document_whose_last_keys_are_not_the_sequence_then_the_tableau_is
     with pytest.raises(RuntimeError) as refused:
         journal._spliced({**document, "zone": "salle"})
     assert str(refused.value) == "journal: the canonical document no longer ends with its sequence and tableau"
+
+
+# R23: the write-once tables and the journal's own hash ---------------------------------------------------------
+
+# The spec (DOMAIN.md R23): the journal and every money record are written once, never updated nor deleted.
+WRITE_ONCE_SPEC = {
+    "casino.JournalEntry",
+    "cashbox.Advance",
+    "cashbox.Count",
+    "cashbox.Count_witnesses",
+    "cashbox.Correction",
+    "cashbox.Signature",
+    "cashbox.ControlRegisterLine",
+}
+
+
+def test_r23_every_money_record_and_the_journal_are_write_once():
+    from casino.audit.append_only import GUARDS, WRITE_ONCE
+
+    assert {label for label in WRITE_ONCE_SPEC if GUARDS.get(label) is not WRITE_ONCE} == set()
+    assert GUARDS["cashbox.Correction"] is WRITE_ONCE
+
+
+def signed_chain(length):
+    from casino.audit.journal import GENESIS, canonical, chain_hash
+
+    entries, previous = [], GENESIS
+    for sequence in range(1, length + 1):
+        body = canonical({"sequence": sequence, "action": "test", "payload": {"amount": Decimal("8000.00")}})
+        digest = chain_hash(previous, body)
+        entries.append((sequence, previous, digest, body))
+        previous = digest
+    return entries
+
+
+def test_r23_a_tampered_last_entry_is_caught_by_its_own_hash():
+    """Only the entry's own hash can catch a change of the last entry: no later link points at it."""
+    from casino.audit.journal import verify_chain
+
+    entries = signed_chain(3)
+    assert verify_chain(entries) == []
+    sequence, previous, digest, body = entries[-1]
+    tampered = entries[:-1] + [(sequence, previous, digest, body.replace(b"8000.00", b"6000.00"))]
+    problems = verify_chain(tampered)
+    assert problems and problems[0][0] == 3 and "modifiée" in problems[0][1]
+
+
+def test_r23_a_tampered_only_entry_is_caught_by_its_own_hash():
+    from casino.audit.journal import verify_chain
+
+    [(sequence, previous, digest, body)] = signed_chain(1)
+    problems = verify_chain([(sequence, previous, digest, body + b" ")])
+    assert problems and problems[0][0] == 1

@@ -9,13 +9,13 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from cashbox import services
-from cashbox.models import Advance, Count, Signature
+from cashbox.models import Advance, Correction, Count, Signature
 from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, cite
 from seances.models import GamingDay, Seance
 from seances.services import change_seance_state, plan_seances
 from tests.conftest import PASSWORD, make_employee
-from tests.helpers.cash_helpers import chips_for, main_box, open_afternoon, open_seance
+from tests.helpers.cash_helpers import chips_for, main_box, open_afternoon, open_seance, post_advance, post_final_count
 from tests.helpers.cash_steps import advance, enter_initial_advance, final_count, refusal
 from tests.helpers.second_factor import totp_code
 
@@ -614,3 +614,78 @@ def test_r20_a_final_count_in_another_casino_s_seance_is_refused(cash_staff, ope
         cite("R20", "La séance n'est pas celle de l'établissement de la caisse"),
     )
     assert not Count.objects.exists()
+
+
+# R14: a chip quantity of exactly -1 -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def playing(api, cash_staff, open_day, boule_tableau):
+    assert post_advance(api, cash_staff["chef"], boule_tableau, open_day).status_code == 201
+    return open_day
+
+
+@pytest.mark.parametrize("kind", ["initial", "top_up"])
+def test_r14_a_chip_quantity_of_exactly_minus_one_is_refused(api, cash_staff, open_day, boule_tableau, kind):
+    if kind == "top_up":
+        assert post_advance(api, cash_staff["chef"], boule_tableau, open_day).status_code == 201
+    before = Advance.objects.count()
+    # 8 000 + 50 + 50 − 100 = 8 000 €, the expected amount: only the sign of the quantity can refuse it.
+    chips = {"1000.00": 8, "50.00": 1, "25.00": 2, "100.00": -1, "10.00": 0}
+    response = post_advance(api, cash_staff["chef"], boule_tableau, open_day, kind=kind, chips={"100.00": -1})
+    assert response.status_code == 400, response.json()
+    assert response.json()["code"] == "R14" and "chips" in response.json()["errors"]
+    response = post_advance(api, cash_staff["chef"], boule_tableau, open_day, kind=kind, chips=chips)
+    assert response.status_code == 400 and response.json()["code"] == "R14", response.json()
+    assert Advance.objects.count() == before
+
+
+def test_r14_a_final_count_with_a_quantity_of_minus_one_is_refused(api, cash_staff, playing, boule_tableau):
+    response = post_final_count(api, cash_staff["chef"], boule_tableau, playing, "9000", chips={"100.00": -1})
+    assert response.status_code == 400 and response.json()["code"] == "R14", response.json()
+    assert not Count.objects.exists()
+
+
+# R20: a final count accounts for the corrections of the entries it rests on ----------------------------------------
+
+
+def correct_entry(api, user, field, entry, chips, words):
+    api.force_authenticate(user)
+    return api.post(
+        "/api/v1/corrections/",
+        {
+            field: entry.pk,
+            "chips": chips,
+            "reason": "Une colonne de jetons mal comptée",
+            "approval_words": words,
+            "signer": "directeur",
+            "password": PASSWORD,
+        },
+        format="json",
+    )
+
+
+def test_r20_a_final_count_accounts_for_a_correction_of_an_advance_made_before_it(
+    api, cash_staff, playing, boule_tableau
+):
+    advance = Advance.objects.get()
+    # R15: the advance may not become another amount than the day's fixed one, not even by a correction.
+    refused = correct_entry(api, cash_staff["chef"], "advance", advance, chips_for("8100"), "huit mille cent euros")
+    assert refused.status_code == 400 and refused.json()["code"] == "R15", refused.json()
+    assert not Correction.objects.exists()
+    # Its chips were miscounted though: 8 000 € in 1 000 € plaques, not in 100 € chips.
+    recount = chips_for("8000", "1000.00")
+    correction = correct_entry(api, cash_staff["chef"], "advance", advance, recount, "huit mille euros")
+    assert correction.status_code == 201, correction.json()
+    assert Correction.objects.get().advance_id == advance.pk
+    response = post_final_count(api, cash_staff["chef"], boule_tableau, playing, "9000")
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert (body["advances_total"], body["result"]) == ("8000.00", "1000.00")
+    # The final count, corrected in turn, carries its corrected figure into the carnet: 9 100 − 8 000 €.
+    count = Count.objects.get(pk=body["id"])
+    fixed = correct_entry(api, cash_staff["chef"], "count", count, chips_for("9100"), "neuf mille cent euros")
+    assert fixed.status_code == 201, fixed.json()
+    api.force_authenticate(cash_staff["director"])
+    row = api.get(f"/api/v1/carnets/{main_box(boule_tableau).pk}/").json()["days"][0]["rows"][0]
+    assert row["result"] == "1100.00"

@@ -19,6 +19,7 @@ from casino.models import (
     money,
 )
 from casino.rules import ARTICLES, cite
+from tables.games.rules import Game, GameError
 from tests.helpers.days import CORRECTED
 
 pytestmark = pytest.mark.django_db
@@ -255,3 +256,14 @@ def test_money_is_a_decimal_of_14_digits_with_2_decimals_keeping_its_options():
     assert isinstance(field, db_models.DecimalField)
     assert (field.max_digits, field.decimal_places) == (14, 2)
     assert (field.verbose_name, field.null) == ("montant", True)
+
+
+def test_r1_r7_a_refused_colour_correction_names_its_field_and_rule():
+    from tables.games.rules import layout_of
+
+    with pytest.raises(GameError) as refused:
+        layout_of(Game.VINGT_TROIS, {(1, 1): "rouge", (5, 0): "vert"})
+    assert [(r.field, r.rule) for r in refused.value.refusals] == [("colours", "R1"), ("colours", "R7")]
+    first, second = (r.message for r in refused.value.refusals)
+    assert str(refused.value) == f"{first}; {second}"
+    assert first == f"La case 1 du 1 n'existe pas au vingt-trois ({ARTICLES['R1']})."

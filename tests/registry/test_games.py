@@ -11,8 +11,9 @@ from fractions import Fraction
 import pytest
 
 from casino.rules import ARTICLES, DomainError
+from casino.web.formats import euros
 from tables.games import rules as games
-from tables.games.rules import Bet, BetKind, Game, GameError, PlayerStake
+from tables.games.rules import Bet, BetKind, Game, GameError, PlayerStake, settle
 
 # Boule (R6): the simple chances each outcome wins; the 5 wins none.
 BOULE_CHANCES_WON = {
@@ -474,3 +475,197 @@ def test_r13_no_maximum_on_the_total_of_different_players():
 def test_check_bet_accepts_player_stakes():
     assert games.check_bet("boule", PlayerStake("plein", Decimal("2"), 9)) == []
     assert [r.rule for r in games.check_bet("boule", PlayerStake(BetKind.PLEIN, Decimal("2"), 10))] == ["R1"]
+
+
+pytestmark = pytest.mark.django_db
+
+
+# R1: a plein on 0 -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game", [Game.BOULE, Game.VINGT_TROIS])
+def test_r1_a_plein_on_0_is_refused_at_both_games(game):
+    with pytest.raises(GameError) as refused:
+        settle(game, 1, [Bet(BetKind.PLEIN, Decimal("1.00"), 0)])
+    [refusal] = refused.value.refusals
+    assert (refusal.field, refusal.rule) == ("number", "R1")
+    assert refusal.message.endswith(f"({ARTICLES['R1']}).")
+
+
+def test_r1_the_first_and_last_numbers_of_each_apparatus_are_accepted():
+    for game, last in ((Game.BOULE, 9), (Game.VINGT_TROIS, 14)):
+        for number in (1, last):
+            _landing, [settlement] = settle(game, number, [Bet(BetKind.PLEIN, Decimal("1.00"), number)])
+            assert settlement.won is True
+
+
+# tables/games/rules.py: what `make mutation MODULE=tables/games/rules.py` found ---------------------------------------------
+
+
+def test_r9_an_unknown_previous_direction_is_refused_on_its_field_with_the_rule():
+    from tables.games.rules import next_direction
+
+    with pytest.raises(GameError) as refused:
+        next_direction("vers le haut")
+    [refusal] = refused.value.refusals
+    assert (refusal.field, refusal.rule) == ("direction", "R9")
+    assert refusal.message == f"Sens inconnu : vers le haut ({ARTICLES['R9']})."
+
+
+def test_r9_the_refusals_of_play_say_why_in_french_with_the_article():
+    import datetime
+
+    from casino.rules import DomainError
+    from tables.games.rules import check_direction, check_stake_accepted
+
+    with pytest.raises(DomainError) as same_direction:
+        check_direction("horaire", "horaire")
+    assert same_direction.value.message == (
+        f"Le cylindre doit tourner dans le sens opposé au coup précédent ({ARTICLES['R9']})."
+    )
+    announced = datetime.datetime(2025, 1, 1, 21, 0)
+    with pytest.raises(DomainError) as late:
+        check_stake_accepted(announced, announced)
+    assert late.value.message == (
+        f"« Rien ne va plus » a été annoncé : les enjeux ne sont plus admis, la mise est repoussée ({ARTICLES['R9']})."
+    )
+
+
+def test_r1_the_limits_of_an_unknown_game_are_refused():
+    from tables.games.rules import PlayerStake, check_player_stakes
+
+    with pytest.raises(GameError) as refused:
+        check_player_stakes("roulette", [PlayerStake("plein", Decimal("5"), 1)], "1", "50", "250")
+    assert refused.value.refusals[0].rule == "R1"
+
+
+def test_r10_r13_each_breach_carries_its_total_and_names_the_bet():
+    from tables.games.rules import PlayerStake, check_player_stakes
+
+    stakes = [
+        PlayerStake("plein", Decimal("1.50"), 5, "T1"),
+        PlayerStake("plein", Decimal("60.00"), 5, "T2"),
+        PlayerStake("rouge", Decimal("300.00"), None, "T1"),
+        PlayerStake("rouge", Decimal("300.00"), None, "T2"),
+    ]
+    below, plein, rouge = check_player_stakes("boule", stakes, Decimal("2"), Decimal("50"), Decimal("500"))
+    assert (below.rule, below.stakes, below.total) == ("R10", (0,), Decimal("1.50"))
+    assert (plein.rule, plein.stakes, plein.total) == ("R11", (0, 1), Decimal("61.50"))
+    assert plein.message == (
+        f"Les mises du joueur sur le plein 5 totalisent {euros(Decimal('61.50'))} pour ce coup, tous tableaux "
+        f"confondus : le maximum est {euros(Decimal('50'))} ({ARTICLES['R13']})."
+    )
+    assert (rouge.rule, rouge.stakes, rouge.total) == ("R11", (2, 3), Decimal("600.00"))
+    assert rouge.message.startswith(f"Les mises du joueur sur rouge totalisent {euros(Decimal('600'))}")
+
+
+def test_r6_r8_each_settlement_explains_itself_in_french():
+    stake = Decimal("10.00")
+    _, [plein, rouge, lost] = settle(
+        Game.BOULE, 7, [Bet(BetKind.PLEIN, stake, 7), Bet(BetKind.ROUGE, stake), Bet(BetKind.PLEIN, stake, 1)]
+    )
+    assert plein.explanation == (
+        f"Plein sur le 7 : le 7 sort, payé 7 fois la mise ({euros(Decimal('70'))}) ; le gagnant conserve sa mise "
+        f"({euros(stake)}) : {euros(Decimal('80'))} rendus ({ARTICLES['R8']})."
+    )
+    assert rouge.explanation == (
+        f"Rouge : le 7 sort (rouge), payé une fois la mise ({euros(stake)}) ; le gagnant conserve sa mise "
+        f"({euros(stake)}) : {euros(Decimal('20'))} rendus ({ARTICLES['R8']})."
+    )
+    assert lost.explanation == "Plein sur le 1 : le 7 sort, la mise est perdue."
+
+
+def test_r7_a_plein_names_no_colour_and_a_chance_names_the_pocket_colour():
+    _, [plein, noir] = settle(
+        Game.VINGT_TROIS, 12, [Bet(BetKind.PLEIN, Decimal("1.00"), 12), Bet(BetKind.NOIR, Decimal("1.00"))], pocket=2
+    )
+    assert plein.explanation.startswith("Plein sur le 12 : le 12 sort, payé 7 fois la mise")
+    assert noir.explanation.startswith(f"Noir : le 12 sort (noir), payé une fois la mise ({euros(Decimal('1'))})")
+
+
+def test_r7_every_pocket_of_the_vingt_trois_has_its_index_among_its_number():
+    from tables.games.rules import vingt_trois_layout
+
+    indices = [(pocket.number, pocket.index) for pocket in vingt_trois_layout().pockets]
+    assert indices[:6] == [(1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (5, 1)]
+    assert indices[-3:] == [(14, 0), (14, 1), (14, 2)]
+
+
+def test_r7_an_unknown_colour_is_refused_on_the_colours_field():
+    from tables.games.rules import layout_of
+
+    with pytest.raises(GameError) as refused:
+        layout_of(Game.VINGT_TROIS, {(5, 0): "vert"})
+    assert [(r.field, r.rule) for r in refused.value.refusals] == [("colours", "R7")]
+
+
+def test_r6_the_boule_colours_cannot_be_corrected():
+    from tables.games.rules import layout_of
+
+    with pytest.raises(GameError) as refused:
+        layout_of(Game.BOULE, {(1, 0): "rouge"})
+    [refusal] = refused.value.refusals
+    assert (refusal.field, refusal.rule) == ("colours", "R6")
+    assert refusal.message == f"Les couleurs de la boule sont fixées par la règle ({ARTICLES['R6']})."
+
+
+def test_r6_the_boule_has_nine_pockets_coloured_by_its_simple_chances():
+    from tables.games.rules import Colour, Pocket, layout_of
+
+    noir, rouge = {1, 3, 6, 8}, {2, 4, 7, 9}
+    expected = tuple(
+        Pocket(n, 0, Colour.NOIR if n in noir else Colour.ROUGE if n in rouge else Colour.JAUNE) for n in range(1, 10)
+    )
+    assert layout_of(Game.BOULE).pockets == expected
+
+
+def test_r6_a_plein_lost_on_the_5_is_simply_lost():
+    _, [plein, rouge] = settle(
+        Game.BOULE, 5, [Bet(BetKind.PLEIN, Decimal("1.00"), 1), Bet(BetKind.ROUGE, Decimal("1.00"))]
+    )
+    assert plein.explanation == "Plein sur le 1 : le 5 sort, la mise est perdue."
+    assert rouge.explanation == (
+        f"Rouge : le 5 sort (jaune) ; quand le 5 sort, toutes les chances simples perdent ({ARTICLES['R6']})."
+    )
+
+
+def test_r1_a_plein_on_15_at_vingt_trois_is_refused():
+    with pytest.raises(GameError) as refused:
+        settle(Game.VINGT_TROIS, 1, [Bet(BetKind.PLEIN, Decimal("1.00"), 15)])
+    [refusal] = refused.value.refusals
+    assert (refusal.field, refusal.rule) == ("number", "R1")
+    assert refusal.message == f"Le vingt-trois n'a que les numéros 1 à 14 ({ARTICLES['R1']})."
+
+
+def test_r7_a_landing_on_a_two_coloured_number_needs_its_pocket_by_default():
+    from tables.games.rules import landing_of
+
+    with pytest.raises(GameError) as refused:
+        landing_of(Game.VINGT_TROIS, 5)
+    [refusal] = refused.value.refusals
+    assert (refusal.field, refusal.rule) == ("pocket", "R7")
+    assert refusal.message == (
+        "Le 5 a des cases rouges et noires : indiquez la case sortie (pocket) ou sa couleur (colour) pour régler "
+        f"rouge et noir ({ARTICLES['R7']})."
+    )
+
+
+@pytest.mark.parametrize(
+    "game, outcome, pocket, colour, message",
+    [
+        (Game.BOULE, 3, 1, None, "À la boule, le 3 occupe une seule case (0)"),
+        (Game.VINGT_TROIS, 12, 3, None, "Au vingt-trois, le 12 occupe 3 cases (0 à 2)"),
+        (Game.VINGT_TROIS, 12, 0, "noir", "Au vingt-trois, la case 0 du 12 est rouge, pas noir"),
+        (Game.VINGT_TROIS, 1, None, "noir", "Au vingt-trois, le 1 est rouge, pas noir"),
+        (Game.VINGT_TROIS, 5, None, "blanc", "Au vingt-trois, le 5 est noir ou rouge, pas blanc"),
+    ],
+)
+def test_r1_r7_a_landing_that_does_not_exist_is_refused_and_explained(game, outcome, pocket, colour, message):
+    from tables.games.rules import GAME_RULE, landing_of
+
+    with pytest.raises(GameError) as refused:
+        landing_of(game, outcome, pocket=pocket, colour=colour)
+    [refusal] = refused.value.refusals
+    rule = "R1" if colour is None else GAME_RULE[game]
+    assert refusal.rule == rule
+    assert refusal.message == f"{message} ({ARTICLES[rule]})."

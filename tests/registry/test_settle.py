@@ -229,3 +229,12 @@ def test_the_settle_form_refuses_a_half_filled_row(as_user, croupier):
     response = as_user(croupier).post(reverse("games-settle"), data)
     assert response.status_code == 400
     assert response.context["rows"].forms[0].errors["stake"] == ["Indiquez le montant de la mise."]
+
+
+def test_r1_a_plein_on_0_is_refused_by_the_api_with_the_rule_code(api, croupier):
+    api.force_authenticate(croupier)
+    body = {"outcome": 1, "bets": [{"bet": "plein", "number": 0, "stake": "1.00"}]}
+    response = api.post("/api/v1/games/boule/settle/", body, format="json")
+    assert response.status_code == 400, response.json()
+    assert response.json()["code"] == "R1"
+    assert response.json()["errors"]["bets"][0]["number"][0]["code"] == "R1"

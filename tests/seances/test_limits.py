@@ -9,13 +9,15 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 
 from casino.models import Role
-from casino.rules import ARTICLES, DomainError, cite
+from casino.rules import ARTICLES, DomainError, RoleForbidden, cite
+from casino.web.formats import euros as in_french
 from seances import services
 from seances.models import GamingDay, Opening, Seance
 from seances.services import open_tableau
 from tables.games.rules import Game, check_maximums, euros
 from tables.models import Tableau
-from tests.conftest import make_employee
+from tables.services import register_tableau
+from tests.conftest import PASSWORD, make_employee
 from tests.helpers.cash_helpers import publish_rosters
 from tests.helpers.days import DATE
 
@@ -420,3 +422,157 @@ def test_r10_r15_an_opening_belongs_to_the_open_seance_names_its_director_and_fi
     assert created and during.seance == afternoon
     assert (during.decided_by, during.decided_role) == (codir, Role.CODIR)
     assert during.history.get().history_user == codir
+
+
+def test_r11_a_second_opening_with_the_same_plein_maximum_but_another_chance_maximum_is_refused(
+    api, director, boule_tableau, casino
+):
+    assert post_opening(api, director, boule_tableau, today(casino), "2.00", "200.00", "1000.00").status_code == 201
+    response = post_opening(api, director, boule_tableau, today(casino), "2.00", "200.00", "800.00")
+    assert response.status_code == 409, response.json()
+    assert response.json()["code"] == "R11"
+    assert Opening.objects.get().max_chances == Decimal("1000.00")
+
+
+def test_r11_a_second_opening_with_the_same_chance_maximum_but_another_plein_maximum_is_refused(
+    api, director, boule_tableau, casino
+):
+    assert post_opening(api, director, boule_tableau, today(casino), "2.00", "200.00", "1000.00").status_code == 201
+    response = post_opening(api, director, boule_tableau, today(casino), "2.00", "150.00", "1000.00")
+    assert response.status_code == 409 and response.json()["code"] == "R11"
+    assert Opening.objects.get().max_plein == Decimal("200.00")
+
+
+@pytest.fixture
+def two_tableaux_two_maximums(director, boule_table, casino):
+    """Two tableaux of one boule: the first with the lower maximums (100 € plein, 500 € chance), the second higher."""
+    strict, loose = register_tableau(boule_table, 1), register_tableau(boule_table, 2)
+    open_tableau(director, strict, today(casino), "2.00", "100.00", "500.00")
+    open_tableau(director, loose, today(casino), "2.00", "200.00", "1000.00")
+    return strict, loose
+
+
+@pytest.mark.parametrize(
+    "bet, number, maximum", [("plein", 5, "100.00"), ("rouge", None, "500.00")], ids=["plein", "chance"]
+)
+def test_r13_the_strictest_of_two_different_maximums_of_one_apparatus_applies(
+    api, chef, boule, two_tableaux_two_maximums, bet, number, maximum
+):
+    strict, loose = two_tableaux_two_maximums
+    # 60 + 60 = 120 € on a plein (or 300 + 300 = 600 € on rouge): under the loose maximum, over the strict one.
+    each = "60.00" if bet == "plein" else "300.00"
+    stakes = [
+        {"tableau": strict.pk, "bet": bet, "number": number, "stake": each},
+        {"tableau": loose.pk, "bet": bet, "number": number, "stake": each},
+    ]
+    body = check(api, chef, boule, stakes).json()
+    assert body["accepted"] is False, body
+    [breach] = body["breaches"]
+    assert breach["rule"] == "R11" and breach["stakes"] == [0, 1]
+    assert f"le maximum est {in_french(Decimal(maximum))}" in breach["message"] and ARTICLES["R13"] in breach["message"]
+
+
+def test_r13_the_maximum_of_the_tableau_played_alone_applies(api, chef, boule, two_tableaux_two_maximums):
+    _strict, loose = two_tableaux_two_maximums
+    stakes = [{"tableau": loose.pk, "bet": "plein", "number": 5, "stake": "150.00"}]
+    assert check(api, chef, boule, stakes).json()["accepted"] is True
+
+
+# Roles: the service's own check ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("persona", ["chef", "croupier", "caissier", "regulator", "administrator"])
+def test_r10_only_the_direction_opens_a_tableau_even_past_the_views_permission(request, persona, boule_tableau, casino):
+    user = request.getfixturevalue(persona)
+    with pytest.raises(RoleForbidden) as refused:
+        open_tableau(user, boule_tableau, today(casino), "2.00", "200.00", "1000.00")
+    assert refused.value.rule == "R10" and refused.value.status_code == 403
+    assert not Opening.objects.exists()
+
+
+@pytest.mark.parametrize("persona", ["director", "codir"])
+def test_r10_the_director_and_a_codir_member_open_a_tableau_through_the_service(
+    request, persona, boule_tableau, casino
+):
+    user = request.getfixturevalue(persona)
+    opening, created = open_tableau(user, boule_tableau, today(casino), "2.00", "200.00", "1000.00")
+    assert created and opening.decided_by == user
+
+
+# seances/services.py: what `make mutation MODULE=seances/services.py` found -------------------------------
+
+
+def test_r13_the_limits_of_another_apparatus_never_apply(director, boule, boule_tableau, vingt_trois_tableau, casino):
+    """A stake on a tableau of the vingt-trois is not checked against the boule's limits, nor its own."""
+    from tables.games.rules import PlayerStake
+
+    open_tableau(director, vingt_trois_tableau, today(casino), "1.00", "50.00", "250.00")
+    with pytest.raises(DomainError) as refused:
+        services.check_stakes(boule, today(casino), [PlayerStake("plein", Decimal("5.00"), 5, vingt_trois_tableau)])
+    assert refused.value.rule == "R10"
+    assert refused.value.message.startswith("Aucune limite n'est fixée ce jour pour le tableau n° 5 :")
+
+
+def test_r10_the_tableaux_without_limits_are_all_named(director, boule, boule_table, casino):
+    from tables.games.rules import PlayerStake
+
+    first, second = register_tableau(boule_table, 3), register_tableau(boule_table, 4)
+    stakes = [PlayerStake("rouge", Decimal("5.00"), None, first), PlayerStake("rouge", Decimal("5.00"), None, second)]
+    with pytest.raises(DomainError) as refused:
+        services.check_stakes(boule, today(casino), stakes)
+    assert refused.value.rule == "R10"
+    assert refused.value.message == (
+        f"Aucune limite n'est fixée ce jour pour les tableaux n° 3, 4 : ouvrez-le d'abord ({ARTICLES['R10']})."
+    )
+
+
+def test_r10_a_codir_member_whose_approval_is_suspended_is_refused_with_the_rule(casino, boule_tableau):
+    import datetime
+
+    from casino.models import Role
+    from tests.conftest import make_employee
+
+    employee = make_employee("codir_suspendu", Role.CODIR, casino)
+    employee.suspended_from = datetime.date(2021, 1, 1)
+    employee.save()
+    with pytest.raises(RoleForbidden) as refused:
+        open_tableau(employee.user, boule_tableau, today(casino), "2.00", "200.00", "1000.00")
+    assert refused.value.rule == "R10"
+    assert refused.value.message == (
+        "Votre agrément n'est pas valide ce jour : vous ne pouvez pas fixer les limites d'un tableau "
+        f"({ARTICLES['R10']})."
+    )
+    assert not Opening.objects.exists()
+
+
+def test_r10_the_refusal_names_the_role_of_who_tried(chef, boule_tableau, casino):
+    from django.contrib.auth import get_user_model
+
+    with pytest.raises(RoleForbidden) as as_chef:
+        open_tableau(chef, boule_tableau, today(casino), "2.00", "200.00", "1000.00")
+    assert as_chef.value.message.endswith(f"(votre rôle : Chef de partie) ({ARTICLES['R10']}).")
+    nobody = get_user_model().objects.create_user("sans_role", password=PASSWORD)
+    with pytest.raises(RoleForbidden) as without_role:
+        open_tableau(nobody, boule_tableau, today(casino), "2.00", "200.00", "1000.00")
+    assert without_role.value.message.endswith(f"(votre rôle : aucun rôle) ({ARTICLES['R10']}).")
+
+
+def test_r10_r11_yesterdays_limits_do_not_apply_today(director, boule, boule_tableau, casino):
+    import datetime
+
+    from seances.services import gaming_day_for
+    from tables.games.rules import PlayerStake
+
+    yesterday = gaming_day_for(casino, today(casino) - datetime.timedelta(days=1))
+    Opening.objects.create(
+        tableau=boule_tableau,
+        gaming_day=yesterday,
+        minimum="2.00",
+        max_plein="200.00",
+        max_chances="1000.00",
+        decided_by=director,
+        decided_role="directeur",
+    )
+    with pytest.raises(DomainError) as refused:
+        services.check_stakes(boule, today(casino), [PlayerStake("plein", Decimal("5.00"), 5, boule_tableau)])
+    assert refused.value.rule == "R10"
