@@ -19,7 +19,7 @@ from tests.accounts.test_authorization_matrix import (  # noqa: F401
     demo,
     routes,
 )
-from tests.browser.test_browser_registry import TIMEOUT_MS, browser  # noqa: F401 (fixtures)
+from tests.helpers.browser import TIMEOUT_MS
 
 axe_playwright = pytest.importorskip("axe_playwright_python.sync_playwright")
 

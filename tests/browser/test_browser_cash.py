@@ -5,8 +5,8 @@ import re
 import pytest
 
 from cashbox.models import Interruption
-from tests.browser.test_browser_registry import browser, log_in  # noqa: F401 (fixtures)
 from tests.conftest import PASSWORD
+from tests.helpers.browser import log_in
 from tests.helpers.cash_helpers import post_advance
 
 try:

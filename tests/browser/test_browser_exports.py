@@ -6,7 +6,7 @@ import zipfile
 import pytest
 
 from casino.models import Export
-from tests.browser.test_browser_registry import browser, log_in, page  # noqa: F401 (fixtures)
+from tests.helpers.browser import log_in
 from tools.verify_export import verify
 
 try:

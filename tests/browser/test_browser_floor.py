@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from cashbox.tasks import check_short_interruptions
-from tests.browser.test_browser_registry import browser, log_in  # noqa: F401 (fixtures)
+from tests.helpers.browser import log_in
 from tests.helpers.cash_helpers import post_advance, post_short_interruption
 
 try:

@@ -6,7 +6,7 @@ import pytest
 
 from casino.rules import ARTICLES
 from seances.models import Opening
-from tests.browser.test_browser_registry import browser, log_in, page  # noqa: F401 (fixtures)
+from tests.helpers.browser import log_in
 
 try:
     from playwright.sync_api import expect

@@ -15,8 +15,8 @@ from django.test import Client
 
 from cashbox.models import Advance, Count, Interruption
 from seances.models import Opening
-from tests.browser.test_browser_registry import TIMEOUT_MS, browser  # noqa: F401 (fixture)
 from tests.conftest import PASSWORD
+from tests.helpers.browser import TIMEOUT_MS
 from tests.helpers.cash_helpers import post_advance
 
 try:

@@ -18,9 +18,9 @@ from cashbox.models import Count, RegisterAmendment
 from seances.models import GamingDay, Opening
 from seances.rosters import services as roster_services
 from seances.services import plan_seances
-from tests.browser.test_browser_registry import TIMEOUT_MS, browser, log_in  # noqa: F401 (fixtures)
 from tests.conftest import PASSWORD
 from tests.helpers.books_helpers import codir2_fixture, day_of_play, signed_register, staff_fixture  # noqa: F401
+from tests.helpers.browser import TIMEOUT_MS, log_in
 from tests.helpers.cash_helpers import chips_for, main_box
 
 pypdf = pytest.importorskip("pypdf")

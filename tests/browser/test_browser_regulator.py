@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tests.browser.test_browser_registry import browser, log_in, page  # noqa: F401 (fixtures)
+from tests.helpers.browser import log_in
 from tests.helpers.cash_helpers import post_advance
 
 try:

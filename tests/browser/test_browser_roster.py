@@ -11,8 +11,8 @@ from django.utils import timezone
 from casino.models import Role
 from seances.models import GamingDay, Roster, RosterChange, Seance
 from seances.services import change_seance_state, gaming_day_for
-from tests.browser.test_browser_registry import browser, log_in, page  # noqa: F401 (fixtures)
 from tests.conftest import PASSWORD, make_employee
+from tests.helpers.browser import log_in
 
 try:
     from playwright.sync_api import expect

@@ -15,7 +15,7 @@ from django.test import Client
 
 from tables.models import Tableau
 from tests.accounts.test_authorization_matrix import demo  # noqa: F401 (fixture)
-from tests.browser.test_browser_registry import TIMEOUT_MS, browser  # noqa: F401 (fixture)
+from tests.helpers.browser import TIMEOUT_MS
 from tests.helpers.cash_helpers import main_box
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

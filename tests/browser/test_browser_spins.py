@@ -5,7 +5,7 @@ import re
 import pytest
 
 from seances.models import Spin
-from tests.browser.test_browser_registry import browser, log_in  # noqa: F401 (fixtures)
+from tests.helpers.browser import log_in
 
 try:
     from playwright.sync_api import expect
