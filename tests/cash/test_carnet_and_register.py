@@ -9,9 +9,10 @@ from cashbox import services
 from cashbox.carnets import carnet_of
 from cashbox.models import Advance, ControlRegister, ControlRegisterLine, Correction, Count, Interruption, Signature
 from casino.rules import InvalidTransition
-from seances.models import GamingDay, Opening, Seance
+from seances.models import GamingDay, Seance
 from seances.services import change_seance_state, plan_seances
 from tests.conftest import PASSWORD
+from tests.helpers.books_helpers import day_of_play, play_seance, staff_fixture  # noqa: F401 (fixture)
 from tests.helpers.cash_helpers import chips_for, main_box, open_seance, post_advance
 
 pytestmark = pytest.mark.django_db
@@ -21,48 +22,6 @@ CASH_MODELS = [Advance, Count, Interruption, Signature, Correction, ControlRegis
 
 def rows():
     return {model.__name__: model.objects.count() for model in CASH_MODELS}
-
-
-@pytest.fixture
-def staff(director, codir, chef, croupier, croupier2, caissier):
-    return {"director": director, "codir": codir, "chef": chef, "croupier": croupier, "caissier": caissier}
-
-
-def play_seance(staff, tableau, seance, encaisse, top_ups=0):
-    """Open the tableau if needed, enter its advance and top-ups, and count the encaisse, by the services."""
-    casino = tableau.casino
-    Opening.objects.get_or_create(
-        tableau=tableau,
-        gaming_day=seance.gaming_day,
-        defaults={
-            "minimum": casino.authorised_minimum(tableau.game),
-            "max_plein": casino.authorised_minimum(tableau.game) * 50,
-            "max_chances": casino.authorised_minimum(tableau.game) * 200,
-            "decided_by": staff["director"],
-            "decided_role": "directeur",
-        },
-    )
-    advance = chips_for(casino.advance_amount(tableau.game))
-    box = main_box(tableau)
-    services.record_advance(staff["chef"], box, seance, "initial", advance, "croupier1", "directeur", PASSWORD)
-    for _ in range(top_ups):
-        services.record_advance(staff["chef"], box, seance, "top_up", advance, "croupier1", "codir", PASSWORD)
-    chips = chips_for(encaisse) if Decimal(encaisse) else {}
-    return services.record_final_count(
-        staff["chef"], box, seance, chips, "croupier1", ["croupier2"], "caissier", "directeur", PASSWORD
-    )
-
-
-def day_of_play(staff, casino, date, plays):
-    """Plan the day's séances; in each, in order, play `plays[kind]` = [(tableau, encaisse), …] and close it."""
-    director = staff["director"]
-    seances = plan_seances(director, casino, date)
-    for seance in seances:
-        open_seance(director, seance)
-        for tableau, encaisse in plays.get(seance.kind, []):
-            play_seance(staff, tableau, seance, encaisse)
-        change_seance_state(director, seance, Seance.State.CLOSED)
-    return GamingDay.objects.get(casino=casino, date=date)
 
 
 # R21 carnet d'avances -----------------------------------------------------------------------------------------

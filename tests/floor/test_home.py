@@ -72,7 +72,7 @@ def test_the_season_chart_carries_the_results_of_the_control_registers_per_game(
     from cashbox.services import draw_up_register
     from casino.dashboard import season_chart
     from seances.models import Seance
-    from tests.cash.test_carnet_and_register import day_of_play
+    from tests.helpers.books_helpers import day_of_play
 
     afternoon = Seance.Kind.choices[0][0]
     day = day_of_play(

@@ -24,8 +24,8 @@ def codir2_fixture(casino):
     return make_employee("codir2", Role.CODIR, casino).user
 
 
-def play_seance(staff, tableau, seance, encaisse):
-    """Open the tableau if needed, enter its advance and count the encaisse, by the services."""
+def play_seance(staff, tableau, seance, encaisse, top_ups=0):
+    """Open the tableau if needed, enter its advance and top-ups, and count the encaisse, by the services."""
     casino = tableau.casino
     Opening.objects.get_or_create(
         tableau=tableau,
@@ -41,6 +41,8 @@ def play_seance(staff, tableau, seance, encaisse):
     advance = chips_for(casino.advance_amount(tableau.game))
     box = main_box(tableau)
     services.record_advance(staff["chef"], box, seance, "initial", advance, "croupier1", "directeur", PASSWORD)
+    for _ in range(top_ups):
+        services.record_advance(staff["chef"], box, seance, "top_up", advance, "croupier1", "codir", PASSWORD)
     chips = chips_for(encaisse) if Decimal(encaisse) else {}
     return services.record_final_count(
         staff["chef"], box, seance, chips, "croupier1", ["croupier2"], "caissier", "directeur", PASSWORD
