@@ -52,17 +52,20 @@ MODULE_TESTS = {
         "seances/test_limits.py",
     ],
     "tables/models.py": [
+        "registry/test_registry_models.py",
         "registry/test_registry_rules.py",
         "registry/test_registry_api.py",
     ],
     "seances/models.py": [
         "seances/test_gaming_days.py",
+        "seances/test_seance_direction.py",
         "seances/test_seances.py",
         "seances/test_limits.py",
         "rosters/test_rosters.py",
         "spins/test_spins.py",
     ],
     "seances/services.py": [
+        "seances/test_seance_direction.py",
         "seances/test_seances.py",
         "seances/test_seance_not_held.py",
         "seances/test_limits.py",
@@ -90,6 +93,7 @@ MODULE_TESTS = {
         "cash/test_register_amendment.py",
     ],
     "casino/audit/journal.py": [
+        "audit/test_journal_appends.py",
         "audit/test_journal.py",
         "audit/test_account_journal.py",
         "audit/test_refusals_journaled.py",
