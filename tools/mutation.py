@@ -50,6 +50,7 @@ MODULE_TESTS = {
         "registry/test_games.py",
         "registry/test_settle.py",
         "seances/test_limits.py",
+        "seances/test_opening_refusals.py",
     ],
     "tables/models.py": [
         "registry/test_registry_models.py",
@@ -61,6 +62,7 @@ MODULE_TESTS = {
         "seances/test_seance_direction.py",
         "seances/test_seances.py",
         "seances/test_limits.py",
+        "seances/test_opening_refusals.py",
         "rosters/test_rosters.py",
         "spins/test_spins.py",
     ],
@@ -69,6 +71,7 @@ MODULE_TESTS = {
         "seances/test_seances.py",
         "seances/test_seance_not_held.py",
         "seances/test_limits.py",
+        "seances/test_opening_refusals.py",
         "rosters/test_roster_first.py",
     ],
     # test_roster_first.py: who serves a tableau (tableau_staff, read by the counts' witnesses).
@@ -98,6 +101,7 @@ MODULE_TESTS = {
         "audit/test_account_journal.py",
         "audit/test_refusals_journaled.py",
         "audit/test_journal_reconciliation.py",
+        "audit/test_record_comparison.py",
         "audit/test_seals.py",
     ],
     # The installed triggers of the reused test database were written before the mutation: these tests rebuild
@@ -127,7 +131,9 @@ MODULE_TESTS = {
         "cash/test_alerts.py",
         "accounts/test_roles_and_isolation.py",
         "accounts/test_staff.py",
+        "accounts/test_approvals.py",
         "registry/test_casino_settings.py",
+        "registry/test_chip_values_and_colours.py",
         "seances/test_day_fixed.py",
         "audit/test_seals.py",
         "accounts/test_r29_separation_of_duties.py",
