@@ -38,7 +38,7 @@ run: $(STAMP) ## Migrate, seed the demo and serve on 127.0.0.1:$PORT (default 80
 
 # pytest-xdist: one worker per core (TEST_WORKERS=0 runs in one process); each worker has its own test database.
 # --dist loadgroup: tests are dealt one by one (the longest files split across workers), except a file marked
-# xdist_group, which one worker runs whole (tests/test_db_roles.py: its role is cluster-wide).
+# xdist_group, which one worker runs whole (tests/ops/test_db_roles.py: its role is cluster-wide).
 TEST_WORKERS ?= auto
 test: $(STAMP) ## Run the test suite on every core (SQLite; PostgreSQL, Celery and browser tests skip with a reason)
 	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)

@@ -118,7 +118,7 @@ def lock_cashbox(cashbox):
     # Every money entry of a cash box locks it first, and only it (of=("self",): not its tableau, nor the casino,
     # which every other cash box shares): two tablets cannot both enter the initial advance, or a top-up beside
     # a final count, while the other cash boxes of the casino go on. SQLite has no row locks: the scope of each lock
-    # of this module (`of=`, marked « no mutate ») is tested on PostgreSQL by tests/test_lock_scope.py.
+    # of this module (`of=`, marked « no mutate ») is tested on PostgreSQL by tests/cash/test_lock_scope.py.
     # Read by casino.rows (hand-written SQL, the reason there): the ORM's compiling cost more than the query.
     return rows.instance(
         Cashbox,

@@ -45,7 +45,7 @@ def flag(sql, params):
 # subquery of the user's casinos, `select_related`, `select_for_update`) cost about 2 ms of CPU each, three per write,
 # more than the database took to run them (issue 15). The SQL is built once per shape from the models' own metadata
 # (and, for the scope, the model's casino_path: the same joins and the same casinos as ScopedQuerySet.for_user);
-# tests/test_rows.py compares each with the ORM's on both databases.
+# tests/ops/test_rows.py compares each with the ORM's on both databases.
 
 
 def _member_casinos():

@@ -221,7 +221,7 @@ REST_FRAMEWORK = {
 
 # One cache shared by every worker, for the API throttles: the database (table created by a migration of `casino`),
 # or Redis when CACHE_URL names one. The test suite keeps per-process memory so that tests without a database can
-# run; tests/test_throttling.py runs the throttles on the database cache.
+# run; tests/accounts/test_throttling.py runs the throttles on the database cache.
 CACHE_TABLE = "casino_cache"
 if os.environ.get("CACHE_URL", "").startswith(("redis://", "rediss://")):
     # Short timeouts: a Redis that does not answer must not hold every API request (the throttles then fail open,

@@ -15,11 +15,11 @@ from casino.models import Casino, Employee, Membership, Role
 from tables.games.rules import Game
 from tables.models import Apparatus, Table
 from tables.services import register_tableau
-from tests import db_template
+from tests.helpers import db_template
 
 PASSWORD = "correct-horse-battery-staple"
 
-# The migrated SQLite test database is copied from .test-db/ instead of migrated by every worker (tests/db_template.py).
+# The migrated SQLite test database is copied from .test-db/ instead of migrated by every worker (tests/helpers/db_template.py).
 db_template.install()
 
 
@@ -182,9 +182,10 @@ def as_user(client):
     return login
 
 
-# Cash fixtures live with their helpers; imported here so that every test module sees them.
-from tests.cash_helpers import elsewhere, open_day  # noqa: E402, F401
-from tests.guard_helpers import world  # noqa: E402, F401
+# Cash fixtures and the still clock live with their helpers; imported here so that every test module sees them.
+from tests.helpers.cash_helpers import elsewhere, open_day  # noqa: E402, F401
+from tests.helpers.days import clock  # noqa: E402, F401
+from tests.helpers.guard_helpers import world  # noqa: E402, F401
 
 
 @pytest.fixture

@@ -46,36 +46,54 @@ LINKED = [
 # Each rule module and the tests of its rules (not every test that happens to import it): a mutant must be
 # caught by the tests written for its rule.
 MODULE_TESTS = {
-    "tables/games/rules.py": ["test_games.py", "test_settle.py", "test_limits.py", "test_rule_holes.py"],
-    "tables/models.py": ["test_mutation_registry.py", "test_registry_rules.py", "test_registry_api.py"],
+    "tables/games/rules.py": [
+        "registry/test_games.py",
+        "registry/test_settle.py",
+        "seances/test_limits.py",
+        "seances/test_opening_refusals.py",
+    ],
+    "tables/models.py": [
+        "registry/test_registry_models.py",
+        "registry/test_registry_rules.py",
+        "registry/test_registry_api.py",
+    ],
     "seances/models.py": [
-        "test_mutation_seances.py",
-        "test_seances.py",
-        "test_limits.py",
-        "test_rosters.py",
-        "test_rule_holes.py",
+        "seances/test_gaming_days.py",
+        "seances/test_seance_direction.py",
+        "seances/test_seances.py",
+        "seances/test_limits.py",
+        "seances/test_opening_refusals.py",
+        "rosters/test_rosters.py",
+        "spins/test_spins.py",
     ],
     "seances/services.py": [
-        "test_mutation_seance_services.py",
-        "test_seances.py",
-        "test_seance_not_held.py",
-        "test_limits.py",
-        "test_rule_holes.py",
+        "seances/test_seance_direction.py",
+        "seances/test_seances.py",
+        "seances/test_seance_not_held.py",
+        "seances/test_limits.py",
+        "seances/test_opening_refusals.py",
+        "rosters/test_roster_first.py",
     ],
     # test_roster_first.py: who serves a tableau (tableau_staff, read by the counts' witnesses).
     "seances/rosters/services.py": [
-        "test_mutation_rosters.py",
-        "test_rosters.py",
-        "test_rotation.py",
-        "test_roster_first.py",
+        "rosters/test_roster_eligibility.py",
+        "rosters/test_compliance_report.py",
+        "rosters/test_roster_changes.py",
+        "rosters/test_building_and_publishing.py",
+        "rosters/test_rosters.py",
+        "rosters/test_rotation.py",
+        "rosters/test_roster_first.py",
     ],
     "cashbox/services.py": [
-        "test_mutation_cash_services.py",
-        "test_cash_rules.py",
-        "test_cash_day.py",
-        "test_carnet_and_register.py",
-        "test_register_amendment.py",
-        "test_rule_holes.py",
+        "cash/test_advances_and_counts.py",
+        "cash/test_interruptions.py",
+        "cash/test_corrections.py",
+        "cash/test_control_register.py",
+        "cash/test_signers.py",
+        "cash/test_cash_rules.py",
+        "cash/test_cash_day.py",
+        "cash/test_carnet_and_register.py",
+        "cash/test_register_amendment.py",
     ],
     # Taken out of cashbox/services.py (issue 34): the same tests, and the pages that read the corrected figures.
     "cashbox/signatures.py": [
@@ -93,37 +111,47 @@ MODULE_TESTS = {
         "test_floor_corrected_totals.py",
     ],
     "casino/audit/journal.py": [
-        "test_mutation_journal.py",
-        "test_journal.py",
-        "test_journal_reconciliation.py",
-        "test_seals.py",
-        "test_rule_holes.py",
+        "audit/test_journal_appends.py",
+        "audit/test_journal.py",
+        "audit/test_account_journal.py",
+        "audit/test_refusals_journaled.py",
+        "audit/test_journal_reconciliation.py",
+        "audit/test_record_comparison.py",
+        "audit/test_seals.py",
     ],
     # The installed triggers of the reused test database were written before the mutation: these tests rebuild
-    # them from the code under test (test_journal.py and test_rule_holes.py only meet the installed ones).
-    "casino/audit/append_only.py": ["test_mutation_append_only.py"],
-    "casino/accounts/roles.py": ["test_mutation_roles.py", "test_roles_and_isolation.py", "test_cash_roles.py"],
+    # them from the code under test (test_journal.py only meets the installed ones).
+    "casino/audit/append_only.py": ["audit/test_append_only_guards.py"],
+    "casino/accounts/roles.py": [
+        "accounts/test_role_groups.py",
+        "accounts/test_roles_and_isolation.py",
+        "cash/test_cash_roles.py",
+    ],
     # Not test_authorization_matrix.py: under mutmut's tracing it costs minutes a mutant on this machine.
-    "casino/accounts/permissions.py": ["test_mutation_permissions.py", "test_roles_and_isolation.py"],
+    "casino/accounts/permissions.py": ["accounts/test_api_role_check.py", "accounts/test_roles_and_isolation.py"],
     # The offline verifier an inspector runs on an export (R23): the chain, its seams, the seals, the records. Not
     # test_exports.py nor test_books_export.py: they run the verifier as an inspector does, in another interpreter
     # that mutmut does not see, and their exports cost seconds a mutant; test_verify_units.py checks every part and
     # whole signed bags in this process.
-    "tools/verify_export.py": ["test_verify_units.py", "test_verify_parallel.py", "test_seals.py"],
+    "tools/verify_export.py": ["audit/test_verify_units.py", "audit/test_verify_parallel.py", "audit/test_seals.py"],
     # The hand-written key lookups and the cash box's lock (the API's casino boundary on every signed write).
-    "casino/rows.py": ["test_rows.py", "test_no_disclosure.py", "test_lock_scope.py"],
+    "casino/rows.py": ["ops/test_rows.py", "accounts/test_no_disclosure.py", "cash/test_lock_scope.py"],
     # Every request passes through it: only the fast tests of its parts, and the journal's own.
-    "casino/web/middleware.py": ["test_mutation_middleware.py", "test_journal.py"],
+    "casino/web/middleware.py": [
+        "web/test_nul_bytes_refused.py",
+        "audit/test_refusals_journaled.py",
+        "audit/test_journal.py",
+    ],
     "casino/models.py": [
-        "test_mutation_casino_models.py",
-        "test_mutation_scoping.py",
-        "test_roles_and_isolation.py",
-        "test_staff.py",
-        "test_casino_settings.py",
-        "test_day_fixed.py",
-        "test_seals.py",
-        "test_r29_separation_of_duties.py",
-        "test_rule_holes.py",
+        "cash/test_alerts.py",
+        "accounts/test_roles_and_isolation.py",
+        "accounts/test_staff.py",
+        "accounts/test_approvals.py",
+        "registry/test_casino_settings.py",
+        "registry/test_chip_values_and_colours.py",
+        "seances/test_day_fixed.py",
+        "audit/test_seals.py",
+        "accounts/test_r29_separation_of_duties.py",
     ],
 }
 # Modules with code for each database (casino/audit/journal.py appends on PostgreSQL in one SQL statement, elsewhere in
@@ -370,7 +398,7 @@ def run(module, max_children, names=(), variant=""):
     env = {**os.environ, "TEST_DATABASE_NAME": str(directory / "test-db.sqlite3"), "PYTHONDONTWRITEBYTECODE": "1"}
     url = env.pop("DATABASE_URL", "")  # SQLite: the mutants run one after the other on one reused test database
     if url.startswith(("postgres://", "postgresql://")):
-        # The PostgreSQL triggers are tried on bare tables in a transaction rolled back (test_mutation_append_only).
+        # The PostgreSQL triggers are tried on bare tables in a transaction rolled back (tests/audit/test_append_only_guards.py).
         env.setdefault("APPEND_ONLY_POSTGRES_URL", url)
     if variant == "postgresql":
         if not url.startswith(("postgres://", "postgresql://")):

@@ -4,7 +4,7 @@ Each entry is one canonical JSON document (sorted keys, no spaces, UTF-8) holdin
 the UTC time, the actor and role, the action, the object and its payload. Its hash is
 SHA-256(previous hash, a line feed, the canonical document), so that a flipped byte, a deleted, inserted or swapped
 entry breaks the chain at the exact sequence number where it happens. The canonical form is frozen by a test vector
-(tests/test_journal.py): changing it would make every exported journal unverifiable.
+(tests/audit/test_journal.py): changing it would make every exported journal unverifiable.
 """
 
 import contextvars

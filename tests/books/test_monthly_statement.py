@@ -1,0 +1,157 @@
+"""The situation mensuelle (modèle 5): the previous month's results, séances held and not held, registers with their
+signatures and rectificatifs, corrections, interruptions and alerts; signed by the director; an alert on the 3rd
+when it is not (R26)."""
+
+import datetime
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from books.models import MonthlyStatement
+from books.tasks import check_monthly_statements
+from cashbox import services
+from cashbox.models import Count, RegisterAmendment, Signature
+from casino.models import Alert
+from casino.rules import ARTICLES
+from tests.conftest import PASSWORD
+from tests.helpers.books_helpers import day_of_play, signed_register, staff_fixture  # noqa: F401
+from tests.helpers.cash_helpers import chips_for
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/v1/situations/2025/1/"
+
+
+def at(day, hour=15):
+    return time_machine.travel(datetime.datetime(2025, *day, hour, 0, tzinfo=datetime.UTC), tick=False)
+
+
+@pytest.fixture
+def january(staff, casino, boule_tableau, vingt_trois_tableau):
+    """15 January 2025: the afternoon played (results 1 000 and 0), the evening not held; the register signed, then
+    corrected by a rectificatif signed too; an alert raised that day."""
+    with at((1, 16)):
+        day = day_of_play(
+            staff,
+            casino,
+            datetime.date(2025, 1, 15),
+            {"apres_midi": [(boule_tableau, "9000"), (vingt_trois_tableau, "10000")]},
+            ["soiree"],
+        )
+        signed_register(staff, day)
+        count = Count.objects.get(seance__gaming_day=day, kind="final", cashbox__tableau__game="boule")
+        services.correct(
+            staff["chef"], count, chips_for("8900"), "Erreur", "huit mille neuf cents euros", "directeur", PASSWORD
+        )
+        amendment = RegisterAmendment.objects.get()
+        services.sign_amendment(amendment, "directeur", PASSWORD)
+        services.sign_amendment(amendment, "codir", PASSWORD)
+        Alert.objects.create(casino=casino, rule="R18", kind="test", key="k", message="Interruption trop longue")
+    return day
+
+
+def sign(api, user, signer="directeur", password=PASSWORD):
+    api.force_authenticate(user)
+    return api.post(URL, {"signer": signer, "password": password}, format="json")
+
+
+def test_r26_the_statement_of_the_previous_month_carries_every_book(api, staff, january):
+    with at((2, 2)):
+        api.force_authenticate(staff["director"])
+        body = api.get(URL).json()
+    document = body["statement"]
+    assert document["results"] == [
+        {"date": "2025-01-15", "games": {"boule": "900.00", "vingt_trois": "0.00"}, "total": "900.00"}
+    ]
+    assert document["month_total"] == "900.00"
+    held = {(s["kind"], s["held"], s["not_held_reason"]) for s in document["seances"]}
+    assert ("Séance de la soirée", False, "Fermeture exceptionnelle") in held
+    (register,) = document["registers"]
+    assert register["rectified"] and register["carried"] == "rectificatif n° 1"
+    assert register["first_signature"]["signer"] and register["rectificatifs"][0]["difference"] == "-100.00"
+    assert document["corrections"][0]["reason"] == "Erreur"
+    assert [a["message"] for a in document["alerts"]] == ["Interruption trop longue"]
+    assert body["signed"] is False and len(body["content_hash"]) == 64
+
+
+def test_r26_the_director_signs_the_hash_of_the_content(api, staff, january):
+    with at((2, 3)):
+        response = sign(api, staff["director"])
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["signed"] is True and body["signatures"][0]["matches"] is True
+    stored = MonthlyStatement.objects.get()
+    assert stored.content_hash == body["content_hash"]
+    assert body["content_hash"] in Signature.objects.get(purpose="monthly_statement").statement
+
+
+def test_r26_not_before_the_first_of_the_next_month(api, staff, january):
+    with at((1, 31)):
+        before = MonthlyStatement.objects.count()
+        response = sign(api, staff["director"])
+    assert response.status_code == 409 and response.json()["code"] == "R26"
+    assert ARTICLES["R26"] in response.json()["message"]
+    assert MonthlyStatement.objects.count() == before
+
+
+def test_r26_only_the_director_signs(api, staff, january):
+    with at((2, 3)):
+        by_codir = sign(api, staff["director"], signer="codir")
+        assert by_codir.status_code == 403 and by_codir.json()["code"] == "R26"
+        assert sign(api, staff["codir"], signer="codir").status_code == 403
+        wrong = sign(api, staff["director"], password="wrong")
+        assert wrong.status_code == 400 and wrong.json()["code"] == "R26"
+    assert not MonthlyStatement.objects.exists()
+
+
+def test_r26_a_signed_statement_is_signed_again_only_when_its_content_changed(api, staff, january):
+    with at((2, 3)):
+        assert sign(api, staff["director"]).status_code == 201
+        again = sign(api, staff["director"])
+        assert again.status_code == 409 and again.json()["code"] == "R26"
+        count = Count.objects.get(kind="final", cashbox__tableau__game="vingt_trois")
+        services.correct(
+            staff["chef"], count, chips_for("10100"), "Plaque", "dix mille cent euros", "directeur", PASSWORD
+        )
+        amendment = RegisterAmendment.objects.get(number=2)
+        services.sign_amendment(amendment, "directeur", PASSWORD)
+        services.sign_amendment(amendment, "codir", PASSWORD)
+        api.force_authenticate(staff["director"])
+        changed = api.get(URL).json()
+        assert changed["signed"] is False and changed["signatures"][0]["matches"] is False
+        assert changed["statement"]["month_total"] == "1000.00"
+        assert sign(api, staff["director"]).status_code == 201
+    assert MonthlyStatement.objects.count() == 2
+
+
+def test_r26_an_alert_on_the_3rd_when_the_statement_is_not_signed(api, staff, casino, january):
+    with at((2, 2)):
+        assert check_monthly_statements() == 0
+    with at((2, 3)):
+        assert check_monthly_statements() == 1
+        assert check_monthly_statements() == 0
+    alert = Alert.objects.get(kind="statement_unsigned")
+    assert alert.rule == "R26" and ARTICLES["R26"] in alert.message and "avant le 5" in alert.message
+
+
+def test_r26_no_alert_when_the_statement_is_signed_in_time(api, staff, january):
+    with at((2, 1)):
+        assert sign(api, staff["director"]).status_code == 201
+    with at((2, 4)):
+        assert check_monthly_statements() == 0
+
+
+def test_r26_the_statement_through_the_pages(as_user, staff, regulator, casino, january):
+    with at((2, 3)):
+        page = as_user(regulator).get(f"/livres/situations/2025/1/?casino={casino.pk}")
+        assert page.status_code == 200 and "Fermeture exceptionnelle" in page.content.decode()
+        assert as_user(regulator).post("/livres/situations/2025/1/", {}).status_code == 403
+        client = as_user(staff["director"])
+        assert "janvier 2025" in client.get("/livres/situations/").content.decode()
+        refused = client.post("/livres/situations/2025/1/", {"signer": "directeur", "password": "wrong"})
+        assert refused.status_code == 400
+        signed = client.post("/livres/situations/2025/1/", {"signer": "directeur", "password": PASSWORD})
+        assert signed.status_code == 302
+        assert "Non signée" not in client.get("/livres/situations/2025/1/").content.decode()
+    assert timezone.now().year >= 2026

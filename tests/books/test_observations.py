@@ -1,0 +1,166 @@
+"""The registre spécial d'observations: the police des jeux writes its visits and injunctions, signed, append-only;
+the direction records the follow-up; alerts before and after the 8-day deadline (R27)."""
+
+import datetime
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from books.models import Observation, ObservationAction
+from books.tasks import check_observations
+from cashbox.models import Signature
+from casino.models import Alert, JournalEntry
+from casino.rules import ARTICLES
+from tests.conftest import PASSWORD
+from tests.helpers.books_helpers import staff_fixture  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+
+def counts():
+    return {m.__name__: m.objects.count() for m in (Observation, ObservationAction, Signature)}
+
+
+def observe(api, user, casino, **body):
+    api.force_authenticate(user)
+    payload = {
+        "casino": casino.pk,
+        "visited_at": (timezone.now() - datetime.timedelta(hours=1)).isoformat(),
+        "text": "Visite de la salle : tableaux conformes.",
+        "injunction": "Afficher les limites à la table n° 5.",
+        "password": PASSWORD,
+        **body,
+    }
+    return api.post("/api/v1/observations/", payload, format="json")
+
+
+def follow_up(api, user, observation_id, **body):
+    api.force_authenticate(user)
+    payload = {"text": "Affiche posée le jour même.", "signer": "directeur", "password": PASSWORD, **body}
+    return api.post(f"/api/v1/observations/{observation_id}/follow-up/", payload, format="json")
+
+
+def test_r27_the_regulator_records_a_signed_visit_and_injunction(api, regulator, casino):
+    before = counts()
+    response = observe(api, regulator, casino)
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["written_by"] == "controleur" and body["signature"]["role"] == "controleur"
+    assert body["deadline"] == (timezone.localdate() + datetime.timedelta(days=8)).isoformat()
+    assert counts() == {**before, "Observation": 1, "Signature": 1}
+    assert JournalEntry.objects.filter(action="books.observation.create").exists()
+
+
+def test_r27_a_visit_without_injunction_has_no_deadline(api, regulator, casino):
+    body = observe(api, regulator, casino, injunction="").json()
+    assert body["deadline"] is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"password": "wrong"},
+        {"text": "  "},
+        {"visited_at": (timezone.now() + datetime.timedelta(days=2)).isoformat()},
+    ],
+)
+def test_r27_an_observation_unsigned_empty_or_dated_in_the_future_is_refused(api, regulator, casino, body):
+    before = counts()
+    response = observe(api, regulator, casino, **body)
+    assert response.status_code == 400 and response.json()["code"] == "R27"
+    assert ARTICLES["R27"] in response.json()["message"]
+    assert counts() == before
+
+
+def test_r27_only_the_police_des_jeux_writes_observations(api, staff, casino):
+    before = counts()
+    for user in (staff["director"], staff["codir"], staff["chef"]):
+        assert observe(api, user, casino).status_code == 403
+    assert counts() == before
+
+
+def test_r27_a_regulator_writes_only_for_the_casinos_in_their_remit(api, regulator, other_casino):
+    before = counts()
+    assert observe(api, regulator, other_casino).status_code == 404
+    assert counts() == before
+
+
+def test_r27_the_direction_records_the_follow_up_and_the_regulator_cannot(api, staff, regulator, casino):
+    observation = observe(api, regulator, casino).json()
+    before = counts()
+    assert follow_up(api, regulator, observation["id"], signer="controleur").status_code == 403
+    empty = follow_up(api, staff["director"], observation["id"], text=" ")
+    assert empty.status_code == 400 and empty.json()["code"] == "R27"
+    by_chef = follow_up(api, staff["director"], observation["id"], signer="chef")
+    assert by_chef.status_code == 403 and by_chef.json()["code"] == "R27"
+    assert counts() == before
+    done = follow_up(api, staff["director"], observation["id"])
+    assert done.status_code == 201 and done.json()["signature"]["purpose"] == "observation_action"
+    api.force_authenticate(regulator)
+    read = api.get(f"/api/v1/observations/{observation['id']}/").json()
+    assert [a["text"] for a in read["actions"]] == ["Affiche posée le jour même."]
+
+
+def test_r27_entries_are_append_only(api, staff, regulator, casino):
+    observation = observe(api, regulator, casino).json()
+    url = f"/api/v1/observations/{observation['id']}/"
+    for user in (regulator, staff["director"]):
+        api.force_authenticate(user)
+        assert api.patch(url, {"text": "Autre"}, format="json").status_code in (403, 405)
+        assert api.delete(url).status_code in (403, 405)
+    assert Observation.objects.get().text == "Visite de la salle : tableaux conformes."
+
+
+def test_r27_through_the_pages_the_regulator_writes_and_the_director_follows_up(
+    as_user, client, staff, regulator, casino
+):
+    page = as_user(regulator)
+    visited = (timezone.localtime() - datetime.timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M")
+    body = {
+        "visited_at": visited,
+        "text": "Contrôle des carnets.",
+        "injunction": "Numéroter la caisse.",
+        "password": PASSWORD,
+    }
+    assert page.post(f"/livres/observations/?casino={casino.pk}", {**body, "password": "wrong"}).status_code == 400
+    assert page.post(f"/livres/observations/?casino={casino.pk}", body).status_code == 302
+    observation = Observation.objects.get()
+    listing = page.get(f"/livres/observations/?casino={casino.pk}").content.decode()
+    assert "Contrôle des carnets." in listing and "aucune suite inscrite" in listing
+    assert page.post(f"/livres/observations/{observation.pk}/", {"text": "x"}).status_code == 403
+    director = as_user(staff["director"])
+    assert director.post(f"/livres/observations/?casino={casino.pk}", body).status_code == 403
+    answer = director.post(
+        f"/livres/observations/{observation.pk}/",
+        {"text": "Caisse renumérotée.", "signer": "directeur", "password": PASSWORD},
+    )
+    assert answer.status_code == 302
+    assert "Caisse renumérotée." in director.get(f"/livres/observations/?casino={casino.pk}").content.decode()
+
+
+def test_r27_alerts_two_days_before_and_after_the_deadline(api, staff, regulator, casino):
+    with time_machine.travel(datetime.datetime(2026, 3, 2, 15, 0, tzinfo=datetime.UTC), tick=False):
+        observation = observe(api, regulator, casino).json()
+    assert observation["deadline"] == "2026-03-10"
+    with time_machine.travel(datetime.datetime(2026, 3, 7, 15, 0, tzinfo=datetime.UTC), tick=False):
+        assert check_observations() == 0
+    with time_machine.travel(datetime.datetime(2026, 3, 8, 15, 0, tzinfo=datetime.UTC), tick=False):
+        assert check_observations() == 1
+        assert check_observations() == 0
+    assert Alert.objects.get().key == f"observation-due:{observation['id']}"
+    with time_machine.travel(datetime.datetime(2026, 3, 10, 15, 0, tzinfo=datetime.UTC), tick=False):
+        assert check_observations() == 0
+    with time_machine.travel(datetime.datetime(2026, 3, 11, 15, 0, tzinfo=datetime.UTC), tick=False):
+        assert check_observations() == 1
+    late = Alert.objects.get(key=f"observation-late:{observation['id']}")
+    assert late.rule == "R27" and ARTICLES["R27"] in late.message
+
+
+def test_r27_no_alert_once_the_follow_up_is_recorded(api, staff, regulator, casino):
+    with time_machine.travel(datetime.datetime(2026, 3, 2, 15, 0, tzinfo=datetime.UTC), tick=False):
+        observation = observe(api, regulator, casino).json()
+        follow_up(api, staff["director"], observation["id"])
+    with time_machine.travel(datetime.datetime(2026, 3, 20, 15, 0, tzinfo=datetime.UTC), tick=False):
+        assert check_observations() == 0
+    assert not Alert.objects.exists()

@@ -1,0 +1,208 @@
+"""The carnet des prélèvements (modèle 13): one sheet per month of the season, carried from the latest signed
+version of each register, month and season totals, levy base, levies from the schedule the casino entered (R25)."""
+
+import datetime
+from decimal import Decimal
+
+import pytest
+from django.db import transaction
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from books import services as book_services
+from books.models import LevySchedule
+from books.prelevements import progressive, sheet, sheet_month
+from cashbox import services
+from cashbox.models import Count, RegisterAmendment
+from casino.rules import ARTICLES
+from tests.conftest import PASSWORD
+from tests.helpers.books_helpers import day_of_play, signed_register, staff_fixture  # noqa: F401
+from tests.helpers.cash_helpers import chips_for
+
+pytestmark = pytest.mark.django_db
+
+SEASON = 2024  # 1 November 2024 – 31 October 2025; January 2025 is sheet n° 3.
+BRACKETS = [{"lower": "0", "upper": "1000", "rate": "10"}, {"lower": "1000", "upper": "", "rate": "20"}]
+
+
+def play(staff, casino, tableaux, date, boule, vingt_trois):
+    boule_tableau, vt_tableau = tableaux
+    return day_of_play(
+        staff, casino, date, {"apres_midi": [(boule_tableau, str(boule)), (vt_tableau, str(vingt_trois))]}, ["soiree"]
+    )
+
+
+def test_r25_november_is_sheet_1_and_october_sheet_12():
+    assert sheet_month(2024, 1) == (2024, 11) and sheet_month(2024, 2) == (2024, 12)
+    assert sheet_month(2024, 3) == (2025, 1) and sheet_month(2024, 12) == (2025, 10)
+
+
+DAY = st.tuples(
+    st.integers(1, 28),  # day of January 2025
+    st.integers(60, 120),  # boule encaisse, hundreds of euros (advance 8 000)
+    st.integers(80, 130),  # vingt-trois encaisse, hundreds (advance 10 000)
+    st.sampled_from(["signed", "unsigned", "amended"]),
+)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(days=st.lists(DAY, min_size=1, max_size=3, unique_by=lambda d: d[0]))
+def test_r25_the_sheet_equals_the_sum_of_the_signed_registers_of_a_generated_month(
+    staff, casino, boule_tableau, vingt_trois_tableau, days
+):
+    with transaction.atomic():
+        tableaux = (boule_tableau, vingt_trois_tableau)
+        december = play(staff, casino, tableaux, datetime.date(2024, 12, 31), 8500, 10000)
+        signed_register(staff, december)
+        expected, missing = {}, []
+        for day_number, boule, vingt_trois, state in days:
+            date = datetime.date(2025, 1, day_number)
+            gaming_day = play(staff, casino, tableaux, date, boule * 100, vingt_trois * 100)
+            results = {"boule": Decimal(boule * 100 - 8000), "vingt_trois": Decimal(vingt_trois * 100 - 10000)}
+            if state == "unsigned":
+                services.draw_up_register(staff["director"], gaming_day)
+                missing.append(date)
+                continue
+            signed_register(staff, gaming_day)
+            if state == "amended":
+                count = Count.objects.get(seance__gaming_day=gaming_day, kind="final", cashbox__tableau__game="boule")
+                services.correct(
+                    staff["chef"],
+                    count,
+                    chips_for(boule * 100 + 100),
+                    "Plaque oubliée",
+                    services.amount_in_words(Decimal(boule * 100 + 100)),
+                    "directeur",
+                    PASSWORD,
+                )
+                amendment = RegisterAmendment.objects.get(register__gaming_day=gaming_day)
+                services.sign_amendment(amendment, "directeur", PASSWORD)
+                services.sign_amendment(amendment, "codir", PASSWORD)
+                results["boule"] += 100
+            expected[date] = results
+        data = sheet(casino, SEASON, 3)
+        assert {d["date"]: {g.value: v for g, v in d["games"].items()} for d in data["days"]} == expected
+        assert data["missing"] == sorted(missing)
+        month = sum((sum(r.values()) for r in expected.values()), Decimal("0.00"))
+        assert data["month_totals"]["total"] == month
+        assert data["season_totals"]["total"] == month + 500
+        assert data["month_totals"]["games"]["boule"] == sum((r["boule"] for r in expected.values()), Decimal(0))
+        assert data["base"]["season_to_date"] == max(month + 500, Decimal(0))
+        assert data["levies"] == [] and data["has_schedule"] is False
+        transaction.set_rollback(True)
+
+
+def test_r25_an_unsigned_rectificatif_is_not_carried_the_signed_version_is(
+    staff, casino, boule_tableau, vingt_trois_tableau
+):
+    day = play(staff, casino, (boule_tableau, vingt_trois_tableau), datetime.date(2025, 1, 10), 9000, 10000)
+    signed_register(staff, day)
+    count = Count.objects.get(seance__gaming_day=day, kind="final", cashbox__tableau__game="boule")
+    services.correct(staff["chef"], count, chips_for("8000"), "Erreur", "huit mille euros", "directeur", PASSWORD)
+    assert sheet(casino, SEASON, 3)["month_totals"]["total"] == Decimal("1000.00")
+    amendment = RegisterAmendment.objects.get()
+    services.sign_amendment(amendment, "directeur", PASSWORD)
+    services.sign_amendment(amendment, "codir", PASSWORD)
+    data = sheet(casino, SEASON, 3)
+    assert data["month_totals"]["total"] == Decimal("0.00") and data["days"][0]["amended"]
+
+
+def test_r25_levies_follow_the_schedule_on_the_cumulated_base(api, staff, casino, boule_tableau, vingt_trois_tableau):
+    tableaux = (boule_tableau, vingt_trois_tableau)
+    signed_register(staff, play(staff, casino, tableaux, datetime.date(2024, 12, 5), 9500, 10000))  # 1 500
+    signed_register(staff, play(staff, casino, tableaux, datetime.date(2025, 1, 5), 9000, 10000))  # 1 000
+    book_services.enter_levy_schedule(
+        staff["director"], casino, SEASON, "Prélèvement progressif", BRACKETS, "directeur", PASSWORD
+    )
+    api.force_authenticate(staff["director"])
+    december = api.get(f"/api/v1/prelevements/{SEASON}/2/").json()
+    assert december["levies"][0]["month"] == "200.00" and december["levies"][0]["season_to_date"] == "200.00"
+    january = api.get(f"/api/v1/prelevements/{SEASON}/3/?casino={casino.pk}").json()
+    assert january["month"] == "2025-01" and january["levy_base"]["season_to_date"] == "2500.00"
+    assert january["month_totals"]["total"] == "1000.00" and january["season_totals"]["total"] == "2500.00"
+    # 10 % of 1 000 + 20 % of 1 500 to date, less the 200 levied in December.
+    assert january["levies"][0]["season_to_date"] == "400.00" and january["levies"][0]["month"] == "200.00"
+    assert january["levy_schedule_entered"] is True
+
+
+def test_r25_without_a_schedule_no_levy_amount_and_the_sheet_says_so(as_user, api, staff, casino):
+    api.force_authenticate(staff["director"])
+    body = api.get(f"/api/v1/prelevements/{SEASON}/3/").json()
+    assert body["levies"] == [] and body["levy_schedule_entered"] is False
+    page = as_user(staff["director"]).get(f"/livres/prelevements/{SEASON}/3/").content.decode()
+    assert "Aucun barème de prélèvement n'a été saisi" in page
+
+
+def test_r25_a_later_schedule_supersedes_the_earlier_one_which_stays(staff, casino):
+    for rate in ("10", "12"):
+        brackets = [{"lower": "0", "upper": None, "rate": rate}]
+        book_services.enter_levy_schedule(
+            staff["director"], casino, SEASON, "Prélèvement", brackets, "directeur", PASSWORD
+        )
+    assert LevySchedule.objects.count() == 2
+    (schedule,) = LevySchedule.objects.in_force(casino, SEASON)
+    assert schedule.brackets.get().rate == Decimal("12.0000")
+
+
+@pytest.mark.parametrize(
+    "brackets",
+    [
+        [{"lower": "0", "upper": "1000", "rate": "10"}, {"lower": "1500", "upper": "", "rate": "20"}],
+        [{"lower": "0", "upper": "1000", "rate": "10"}],
+        [{"lower": "0", "upper": "", "rate": "120"}],
+        [{"lower": "100", "upper": "", "rate": "10"}],
+        [{"lower": "abc", "upper": "", "rate": "10"}],
+        [],
+    ],
+)
+def test_r25_a_schedule_with_gaps_a_closed_end_or_a_rate_off_percent_is_refused(staff, casino, brackets):
+    from django.core.exceptions import ValidationError
+
+    with pytest.raises(ValidationError) as refusal:
+        book_services.enter_levy_schedule(
+            staff["director"], casino, SEASON, "Prélèvement", brackets, "directeur", PASSWORD
+        )
+    assert refusal.value.error_dict["brackets"][0].code == "R25"
+    assert ARTICLES["R25"] in refusal.value.messages[0]
+    assert not LevySchedule.objects.exists()
+
+
+def test_r25_only_the_director_signs_a_schedule_and_only_the_director_reaches_the_page(as_user, staff, casino):
+    from casino.rules import RoleForbidden
+
+    with pytest.raises(RoleForbidden):
+        book_services.enter_levy_schedule(staff["codir"], casino, SEASON, "P", BRACKETS, "codir", PASSWORD)
+    assert as_user(staff["codir"]).get("/livres/prelevements/bareme/").status_code == 403
+    client = as_user(staff["director"])
+    body = {
+        "season": SEASON,
+        "name": "Prélèvement progressif",
+        "brackets": "0 ; 1000 ; 10\n1000 ; ; 20 %",
+        "signer": "directeur",
+        "password": PASSWORD,
+    }
+    refused = client.post("/livres/prelevements/bareme/", {**body, "brackets": "0 ; 1000 ; 10"})
+    assert refused.status_code == 400 and not LevySchedule.objects.exists()
+    assert client.post("/livres/prelevements/bareme/", body).status_code == 302
+    assert [b.rate for b in LevySchedule.objects.get().brackets.all()] == [Decimal("10"), Decimal("20")]
+    assert "Prélèvement progressif" in client.get(f"/livres/prelevements/?saison={SEASON}").content.decode()
+
+
+def test_r25_the_regulator_reads_the_sheets_the_floor_does_not(api, regulator, chef):
+    api.force_authenticate(regulator)
+    assert api.get(f"/api/v1/prelevements/{SEASON}/1/").status_code == 200
+    assert api.get(f"/api/v1/prelevements/{SEASON}/13/").status_code == 400
+    api.force_authenticate(chef)
+    assert api.get(f"/api/v1/prelevements/{SEASON}/1/").status_code == 403
+
+
+def test_r25_progressive_levy_by_brackets():
+    from types import SimpleNamespace as B
+
+    brackets = [
+        B(lower=Decimal(0), upper=Decimal(1000), rate=Decimal(10)),
+        B(lower=Decimal(1000), upper=None, rate=Decimal(20)),
+    ]
+    assert progressive(Decimal("0"), brackets) == 0
+    assert progressive(Decimal("500"), brackets) == Decimal("50.00")
+    assert progressive(Decimal("2500"), brackets) == Decimal("400.00")

@@ -1,0 +1,211 @@
+"""The cash pages: the floor dashboard, the tablet forms, the carnet (modèle 10) and the register (modèle 12)."""
+
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from cashbox.models import Advance, ControlRegister, Count, Interruption
+from casino.web.formats import euros
+from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import main_box, open_seance, post_advance, post_final_count, post_short_interruption
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def floor(as_user, chef, director, codir, croupier, croupier2, caissier):
+    return as_user(chef)
+
+
+def advance_form(tableau, signer="directeur"):
+    amount = tableau.casino.advance_amount(tableau.game)
+    return {
+        "chips_100_00": str(int(amount / 100)),
+        "counted_by": "croupier1",
+        "brought_by": "caissier",
+        "signer": signer,
+        "password": PASSWORD,
+    }
+
+
+def test_the_floor_shows_every_tableau_with_its_state(floor, open_day, boule_tableau, vingt_trois_tableau):
+    page = floor.get("/caisse/plancher/").content.decode()
+    assert page.count('data-state="attente"') == 2 and "Avance initiale" in page
+
+
+def test_r15_the_advance_form_records_a_signed_advance(floor, open_day, boule_tableau):
+    response = floor.post(f"/caisse/tableaux/{boule_tableau.pk}/avance/", advance_form(boule_tableau))
+    assert response.status_code == 302
+    advance = Advance.objects.get()
+    assert advance.amount == 8000 and advance.signature.signer.username == "directeur"
+    page = floor.get("/caisse/plancher/").content.decode()
+    assert 'data-state="en_jeu"' in page and "Interruption momentanée" in page
+
+
+def test_r15_the_advance_form_refuses_a_wrong_amount_in_french(floor, open_day, boule_tableau):
+    data = advance_form(boule_tableau) | {"chips_100_00": "79"}
+    response = floor.post(f"/caisse/tableaux/{boule_tableau.pk}/avance/", data)
+    assert response.status_code == 400
+    assert (
+        f"{euros(Decimal('8000'))} attendus" in response.content.decode()
+        and "arts. 43 et 49" in response.content.decode()
+    )
+    assert not Advance.objects.exists()
+
+
+def test_r15_a_wrong_signer_password_signs_nothing(floor, open_day, boule_tableau):
+    data = advance_form(boule_tableau) | {"password": "wrong"}
+    response = floor.post(f"/caisse/tableaux/{boule_tableau.pk}/avance/", data)
+    assert response.status_code == 400 and "Signature refusée" in response.content.decode()
+    assert not Advance.objects.exists()
+
+
+def test_r18_the_tablet_logs_a_short_interruption_and_the_resumption(floor, open_day, boule_tableau):
+    floor.post(f"/caisse/tableaux/{boule_tableau.pk}/avance/", advance_form(boule_tableau))
+    url = f"/caisse/tableaux/{boule_tableau.pk}/interruption-momentanee/"
+    missing = floor.post(url, {"key_holder": "chef", "password": PASSWORD, "short": "on", "boxes_at_table": "on"})
+    assert missing.status_code == 400 and "employés restent à leur poste" in missing.content.decode()
+    assert not Interruption.objects.exists()
+    attested = {
+        "key_holder": "chef",
+        "password": PASSWORD,
+        "short": "on",
+        "boxes_at_table": "on",
+        "staff_at_post": "on",
+    }
+    assert floor.post(url, attested).status_code == 302
+    interruption = Interruption.objects.get()
+    page = floor.get("/caisse/plancher/").content.decode()
+    assert 'data-state="sous_cle"' in page and "Reprise" in page
+    resume_url = f"/caisse/interruptions/{interruption.pk}/reprise/"
+    lids_on = floor.post(resume_url, {"unlocked_by": "chef", "password": PASSWORD})
+    assert lids_on.status_code == 400 and "couvercles" in lids_on.content.decode()
+    assert floor.post(resume_url, {"unlocked_by": "chef", "password": PASSWORD, "lids_off": "on"}).status_code == 302
+    interruption.refresh_from_db()
+    assert interruption.resumed_by.username == "chef" and interruption.lids_off is True
+
+
+def test_r20_the_final_count_form_certifies_and_the_floor_lists_what_blocks_the_close(
+    floor, api, chef, open_day, boule_tableau
+):
+    post_advance(api, chef, boule_tableau, open_day)
+    page = floor.get("/caisse/plancher/").content.decode()
+    assert "n&#x27;a pas d&#x27;encaisse finale" in page or "n'a pas d'encaisse finale" in page
+    data = {
+        "chips_100_00": "85",
+        "counted_by": "croupier1",
+        "witnesses": ["croupier2"],
+        "caissier": "caissier",
+        "signer": "codir",
+        "password": PASSWORD,
+        "confirm": "1",
+    }
+    assert floor.post(f"/caisse/tableaux/{boule_tableau.pk}/comptage-final/", data).status_code == 302
+    assert Count.objects.get().result == 500
+    assert "la séance peut être close" in floor.get("/caisse/plancher/").content.decode()
+
+
+def floor_queries(client):
+    """The queries of one floor page and of one of its htmx polls, after a first request has warmed the caches."""
+    client.get("/caisse/plancher/")
+    with CaptureQueriesContext(connection) as page:
+        assert client.get("/caisse/plancher/").status_code == 200
+    with CaptureQueriesContext(connection) as poll:
+        assert client.get("/caisse/plancher/", headers={"HX-Request": "true"}).status_code == 200
+    return len(page), len(poll)
+
+
+def floor_of_tableaux_in_every_state(api, chef, director, seance, table, numbers):
+    """Open tableaux with these numbers: waiting for their advance, playing (an advance), or under key (R18).
+
+    (A final count needs the tableau in the séance's published roster, R20: the roster's tableaux carry that state.)
+    """
+    from seances.services import open_tableau
+    from tables.services import register_tableau
+
+    for number in numbers:
+        tableau = register_tableau(table, number)
+        open_tableau(director, tableau, seance.gaming_day.date, "2.00", "200.00", "1000.00")
+        if number % 3 == 0:
+            continue
+        assert post_advance(api, chef, tableau, seance).status_code == 201
+        if number % 3 == 2:
+            assert post_short_interruption(api, chef, tableau, seance).status_code == 201
+
+
+@pytest.fixture
+def floor_with_money(floor, api, chef, director, open_day, boule_table, boule_tableau):
+    assert post_advance(api, chef, boule_tableau, open_day).status_code == 201
+    floor_of_tableaux_in_every_state(api, chef, director, open_day, boule_table, range(10, 14))
+    return floor
+
+
+def test_the_floor_costs_a_constant_number_of_queries(floor_with_money, api, chef, director, open_day, boule_table):
+    few = floor_queries(floor_with_money)
+    floor_of_tableaux_in_every_state(api, chef, director, open_day, boule_table, range(14, 30))
+    many = floor_queries(floor_with_money)
+    page = floor_with_money.get("/caisse/plancher/").content.decode()
+    assert 'data-tableau="29"' in page and 'data-state="sous_cle"' in page and 'data-state="en_jeu"' in page
+    assert few[0] > 10 and few[1] > 10  # the floor's own queries are counted, not an empty capture
+    assert many == few
+
+
+def test_the_floor_query_count_would_catch_a_query_per_tableau(
+    floor_with_money, api, chef, director, open_day, boule_table, monkeypatch
+):
+    """The test above is not vacuous: one more query per tableau on the floor makes the counts differ."""
+    from floor import views
+    from tables.models import Tableau
+
+    rows_of = views.floor_rows
+
+    def rows_with_a_query_each(*args, **kwargs):
+        rows = rows_of(*args, **kwargs)
+        for row in rows:
+            Tableau.objects.filter(pk=row["tableau"].pk).exists()
+        return rows
+
+    monkeypatch.setattr(views, "floor_rows", rows_with_a_query_each)
+    few = floor_queries(floor_with_money)
+    floor_of_tableaux_in_every_state(api, chef, director, open_day, boule_table, range(14, 18))
+    many = floor_queries(floor_with_money)
+    assert many[0] == few[0] + 4 and many[1] == few[1] + 4
+
+
+def test_r21_the_carnet_prints_the_seance_with_its_result(
+    as_user, api, cash_staff, chef, director, open_day, boule_tableau
+):
+    post_advance(api, chef, boule_tableau, open_day)
+    post_final_count(api, chef, boule_tableau, open_day, "9000")
+    page = as_user(director).get(f"/caisse/carnets/{main_box(boule_tableau).pk}/").content.decode()
+    assert "modèle 10" in page and "1\u202f000,00\u00a0€" in page and "« exact »" in page
+
+
+def test_r22_the_register_is_drawn_up_and_signed_twice_in_the_browser(
+    as_user, api, cash_staff, chef, director, codir, open_day, boule_tableau, casino
+):
+    from seances.services import change_seance_state
+
+    post_advance(api, chef, boule_tableau, open_day)
+    post_final_count(api, chef, boule_tableau, open_day, "9000")
+    for seance in open_day.gaming_day.seances.order_by("planned_start"):
+        if seance.state == "planned":
+            open_seance(director, seance)
+        change_seance_state(director, seance, "closed")
+    client = as_user(director)
+    url = f"/caisse/registres/{open_day.gaming_day.date.isoformat()}/?casino={casino.pk}"
+    assert client.post(url, {"action": "draw_up"}).status_code == 302
+    page = client.get(url).content.decode()
+    assert "mille euros" in page and "modèle 12" in page
+    assert (
+        client.post(url, {"action": "sign", "confirm": "1", "signer": "directeur", "password": PASSWORD}).status_code
+        == 302
+    )
+    twice = client.post(url, {"action": "sign", "confirm": "1", "signer": "directeur", "password": PASSWORD})
+    assert twice.status_code == 403
+    assert (
+        client.post(url, {"action": "sign", "confirm": "1", "signer": "codir", "password": PASSWORD}).status_code == 302
+    )
+    assert ControlRegister.objects.get().signed

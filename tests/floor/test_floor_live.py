@@ -1,0 +1,113 @@
+"""The live floor (issue 14, item 1): money on each card, the polled partial, a constant query count, own tableaux
+first, the carnet one tap away and a late short interruption's alert on its card."""
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from cashbox.tasks import check_short_interruptions
+from casino.web.formats import euros
+from tests.helpers.cash_helpers import main_box, post_advance, post_final_count, post_short_interruption
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def card_of(page, number):
+    start = page.index(f'data-tableau="{number}"')
+    return page[start : page.index("</article>", start)]
+
+
+def test_each_card_shows_the_advances_the_last_count_and_the_result(
+    as_user, api, cash_staff, chef, open_day, boule_tableau, vingt_trois_tableau
+):
+    post_advance(api, chef, boule_tableau, open_day)
+    post_advance(api, chef, boule_tableau, open_day, kind="top_up")
+    post_final_count(api, chef, boule_tableau, open_day, "16500")
+    page = as_user(chef).get("/caisse/plancher/").content.decode()
+    card = card_of(page, boule_tableau.number)
+    advance = boule_tableau.casino.advance_amount(boule_tableau.game)
+    assert card.count(euros(advance)) == 2  # the initial advance and the top-up
+    assert euros("16500") in card and "16\u202f500,00\u00a0€" in card
+    assert euros(16500 - 2 * advance) in card and 'data-state="compte"' in page
+    assert f'href="/caisse/carnets/{main_box(boule_tableau).pk}/"' in card
+    # The tableau without advance shows none, and no invented result.
+    assert 'Résultat</dt><dd class="result">—' in card_of(page, vingt_trois_tableau.number)
+
+
+def test_the_floor_polls_its_live_part_through_htmx_served_from_static(as_user, chef, open_day):
+    page = as_user(chef).get("/caisse/plancher/").content.decode()
+    assert 'hx-trigger="every 5s"' in page and 'id="floor-live"' in page
+    assert '<script src="/static/django_htmx/htmx-2.min.js"' in page and "unpkg" not in page
+    assert "<html" in page
+
+
+def test_an_htmx_request_gets_the_live_part_alone(as_user, chef, open_day, boule_tableau):
+    response = as_user(chef).get("/caisse/plancher/", **HTMX)
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert page.lstrip().startswith('<div id="floor-live"') and "<html" not in page and "<h1>" not in page
+    assert f'data-tableau="{boule_tableau.number}"' in page and "Avant de fermer la séance" in page
+
+
+@pytest.mark.parametrize("size", [2, 20])
+def test_the_polled_floor_costs_the_same_queries_whatever_the_number_of_tableaux(
+    size, as_user, api, cash_staff, chef, director, open_day, boule_table, boule_tableau, django_assert_num_queries
+):
+    from seances.services import open_tableau
+    from tables.services import register_tableau
+
+    client = as_user(chef)
+    post_advance(api, chef, boule_tableau, open_day)
+    post_short_interruption(api, chef, boule_tableau, open_day)
+    connection.queries_log.clear()  # a full log (maxlen 9000) would make every capture empty
+    with CaptureQueriesContext(connection) as reference:
+        client.get("/caisse/plancher/", **HTMX)
+    queries = len(reference)  # read now: the capture is a window on the log, cleared below
+    assert queries > 10
+    for number in range(10, 10 + size):
+        tableau = register_tableau(boule_table, number)
+        open_tableau(director, tableau, open_day.gaming_day.date, "2.00", "200.00", "1000.00")
+        post_advance(api, chef, tableau, open_day)
+    connection.queries_log.clear()
+    with django_assert_num_queries(queries):
+        page = client.get("/caisse/plancher/", **HTMX).content.decode()
+    assert page.count("<article") == 2 + size
+
+
+def test_a_caissier_sees_the_tableaux_they_serve_first(as_user, api, cash_staff, chef, caissier, open_day):
+    from tables.models import Tableau
+
+    boule_tableau, vingt_trois_tableau = Tableau.objects.order_by("table__apparatus__game", "number")
+    post_advance(api, chef, vingt_trois_tableau, open_day)  # brought by the caissier
+    page = as_user(caissier).get("/caisse/plancher/").content.decode()
+    assert page.index(f'data-tableau="{vingt_trois_tableau.number}"') < page.index(
+        f'data-tableau="{boule_tableau.number}"'
+    )
+    assert "mon tableau" in card_of(page, vingt_trois_tableau.number)
+    assert "mon tableau" not in card_of(page, boule_tableau.number)
+    # The director serves no tableau: the plain order, nothing marked.
+    page = as_user(cash_staff["director"]).get("/caisse/plancher/").content.decode()
+    assert page.index('data-tableau="1"') < page.index('data-tableau="5"') and "mon tableau" not in page
+
+
+def test_the_chef_of_the_rosters_sees_his_tableaux_marked(as_user, chef, open_day, boule_tableau):
+    page = as_user(chef).get("/caisse/plancher/").content.decode()
+    assert "mon tableau" in card_of(page, boule_tableau.number)
+
+
+def test_r18_a_short_interruption_past_its_limit_shows_its_alert_on_the_card_at_the_next_poll(
+    as_user, api, cash_staff, chef, open_day, boule_tableau
+):
+    post_advance(api, chef, boule_tableau, open_day)
+    post_short_interruption(api, chef, boule_tableau, open_day)
+    client = as_user(chef)
+    before = client.get("/caisse/plancher/", **HTMX).content.decode()
+    assert "card-alert" not in before and 'data-state="sous_cle"' in before
+    assert check_short_interruptions(timezone.now() + timedelta(minutes=31)) == 1
+    card = card_of(client.get("/caisse/plancher/", **HTMX).content.decode(), boule_tableau.number)
+    assert 'class="card-alert"' in card and "depuis 31 minutes" in card and "elapsed late" in card

@@ -1,0 +1,29 @@
+"""Reading the journal back, shared by the tests of what it records."""
+
+import datetime
+import json
+
+from casino.models import JournalEntry
+
+
+def refusals():
+    return [json.loads(entry.document)["payload"] for entry in JournalEntry.objects.filter(action="refusal")]
+
+
+def last_document(instance):
+    return last_document_of(instance)
+
+
+def last_document_of(instance):
+    entry = JournalEntry.objects.filter(object_id=str(instance.pk), object_type=instance._meta.label_lower).last()
+    return entry.sequence, entry.document
+
+
+def entries_of(instance):
+    return JournalEntry.objects.filter(object_type=instance._meta.label_lower, object_id=str(instance.pk)).order_by(
+        "sequence"
+    )
+
+
+# A moment with microseconds, to show how the journal writes a time.
+MOMENT = datetime.datetime(2026, 11, 30, 21, 15, 30, 123456, tzinfo=datetime.UTC)

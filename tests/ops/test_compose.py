@@ -1,0 +1,186 @@
+"""docker-compose.yml and the Dockerfile, read with a YAML parser (no container engine here): safe by default.
+
+Required secrets, the web port on 127.0.0.1 unless configured, one image for web, worker, beat and migrate,
+health checks on /sante/ for each, no start-up deadlock between them. Variables are substituted as compose
+does (${VAR}, ${VAR:-default}, ${VAR-default}, ${VAR:?error}, ${VAR?error}, $$).
+"""
+
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPOSE = ROOT / "docker-compose.yml"
+APP_SERVICES = ("migrate", "web", "worker", "beat")
+SECRETS = ("SECRET_KEY", "POSTGRES_PASSWORD", "APP_DB_PASSWORD", "REDIS_PASSWORD")
+KEYS_HOST_DIR = "/srv/casino/signing-keys"
+REQUIRED_ENV = {name: f"{name.lower().replace('_', '-')}-value" for name in SECRETS} | {
+    "CASINO_SIGNING_KEYS": KEYS_HOST_DIR
+}
+KEYS_MOUNT = "/run/secrets/casino-signing-keys"
+VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+class MissingVariable(Exception):
+    pass
+
+
+def substitute(value, env):
+    def replace(match):
+        if match.group(0) == "$$":
+            return "$"
+        name = match.group(1) or match.group(4)
+        operator, argument = match.group(2), match.group(3)
+        current = env.get(name)
+        if operator in (":-", ":?"):
+            missing = not current
+        else:
+            missing = current is None
+        if operator and operator.endswith("?") and missing:
+            raise MissingVariable(f"{name}: {argument}")
+        if operator and operator.endswith("-") and missing:
+            return argument
+        return current or ""
+
+    if isinstance(value, str):
+        return VARIABLE.sub(replace, value)
+    if isinstance(value, dict):
+        return {key: substitute(item, env) for key, item in value.items()}
+    if isinstance(value, list):
+        return [substitute(item, env) for item in value]
+    return value
+
+
+def compose(**env):
+    return substitute(yaml.safe_load(COMPOSE.read_text()), {**REQUIRED_ENV, **env})
+
+
+def test_the_compose_file_parses_and_declares_the_stack():
+    services = compose()["services"]
+    assert set(services) == {"postgres", "redis", *APP_SERVICES}
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_the_stack_refuses_to_start_without_each_secret(secret):
+    with pytest.raises(MissingVariable, match=secret):
+        compose(**{secret: ""})
+
+
+def test_no_password_has_a_default_value():
+    text = COMPOSE.read_text()
+    defaults = re.findall(r"\$\{([A-Z_]*(?:PASSWORD|SECRET)[A-Z_]*)(:?-)", text)
+    assert defaults == []
+    used = set(re.findall(r"\$\{([A-Z_]*(?:PASSWORD|SECRET)[A-Z_]*)", text))
+    assert used == set(SECRETS)
+
+
+def test_the_web_port_is_published_on_the_loopback_unless_configured():
+    assert compose()["services"]["web"]["ports"] == ["127.0.0.1:8000:8000"]
+    assert compose(WEB_BIND="0.0.0.0", PORT="8080")["services"]["web"]["ports"] == ["0.0.0.0:8080:8000"]
+    for name, service in compose()["services"].items():
+        if name != "web":
+            assert "ports" not in service, name
+
+
+def test_web_worker_beat_and_migrate_run_one_image_tag():
+    services = compose()["services"]
+    images = {services[name]["image"] for name in APP_SERVICES}
+    assert images == {"casino-back-office:local"}
+    tagged = compose(CASINO_IMAGE="registry.example/casino", CASINO_TAG="1.4.2")["services"]
+    assert {tagged[name]["image"] for name in APP_SERVICES} == {"registry.example/casino:1.4.2"}
+
+
+def test_every_application_service_connects_with_the_required_passwords():
+    services = compose()["services"]
+    for name in APP_SERVICES:
+        environment = services[name]["environment"]
+        assert environment["DEBUG"] == "0" and environment["SECRET_KEY"] == REQUIRED_ENV["SECRET_KEY"]
+        assert REQUIRED_ENV["REDIS_PASSWORD"] in environment["CELERY_BROKER_URL"], name
+    assert REQUIRED_ENV["APP_DB_PASSWORD"] in services["web"]["environment"]["DATABASE_URL"]
+    assert REQUIRED_ENV["POSTGRES_PASSWORD"] in services["migrate"]["environment"]["DATABASE_URL"]
+    assert "--requirepass" in " ".join(services["redis"]["command"])
+
+
+def test_web_worker_and_beat_have_health_checks_on_the_sante_checks():
+    services = compose()["services"]
+    assert services["web"]["healthcheck"]["test"] == ["CMD", "python", "docker/healthcheck.py"]
+    assert "/sante/" in (ROOT / "docker" / "healthcheck.py").read_text()
+    for name in ("worker", "beat"):
+        assert services[name]["healthcheck"]["test"][1:] == [
+            "python",
+            "manage.py",
+            "health_check",
+            "health",
+            "--no-http",
+        ]
+
+
+def test_no_service_waits_for_one_that_waits_for_it():
+    # The web's health check needs a worker: a worker waiting for a healthy web would never start.
+    services = compose()["services"]
+    graph = {name: set(service.get("depends_on", {})) for name, service in services.items()}
+    for name, needs in graph.items():
+        assert needs <= set(services), name
+        seen, todo = set(), list(needs)
+        while todo:
+            current = todo.pop()
+            assert current != name, f"{name} waits for itself through {seen}"
+            if current not in seen:
+                seen.add(current)
+                todo += graph[current]
+    assert "web" not in graph["worker"] | graph["beat"]
+
+
+def test_beat_keeps_its_schedule_in_the_database_not_in_a_file():
+    command = compose()["services"]["beat"]["command"]
+    assert "beat" in command and "--schedule" not in command and "-s" not in command
+
+
+def test_the_dockerfile_installs_from_the_lock_and_checks_its_health():
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "pip install --require-hashes -r requirements.txt" in dockerfile
+    assert "HEALTHCHECK" in dockerfile and "docker/healthcheck.py" in dockerfile
+    assert "collectstatic" in dockerfile
+
+
+def test_the_stack_refuses_to_start_without_the_signing_keys_folder():
+    with pytest.raises(MissingVariable, match="CASINO_SIGNING_KEYS"):
+        compose(CASINO_SIGNING_KEYS="")
+
+
+def test_the_signing_keys_are_mounted_read_only_where_the_settings_read_them_for_the_services_that_sign():
+    services = compose()["services"]
+    for name in ("web", "worker"):
+        assert f"{KEYS_HOST_DIR}:{KEYS_MOUNT}:ro" in services[name]["volumes"], name
+        environment = services[name]["environment"]
+        assert environment["CASINO_SIGNING_KEY_DIR"] == KEYS_MOUNT, name
+        assert environment["CASINO_SIGNING_KEY_AUTOCREATE"] == "0", name  # a missing key is an alert, not a new key
+        # The merge kept the common settings.
+        assert environment["DEBUG"] == "0" and environment["EXPORT_ROOT"] == "/app/exports", name
+        assert "exports:/app/exports" in services[name]["volumes"], name
+    for name in ("beat", "migrate", "postgres", "redis"):
+        assert not any(KEYS_MOUNT in volume for volume in services[name].get("volumes", [])), name
+        assert "CASINO_SIGNING_KEY_DIR" not in services[name].get("environment", {}), name
+    # The image holds no key: the Dockerfile copies the project, and keys/ is left out of the build context.
+    assert "keys" in (ROOT / ".dockerignore").read_text().split()
+
+
+def test_the_settings_read_the_keys_folder_where_compose_mounts_it():
+    settings_text = (ROOT / "casino" / "settings.py").read_text()
+    assert 'os.environ.get("CASINO_SIGNING_KEY_DIR"' in settings_text
+    assert 'env_bool("CASINO_SIGNING_KEY_AUTOCREATE"' in settings_text
+
+
+def test_every_redis_url_in_any_service_carries_the_redis_password():
+    # Redis runs with --requirepass: a URL without the password (the cache's, once) fails every call it serves.
+    password = REQUIRED_ENV["REDIS_PASSWORD"]
+    found = []
+    for name, service in compose()["services"].items():
+        for variable, value in (service.get("environment") or {}).items():
+            if isinstance(value, str) and value.startswith(("redis://", "rediss://")):
+                found.append((name, variable))
+                assert urlsplit(value).password == password, f"{name}: {variable}"
+    assert {variable for _, variable in found} >= {"CACHE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"}

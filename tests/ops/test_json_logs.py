@@ -1,0 +1,78 @@
+"""Every log line is one JSON object with one schema: time, level, logger, message (casino/ops/logs.py).
+
+Checked in separate processes with production settings, as the web (Django and gunicorn), the worker and beat
+configure their logging.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = {"time", "level", "logger", "message"}
+PRODUCTION = {
+    "DEBUG": "0",
+    "SECRET_KEY": "k" * 60,
+    "ALLOWED_HOSTS": "casino.example",
+    "CELERY_BROKER_URL": "memory://",
+    "DATABASE_URL": "sqlite:///:memory:",
+}
+
+
+def run(code):
+    env = {**os.environ, **PRODUCTION}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
+    assert lines
+    records = []
+    for line in lines:
+        record = json.loads(line)  # fails on any line that is not JSON
+        assert SCHEMA <= set(record), line
+        assert record["time"].endswith("+00:00"), line
+        records.append(record)
+    return records
+
+
+def test_the_application_the_security_log_and_celery_write_json_lines_with_one_schema():
+    records = run(
+        "import django, logging, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'casino.settings'; django.setup()\n"
+        "from casino.accounts.security import log_event\n"
+        "logging.getLogger('casino.exports.build').warning('export %s failed', 7)\n"
+        "log_event('login_failed', username='croupier1', reason='mot de passe')\n"
+        "logging.getLogger('django.request').error('Internal Server Error: /caisse/')\n"
+        "logging.getLogger('celery.worker.consumer').info('Connected to redis')\n"
+        "logging.getLogger('django_celery_beat.schedulers').info('DatabaseScheduler: Schedule changed.')\n"
+        "try:\n    1 / 0\nexcept ZeroDivisionError:\n    logging.getLogger('casino.tasks').exception('task failed')\n"
+    )
+    by_logger = {record["logger"]: record for record in records}
+    assert by_logger["casino.exports.build"]["message"] == "export 7 failed"
+    assert by_logger["casino.exports.build"]["level"] == "WARNING"
+    security = by_logger["casino.accounts.security"]
+    assert security["message"] == "login_failed"
+    assert security["event"]["user"] == "croupier1" and security["event"]["reason"] == "mot de passe"
+    assert by_logger["django.request"]["level"] == "ERROR"
+    assert {"celery.worker.consumer", "django_celery_beat.schedulers"} <= set(by_logger)
+    assert "ZeroDivisionError" in by_logger["casino.tasks"]["exc_info"]
+    assert len(records) == 6  # once each: Django's own handlers do not write a second, text, line
+
+
+def test_gunicorn_writes_its_access_and_error_lines_as_json():
+    records = run(
+        "import logging.config, runpy\n"
+        "config = runpy.run_path('gunicorn.conf.py')\n"
+        "logging.config.dictConfig(config['logconfig_dict'])\n"
+        "logging.getLogger('gunicorn.error').info('Booting worker with pid: 12')\n"
+        "logging.getLogger('gunicorn.access').info(config['access_log_format'], "
+        "{'h': '10.0.0.1', 'r': 'GET /sante/ HTTP/1.1', 's': '200', 'b': '312', 'M': '4'})\n"
+    )
+    assert [record["logger"] for record in records] == ["gunicorn.error", "gunicorn.access"]
+    assert records[1]["message"] == '10.0.0.1 "GET /sante/ HTTP/1.1" 200 312 4ms'
+
+
+def test_celery_does_not_replace_the_logging_configuration_with_its_own_text_format():
+    from django.conf import settings
+
+    assert settings.CELERY_WORKER_HIJACK_ROOT_LOGGER is False

@@ -1,0 +1,97 @@
+"""The casino's settings, and the vingt-trois colours a casino may correct (R7): the chip values it counts by
+denomination (R20), each colour correction checked against the plateau and the one-ninth edge, money as Decimal."""
+
+import datetime
+import html
+import json
+from decimal import Decimal
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from casino.models import (
+    Casino,
+)
+from casino.rules import ARTICLES
+from tests.helpers.days import CORRECTED
+
+pytestmark = pytest.mark.django_db
+
+
+def settings_form(casino, **overrides):
+    data = {
+        "min_stake_boule": "2.00",
+        "min_stake_vingt_trois": "1.00",
+        "gaming_day_start": "10:00",
+        "short_interruption_minutes": "30",
+        "advance_multiple_boule": "4000",
+        "advance_multiple_vingt_trois": "10000",
+        "rotation_period_minutes": "20",
+        "launch_share_threshold": "50",
+        "consecutive_seances_max": "3",
+        "launch_share_factor": "1.50",
+        "spin_bias_window": "2000",
+        "spin_bias_p_value": "0.00100",
+        "approval_warning_days": "30",
+        "vingt_trois_colours": "",
+    }
+    return data | overrides
+
+
+def test_r7_the_director_corrects_the_colours_of_the_vingt_trois_plateau(as_user, director, casino):
+    client = as_user(director)
+    url = f"/etablissements/{casino.pk}/modifier/"
+    response = client.post(url, settings_form(casino, vingt_trois_colours=json.dumps(CORRECTED)))
+    assert response.status_code == 302
+    casino.refresh_from_db()
+    assert casino.vingt_trois_colours == CORRECTED
+    # R7: the correction applies from the next gaming day; the games page says so and shows today's plateau.
+    page = html.unescape(client.get("/jeux/").content.decode())
+    assert "une correction des couleurs s'applique à partir de la journée du" in page
+    assert "Couleurs des cases corrigées" not in page
+    with time_machine.travel(timezone.now() + datetime.timedelta(days=1, hours=1), tick=False):
+        client = as_user(director)  # the session has expired overnight
+        assert "Couleurs des cases corrigées" in client.get("/jeux/").content.decode()
+
+
+def test_r7_a_correction_that_does_not_fit_the_plateau_is_refused(as_user, director, casino):
+    client = as_user(director)
+    url = f"/etablissements/{casino.pk}/modifier/"
+    wrong_count = client.post(url, settings_form(casino, vingt_trois_colours=json.dumps({"12": ["rouge"]})))
+    assert wrong_count.status_code == 400 and ARTICLES["R7"] in html.unescape(wrong_count.content.decode())
+    unknown = client.post(url, settings_form(casino, vingt_trois_colours=json.dumps({"5": ["vert", "noir"]})))
+    assert unknown.status_code == 400
+    casino.refresh_from_db()
+    assert casino.vingt_trois_colours is None
+
+
+def test_r7_settling_follows_the_casinos_corrected_colours(api, croupier, casino):
+    casino.vingt_trois_colours = CORRECTED
+    casino.save()
+    api.force_authenticate(croupier)
+    body = {"outcome": 12, "pocket": 0, "bets": [{"bet": "noir", "stake": "10.00"}]}
+    # From the next gaming day on (R7): a correction never changes a day that has started.
+    tomorrow = timezone.now() + datetime.timedelta(days=1, hours=1)
+    with time_machine.travel(tomorrow, tick=False):
+        result = api.post("/api/v1/games/vingt_trois/settle/", body, format="json").json()
+    assert result["bets"][0]["won"] is True and result["bets"][0]["returned"] == "20.00"
+    casino.vingt_trois_colours = None
+    casino.save()
+    with time_machine.travel(tomorrow + datetime.timedelta(days=1), tick=False):
+        result = api.post("/api/v1/games/vingt_trois/settle/", body, format="json").json()
+    assert result["bets"][0]["won"] is False
+
+
+def test_only_the_director_or_the_administrator_changes_the_settings(as_user, codir, chef, casino):
+    for user in (codir, chef):
+        response = as_user(user).post(f"/etablissements/{casino.pk}/modifier/", settings_form(casino))
+        assert response.status_code == 403
+    assert Casino.objects.get(pk=casino.pk).min_stake_boule == Decimal("2.00")
+
+
+def test_a_change_of_settings_is_history_tracked(as_user, director, casino):
+    client = as_user(director)
+    client.post(f"/etablissements/{casino.pk}/modifier/", settings_form(casino, short_interruption_minutes="20"))
+    page = client.get(f"/etablissements/{casino.pk}/").content.decode()
+    assert "20 minutes" in page and "directeur" in page

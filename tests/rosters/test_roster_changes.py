@@ -1,0 +1,241 @@
+"""Changes to the rotation order during play (R4, R23): who records them, when, of which kind and with which reason;
+an absence, a relief, a late arrival or a return, each keeping a launcher in force."""
+
+import datetime
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from casino.models import Role
+from casino.rules import InvalidTransition, RoleForbidden, cite
+from seances.models import Roster, RosterChange, Seance
+from seances.rosters import rotation
+from seances.rosters import services as roster_services
+from seances.services import change_seance_state, plan_seances
+from tests.conftest import PASSWORD, make_employee
+from tests.helpers.roster_helpers import DAY, domain_refusal, refusal
+
+pytestmark = pytest.mark.django_db
+
+User = get_user_model()
+
+
+@pytest.fixture
+def live(casino, director, chef, croupier, croupier2, boule):
+    """The published order croupier1, croupier2, croupier3 of the boule for the afternoon séance of DAY."""
+    make_employee("croupier3", Role.CROUPIER, casino)
+    seance = plan_seances(director, casino, DAY)[0]
+    roster = roster_services.create_roster(director, seance, boule, "chef", ["croupier1", "croupier2", "croupier3"])
+    roster_services.publish_roster(director, roster, "directeur", PASSWORD)
+    return roster
+
+
+def after(roster, minutes):
+    return roster.seance.planned_start + datetime.timedelta(minutes=minutes)
+
+
+def in_force(roster, minutes):
+    roster = roster_services.rosters_with_everything(Roster.objects.filter(pk=roster.pk)).get()
+    return [
+        User.objects.get(pk=pk).username
+        for pk in rotation.effective_order(
+            roster_services.published_order(roster), roster_services.roster_changes(roster), after(roster, minutes)
+        )
+    ]
+
+
+def test_r4_only_the_chef_or_the_management_with_a_valid_approval_records_a_change(
+    live, casino, chef, director, codir, croupier
+):
+    change = roster_services.record_change
+    nobody = User.objects.create_user(username="visiteur", password=PASSWORD)
+    for user, label in ((croupier, "Croupier"), (nobody, "aucun rôle")):
+        assert domain_refusal(change, user, live, "absence", "croupier2", "Malaise", moment=after(live, 30)) == (
+            RoleForbidden,
+            "R4",
+            cite("R4", f"Seuls le chef de partie et la direction enregistrent un changement (votre rôle : {label})"),
+        )
+    suspended = make_employee("chef_suspendu", Role.CHEF, casino)
+    suspended.suspended_from = datetime.date(2020, 6, 1)
+    suspended.save()
+    assert domain_refusal(change, suspended.user, live, "absence", "croupier2", "x", moment=after(live, 30)) == (
+        RoleForbidden,
+        "R4",
+        cite("R4", "Votre agrément n'est pas valide ce jour : vous ne pouvez pas modifier l'ordre"),
+    )
+    assert not RosterChange.objects.exists()
+    for user, username, minutes in ((chef, "croupier2", 30), (director, "croupier3", 31), (codir, "croupier3", 32)):
+        kind = "absence" if user != codir else "return"
+        assert change(user, live, kind, username, "x", moment=after(live, minutes)).recorded_by == user
+
+
+def test_r4_a_change_is_recorded_with_its_moment_reason_and_author(live, casino, chef, croupier2):
+    relief = make_employee("croupier4", Role.CROUPIER, casino).user
+    before = timezone.now()
+    made = roster_services.record_change(
+        chef, live, "relief", "croupier2", "  Pause  ", "croupier4", moment=after(live, 30)
+    )
+    stored = RosterChange.objects.get()
+    assert made == stored and stored.roster_id == live.pk
+    assert (stored.at, stored.kind, stored.member, stored.replacement, stored.reason, stored.recorded_by) == (
+        after(live, 30),
+        "relief",
+        croupier2,
+        relief,
+        "Pause",
+        chef,
+    )
+    assert before <= stored.recorded_at <= timezone.now()
+    assert stored.history.get().history_user == chef
+    assert in_force(live, 30) == ["croupier1", "croupier4", "croupier3"]
+    # Without a moment, the change acts from now.
+    before = timezone.now()
+    now = roster_services.record_change(chef, live, "absence", "croupier4", "Malaise")
+    assert before <= now.at <= timezone.now() and now.replacement is None and now.kind == "absence"
+    assert in_force(live, 30) == ["croupier1", "croupier4", "croupier3"]
+
+
+def test_r4_a_draft_order_or_a_closed_seance_takes_no_change(live, casino, director, chef, vingt_trois):
+    draft = roster_services.create_roster(director, live.seance, vingt_trois, "chef", ["croupier1", "croupier2"])
+    assert domain_refusal(roster_services.record_change, chef, draft, "absence", "croupier1", "x") == (
+        InvalidTransition,
+        "R4",
+        cite("R4", "L'ordre de roulement n'est pas encore publié : modifiez le brouillon"),
+    )
+    roster_services.publish_roster(director, draft, "directeur", PASSWORD)
+    change_seance_state(director, live.seance, Seance.State.OPEN)
+    change_seance_state(director, live.seance, Seance.State.CLOSED)
+    # The roster in hand still holds the séance as it was: the refusal reads the séance again.
+    assert domain_refusal(roster_services.record_change, chef, live, "absence", "croupier1", "x") == (
+        InvalidTransition,
+        "R4",
+        cite("R4", "La séance est close : impossible de modifier son ordre de roulement"),
+    )
+    assert not RosterChange.objects.exists()
+
+
+def test_r4_a_change_is_of_a_known_kind_with_a_reason_of_at_most_300_characters(live, chef):
+    change = roster_services.record_change
+    assert refusal(change, chef, live, "pause", "croupier1", "x", moment=after(live, 5)) == (
+        "kind",
+        "R4",
+        cite("R4", "Changement inconnu : absence, arrivée tardive, retour ou relève"),
+    )
+    for reason in (None, "", "   "):
+        assert refusal(change, chef, live, "absence", "croupier1", reason, moment=after(live, 5)) == (
+            "reason",
+            "R4",
+            cite("R4", "Indiquez le motif du changement"),
+        )
+    assert refusal(change, chef, live, "absence", "croupier1", "x" * 301, moment=after(live, 5)) == (
+        "reason",
+        "invalid",
+        "Le motif du changement ne dépasse pas 300 caractères (301 ici)",
+    )
+    assert not RosterChange.objects.exists()
+    made = change(chef, live, "absence", "croupier1", " " + "x" * 300 + " ", moment=after(live, 5))
+    assert made.reason == "x" * 300
+
+
+def test_r23_a_change_never_precedes_the_last_one_recorded(live, chef):
+    change = roster_services.record_change
+    change(chef, live, "absence", "croupier2", "Malaise", moment=after(live, 30))
+    change(chef, live, "return", "croupier2", "Mieux", moment=after(live, 50))
+    assert domain_refusal(change, chef, live, "absence", "croupier3", "x", moment=after(live, 40)) == (
+        InvalidTransition,
+        "R23",
+        cite("R23", "Un changement ne peut précéder le dernier enregistré : le passé reste tel quel"),
+    )
+    assert RosterChange.objects.count() == 2
+    change(chef, live, "absence", "croupier3", "x", moment=after(live, 50))  # at the same moment: not before it
+    assert in_force(live, 50) == ["croupier1", "croupier2"]
+
+
+def test_r4_an_absence_or_a_relief_names_a_launcher_in_force_and_leaves_one(live, casino, other_casino, chef):
+    change = roster_services.record_change
+    make_employee("ailleurs", Role.CROUPIER, other_casino)
+    for username in ("inconnu", "ailleurs"):
+        assert refusal(change, chef, live, "absence", username, "x", moment=after(live, 5)) == (
+            "member",
+            "R4",
+            cite("R4", f"Employé inconnu dans l'établissement : {username}"),
+        )
+    for kind in ("absence", "relief"):
+        assert refusal(change, chef, live, kind, "chef", "x", "croupier3", moment=after(live, 5)) == (
+            "member",
+            "R4",
+            cite("R4", "Chef n'est pas dans l'ordre en vigueur"),
+        )
+    change(chef, live, "absence", "croupier1", "x", moment=after(live, 10))
+    assert refusal(change, chef, live, "absence", "croupier1", "x", moment=after(live, 10)) == (
+        "member",
+        "R4",
+        cite("R4", "Croupier1 n'est pas dans l'ordre en vigueur"),
+    )
+    change(chef, live, "absence", "croupier2", "x", moment=after(live, 20))  # two in force: one may leave
+    assert in_force(live, 20) == ["croupier3"]
+    assert refusal(change, chef, live, "absence", "croupier3", "x", moment=after(live, 30)) == (
+        "member",
+        "R4",
+        cite("R4", "Il ne resterait aucun lanceur : désignez d'abord une relève"),
+    )
+    make_employee("croupier4", Role.CROUPIER, casino)
+    change(chef, live, "relief", "croupier3", "x", "croupier4", moment=after(live, 30))  # the last one is relieved
+    assert in_force(live, 30) == ["croupier4"]
+
+
+def test_r4_a_relief_brings_in_an_approved_croupier_of_the_casino_not_in_force(live, casino, other_casino, chef):
+    change = roster_services.record_change
+    at = after(live, 5)
+    make_employee("ailleurs", Role.CROUPIER, other_casino)
+    later = make_employee("nouveau", Role.CROUPIER, casino)
+    later.approval_date = DAY + datetime.timedelta(days=1)  # valid today, not on the day of the séance
+    later.save()
+    for replacement, words in (
+        (None, "Employé inconnu dans l'établissement : None"),
+        ("ailleurs", "Employé inconnu dans l'établissement : ailleurs"),
+        ("chef", "Chef est chef de partie : un chef de partie n'est jamais lanceur"),
+        ("nouveau", "Nouveau n'a pas d'agrément valide le 10/03/2026 : il ne peut pas être lanceur"),
+        ("croupier3", "Croupier3 est déjà dans l'ordre en vigueur"),
+    ):
+        assert refusal(change, chef, live, "relief", "croupier1", "x", replacement, moment=at) == (
+            "replacement",
+            "R4",
+            cite("R4", words),
+        )
+    assert not RosterChange.objects.exists()
+
+
+def test_r4_a_late_arrival_or_a_return_brings_back_a_launcher_of_the_order(live, casino, chef, croupier2):
+    change = roster_services.record_change
+    make_employee("croupier4", Role.CROUPIER, casino)
+    make_employee("croupier5", Role.CROUPIER, casino)
+    for kind in ("late_arrival", "return"):
+        assert refusal(change, chef, live, kind, "croupier4", "x", moment=after(live, 5)) == (
+            "member",
+            "R4",
+            cite("R4", "Croupier4 ne figure pas dans l'ordre de roulement : prévoyez une relève"),
+        )
+        assert refusal(change, chef, live, kind, "croupier2", "x", moment=after(live, 5)) == (
+            "member",
+            "R4",
+            cite("R4", "Croupier2 est déjà dans l'ordre en vigueur"),
+        )
+    change(chef, live, "relief", "croupier3", "x", "croupier4", moment=after(live, 10))
+    change(chef, live, "absence", "croupier4", "x", moment=after(live, 20))
+    change(chef, live, "absence", "croupier2", "x", moment=after(live, 20))
+    # A replacement who left comes back; a launcher of the published order too, unless no longer approved that day.
+    change(chef, live, "return", "croupier4", "x", moment=after(live, 30))
+    employee = croupier2.employee
+    employee.suspended_from, employee.suspended_until = DAY - datetime.timedelta(days=1), DAY
+    employee.save()
+    assert refusal(change, chef, live, "return", "croupier2", "x", moment=after(live, 40)) == (
+        "member",
+        "R4",
+        cite("R4", "Croupier2 n'a pas d'agrément valide le 10/03/2026 : il ne peut pas être lanceur"),
+    )
+    employee.suspended_until = DAY - datetime.timedelta(days=1)
+    employee.save()
+    change(chef, live, "late_arrival", "croupier2", "x", moment=after(live, 40))
+    assert in_force(live, 40) == ["croupier1", "croupier2", "croupier4"]

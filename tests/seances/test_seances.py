@@ -1,0 +1,103 @@
+"""Gaming days and séances: planned → open → closed, opened and closed by the direction."""
+
+import datetime
+import zoneinfo
+
+import pytest
+
+from seances.models import GamingDay, Seance
+from tests.helpers.cash_helpers import publish_rosters
+
+pytestmark = pytest.mark.django_db
+PARIS = zoneinfo.ZoneInfo("Europe/Paris")
+
+
+def test_a_gaming_day_crosses_midnight(casino):
+    casino.gaming_day_start = datetime.time(10, 0)
+    after_midnight = datetime.datetime(2026, 11, 30, 2, 30, tzinfo=PARIS)
+    before_start = datetime.datetime(2026, 11, 30, 9, 59, tzinfo=PARIS)
+    at_start = datetime.datetime(2026, 11, 30, 10, 0, tzinfo=PARIS)
+    assert GamingDay.date_at(casino, after_midnight) == datetime.date(2026, 11, 29)
+    assert GamingDay.date_at(casino, before_start) == datetime.date(2026, 11, 29)
+    assert GamingDay.date_at(casino, at_start) == datetime.date(2026, 11, 30)
+
+
+def plan(api, user, casino, day):
+    api.force_authenticate(user)
+    return api.post("/api/v1/seances/", {"casino": casino.pk, "gaming_day": day.isoformat()}, format="json")
+
+
+def test_the_director_plans_the_afternoon_and_evening_seances(api, director, casino):
+    day = datetime.date(2026, 12, 1)
+    response = plan(api, director, casino, day)
+    assert response.status_code == 201
+    kinds = [s["kind"] for s in response.json()]
+    assert kinds == ["apres_midi", "soiree"]
+    evening = Seance.objects.get(kind="soiree")
+    assert evening.planned_end.astimezone(PARIS).date() == datetime.date(2026, 12, 2)
+    assert plan(api, director, casino, day).status_code == 201
+    assert Seance.objects.count() == 2
+
+
+def test_a_seance_goes_from_planned_to_open_to_closed(api, director, casino):
+    seance_id = plan(api, director, casino, datetime.date(2026, 12, 1)).json()[0]["id"]
+    opened = api.post(f"/api/v1/seances/{seance_id}/open/")
+    assert opened.status_code == 200 and opened.json()["state"] == "open"
+    assert opened.json()["opened_by"] == "directeur"
+    closed = api.post(f"/api/v1/seances/{seance_id}/close/")
+    assert closed.status_code == 200 and closed.json()["state"] == "closed"
+
+
+def test_a_closed_seance_cannot_be_opened_again(api, director, casino):
+    seance_id = plan(api, director, casino, datetime.date(2026, 12, 1)).json()[0]["id"]
+    api.post(f"/api/v1/seances/{seance_id}/open/")
+    api.post(f"/api/v1/seances/{seance_id}/close/")
+    response = api.post(f"/api/v1/seances/{seance_id}/open/")
+    assert response.status_code == 409 and response.json()["code"] == "transition"
+    assert Seance.objects.get(pk=seance_id).state == "closed"
+
+
+def test_a_planned_seance_cannot_be_closed(api, director, casino):
+    seance_id = plan(api, director, casino, datetime.date(2026, 12, 1)).json()[0]["id"]
+    response = api.post(f"/api/v1/seances/{seance_id}/close/")
+    assert response.status_code == 409
+    assert Seance.objects.get(pk=seance_id).state == "planned"
+
+
+def test_two_seances_of_a_day_are_never_open_together(api, director, casino):
+    afternoon, evening = (s["id"] for s in plan(api, director, casino, datetime.date(2026, 12, 1)).json())
+    api.post(f"/api/v1/seances/{afternoon}/open/")
+    response = api.post(f"/api/v1/seances/{evening}/open/")
+    assert response.status_code == 409
+    assert Seance.objects.get(pk=evening).state == "planned"
+
+
+@pytest.mark.parametrize("persona", ["chef", "croupier", "caissier", "regulator", "administrator"])
+def test_only_the_direction_plans_opens_and_closes_seances(request, api, director, casino, persona):
+    seance_id = plan(api, director, casino, datetime.date(2026, 12, 1)).json()[0]["id"]
+    api.force_authenticate(request.getfixturevalue(persona))
+    assert api.post(f"/api/v1/seances/{seance_id}/open/").status_code == 403
+    assert plan(api, request.getfixturevalue(persona), casino, datetime.date(2026, 12, 2)).status_code == 403
+    assert Seance.objects.get(pk=seance_id).state == "planned"
+    assert Seance.objects.count() == 2
+
+
+def test_another_casino_sees_none_of_our_seances(api, director, outsider, casino):
+    seance_id = plan(api, director, casino, datetime.date(2026, 12, 1)).json()[0]["id"]
+    api.force_authenticate(outsider)
+    assert api.get(f"/api/v1/seances/{seance_id}/").status_code == 404
+    assert api.post(f"/api/v1/seances/{seance_id}/open/").status_code == 404
+    assert api.get("/api/v1/seances/").json()["results"] == []
+
+
+def test_the_day_page_opens_and_closes_a_seance(as_user, director, casino, boule_tableau, chef, croupier, croupier2):
+    client = as_user(director)
+    day = GamingDay.date_at(casino)
+    client.post("/seances/planifier/", {"casino": casino.pk, "date": day.isoformat()})
+    seance = Seance.objects.get(kind="apres_midi")
+    page = client.get(f"/seances/?casino={casino.pk}&date={day.isoformat()}").content.decode()
+    assert "Ouvrir la séance" in page and "À ouvrir" in page
+    publish_rosters(director, seance)
+    client.post(f"/seances/{seance.pk}/ouvrir/")
+    seance.refresh_from_db()
+    assert seance.state == "open"

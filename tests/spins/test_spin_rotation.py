@@ -1,0 +1,103 @@
+"""Launches as they happened (R4): the actual share of spins against the roster's, alerts and the report."""
+
+import datetime
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from casino.models import Alert
+from seances.models import Seance
+from seances.spins import services as spins
+from tests.helpers.guard_helpers import drop_guard
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def playing(request):
+    """The séance began 40 minutes ago: with 20-minute turns, two turns are behind us, whoever is first."""
+    now = timezone.now()
+    # Opened 40 minutes ago through the workflow: the database writes a séance's start once only (R23).
+    with time_machine.travel(now - datetime.timedelta(minutes=40)):
+        open_day = request.getfixturevalue("open_day")
+    # The plan's end is fixed too (R23); moving it past the clock, whatever the hour the tests run, takes DDL rights.
+    drop_guard("seances_seance")
+    Seance.objects.filter(pk=open_day.pk).update(planned_end=now + datetime.timedelta(hours=5))
+    open_day.refresh_from_db()
+    return open_day
+
+
+def first_and_second(playing, apparatus):
+    from seances.models import Roster
+    from seances.rosters import services as roster_services
+
+    roster = roster_services.rosters_with_everything(Roster.objects.filter(seance=playing, apparatus=apparatus)).get()
+    turns = roster_services.roster_status(roster, playing.actual_start)["turns"]
+    return turns[0], turns[1]
+
+
+def spin_at(chef, seance, boule, launcher, moment, number=3):
+    return spins.record_spin(chef, seance, boule, launcher, number=number, launched_at=moment)
+
+
+def test_r4_the_report_compares_actual_and_planned_shares_of_spins(api, director, chef, playing, boule):
+    first, second = first_and_second(playing, boule)
+    for minute in range(1, 11):
+        spin_at(chef, playing, boule, first["launcher"].username, first["start"] + datetime.timedelta(minutes=minute))
+    # In the second turn the first launcher keeps launching: the roster named someone else.
+    for minute in range(1, 11):
+        spin_at(chef, playing, boule, first["launcher"].username, second["start"] + datetime.timedelta(minutes=minute))
+    api.force_authenticate(director)
+    report = api.get(f"/api/v1/rosters/report/?apparatus={boule.pk}").json()
+    section = report["sections"][1]
+    assert section["spins"] == 20 and section["spin_mismatches"] == 10
+    shares = {row["username"]: row for row in section["shares"]}
+    assert shares[first["launcher"].username]["spins"] == 20
+    assert shares[first["launcher"].username]["spin_share"] == 100.0
+    assert shares[first["launcher"].username]["planned_spin_share"] == 50.0
+    assert section["over_spin_share"] == [first["launcher"].username]
+    assert section["compliant"] is False
+
+
+def test_r4_spins_as_the_roster_says_keep_the_report_compliant_for_spins(api, director, chef, playing, boule):
+    first, second = first_and_second(playing, boule)
+    for turn in (first, second):
+        for minute in range(1, 6):
+            spin_at(chef, playing, boule, turn["launcher"].username, turn["start"] + datetime.timedelta(minutes=minute))
+    api.force_authenticate(director)
+    section = api.get(f"/api/v1/rosters/report/?apparatus={boule.pk}").json()["sections"][1]
+    assert section["spins"] == 10 and section["spin_mismatches"] == 0 and section["over_spin_share"] == []
+
+
+def test_r4_the_report_page_shows_the_spin_shares(as_user, director, chef, playing, boule):
+    first, _ = first_and_second(playing, boule)
+    spin_at(chef, playing, boule, first["launcher"].username, first["start"] + datetime.timedelta(minutes=1))
+    page = as_user(director).get("/roulement/rapport/", {"apparatus": boule.pk}).content.decode()
+    assert "Coups lancés" in page and "100.0 % (100.0 %)" in page.replace(",", ".")
+
+
+def test_r4_a_launcher_above_the_factor_of_their_share_in_the_seance_raises_an_alert(
+    chef, playing, boule, django_capture_on_commit_callbacks
+):
+    first, second = first_and_second(playing, boule)
+    with django_capture_on_commit_callbacks(execute=True):
+        for minute in range(10):
+            moment = first["start"] + datetime.timedelta(minutes=minute, seconds=30)
+            spin_at(chef, playing, boule, first["launcher"].username, moment)
+    assert not Alert.objects.filter(kind="launch_share").exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        for minute in range(10):
+            moment = second["start"] + datetime.timedelta(minutes=minute, seconds=30)
+            spin_at(chef, playing, boule, first["launcher"].username, moment)
+    alert = Alert.objects.get(kind="launch_share")
+    assert alert.rule == "R4" and first["launcher"].username.title() in alert.message
+    assert Alert.objects.filter(kind="launcher").count() == 1
+
+
+def test_r4_the_factor_is_a_casino_setting_citing_r4(casino):
+    from casino.models import Casino
+    from casino.rules import ARTICLES
+
+    field = Casino._meta.get_field("launch_share_factor")
+    assert ARTICLES["R4"] in field.help_text and str(casino.launch_share_factor) == "1.50"
