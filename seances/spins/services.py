@@ -192,6 +192,20 @@ def _check_direction(apparatus, direction, previous):
     return direction
 
 
+def _check_announced_before(rien_ne_va_plus_at, launched_at):
+    """R9: « Rien ne va plus » is announced before the launch, never after it (400)."""
+    if rien_ne_va_plus_at is not None and rien_ne_va_plus_at > launched_at:
+        announced, launched = (
+            timezone.localtime(moment).strftime("%H:%M:%S") for moment in (rien_ne_va_plus_at, launched_at)
+        )
+        raise invalid(
+            "rien_ne_va_plus_at",
+            "R9",
+            f"« Rien ne va plus » s'annonce avant le lancement : l'annonce indiquée ({announced}) "
+            f"suit le lancement ({launched})",
+        )
+
+
 def _queue_checks(spin):
     # After the commit, and off the request: the launcher and bias checks read many spins, the spin itself is a
     # cheap write that must not wait for them (nor be rolled back by one of them failing).
@@ -228,6 +242,7 @@ def record_spin(
     previous = Spin.objects.filter(seance=seance, apparatus=apparatus).effective().order_by("-sequence", "-pk").first()
     direction = _check_direction(apparatus, direction or "", previous)
     launched_at = launched_at or timezone.now()
+    _check_announced_before(rien_ne_va_plus_at, launched_at)
     spin = Spin.objects.create(
         seance=seance,
         apparatus=apparatus,
