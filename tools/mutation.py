@@ -54,6 +54,7 @@ MODULE_TESTS = {
         "test_limits.py",
         "test_rosters.py",
         "test_rule_holes.py",
+        "test_r9_stakes_after_rien_ne_va_plus.py",
     ],
     "seances/services.py": [
         "test_mutation_seance_services.py",
@@ -61,6 +62,7 @@ MODULE_TESTS = {
         "test_seance_not_held.py",
         "test_limits.py",
         "test_rule_holes.py",
+        "test_r9_stakes_after_rien_ne_va_plus.py",
     ],
     # test_roster_first.py: who serves a tableau (tableau_staff, read by the counts' witnesses).
     "seances/rosters/services.py": [
@@ -68,6 +70,7 @@ MODULE_TESTS = {
         "test_rosters.py",
         "test_rotation.py",
         "test_roster_first.py",
+        "test_r4_roster_ended_approval.py",
     ],
     "cashbox/services.py": [
         "test_mutation_cash_services.py",
