@@ -1,6 +1,7 @@
 from decimal import Decimal
 
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import action
@@ -121,6 +122,17 @@ class StakeSerializer(serializers.Serializer):
     bet = serializers.ChoiceField(choices=BetKind.choices)
     number = serializers.IntegerField(required=False, allow_null=True)
     stake = serializers.DecimalField(max_digits=14, decimal_places=2, min_value=Decimal("0.01"))
+    placed_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        help_text="Quand la mise a été posée (par défaut : maintenant) ; refusée entre « Rien ne va plus » et le "
+        "numéro sorti (R9).",
+    )
+
+    def validate_placed_at(self, value):
+        if value is not None and value > timezone.now():
+            raise serializers.ValidationError("Une mise ne peut pas être posée plus tard que maintenant.")
+        return value
 
 
 class CheckStakesSerializer(serializers.Serializer):
@@ -142,7 +154,8 @@ class CheckStakesResultSerializer(serializers.Serializer):
 
 
 class CheckStakesView(APIView):
-    """One player's stakes for one spin, across the tableaux of the apparatus, against the limits in force (R13)."""
+    """One player's stakes for one spin, across the tableaux of the apparatus, against the limits in force (R13) and
+    « Rien ne va plus » (R9)."""
 
     queryset = Apparatus.objects.all()
     schema = AutoSchema()
@@ -183,7 +196,9 @@ class CheckStakesView(APIView):
                 errors.setdefault(index, {}).setdefault(refusal.field, []).append(detail)
         if errors:
             raise ValidationError({"stakes": errors})
-        breaches = services.check_stakes(apparatus, date, stakes)
+        now = timezone.now()
+        placed_at = [item.get("placed_at") or now for item in data.validated_data["stakes"]]
+        breaches = services.check_stakes(apparatus, date, stakes, placed_at)
         return Response(
             {
                 "apparatus": apparatus.pk,

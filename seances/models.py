@@ -3,6 +3,7 @@ import datetime
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models.functions import Coalesce
 from django.urls import reverse
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
@@ -557,6 +558,28 @@ class SpinQuerySet(ScopedQuerySet):
         corrected = Spin.objects.filter(corrects=models.OuterRef("pk"))
         return self.alias(corrected_flag=models.Exists(corrected), later_flag=models.Exists(later)).filter(
             models.Q(corrects__isnull=True, corrected_flag=False) | models.Q(corrects__isnull=False, later_flag=False)
+        )
+
+    def announcement_in_force(self, moment):
+        """The « Rien ne va plus » that closes these spins' apparatus to stakes at `moment`, or None (R9).
+
+        That of the spin announced by `moment` whose number was not yet entered then: from the announcement until
+        the number the apparatus takes no stake. Call it on the spins of one apparatus.
+        """
+        originals = self.filter(corrects__isnull=True)
+        # Spins of one apparatus follow each other: only the last one launched by `moment`, or one launched after
+        # it, can have been announced by then and numbered later. Bounding launched_at keeps the read to a few
+        # rows of the (apparatus, launched_at) index instead of every spin of the apparatus.
+        last_launch = originals.filter(launched_at__lte=moment).order_by("-launched_at").values("launched_at")[:1]
+        return (
+            originals.filter(
+                launched_at__gte=Coalesce(models.Subquery(last_launch), models.Value(moment)),
+                rien_ne_va_plus_at__lte=moment,
+                recorded_at__gt=moment,
+            )
+            .order_by("-rien_ne_va_plus_at")
+            .values_list("rien_ne_va_plus_at", flat=True)
+            .first()
         )
 
 

@@ -13,8 +13,8 @@ from casino.accounts.roles import role_of
 from casino.audit.actors import actor_named
 from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
-from seances.models import GamingDay, Opening, Roster, Seance
-from tables.games.rules import check_player_stakes, euros
+from seances.models import GamingDay, Opening, Roster, Seance, Spin
+from tables.games.rules import check_player_stakes, check_stake_accepted, euros
 from tables.models import Apparatus, Tableau
 
 # Default planned hours of each séance; the gaming day crosses midnight.
@@ -224,12 +224,14 @@ def limits_in_force(apparatus, date):
     }
 
 
-def check_stakes(apparatus, date, stakes):
-    """R10, R11, R13: which of ONE player's stakes for ONE spin break the limits in force that gaming day.
+def check_stakes(apparatus, date, stakes, placed_at=None):
+    """R9, R10, R11, R13: which of ONE player's stakes for ONE spin break the limits in force that gaming day, or
+    came after « Rien ne va plus ».
 
-    `stakes` are PlayerStake with `tableau` set to a Tableau of the apparatus. Each stake meets its own tableau's
-    minimum; the maximum applies to the player's total per plein and per chance across all the tableaux of the
-    apparatus, with the strictest maximum among the tableaux played when they differ.
+    `stakes` are PlayerStake with `tableau` set to a Tableau of the apparatus; `placed_at` holds when each was
+    placed (by default now). Each stake meets its own tableau's minimum; the maximum applies to the player's total
+    per plein and per chance across all the tableaux of the apparatus, with the strictest maximum among the
+    tableaux played when they differ.
     """
     openings = limits_in_force(apparatus, date)
     missing = sorted({s.tableau.number for s in stakes if s.tableau.pk not in openings})
@@ -254,4 +256,17 @@ def check_stakes(apparatus, date, stakes):
     max_chances = min(o.max_chances for o in played)
     for breach in check_player_stakes(apparatus.game, stakes, Decimal("0"), max_plein, max_chances):
         breaches.append((breach.rule, breach.message, breach.stakes))
-    return breaches
+    return breaches + stakes_after_announcement(apparatus, placed_at or [timezone.now()] * len(stakes))
+
+
+def stakes_after_announcement(apparatus, placed_at):
+    """R9: the stakes placed between a « Rien ne va plus » and the number of its spin, one breach per announcement."""
+    refused = {}
+    spins = Spin.objects.filter(apparatus=apparatus)
+    announcements = {moment: spins.announcement_in_force(moment) for moment in set(placed_at)}
+    for position, moment in enumerate(placed_at):
+        try:
+            check_stake_accepted(moment, announcements[moment])
+        except DomainError as refusal:
+            refused.setdefault(announcements[moment], (refusal.message, []))[1].append(position)
+    return [("R9", message, tuple(positions)) for message, positions in refused.values()]

@@ -65,6 +65,7 @@ MODULE_TESTS = {
         "seances/test_opening_refusals.py",
         "rosters/test_rosters.py",
         "spins/test_spins.py",
+        "spins/test_r9_stakes_after_rien_ne_va_plus.py",
     ],
     "seances/services.py": [
         "seances/test_seance_direction.py",
@@ -73,6 +74,7 @@ MODULE_TESTS = {
         "seances/test_limits.py",
         "seances/test_opening_refusals.py",
         "rosters/test_roster_first.py",
+        "spins/test_r9_stakes_after_rien_ne_va_plus.py",
     ],
     # test_roster_first.py: who serves a tableau (tableau_staff, read by the counts' witnesses).
     "seances/rosters/services.py": [
@@ -83,6 +85,7 @@ MODULE_TESTS = {
         "rosters/test_rosters.py",
         "rosters/test_rotation.py",
         "rosters/test_roster_first.py",
+        "rosters/test_r4_roster_ended_approval.py",
     ],
     "cashbox/services.py": [
         "cash/test_advances_and_counts.py",

@@ -64,13 +64,13 @@ def check_launcher(casino, user, day, field="members"):
     role = role_of(user)
     if role == Role.CHEF:
         raise invalid(field, "R4", f"{_name(user)} est chef de partie : un chef de partie n'est jamais lanceur")
-    if role != Role.CROUPIER:
-        raise invalid(
-            field,
-            "R4",
-            f"{_name(user)} ({role.label.lower()}) n'est pas un employé de jeux : il ne peut pas être lanceur",
-        )
-    if not user.employee.approval_valid_on(day):
+    approved = user.employee.approval_valid_on(day)
+    if role != Role.CROUPIER and (role is not None or approved):
+        what = role.label.lower() if role else "sans rôle"
+        raise invalid(field, "R4", f"{_name(user)} ({what}) n'est pas un employé de jeux : il ne peut pas être lanceur")
+    # A croupier whose approval has ended usually lost the role with it (Employee.clean wants an approval for every
+    # game role): the ended approval is the reason to give.
+    if not approved:
         raise invalid(
             field, "R4", f"{_name(user)} n'a pas d'agrément valide le {day:%d/%m/%Y} : il ne peut pas être lanceur"
         )

@@ -9,7 +9,7 @@ import datetime
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import BooleanField
+from django.db.models import BooleanField, Subquery
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -172,8 +172,29 @@ def _effective_at(seance, apparatus, sequence):
     )
 
 
-def _check_direction(apparatus, direction, previous):
-    """R9 at vingt-trois: a known direction, opposite to the previous spin's; at boule, no direction."""
+def _designation(spin, seance):
+    """« coup n° 12 », with its séance when it is not `seance` (the alternation spans séances, R9)."""
+    if spin.seance_id == seance.pk:
+        return f"coup n° {spin.sequence}"
+    return f"coup n° {spin.sequence} ({str(spin.seance)[0].lower()}{str(spin.seance)[1:]})"
+
+
+def _other_seance_neighbour(spin, later):
+    """The apparatus' effective spin just before (or after) `spin` in another séance, or None (R9)."""
+    spins = Spin.objects.filter(apparatus=spin.apparatus_id).exclude(seance=spin.seance_id).effective()
+    if later:
+        return spins.filter(launched_at__gt=spin.launched_at).order_by("launched_at", "sequence", "pk").first()
+    return spins.filter(launched_at__lt=spin.launched_at).order_by("-launched_at", "-sequence", "-pk").first()
+
+
+def previous_spin(apparatus):
+    """The apparatus' last spin as corrected, whatever its séance or day: the one the cylinder alternates with (R9)."""
+    return Spin.objects.filter(apparatus=apparatus).effective().order_by("-launched_at", "-sequence", "-pk").first()
+
+
+def _check_direction(apparatus, direction, previous, seance):
+    """R9 at vingt-trois: a known direction, opposite to the previous spin's, of this séance or an earlier one; at
+    boule, no direction."""
     if apparatus.game == Game.BOULE:
         if direction:
             raise invalid("direction", "R9", "La boule n'a pas de cylindre : pas de sens à indiquer")
@@ -186,10 +207,24 @@ def _check_direction(apparatus, direction, previous):
         # Named after the apparatus: the statistics count these refusals per apparatus in the journal.
         raise DomainError(
             "R9",
-            f"« {apparatus.name} » : le cylindre doit tourner dans le sens opposé au coup n° {previous.sequence} "
+            f"« {apparatus.name} » : le cylindre doit tourner dans le sens opposé au {_designation(previous, seance)} "
             f"({Direction(previous.direction).label}) ; sens requis : {Direction(next_direction(previous.direction)).label}",
         ) from None
     return direction
+
+
+def _check_announced_before(rien_ne_va_plus_at, launched_at):
+    """R9: « Rien ne va plus » is announced before the launch, never after it (400)."""
+    if rien_ne_va_plus_at is not None and rien_ne_va_plus_at > launched_at:
+        announced, launched = (
+            timezone.localtime(moment).strftime("%H:%M:%S") for moment in (rien_ne_va_plus_at, launched_at)
+        )
+        raise invalid(
+            "rien_ne_va_plus_at",
+            "R9",
+            f"« Rien ne va plus » s'annonce avant le lancement : l'annonce indiquée ({announced}) "
+            f"suit le lancement ({launched})",
+        )
 
 
 def _queue_checks(spin):
@@ -224,14 +259,29 @@ def record_spin(
         raise InvalidTransition("R4", f"Aucun ordre de roulement publié pour {apparatus.name} à cette séance")
     launcher_user = check_launcher(roster, launcher)
     number, pocket = resolve_outcome(apparatus, number, pocket)
-    # The last spin as corrected gives both the sequence to follow and the direction to alternate (one query).
-    previous = Spin.objects.filter(seance=seance, apparatus=apparatus).effective().order_by("-sequence", "-pk").first()
-    direction = _check_direction(apparatus, direction or "", previous)
+    # The apparatus' last spin as corrected, of this séance or an earlier one, gives the direction to alternate
+    # (R9: « dans un sens opposé au précédent », across séances and days); the séance's last sequence number, read
+    # in the same query, the sequence to follow. One query, served backwards by the (apparatus, launched_at,
+    # sequence) index.
+    last_sequence = (
+        Spin.objects.filter(seance=seance, apparatus=apparatus, corrects__isnull=True)
+        .order_by("-sequence")
+        .values("sequence")[:1]
+    )
+    previous = (
+        Spin.objects.filter(apparatus=apparatus)
+        .effective()
+        .annotate(seance_last_sequence=Subquery(last_sequence))
+        .order_by("-launched_at", "-sequence", "-pk")
+        .first()
+    )
+    direction = _check_direction(apparatus, direction or "", previous, seance)
     launched_at = launched_at or timezone.now()
+    _check_announced_before(rien_ne_va_plus_at, launched_at)
     spin = Spin.objects.create(
         seance=seance,
         apparatus=apparatus,
-        sequence=(previous.sequence if previous else 0) + 1,
+        sequence=(previous.seance_last_sequence or 0) + 1 if previous else 1,
         launched_at=launched_at,
         rien_ne_va_plus_at=rien_ne_va_plus_at or launched_at,
         launcher=launcher_user,
@@ -260,16 +310,20 @@ def correct_spin(user, spin, reason, launcher=None, number=None, pocket=None, di
         number, pocket = current.number, current.pocket
     number, pocket = resolve_outcome(apparatus, number, pocket)
     direction = current.direction if direction in (None, "") else direction
-    before = _effective_at(seance, apparatus, original.sequence - 1) if original.sequence > 1 else None
-    direction = _check_direction(apparatus, direction, before)
-    after = _effective_at(seance, apparatus, original.sequence + 1)
+    # Its neighbours are the apparatus' spins before and after it, in an earlier or later séance at its ends (R9).
+    if original.sequence > 1:
+        before = _effective_at(seance, apparatus, original.sequence - 1)
+    else:
+        before = _other_seance_neighbour(original, later=False)
+    direction = _check_direction(apparatus, direction, before, seance)
+    after = _effective_at(seance, apparatus, original.sequence + 1) or _other_seance_neighbour(original, later=True)
     if after is not None and apparatus.game == Game.VINGT_TROIS:
         # The next spin was checked against this one: the correction must keep the alternation with it too.
         if direction == after.direction:
             raise DomainError(
                 "R9",
-                f"« {apparatus.name} » : le coup n° {after.sequence} a tourné en {Direction(after.direction).label} ; "
-                "le coup corrigé doit avoir tourné dans l'autre sens",
+                f"« {apparatus.name} » : le {_designation(after, seance)} a tourné en "
+                f"{Direction(after.direction).label} ; le coup corrigé doit avoir tourné dans l'autre sens",
             )
     if (launcher_user.pk, number, pocket, direction) == (
         current.launcher_id,
@@ -314,7 +368,9 @@ def spin_panel(seance, apparatus, moment=None, last=12):
     previous = spins[-1] if spins else None
     required = None
     if apparatus.game == Game.VINGT_TROIS:
-        required = next_direction(previous.direction if previous else None)
+        # Before the séance's first spin, the cylinder alternates with the apparatus' last spin of an earlier one.
+        alternated = previous or previous_spin(apparatus)
+        required = next_direction(alternated.direction if alternated else None)
     launchers = []
     if roster is not None:
         users = roster_services.users_of(roster)

@@ -127,13 +127,15 @@ class Command(BaseCommand):
         rng = random.Random(1959)
         for apparatus in Apparatus.objects.filter(casino=casino, in_service=True).order_by("name"):
             chef = get_user_model().objects.get(username=chefs[apparatus.game])
-            for index in range(count):
-                # The launcher the roster names at this moment (R4); the cylinder alternates (R9).
-                launcher = spins.spin_panel(seance, apparatus)["expected"]
+            for _ in range(count):
+                # The launcher the roster names at this moment (R4); the cylinder turns opposite to the apparatus'
+                # previous spin, of this séance or an earlier one (R9).
+                panel = spins.spin_panel(seance, apparatus)
+                launcher = panel["expected"]
                 if apparatus.game == Game.BOULE:
                     spins.record_spin(chef, seance, apparatus, launcher.username, number=rng.randint(1, 9))
                 else:
-                    direction = ("horaire", "antihoraire")[index % 2]
+                    direction = panel["required_direction"]
                     spins.record_spin(
                         chef, seance, apparatus, launcher.username, pocket=rng.randint(1, 27), direction=direction
                     )

@@ -1,0 +1,105 @@
+"""R9: the cylinder turns opposite to the apparatus' previous spin, across séances and days, not only within one."""
+
+import datetime
+
+import pytest
+from django.utils import timezone
+
+from casino.rules import ARTICLES, DomainError
+from seances.models import Seance, Spin
+from seances.services import change_seance_state, plan_seances
+from seances.spins import services as spins
+from tests.helpers.cash_helpers import open_seance
+
+pytestmark = pytest.mark.django_db
+
+
+def evening_after(director, afternoon):
+    """Close the afternoon, open the evening."""
+    change_seance_state(director, afternoon, Seance.State.CLOSED)
+    seance = afternoon.gaming_day.seances.get(kind=Seance.Kind.EVENING)
+    open_seance(director, seance)
+    seance.refresh_from_db()
+    return seance
+
+
+@pytest.fixture
+def evening(director, chef, open_day, vingt_trois):
+    """The afternoon's last vingt-trois spin turned « horaire »; the afternoon closed, the evening open."""
+    spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=1, direction="antihoraire")
+    spins.record_spin(chef, open_day, vingt_trois, "croupier2", pocket=2, direction="horaire")
+    return evening_after(director, open_day)
+
+
+def post_spin(api, user, seance, apparatus, direction, pocket=5):
+    api.force_authenticate(user)
+    body = {"apparatus": apparatus.pk, "seance": seance.pk, "launcher": "croupier1", "pocket": pocket}
+    return api.post("/api/v1/spins/", {**body, "direction": direction}, format="json")
+
+
+def test_r9_the_evenings_first_spin_in_the_afternoons_last_direction_is_refused_through_the_api(
+    api, chef, vingt_trois, evening
+):
+    response = post_spin(api, chef, evening, vingt_trois, "horaire")
+    assert response.status_code == 409, response.json()
+    body = response.json()
+    assert body["code"] == "R9" and ARTICLES["R9"] in body["message"]
+    assert "coup n° 2 (séance de l'après-midi" in body["message"] and "antihoraire" in body["message"]
+    assert not Spin.objects.filter(seance=evening).exists()
+
+
+def test_r9_the_evenings_first_spin_alternates_with_the_afternoons_last_and_is_numbered_1(chef, vingt_trois, evening):
+    with pytest.raises(DomainError) as refusal:
+        spins.record_spin(chef, evening, vingt_trois, "croupier1", pocket=5, direction="horaire")
+    assert refusal.value.rule == "R9"
+    first = spins.record_spin(chef, evening, vingt_trois, "croupier1", pocket=5, direction="antihoraire")
+    assert (first.sequence, first.direction) == (1, "antihoraire")
+    second = spins.record_spin(chef, evening, vingt_trois, "croupier2", pocket=6, direction="horaire")
+    assert second.sequence == 2
+
+
+def test_r9_the_floor_tablet_proposes_the_direction_opposite_to_the_afternoons_last(vingt_trois, evening):
+    assert spins.spin_panel(evening, vingt_trois)["required_direction"] == "antihoraire"
+
+
+def test_r9_a_correction_of_the_afternoons_last_spin_keeps_the_alternation_with_the_evenings_first(
+    director, chef, open_day, vingt_trois
+):
+    last = spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=1, direction="horaire")
+    evening = evening_after(director, open_day)
+    spins.record_spin(chef, evening, vingt_trois, "croupier1", pocket=5, direction="antihoraire")
+    with pytest.raises(DomainError) as refusal:
+        spins.correct_spin(chef, last, "Sens mal saisi", direction="antihoraire")
+    assert refusal.value.rule == "R9" and "coup n° 1 (séance de la soirée" in refusal.value.message
+    assert not Spin.objects.filter(corrects__isnull=False).exists()
+
+
+def test_r9_a_correction_of_the_evenings_first_spin_is_checked_against_the_afternoons_last(chef, vingt_trois, evening):
+    first = spins.record_spin(chef, evening, vingt_trois, "croupier1", pocket=5, direction="antihoraire")
+    with pytest.raises(DomainError) as refusal:
+        spins.correct_spin(chef, first, "Sens mal saisi", direction="horaire")
+    assert refusal.value.rule == "R9" and "séance de l'après-midi" in refusal.value.message
+    assert not Spin.objects.filter(corrects__isnull=False).exists()
+
+
+def test_r9_the_days_first_spin_alternates_with_the_previous_days_last(
+    director, casino, chef, croupier, open_day, vingt_trois
+):
+    yesterday = open_day.gaming_day.date - datetime.timedelta(days=1)
+    evening_before = plan_seances(director, casino, yesterday)[1]
+    Spin.objects.create(
+        seance=evening_before,
+        apparatus=vingt_trois,
+        sequence=40,
+        launched_at=timezone.now() - datetime.timedelta(hours=20),
+        rien_ne_va_plus_at=timezone.now() - datetime.timedelta(hours=20),
+        launcher=croupier,
+        number=3,
+        pocket=3,
+        direction="antihoraire",
+        recorded_by=chef,
+    )
+    with pytest.raises(DomainError) as refusal:
+        spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=5, direction="antihoraire")
+    assert refusal.value.rule == "R9" and "coup n° 40 (séance de la soirée" in refusal.value.message
+    assert spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=5, direction="horaire").sequence == 1
