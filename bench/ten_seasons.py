@@ -557,7 +557,7 @@ def main():
 
         from cashbox.models import season_of
         from cashbox.state import main_cashbox
-        from casino.audit.journal import verify_casino
+        from casino.audit.verification import verify_casino
 
         call_command("migrate", verbosity=0)
         # The staff's passwords are hashed with MD5 here: the build measures rows, not PBKDF2.

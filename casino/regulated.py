@@ -1,7 +1,7 @@
 """The mark of the apps whose records are regulated (R23).
 
 An app whose AppConfig subclasses RegulatedAppConfig has its history-tracked models reconciled with the journal
-(casino.audit.journal.journaled_models) and walked by the tests of the database guards: a new app is found by its
+(casino.audit.reconcile.journaled_models) and walked by the tests of the database guards: a new app is found by its
 mark, not by a list someone must remember to extend. This module imports nothing of the project, so that every
 app's apps.py may import it before any model is loaded.
 

@@ -2,8 +2,8 @@ from celery import shared_task
 from django.db import OperationalError
 from django.utils import timezone
 
-from casino.audit.journal import verify_casino
 from casino.audit.seals import seal_ended_days
+from casino.audit.verification import verify_casino
 from casino.exports.build import build
 from casino.exports.build import sweep_stuck_exports as sweep
 from casino.models import APPROVED_ROLES, Casino, Employee

@@ -1,6 +1,6 @@
 """PostgreSQL: the live journal verified in bulk, near the speed of SHA-256 (R23, issues 11 and 15).
 
-`casino.audit.journal.chain_state` tries this first on PostgreSQL. It proves an intact journal and returns None as soon as
+`casino.audit.verification.chain_state` tries this first on PostgreSQL. It proves an intact journal and returns None as soon as
 anything does not hold; the entry-by-entry reading (casino/audit/journal.py) then runs and describes each problem exactly
 as before. So a tampered journal is reported word for word as by the simple path, and only an intact one is fast.
 
@@ -17,7 +17,7 @@ as before. So a tampered journal is reported word for word as by the simple path
   edited column) sends the whole casino to the exact path, which decides.
 - **The records**: the newest history document of each object is found by one aggregate query, and each journaled
   table is compared with those documents in SQL, field by field, with comparisons that can only say "equal" when
-  the exact Python comparison (`casino.audit.journal.same_value`) would; every record flagged (or absent from either side)
+  the exact Python comparison (`casino.audit.reconcile.same_value`) would; every record flagged (or absent from either side)
   is then compared by that Python code, which writes the messages. The parent runs this while the children hash.
 """
 
@@ -29,9 +29,9 @@ from operator import itemgetter
 import psycopg
 from django.db import DatabaseError, connection, models, transaction
 
-# The exact path (journal.chain_state) calls this one first; this one reads its reconciliation back at call time
-# (`journal.compare_record`…): the two import each other as modules, which Python resolves whichever comes first.
-from casino.audit import journal
+# The exact path (verification.chain_state) calls this one first; this one reads its reconciliation back at call time
+# (`reconcile.compare_record`…): the two import each other as modules, which Python resolves whichever comes first.
+from casino.audit import journal, reconcile
 from casino.audit import seals as sealing
 from casino.models import JournalEntry
 
@@ -310,29 +310,29 @@ def surely_equal(model_field, alias="r"):
 
 def reconcile_records(casino_id):
     """The mismatches of every journaled record of the casino with its last journal document, as
-    `casino.audit.journal.reconcile_records` finds and words them (same order), or None if the SQL could not run."""
+    `casino.audit.reconcile.reconcile_records` finds and words them (same order), or None if the SQL could not run."""
     entries = JournalEntry._meta.db_table
-    models_ = journal.journaled_models()
+    models_ = reconcile.journaled_models()
     try:
         with transaction.atomic():
             newest = newest_sequences(casino_id, [m._meta.label_lower for m in models_])
             found, lost = [], {}
             for model in models_:
                 label = model._meta.label_lower
-                flagged, gone = _flag(model, casino_id, newest[label], entries, journal.records_of)
+                flagged, gone = _flag(model, casino_id, newest[label], entries, reconcile.records_of)
                 wanted = {newest[label][str(pk)] for pk in flagged if str(pk) in newest[label]}
                 wanted |= {sequence for _object_id, sequence in gone}
                 texts = _documents(casino_id, wanted)
                 if flagged:
-                    for instance in journal.records_of(model, casino_id).filter(pk__in=flagged).order_by("pk"):
+                    for instance in reconcile.records_of(model, casino_id).filter(pk__in=flagged).order_by("pk"):
                         sequence = newest[label].get(str(instance.pk))
                         last = (sequence, texts[sequence]) if sequence is not None else None
-                        found += journal.compare_record(model, instance, last)
+                        found += reconcile.compare_record(model, instance, last)
                 for object_id, sequence in gone:
                     lost[(label, object_id)] = (sequence, texts[sequence])
     except DatabaseError:
         return None  # e.g. a document PostgreSQL's jsonb refuses (a \u0000): the exact path reads it in Python
-    return found + journal.missing_records(lost, seen=())
+    return found + reconcile.missing_records(lost, seen=())
 
 
 def _flag(model, casino_id, newest, entries, records_of):
@@ -377,7 +377,7 @@ def _documents(casino_id, sequences):
 
 def last_documents(casino_id):
     """{(object type, id): (sequence, document)} of every journaled object (what an export needs)."""
-    newest = newest_sequences(casino_id, sorted(journal.journaled_labels()))
+    newest = newest_sequences(casino_id, sorted(reconcile.journaled_labels()))
     wanted = {sequence: (label, object_id) for label, ids in newest.items() for object_id, sequence in ids.items()}
     documents = {}
     rows = (

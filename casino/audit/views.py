@@ -6,8 +6,8 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views import View
 
-from casino.audit.journal import verify_casino
 from casino.audit.labels import action_label
+from casino.audit.verification import verify_casino
 from casino.models import Casino, JournalEntry
 from casino.web.mixins import RoleRequiredMixin, requested_casino
 

@@ -35,7 +35,7 @@ from books.exports import write_documents
 from cashbox.carnets import carnet_of
 from cashbox.models import Advance, ControlRegister, Count, season_of
 from casino.accounts.roles import role_of
-from casino.audit import journal, signing
+from casino.audit import journal, reconcile, signing, verification
 from casino.audit.seals import seal
 from casino.models import Casino, Export, JournalEntry, Seal
 from casino.ops.broker import require_broker
@@ -651,7 +651,7 @@ def _build(export, staging):
 
     # Every record is reconciled with its last journal document before it is exported (R23); the discrepancies
     # found are written in the package and raise an alert, and the offline verifier repeats the comparison.
-    entries, problems, last_documents = journal.chain_state(casino)
+    entries, problems, last_documents = verification.chain_state(casino)
     if problems:
         alert_journal_problems(casino, problems)
     specs = [
@@ -685,7 +685,7 @@ def _build(export, staging):
 
 def _record_files(specs):
     """{data/<file>: label} of the CSV files whose model is journaled: the verifier reconciles their rows."""
-    journaled = journal.journaled_labels()
+    journaled = reconcile.journaled_labels()
     records = {}
     for filename, label, _condition, _columns in specs:
         if apps.get_model(label)._meta.label_lower in journaled:

@@ -10,7 +10,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from casino.audit import journal
 from casino.audit.actors import acting_as
-from casino.audit.journal import verify_casino
+from casino.audit.verification import verify_casino
 from casino.models import Employee, JournalEntry, Membership, Role
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.journal_helpers import MOMENT, entries_of

@@ -7,7 +7,8 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from cashbox.models import Count
-from casino.audit.journal import GENESIS, canonical, chain_hash, verify_chain
+from casino.audit.journal import GENESIS, canonical, chain_hash
+from casino.audit.verification import verify_chain
 from casino.models import Alert, JournalEntry
 from tests.conftest import as_owner
 from tests.helpers.cash_helpers import chips_for, post_advance, post_final_count
@@ -157,7 +158,7 @@ def test_r23_a_refused_form_is_journaled_with_its_rule(as_user, director, boule_
 
 
 def test_r23_an_edit_of_a_filter_column_alone_is_named_at_its_entry(api, cash_staff, open_day, boule_tableau, casino):
-    from casino.audit.journal import verify_casino
+    from casino.audit.verification import verify_casino
 
     post_advance(api, cash_staff["chef"], boule_tableau, open_day)
     assert verify_casino(casino)[1] == []

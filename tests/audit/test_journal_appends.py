@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 from django.db import connection, models
 
-from casino.audit import journal
+from casino.audit import journal, reconcile, verification
 from casino.audit.actors import acting_as
 from casino.audit.canonical import json_value
 from casino.models import JournalEntry, Membership, Role
@@ -34,19 +34,19 @@ def chained_rows(*sequences):
 
 
 def test_r23_a_missing_entry_and_a_duplicated_one_are_named_with_the_numbers_found_and_expected():
-    assert journal.verify_chain(chained_rows(1, 2, 3)) == []
+    assert verification.verify_chain(chained_rows(1, 2, 3)) == []
     intact = chained_rows(1, 2, 3)
-    assert journal.verify_chain([intact[0], intact[2]]) == [
+    assert verification.verify_chain([intact[0], intact[2]]) == [
         (2, "entrée manquante : numéro 3 trouvé, 2 attendu"),
         (3, "le chaînage est rompu : l'empreinte précédente ne correspond pas"),
     ]
-    assert journal.verify_chain([*intact[:2], intact[1]]) == [
+    assert verification.verify_chain([*intact[:2], intact[1]]) == [
         (3, "entrée en double ou déplacée : numéro 2 trouvé, 3 attendu"),
         (2, "le chaînage est rompu : l'empreinte précédente ne correspond pas"),
     ]
     # Chained as they stand, the entries still say their numbers are wrong.
-    assert journal.verify_chain(chained_rows(1, 3)) == [(2, "entrée manquante : numéro 3 trouvé, 2 attendu")]
-    assert journal.verify_chain(chained_rows(1, 1)) == [
+    assert verification.verify_chain(chained_rows(1, 3)) == [(2, "entrée manquante : numéro 3 trouvé, 2 attendu")]
+    assert verification.verify_chain(chained_rows(1, 1)) == [
         (2, "entrée en double ou déplacée : numéro 1 trouvé, 2 attendu")
     ]
 
@@ -67,15 +67,15 @@ def test_r23_an_entry_whose_time_column_was_changed_behind_its_document_is_named
         entry.tableau_number,
         entry.recorded_at,
     )
-    assert journal.column_mismatch(row) is None
+    assert reconcile.column_mismatch(row) is None
     moved = (*row[:10], entry.recorded_at + datetime.timedelta(seconds=1))
-    assert journal.column_mismatch(moved) == "l'horodatage ne correspond plus au document signé"
+    assert reconcile.column_mismatch(moved) == "l'horodatage ne correspond plus au document signé"
 
 
 def test_r23_an_entry_changed_in_place_is_named_as_modified():
     intact = chained_rows(1, 2)
     changed = (2, intact[1][1], intact[1][2], intact[1][3].replace("essai", "truqué"))
-    assert journal.verify_chain([intact[0], changed]) == [
+    assert verification.verify_chain([intact[0], changed]) == [
         (2, "l'entrée a été modifiée : son empreinte ne correspond plus à son contenu")
     ]
 
@@ -160,7 +160,7 @@ def test_r23_a_casino_whose_head_row_is_missing_goes_on_from_its_last_entry(casi
         entry.sequence,
         entry.hash,
     )
-    assert journal.verify_casino(casino, reconcile=False) == (entry.sequence, [])
+    assert verification.verify_casino(casino, reconcile=False) == (entry.sequence, [])
 
 
 def test_r23_a_record_s_casino_and_tableau_are_found_along_forward_fields_only(casino, django_assert_num_queries):
@@ -345,7 +345,7 @@ def test_r23_a_batch_appends_each_casino_s_entries_in_their_order_chained_onto_i
             written[-1][0],
             written[-1][3],
         )
-        assert journal.verify_casino(owner, reconcile=False) == (written[-1][0], [])
+        assert verification.verify_casino(owner, reconcile=False) == (written[-1][0], [])
     entry = JournalEntry.objects.filter(casino=other_casino).latest("sequence")
     assert (entry.object_type, entry.object_id, entry.tableau_number, entry.actor_id) == ("essai", "7", 3, None)
     assert json.loads(JournalEntry.objects.get(casino=casino, action="deux").document)["payload"] == {"n": "deux"}
@@ -364,7 +364,7 @@ def test_r23_a_batch_for_a_casino_without_its_head_row_goes_on_from_its_last_ent
     chain = _chain_of(casino)
     assert [(row[0], row[1]) for row in chain[-2:]] == [(last[0] + 1, "second"), (last[0] + 2, "troisième")]
     assert chain[-2][2] == last[3]
-    assert journal.verify_casino(casino, reconcile=False) == (last[0] + 2, [])
+    assert verification.verify_casino(casino, reconcile=False) == (last[0] + 2, [])
 
 
 def _resequenced(row, sequence):
@@ -465,7 +465,7 @@ def signed_chain(length):
 
 def test_r23_a_tampered_last_entry_is_caught_by_its_own_hash():
     """Only the entry's own hash can catch a change of the last entry: no later link points at it."""
-    from casino.audit.journal import verify_chain
+    from casino.audit.verification import verify_chain
 
     entries = signed_chain(3)
     assert verify_chain(entries) == []
@@ -476,7 +476,7 @@ def test_r23_a_tampered_last_entry_is_caught_by_its_own_hash():
 
 
 def test_r23_a_tampered_only_entry_is_caught_by_its_own_hash():
-    from casino.audit.journal import verify_chain
+    from casino.audit.verification import verify_chain
 
     [(sequence, previous, digest, body)] = signed_chain(1)
     problems = verify_chain([(sequence, previous, digest, body + b" ")])

@@ -7,7 +7,7 @@ import importlib
 import pytest
 from django.apps import apps
 
-from casino.audit.journal import verify_casino
+from casino.audit.verification import verify_casino
 from casino.models import DaySettings, JournalEntry
 
 pytestmark = pytest.mark.django_db

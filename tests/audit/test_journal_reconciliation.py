@@ -8,7 +8,8 @@ from django.core.management import CommandError, call_command
 from django.db import IntegrityError, connection, transaction
 
 from casino.audit import append_only
-from casino.audit.journal import journaled_models, verify_casino
+from casino.audit.reconcile import journaled_models
+from casino.audit.verification import verify_casino
 from casino.models import Alert
 from tests.helpers.guard_helpers import SAMPLES, drop_guard, other_value_sql
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 from django.db import connection, models
 
-from casino.audit import journal
+from casino.audit import journal, reconcile, verification
 from casino.models import Employee, JournalEntry
 from tables.models import Apparatus
 from tests.helpers.journal_helpers import last_document, last_document_of
@@ -43,16 +43,16 @@ DECIMAL, MOMENT, TEXT = models.DecimalField(), models.DateTimeField(), models.Ch
 def test_r23_a_journal_value_and_a_database_value_are_the_same_only_when_they_say_the_same(
     field, journal_value, database_value, same
 ):
-    assert journal.same_value(field, journal_value, database_value) is same
+    assert reconcile.same_value(field, journal_value, database_value) is same
 
 
 def test_r23_a_record_changed_behind_the_journal_is_reported_field_by_field(apparatus):
-    assert journal.compare_record(Apparatus, apparatus, last_document(apparatus)) == []
+    assert reconcile.compare_record(Apparatus, apparatus, last_document(apparatus)) == []
     sequence = last_document(apparatus)[0]
     Apparatus.objects.filter(pk=apparatus.pk).update(name="Boule truquée")  # no history row, so no journal entry
     changed = Apparatus.objects.get(pk=apparatus.pk)
     record = f"tables.apparatus n° {apparatus.pk}"
-    assert journal.compare_record(Apparatus, changed, last_document(apparatus)) == [
+    assert reconcile.compare_record(Apparatus, changed, last_document(apparatus)) == [
         {
             "sequence": sequence,
             "record": record,
@@ -63,7 +63,7 @@ def test_r23_a_record_changed_behind_the_journal_is_reported_field_by_field(appa
             f"(entrée n° {sequence})",
         }
     ]
-    found = journal.reconcile_records(
+    found = reconcile.reconcile_records(
         apparatus.casino_id, {("tables.apparatus", str(apparatus.pk)): last_document(apparatus)}
     )
     assert [mismatch["field"] for mismatch in found if mismatch["record"] == record] == ["name"]
@@ -71,7 +71,7 @@ def test_r23_a_record_changed_behind_the_journal_is_reported_field_by_field(appa
 
 def test_r23_a_record_absent_from_the_journal_is_reported_but_an_employee_may_not_be_there_yet(apparatus, director):
     record = f"tables.apparatus n° {apparatus.pk}"
-    assert journal.compare_record(Apparatus, apparatus, None) == [
+    assert reconcile.compare_record(Apparatus, apparatus, None) == [
         {
             "sequence": None,
             "record": record,
@@ -81,7 +81,7 @@ def test_r23_a_record_absent_from_the_journal_is_reported_but_an_employee_may_no
             "message": f"{record} : absent du journal",
         }
     ]
-    assert journal.compare_record(Employee, director.employee, None) == []
+    assert reconcile.compare_record(Employee, director.employee, None) == []
 
 
 def test_r23_a_record_the_journal_describes_and_the_database_lost_is_reported(apparatus):
@@ -89,7 +89,7 @@ def test_r23_a_record_the_journal_describes_and_the_database_lost_is_reported(ap
     lost = {("tables.apparatus", "999"): (sequence, document), ("casino.employee", "998"): (sequence, document)}
     deleted = json.dumps({**json.loads(document), "action": "tables.apparatus.delete"})
     lost[("tables.apparatus", "997")] = (sequence, deleted)
-    assert journal.missing_records(lost, set()) == [
+    assert reconcile.missing_records(lost, set()) == [
         {
             "sequence": sequence,
             "record": "tables.apparatus n° 999",
@@ -104,7 +104,7 @@ def test_r23_a_record_the_journal_describes_and_the_database_lost_is_reported(ap
 def test_r23_a_journal_document_without_payload_reports_every_field_not_a_crash(apparatus):
     sequence, document = last_document(apparatus)
     stripped = json.dumps({key: value for key, value in json.loads(document).items() if key != "payload"})
-    found = journal.compare_record(Apparatus, apparatus, (sequence, stripped))
+    found = reconcile.compare_record(Apparatus, apparatus, (sequence, stripped))
     current = journal.record_payload(apparatus)
     expected = {f.attname for f in Apparatus._meta.concrete_fields if current.get(f.attname) is not None}
     assert "name" in expected and {mismatch["field"] for mismatch in found} == expected
@@ -123,13 +123,13 @@ def test_r23_a_decimal_is_compared_as_a_number_whatever_its_writing_in_the_journ
         value = written["payload"][name]
         # "10.00" written "10" (or "10.000"): the same amount, not a change behind the journal's back.
         written["payload"][name] = str(Decimal(value).normalize()) if "." in str(value) else f"{value}.000"
-    assert journal.compare_record(Casino, record, (sequence, json.dumps(written))) == []
+    assert reconcile.compare_record(Casino, record, (sequence, json.dumps(written))) == []
 
 
 def test_r23_records_the_database_lost_are_reported_in_the_journal_s_order(apparatus):
     sequence, document = last_document(apparatus)
     lost = {("tables.apparatus", "1001"): (sequence + 9, document), ("tables.table", "1001"): (sequence + 2, document)}
-    found = journal.missing_records(lost, set())
+    found = reconcile.missing_records(lost, set())
     assert [(m["record"], m["sequence"]) for m in found] == [
         ("tables.table n° 1001", sequence + 2),
         ("tables.apparatus n° 1001", sequence + 9),
@@ -139,7 +139,7 @@ def test_r23_records_the_database_lost_are_reported_in_the_journal_s_order(appar
 def test_r23_a_lost_record_whose_journal_document_names_no_action_is_still_reported(apparatus):
     sequence, document = last_document(apparatus)
     bare = json.dumps({key: value for key, value in json.loads(document).items() if key != "action"})
-    found = journal.missing_records({("tables.apparatus", "1002"): (sequence, bare)}, set())
+    found = reconcile.missing_records({("tables.apparatus", "1002"): (sequence, bare)}, set())
     assert [m["record"] for m in found] == ["tables.apparatus n° 1002"]
 
 
@@ -149,17 +149,17 @@ def test_r23_an_employee_the_journal_describes_does_not_hide_the_lost_records_af
         ("casino.employee", "1003"): (sequence + 1, document),
         ("tables.apparatus", "1004"): (sequence + 2, document),
     }
-    assert [m["record"] for m in journal.missing_records(lost, set())] == ["tables.apparatus n° 1004"]
+    assert [m["record"] for m in reconcile.missing_records(lost, set())] == ["tables.apparatus n° 1004"]
 
 
 def test_r23_the_chain_state_of_an_export_reconciles_the_records_and_gives_their_last_documents(apparatus):
     # What an audit export reads (casino/exports/build.py): by default the records are reconciled and the last document of
     # each journaled record is returned.
-    count, problems, documents = journal.chain_state(apparatus.casino)
+    count, problems, documents = verification.chain_state(apparatus.casino)
     assert count == JournalEntry.objects.filter(casino=apparatus.casino).count() and problems == []
     assert documents[("tables.apparatus", str(apparatus.pk))] == last_document(apparatus)
     Apparatus.objects.filter(pk=apparatus.pk).update(name="Boule truquée")
-    _count, problems, _documents = journal.chain_state(apparatus.casino)
+    _count, problems, _documents = verification.chain_state(apparatus.casino)
     assert any("« name »" in problem for _sequence, problem in problems), problems
 
 
@@ -172,9 +172,9 @@ def test_r23_a_verification_asks_for_no_documents_and_passes_on_its_processes(mo
         calls.append((args, kwargs))
         return 7, [(3, "problème")], {"ignored": "documents"}
 
-    monkeypatch.setattr(journal, "chain_state", chain_state)
+    monkeypatch.setattr(verification, "chain_state", chain_state)
     seals = ["sceau"]
-    assert journal.verify_casino(casino, False, seals, processes=3) == (7, [(3, "problème")])
+    assert verification.verify_casino(casino, False, seals, processes=3) == (7, [(3, "problème")])
     assert calls == [((casino, False, seals), {"want_documents": False, "processes": 3})]
 
 
@@ -191,12 +191,12 @@ def test_r23_on_postgresql_the_chain_state_is_proven_in_bulk_first_and_read_entr
     monkeypatch.setattr(journal_fast, "chain_state", lambda *args: calls.append(args) or answers.pop(0))
     with monkeypatch.context() as patch:
         patch.setattr(connection, "vendor", "postgresql")
-        assert journal.chain_state(casino, "rapprocher", "sceaux", "documents", 2) == ("prouvé", [], {})
+        assert verification.chain_state(casino, "rapprocher", "sceaux", "documents", 2) == ("prouvé", [], {})
     assert calls == [(casino, "rapprocher", "sceaux", "documents", 2)]
     with monkeypatch.context() as patch:
         patch.setattr(connection, "vendor", "postgresql")
-        patch.setattr(journal, "verify_chain", lambda entries: [(1, "relu entrée par entrée")])
-        count, problems, _documents = journal.chain_state(casino, False, None, True, None)
+        patch.setattr(verification, "verify_chain", lambda entries: [(1, "relu entrée par entrée")])
+        count, problems, _documents = verification.chain_state(casino, False, None, True, None)
     assert (count, problems) == (JournalEntry.objects.filter(casino=casino).count(), [(1, "relu entrée par entrée")])
     assert calls[1] == (casino, False, None, True, None)
 
@@ -204,5 +204,5 @@ def test_r23_on_postgresql_the_chain_state_is_proven_in_bulk_first_and_read_entr
 def test_r23_without_reconciliation_the_chain_state_keeps_no_record_documents(apparatus):
     # The last document of each record is kept only to reconcile the records: verifying the chain alone keeps none,
     # so that its memory does not grow with the records.
-    count, problems, documents = journal.chain_state(apparatus.casino, reconcile=False, want_documents=False)
+    count, problems, documents = verification.chain_state(apparatus.casino, reconcile=False, want_documents=False)
     assert (count, problems, documents) == (JournalEntry.objects.filter(casino=apparatus.casino).count(), [], {})

@@ -6,7 +6,7 @@ import pathlib
 from django.apps import AppConfig, apps
 from simple_history.models import HistoricalChanges
 
-from casino.audit.journal import journaled_models
+from casino.audit.reconcile import journaled_models
 from casino.regulated import RegulatedAppConfig, regulated_labels
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -17,8 +17,9 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from casino.audit import signing
-from casino.audit.journal import chain_hash, verify_casino
+from casino.audit.journal import chain_hash
 from casino.audit.seals import as_document, seal, seal_ended_days
+from casino.audit.verification import verify_casino
 from casino.models import (
     CasinoKey,
     JournalEntry,

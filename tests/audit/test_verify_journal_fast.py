@@ -8,8 +8,9 @@ import datetime
 import pytest
 from django.db import connection
 
-from casino.audit import journal, journal_fast
-from casino.audit.journal import GENESIS, canonical, chain_hash, verify_casino
+from casino.audit import journal_fast, reconcile
+from casino.audit.journal import GENESIS, canonical, chain_hash
+from casino.audit.verification import verify_casino
 from casino.models import Casino, JournalEntry
 from tests.conftest import require_postgres
 from tests.helpers.guard_helpers import drop_guard
@@ -50,7 +51,7 @@ def test_r23_the_fast_path_gathers_the_last_documents_an_export_needs(world):
     _count, _problems, documents = journal_fast.chain_state(casino, want_documents=True)
     newest = {}
     for entry in JournalEntry.objects.filter(casino=casino).order_by("sequence"):
-        if entry.object_type in journal.journaled_labels() and entry.action.startswith(entry.object_type + "."):
+        if entry.object_type in reconcile.journaled_labels() and entry.action.startswith(entry.object_type + "."):
             newest[(entry.object_type, entry.object_id)] = (entry.sequence, entry.document)
     assert documents == newest and newest
 

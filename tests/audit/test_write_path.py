@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from casino.audit import journal
+from casino.audit import journal, verification
 from casino.models import Casino, JournalEntry
 from tests.conftest import PASSWORD, require_postgres
 from tests.helpers.cash_helpers import main_box, post_advance
@@ -38,7 +38,7 @@ def postgres_only():
 
 def chain_problems(casino_id):
     rows = JournalEntry.objects.filter(casino_id=casino_id).order_by("sequence")
-    return journal.verify_chain(rows.values_list("sequence", "previous_hash", "hash", "document"))
+    return verification.verify_chain(rows.values_list("sequence", "previous_hash", "hash", "document"))
 
 
 def within_budget(budget, call):

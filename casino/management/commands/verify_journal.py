@@ -2,8 +2,8 @@ import os
 
 from django.core.management.base import BaseCommand, CommandError
 
-from casino.audit.journal import verify_casino
 from casino.audit.seals import load_file
+from casino.audit.verification import verify_casino
 from casino.models import Casino
 
 

@@ -1,0 +1,105 @@
+"""Verifying a casino's live journal (R23): the chain entry by entry, its filter columns, its seals, and its records
+reconciled (casino/audit/reconcile.py); on PostgreSQL an intact journal is first proven in bulk (journal_fast)."""
+
+from django.db import connection
+
+from casino.audit import journal_fast
+from casino.audit import seals as sealing
+from casino.audit.journal import GENESIS, chain_hash
+from casino.audit.reconcile import column_mismatch, journaled_labels, reconcile_records
+from casino.models import JournalEntry
+
+
+def verify_chain(entries):
+    """Check a chain of (sequence, previous_hash, hash, document bytes) in order.
+
+    Returns a list of problems [(sequence, what)], empty when the chain is intact.
+    """
+    problems = []
+    expected_sequence, previous = 1, GENESIS
+    for sequence, previous_hash, digest, document in entries:
+        if sequence != expected_sequence:
+            missing = sequence > expected_sequence  # pragma: no mutate (≥ is the same here: the numbers differ)
+            what = "entrée manquante" if missing else "entrée en double ou déplacée"
+            problems.append((expected_sequence, f"{what} : numéro {sequence} trouvé, {expected_sequence} attendu"))
+        if previous_hash != previous:
+            problems.append((sequence, "le chaînage est rompu : l'empreinte précédente ne correspond pas"))
+        if chain_hash(previous_hash, document if isinstance(document, bytes) else document.encode()) != digest:
+            problems.append((sequence, "l'entrée a été modifiée : son empreinte ne correspond plus à son contenu"))
+        if problems:
+            return problems
+        expected_sequence, previous = sequence + 1, digest
+    return problems
+
+
+def verify_casino(casino, reconcile=True, seals=None, processes=None):
+    """Verify a casino's live chain and records: (number of entries, problems); see chain_state."""
+    count, problems, _last_documents = chain_state(casino, reconcile, seals, want_documents=False, processes=processes)
+    return count, problems
+
+
+def chain_state(casino, reconcile=True, seals=None, want_documents=True, processes=None):
+    """Verify a casino's live chain: (number of entries, problems), streaming so that memory stays flat.
+
+    The chain is also checked against every seal (casino/audit/seals.py): those of the database and the seal documents
+    given (downloaded earlier by the regulator), so that a chain rewritten and re-hashed up to a sealed entry is
+    caught. Returns (count, problems, last documents {(object type, id): (sequence, document)}).
+    Beyond the chain, each entry's filter columns (action, actor, role, object, tableau, time) must say what its
+    hashed document says: an edit of those columns alone, behind the database's back, is named too. Then, with
+    `reconcile`, every journaled record's current row is compared with its last journal document (see
+    `reconcile_records`): a row changed behind a dropped trigger is named by record and field. Problems are
+    (sequence number or None, French sentence).
+
+    On PostgreSQL an intact journal is proven in bulk, in parallel blocks (casino/audit/journal_fast.py); anything that
+    does not hold there is read here, entry by entry, which words each problem. `want_documents` False: the last
+    documents are not needed (verification only), the fast path does not gather them.
+    """
+    if connection.vendor == "postgresql":
+        proven = journal_fast.chain_state(casino, reconcile, seals, want_documents, processes)
+        if proven is not None:
+            return proven
+
+    rows = (
+        JournalEntry.objects.filter(casino=casino)
+        .order_by("sequence")
+        .values_list(
+            "sequence",
+            "previous_hash",
+            "hash",
+            "document",
+            "action",
+            "actor__username",
+            "actor_role",
+            "object_type",
+            "object_id",
+            "tableau_number",
+            "recorded_at",
+        )
+    )
+    count = rows.count()
+    mismatches = []
+    last_documents = {}
+    journaled = journaled_labels() if reconcile else set()
+
+    def chain():
+        for row in rows.iterator():
+            if not mismatches:
+                mismatch = column_mismatch(row)
+                if mismatch:
+                    mismatches.append((row[0], mismatch))
+            if row[7] in journaled and row[4].startswith(row[7] + "."):
+                # Only the newest history document of each record is kept (an account event about an employee is
+                # not one), unparsed: memory grows with records, not entries.
+                last_documents[(row[7], row[8])] = (row[0], row[3])
+            yield row[:4]
+
+    problems = verify_chain(chain()) + sealing.check(casino, seals)
+    if problems:
+        return count, problems, last_documents
+    if mismatches:
+        return count, mismatches, last_documents
+    if reconcile:
+        # A record's problem carries no sequence of its own: its message names the record, the field, both values
+        # and the entry it was compared with.
+        return count, [(None, m["message"]) for m in reconcile_records(casino.pk, last_documents)], last_documents
+    return count, [], last_documents
