@@ -69,6 +69,12 @@ MODULE_TESTS = {
         "test_rotation.py",
         "test_roster_first.py",
     ],
+    # Taken out of seances/rosters/services.py (issue 34): the roster loaders, read by the same tests.
+    "seances/rosters/plans.py": [
+        "test_mutation_rosters.py",
+        "test_rosters.py",
+        "test_spin_rotation.py",
+    ],
     "cashbox/services.py": [
         "test_mutation_cash_services.py",
         "test_cash_rules.py",
