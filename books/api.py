@@ -16,6 +16,7 @@ from books.serializers import (
     ObservationSerializer,
     StatementSignSerializer,
 )
+from books.statements import statement
 from cashbox.api import CashViewSet
 from casino.models import Casino
 from casino.web.idempotency import idempotent
@@ -183,8 +184,6 @@ class StatementView(APIView):
         return get_object_or_404(casinos, pk=wanted) if wanted.isdecimal() else get_object_or_404(casinos[:1])
 
     def answer(self, casino, year, month):
-        from books.statements import statement
-
         data = statement(casino, year, month)
         return {
             "casino": casino.pk,

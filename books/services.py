@@ -1,17 +1,19 @@
 """Workflows of the books beyond the day (R25–R27), called alike by the pages, the API and the tasks."""
 
 import datetime
+from decimal import Decimal, InvalidOperation
 
 from django.db import transaction
 from django.utils import timezone
 
-from books.models import Observation, ObservationAction
+from books.models import LevyBracket, LevySchedule, MonthlyStatement, Observation, ObservationAction
+from books.statements import content_hash, month_bounds, next_month, statement_of
 from cashbox.models import Signature
 from cashbox.signatures import DIRECTING, sign
 from casino.accounts.roles import role_of
 from casino.accounts.security import check_secrets
 from casino.models import Casino, Role
-from casino.rules import RoleForbidden, invalid
+from casino.rules import InvalidTransition, RoleForbidden, invalid
 from casino.web.formats import euros
 
 
@@ -79,8 +81,6 @@ def record_action(user, observation, text, signer, password):
 def parse_brackets(brackets):
     """Normalise a schedule's brackets [{"lower", "upper", "rate"}, …]: contiguous from 0, the last one open,
     rates in percent; Decimal from strings, never float (R25)."""
-    from decimal import Decimal, InvalidOperation
-
     if not isinstance(brackets, list) or not brackets:
         raise invalid("brackets", "R25", "Indiquez au moins une tranche (de, à, taux)")
     parsed = []
@@ -114,8 +114,6 @@ def parse_brackets(brackets):
 @transaction.atomic
 def enter_levy_schedule(user, casino, season, name, brackets, signer, password):
     """The director enters the schedule of a levy for a season; a later one for the same levy supersedes it (R25)."""
-    from books.models import LevyBracket, LevySchedule
-
     if role_of(user) not in DIRECTING:
         raise RoleForbidden("R25", "Seule la direction saisit le barème des prélèvements")
     name = (name or "").strip()
@@ -140,10 +138,6 @@ def enter_levy_schedule(user, casino, season, name, brackets, signer, password):
 @transaction.atomic
 def sign_statement(user, casino, year, month, signer, password):
     """The director signs the situation mensuelle of a past month: a record of its content's hash (R26)."""
-    from books.models import MonthlyStatement
-    from books.statements import content_hash, month_bounds, next_month, statement_of
-    from casino.rules import InvalidTransition
-
     if role_of(user) not in DIRECTING:
         raise RoleForbidden("R26", "Seule la direction présente la situation mensuelle à la signature")
     month_bounds(year, month)

@@ -4,9 +4,12 @@ from celery import shared_task
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from books.models import Observation
+from books.models import MonthlyStatement, Observation
+from books.statements import month_bounds, previous_month
+from casino.models import Casino
 from casino.rules import article
 from casino.services import raise_alert
+from seances.models import GamingDay
 
 # The alert before the deadline comes this many days ahead (R27).
 DUE_SOON_DAYS = 2
@@ -48,11 +51,6 @@ STATEMENT_ALERT_DAY = 3
 @shared_task(soft_time_limit=5 * 60, time_limit=6 * 60)
 def check_monthly_statements(now=None):
     """From the 3rd of the month, alert each casino whose previous month's statement is not signed (R26)."""
-    from books.models import MonthlyStatement
-    from books.statements import month_bounds, previous_month
-    from casino.models import Casino
-    from seances.models import GamingDay
-
     today = timezone.localdate(_moment(now))
     if today.day < STATEMENT_ALERT_DAY:
         return 0

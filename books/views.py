@@ -18,6 +18,7 @@ from books.forms import (
 )
 from books.models import LevySchedule, MonthlyStatement, Observation
 from books.prelevements import sheet, sheet_number
+from books.statements import MONTHS, previous_month, statement
 from cashbox import signatures
 from cashbox.carnets import current_season
 from cashbox.views import ServiceFormView
@@ -223,8 +224,6 @@ class StatementListView(RoleRequiredMixin, View):
     permission_required = "books.view_monthlystatement"
 
     def get(self, request):
-        from books.statements import MONTHS, previous_month
-
         casino = chosen_casino(request)
         signed = set(MonthlyStatement.objects.filter(casino=casino).values_list("year", "month"))
         year, month = previous_month(timezone.localdate())
@@ -252,8 +251,6 @@ class StatementView(ByMethodPermission, ServiceFormView):
     success_message = "Situation mensuelle signée."
 
     def setup_objects(self, year, month):
-        from books.statements import statement
-
         self.casino = chosen_casino(self.request)
         try:
             self.statement = statement(self.casino, year, month)

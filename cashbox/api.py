@@ -37,6 +37,7 @@ from cashbox.serializers import (
 )
 from casino.models import Alert, Casino
 from casino.serializers import AlertSerializer
+from casino.services import acknowledge_alert
 from casino.web.filters import AlertFilter
 from casino.web.transactions import request_transaction
 from casino.web.viewsets import ReadRecordViewSet, RecordViewSet
@@ -436,6 +437,4 @@ class AlertViewSet(ReadRecordViewSet):
     @extend_schema(request=None, responses=AlertSerializer)
     @action(detail=True, methods=["post"])
     def acknowledge(self, request, pk=None):
-        from casino.services import acknowledge_alert
-
         return Response(AlertSerializer(acknowledge_alert(request.user, self.get_object())).data)

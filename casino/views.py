@@ -5,6 +5,7 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
 
+from casino.accounts.activation import has_second_factor
 from casino.accounts.auth import safe_next
 from casino.forms import CasinoForm, EmployeeForm
 from casino.models import AccountChange, Alert, Casino, Employee
@@ -45,8 +46,6 @@ class EmployeeDetailView(ScopedDetailView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        from casino.accounts.activation import has_second_factor
-
         context["pending_changes"] = (
             AccountChange.objects.for_user(self.request.user).pending().filter(employee=self.object)
         )
@@ -141,11 +140,9 @@ class CasinoDetailView(ScopedDetailView):
     template_name = "casino/casino_detail.html"
 
     def get_context_data(self, **kwargs):
-        from seances.models import GamingDay
-
         context = super().get_context_data(**kwargs)
         casino = self.object
-        today = GamingDay.date_at(casino)
+        today = casino.gaming_date()
         context["current_date"] = today
         context["in_force"] = casino.gaming_day(today) or casino.settings_on(today)
         context["in_force_settings"] = casino.settings_on(today)

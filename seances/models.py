@@ -8,9 +8,9 @@ from django.urls import reverse
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
-from casino.models import Casino, Role, ScopedQuerySet, money
+from casino.models import Casino, Role, ScopedQuerySet, colour_corrections, money
 from casino.rules import InvalidTransition, article, rule_error
-from tables.games.rules import Direction, check_maximums, euros
+from tables.games.rules import Direction, Game, check_maximums, euros, layout_of
 from tables.models import Tableau
 
 
@@ -177,11 +177,8 @@ class GamingDay(models.Model):
 
     def layout(self, game):
         """The layout in use this day: the vingt-trois colours as they were when the day was fixed (R7)."""
-        from casino.models import colour_corrections
-        from tables.games import rules as games
-
-        corrections = colour_corrections(self.vingt_trois_colours) if game == games.Game.VINGT_TROIS else None
-        return games.layout_of(game, corrections)
+        corrections = colour_corrections(self.vingt_trois_colours) if game == Game.VINGT_TROIS else None
+        return layout_of(game, corrections)
 
 
 class SeanceQuerySet(ScopedQuerySet):

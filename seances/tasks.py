@@ -1,6 +1,7 @@
 """Checks after each spin, off the request (queued with transaction.on_commit by seances.spins.services)."""
 
 from celery import shared_task
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from casino.rules import article
@@ -60,8 +61,6 @@ def check_launcher_named(spin):
 
 
 def _share_alerts(casino, apparatus, shares, over, scope, key):
-    from django.contrib.auth import get_user_model
-
     users = {u.pk: u for u in get_user_model().objects.filter(pk__in=over)}
     raised = 0
     for user_id in over:

@@ -36,7 +36,7 @@ from cashbox.carnets import carnet_of
 from cashbox.models import Advance, ControlRegister, Count, season_of
 from casino.accounts.roles import role_of
 from casino.audit import journal, reconcile, signing, verification
-from casino.audit.seals import seal
+from casino.audit.seals import as_document, seal
 from casino.models import Casino, Export, JournalEntry, Seal
 from casino.ops.broker import require_broker
 from casino.rules import InvalidTransition
@@ -731,8 +731,6 @@ def _write_datasets(export, data_dir, specs, manifest, counts):
 
 
 def _write_seals_and_verification(casino, entries, problems, add, counts):
-    from casino.audit.seals import as_document
-
     # Every seal of the casino, each with the public key that signed it: the verifier checks the chain against them.
     seal_rows = [as_document(s) for s in Seal.objects.filter(casino=casino).select_related("key").order_by("pk")]
     buffer = io.StringIO()

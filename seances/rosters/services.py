@@ -21,6 +21,7 @@ from casino.rows import rows_with_times
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, article, invalid
 from seances.models import Roster, RosterChange, RosterMember, Seance
 from seances.rosters import rotation
+from seances.rosters.plans import published_order, roster_changes, rosters_with_everything
 from seances.services import require_director
 from seances.spins import stats as spin_stats
 from tables.models import Apparatus, Tableau
@@ -108,32 +109,6 @@ def eligible_chefs(casino, day):
 
 
 # Deriving the timeline -------------------------------------------------------------------------------------------
-
-
-def rosters_with_everything(queryset):
-    """Rosters with what their timelines need, in a constant number of queries."""
-    return queryset.select_related(
-        "seance__gaming_day__casino", "apparatus", "chef", "created_by", "signature__signer"
-    ).prefetch_related(
-        "members__user__employee",
-        "members__tableau",
-        "changes__member",
-        "changes__replacement",
-        "changes__recorded_by",
-        "apparatus__tables",
-    )
-
-
-def published_order(roster):
-    """User ids of the roster in their order (uses the prefetched members)."""
-    return [member.user_id for member in sorted(roster.members.all(), key=lambda m: m.position)]
-
-
-def roster_changes(roster):
-    return [
-        rotation.Change(at=c.at, kind=c.kind, member=c.member_id, replacement=c.replacement_id)
-        for c in roster.changes.all()
-    ]
 
 
 def roster_timeline(roster):

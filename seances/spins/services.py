@@ -20,6 +20,8 @@ from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
 from casino.web.transactions import atomic_write
 from seances.models import Roster, RosterChange, Seance, Spin
 from seances.rosters import services as roster_services
+from seances.spins.stats import named_launchers
+from seances.tasks import check_spin
 from tables.games.rules import DEFAULT_LAYOUTS, Direction, Game, check_direction, next_direction
 
 # Who enters a spin: the chef de partie at the table, the management, or the service account of a display.
@@ -230,8 +232,6 @@ def _check_announced_before(rien_ne_va_plus_at, launched_at):
 def _queue_checks(spin):
     # After the commit, and off the request: the launcher and bias checks read many spins, the spin itself is a
     # cheap write that must not wait for them (nor be rolled back by one of them failing).
-    from seances.tasks import check_spin
-
     transaction.on_commit(lambda: check_spin.delay(spin.pk))
 
 
@@ -359,8 +359,6 @@ def spin_panel(seance, apparatus, moment=None, last=12):
     roster = published_roster(seance, apparatus) if seance else None
     expected = None
     if roster is not None:
-        from seances.spins.stats import named_launchers
-
         roster = roster_services.rosters_with_everything(Roster.objects.filter(pk=roster.pk)).get()
         named = named_launchers(roster, [moment])[0]
         expected = roster_services.users_of(roster).get(named) if named else None

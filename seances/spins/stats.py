@@ -13,7 +13,10 @@ from typing import NamedTuple
 from django.db import connection
 from django.db.models import Exists, OuterRef
 
+from casino.models import JournalEntry
 from seances.models import Roster, RosterChange, RosterMember, Seance, Spin
+from seances.rosters import rotation
+from seances.rosters.plans import published_order, roster_changes, rosters_with_everything
 from tables.games.rules import DEFAULT_LAYOUTS, Game
 
 # Below this many expected spins in the rarest cell, the chi-square approximation is not trusted (the textbook rule).
@@ -179,8 +182,6 @@ def _outcomes_as_text(spins):
 
 def r9_refusals(apparatus, start=None, end=None):
     """Spins refused because the cylinder did not alternate, counted in the journal (every refusal is journaled)."""
-    from casino.models import JournalEntry
-
     entries = JournalEntry.objects.filter(casino_id=apparatus.casino_id, action="refusal")
     if start is not None:
         entries = entries.filter(recorded_at__gte=start)
@@ -216,11 +217,9 @@ def last_window(apparatus, size):
 
 def named_launchers(roster, moments):
     """The user id the roster named at each moment (None outside every turn)."""
-    from seances.rosters import services as roster_services
-
     return _named(
-        roster_services.published_order(roster),
-        roster_services.roster_changes(roster),
+        published_order(roster),
+        roster_changes(roster),
         roster.starts_at,
         roster.ends_at,
         roster.period,
@@ -229,8 +228,6 @@ def named_launchers(roster, moments):
 
 
 def _named(order, changes, start, end, period, moments):
-    from seances.rosters import rotation
-
     # A séance that runs past its planned end keeps its rotation: the timeline extends to the last spin.
     end = max([end, *(moment + datetime.timedelta(seconds=1) for moment in moments)])
     turns = rotation.timeline(order, changes, start, end, period)
@@ -302,9 +299,7 @@ def spins_by_roster(rosters):
 
 
 def recent_rosters(apparatus, moment, days=30):
-    from seances.rosters import services as roster_services
-
-    return roster_services.rosters_with_everything(
+    return rosters_with_everything(
         Roster.objects.published().filter(
             apparatus=apparatus,
             seance__planned_start__gte=moment - datetime.timedelta(days=days),
@@ -336,8 +331,6 @@ def roster_spin_tallies(rosters, plans):
     rosters without changes are tallied by the database (a year is some 30,000 spins, whose rows cost more to
     fetch than to count), the others from their spins' times in Python.
     """
-    from seances.rosters import rotation
-
     tallies = Counter()
     in_python = rosters
     if connection.vendor == "postgresql":

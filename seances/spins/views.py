@@ -14,6 +14,7 @@ from casino.rules import DomainError
 from casino.web.middleware import mark_refusal, refusal_of
 from casino.web.mixins import RoleRequiredMixin
 from seances.models import Seance
+from seances.services import apparatus_in_play
 from seances.spins import services as spins
 from seances.spins import stats as spin_stats
 from tables.games.rules import Direction, Game
@@ -173,8 +174,6 @@ class SpinStatisticsView(RoleRequiredMixin, View):
 
 def floor_spins(casino, seance, last=8):
     """The last spins of each apparatus in play, for the floor page."""
-    from seances.services import apparatus_in_play
-
     panels = []
     for apparatus in apparatus_in_play(casino):
         recent = spins.effective_spins(seance, apparatus)[-last:] if seance else []
