@@ -17,8 +17,16 @@ CENT = Decimal("0.01")
 GAMES = [Game.BOULE, Game.VINGT_TROIS]
 
 
+# The seasons the carnet can hold: those the API schema announces, as the situations mensuelles (books.statements).
+SEASONS = range(2000, 2101)
+
+
 def sheet_month(season, number):
     """(year, month) of sheet n° `number` of the season: November is n° 1, October n° 12."""
+    if season not in SEASONS:
+        raise invalid(
+            "season", "R25", f"Saison inconnue : indiquez l'année où elle commence, de {SEASONS[0]} à {SEASONS[-1]}"
+        )
     if not 1 <= number <= 12:
         raise invalid("n", "R25", "Le carnet des prélèvements compte une feuille par mois : n° 1 (novembre) à 12")
     month = (10 + number) % 12 or 12

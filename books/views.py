@@ -17,7 +17,7 @@ from books.forms import (
     StatementSignForm,
 )
 from books.models import LevySchedule, MonthlyStatement, Observation
-from books.prelevements import sheet, sheet_number
+from books.prelevements import SEASONS, sheet, sheet_number
 from books.statements import MONTHS, previous_month, statement
 from cashbox import signatures
 from cashbox.carnets import current_season
@@ -165,6 +165,8 @@ class LevyIndexView(RoleRequiredMixin, View):
         casino = chosen_casino(request)
         value = request.GET.get("saison", "")
         season = int(value) if value.isdecimal() else current_season()
+        if season not in SEASONS:
+            raise Http404("Saison inconnue.")
         context = {
             "casino": casino,
             "season": season,

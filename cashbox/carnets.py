@@ -155,7 +155,8 @@ def carnet_of(cashbox, season, as_json=False, month=None):
         "game": cashbox.tableau.game,
         "casino": cashbox.tableau.casino.name,
         "season": season,
-        "season_label": f"{start:%d/%m/%Y} – {end:%d/%m/%Y}",
+        # The season's bounds, whatever the month shown: a November–October season is named so on every page.
+        "season_label": "{:%d/%m/%Y} – {:%d/%m/%Y}".format(*season_bounds(season)),
         "days": list(days.values()),
         "season_result": sum((d["result"] for d in days.values()), ZERO),
     }

@@ -1,6 +1,7 @@
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS
 
+from casino.forms import CHOOSE
 from casino.models import Employee, Role
 from casino.rules import article
 from casino.web.formats import euros
@@ -62,7 +63,7 @@ class CashForm(forms.Form):
 
 def signer_fields(form, roles, label="signataire"):
     # Nobody is proposed by default (a browser would pick the first name): see default_signer.
-    form.fields["signer"] = forms.ChoiceField(label=label, choices=[("", "— choisir —"), *people(form.casino, roles)])
+    form.fields["signer"] = forms.ChoiceField(label=label, choices=[CHOOSE, *people(form.casino, roles)])
     form.fields["password"] = forms.CharField(
         label="mot de passe du signataire",
         widget=forms.PasswordInput(attrs={"autocomplete": "off"}),
@@ -71,11 +72,30 @@ def signer_fields(form, roles, label="signataire"):
     otp_field(form)
 
 
+# The fields naming the person who acts on the tablet: the logged-in person is proposed first when they may be chosen.
+PERSONAL_FIELDS = ("signer", "key_holder")
+
+
+def user_first(choices, user):
+    """The choices with the logged-in person's first, after the « — choisir — » placeholder if there is one."""
+    choices = list(choices)
+    return (
+        [c for c in choices if c[0] == ""]
+        + [c for c in choices if c[0] == user.username]
+        + [c for c in choices if c[0] not in ("", user.username)]
+    )
+
+
 def default_signer(form, user):
-    """Propose the logged-in person as the signer when they may sign this form; nobody otherwise."""
-    field = form.fields.get("signer")
-    if field is not None and not form.is_bound and user.username in {value for value, _label in field.choices}:
-        field.initial = user.username
+    """Propose the logged-in person as the signer (or key holder), listed first, when they may be chosen; nobody
+    otherwise."""
+    for name in PERSONAL_FIELDS:
+        field = form.fields.get(name)
+        if field is None or user.username not in {value for value, _label in field.choices}:
+            continue
+        field.choices = user_first(field.choices, user)
+        if not form.is_bound:
+            field.initial = user.username
     return form
 
 
@@ -142,7 +162,7 @@ class FinalCountForm(CashForm):
         )
         # No caissier is proposed by default: the one present is chosen explicitly (R20).
         self.fields["caissier"] = forms.ChoiceField(
-            label="caissier présent", choices=[("", "— choisir —"), *people(self.casino, {Role.CAISSIER})]
+            label="caissier présent", choices=[CHOOSE, *people(self.casino, {Role.CAISSIER})]
         )
         signer_fields(self, {Role.DIRECTOR, Role.CODIR}, "certifié « exact » par")
 
@@ -166,9 +186,11 @@ class ShortInterruptionForm(CashForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        # Nobody is proposed unless the logged-in person may hold the key (default_signer): a browser would
+        # otherwise pick the first name of the list, another chef.
         self.fields["key_holder"] = forms.ChoiceField(
             label="détenteur de l'unique clé",
-            choices=people(self.casino, {Role.DIRECTOR, Role.CODIR, Role.CHEF}),
+            choices=[CHOOSE, *people(self.casino, {Role.DIRECTOR, Role.CODIR, Role.CHEF})],
         )
         self.fields["password"] = forms.CharField(
             label="mot de passe du détenteur de la clé", widget=forms.PasswordInput(attrs={"autocomplete": "off"})

@@ -55,6 +55,7 @@ router.register("exports", export_api.ExportViewSet, basename="export")
 urlpatterns = [
     # The home page and the floor read every app: they live above them, in floor/.
     path("", include("floor.urls")),
+    path("favicon.ico", views.FaviconView.as_view(), name="favicon"),
     path("connexion/", auth.LoginView.as_view(), name="login"),
     path("sante/", health.HealthView.as_view(), name="health"),
     path("connexion/verification/", auth.otp_verify, name="otp-verify"),

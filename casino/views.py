@@ -3,7 +3,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
 from django.views import View
+from django.views.generic import RedirectView
 
 from casino.accounts.activation import has_second_factor
 from casino.accounts.auth import safe_next
@@ -148,3 +150,14 @@ class CasinoDetailView(ScopedDetailView):
         context["in_force_settings"] = casino.settings_on(today)
         context["pending_settings"] = casino.pending_settings()
         return context
+
+
+class FaviconView(RedirectView):
+    """/favicon.ico, which browsers ask of pages that link no icon (the admin, the API's JSON, /sante/): our SVG."""
+
+    permanent = True
+    http_method_names = ["get", "head"]
+
+    def get_redirect_url(self, *args, **kwargs):
+        # At request time: the manifest storage names the hashed file only once collectstatic has run.
+        return static("favicon.svg")

@@ -1,5 +1,6 @@
 from django import forms
 
+from casino.forms import CHOOSE
 from casino.models import Casino
 from casino.rules import article
 from tables.models import Apparatus, Cashbox, Table, Tableau
@@ -17,6 +18,12 @@ class ScopedModelForm(forms.ModelForm):
         for name, model in self.scoped.items():
             if name in self.fields:
                 self.fields[name].queryset = model.objects.for_user(user)
+        # Django's « --------- » placeholder, in words.
+        for field in self.fields.values():
+            if getattr(field, "empty_label", None) is not None:
+                field.empty_label = CHOOSE[1]
+            elif isinstance(field, forms.ChoiceField):
+                field.choices = [CHOOSE if value == "" else (value, label) for value, label in field.choices]
         if self.instance.pk:
             for name in self.frozen_on_edit:
                 if name in self.fields:

@@ -3,18 +3,19 @@
 from decimal import Decimal, InvalidOperation
 
 NARROW_NBSP = "\u202f"
+MINUS = "\u2212"  # the typographic minus sign: « −500,00 € », not the hyphen of « -500,00 € »
 CENT = Decimal("0.01")
 
 
 def euros_number(amount):
-    """'16 000,00' for Decimal('16000'); the sign stays in front; None or junk gives ''."""
+    """'16 000,00' for Decimal('16000'); a negative amount has a true minus sign in front; None or junk gives ''."""
     if amount is None or amount == "":
         return ""
     try:
         value = Decimal(str(amount)).quantize(CENT)
     except (InvalidOperation, ValueError):
         return ""
-    sign = "-" if value < 0 else ""
+    sign = MINUS if value < 0 else ""
     units, cents = f"{abs(value):.2f}".split(".")
     groups = []
     while len(units) > 3:

@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views import View
 
-from cashbox.forms import people
+from cashbox.forms import people, user_first
 from casino.models import Casino, Role
 from casino.rules import DomainError
 from casino.web.mixins import RoleRequiredMixin, ScopedDetailView, posted_key
@@ -110,7 +110,7 @@ class RosterDetailView(ScopedDetailView):
         context["relief_candidates"] = [
             u for u in services.eligible_launchers(roster.casino, roster.seance.gaming_day.date) if u.pk not in in_force
         ]
-        context["signers"] = people(roster.casino, {Role.DIRECTOR, Role.CODIR})
+        context["signers"] = user_first(people(roster.casino, {Role.DIRECTOR, Role.CODIR}), self.request.user)
         return context
 
 

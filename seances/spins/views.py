@@ -117,6 +117,7 @@ def chart(rows, label_key="number"):
             {
                 "x": round(x + width * 0.15, 1),
                 "width": round(width * 0.7, 1),
+                "x2": round(x + width * 0.85, 1),
                 "y": round(10 + plot - height, 1),
                 "height": round(height, 1),
                 "expected_y": round(expected_y, 1),

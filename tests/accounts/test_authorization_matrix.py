@@ -224,6 +224,8 @@ EXPECTATIONS = {
     "api-token": page(post=ANYONE, guard=ANYONE),
     # The health check of compose and the load balancer: public, names the checks and nothing else.
     "health": page(get=ANYONE, guard=ANYONE),
+    # /favicon.ico: a redirect to the static icon, for anyone (issue 40).
+    "favicon": page(get=ANYONE, guard=ANYONE),
     # Every person lists and revokes their own API tokens; the administrator those of their casinos' people too.
     "api-token-list": api(get=ANY_ROLE),
     "api-token-revoke": api(post=ANY_ROLE),

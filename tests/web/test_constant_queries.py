@@ -199,7 +199,7 @@ BUDGETS = {
     "api:alert-history": CONSTANT,
 }
 # The routes no role reads with GET, or that are the login machinery (measured elsewhere, no data behind them).
-NOT_MEASURED = {"login", "activation", "activation-otp", "health"}
+NOT_MEASURED = {"login", "activation", "activation-otp", "health", "favicon"}
 
 # Who reads: the first role of this order that the matrix lets GET the route.
 READERS = (DIRECTOR, REGULATOR, ADMINISTRATOR, CODIR, CHEF, CROUPIER, CAISSIER)

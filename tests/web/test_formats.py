@@ -15,7 +15,7 @@ from casino.web.formats import euros, euros_number
         (Decimal("1"), "1,00\u00a0€"),
         (Decimal("999.5"), "999,50\u00a0€"),
         (Decimal("1234567.89"), "1\u202f234\u202f567,89\u00a0€"),
-        (Decimal("-2500"), "-2\u202f500,00\u00a0€"),
+        (Decimal("-2500"), "\u22122\u202f500,00\u00a0€"),
         ("8000.00", "8\u202f000,00\u00a0€"),
         (None, ""),
         ("pas un nombre", ""),
