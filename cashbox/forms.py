@@ -1,10 +1,9 @@
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS
 
-from casino.forms import CHOOSE
 from casino.models import Employee, Role
 from casino.rules import article
-from casino.web.formats import euros
+from casino.web.formats import CHOOSE, euros
 
 
 def people(casino, roles):

@@ -6,9 +6,6 @@ from django.contrib.auth import get_user_model
 from casino.accounts.services import FIELDS, save_employee
 from casino.models import Casino, Employee
 
-# The placeholder of a select where nobody or nothing is chosen in advance (Django writes « --------- »).
-CHOOSE = ("", "— choisir —")
-
 
 class CasinoForm(forms.ModelForm):
     """The casino's settings: policy, not law (DOMAIN.md); the name and the arrêté stay as registered."""

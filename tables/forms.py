@@ -1,8 +1,8 @@
 from django import forms
 
-from casino.forms import CHOOSE
 from casino.models import Casino
 from casino.rules import article
+from casino.web.formats import CHOOSE
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tables.services import register_cashbox, register_tableau
 

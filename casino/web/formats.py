@@ -39,3 +39,7 @@ def chips_text(chips):
     for denomination, quantity in sorted(chips.items(), key=lambda item: Decimal(str(item[0]))):
         parts.append(f"{quantity} × {euros(denomination)}")
     return " ; ".join(parts)
+
+
+# The placeholder of a select where nobody or nothing is chosen in advance (Django writes « --------- »).
+CHOOSE = ("", "— choisir —")
