@@ -35,6 +35,7 @@ LINKED = [
     "seances",
     "cashbox",
     "books",
+    "floor",
     "tests",
     "tools",
     "templates",
@@ -420,12 +421,18 @@ def run(module, max_children, names=(), variant=""):
     command = [str(mutmut), "run", "--max-children", str(max_children), *names]
     print(f"\n==== {module}: {' '.join(command)} (in {directory.relative_to(ROOT)})", flush=True)
     try:
-        subprocess.run(command, cwd=directory, env=env, check=False)
+        completed = subprocess.run(command, cwd=directory, env=env, check=False)
+        if completed.returncode != 0:
+            # mutmut stopped (its tests could not even start, say): the report below must not read as a success.
+            FAILED_RUNS.append(f"{module}{f' ({variant})' if variant else ''}: mutmut exited {completed.returncode}")
     finally:  # also when the run is interrupted: mutmut has already forgotten the verdicts
         restored = restore_killed(module, variant, before)
         if restored:
             print(f"\n{module}: {restored} mutants killed before, by tests still selected, kept as killed", flush=True)
         save_results(module, variant)
+
+
+FAILED_RUNS = []
 
 
 def meta_path(module, variant=""):
@@ -529,6 +536,8 @@ def main(argv):
                     # Mutants never tried (a run stopped halfway, or new ones of an edited function): tried now.
                     run(module, children, variant=variant)
     report(modules)
+    if FAILED_RUNS:
+        sys.exit("Mutation runs that did not finish:\n" + "\n".join(FAILED_RUNS))
 
 
 if __name__ == "__main__":
