@@ -380,6 +380,12 @@ def on_historical_record(sender, instance, history_instance, history_user=None, 
         )
 
 
+def mark_tableau(request, tableau):
+    """Name the tableau a request acts at, so that its refusal, if any, is journaled with it (issue 40)."""
+    # A DRF request wraps Django's: the refusal middleware sees only the latter.
+    getattr(request, "_request", request).journal_tableau_number = tableau.number
+
+
 def record_refusal(request, casino_ids, rule, message, status):
     """Journal a refused attempt with its rule id, after the refused request's own transaction rolled back."""
     user = request.user if request.user.is_authenticated else None
@@ -390,6 +396,7 @@ def record_refusal(request, casino_ids, rule, message, status):
             "refusal",
             actor=user,
             role=role.value if role else "",
+            tableau_number=getattr(request, "journal_tableau_number", None),
             payload={
                 "rule": rule,
                 "message": message,
