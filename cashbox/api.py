@@ -35,6 +35,7 @@ from cashbox.serializers import (
     ResumeSerializer,
     SignerFields,
 )
+from casino.audit.journal import mark_tableau
 from casino.models import Alert, Casino
 from casino.serializers import AlertSerializer
 from casino.services import acknowledge_alert
@@ -61,7 +62,11 @@ class CashViewSet(RecordViewSet):
             data=request.data, context=self.get_serializer_context()
         )
         serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
+        data = serializer.validated_data
+        tableau = data.get("tableau") or getattr(data.get("cashbox"), "tableau", None)
+        if tableau is not None:
+            mark_tableau(request, tableau)
+        return data
 
     def created(self, obj):
         return Response(self.serializer_class(obj, context=self.get_serializer_context()).data, status=201)

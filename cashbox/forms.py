@@ -1,4 +1,5 @@
 from django import forms
+from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS
 
 from casino.models import Employee, Role
@@ -68,7 +69,7 @@ def signer_fields(form, roles, label="signataire"):
         widget=forms.PasswordInput(attrs={"autocomplete": "off"}),
         help_text="Le signataire saisit lui-même son mot de passe : la signature est un acte explicite.",
     )
-    otp_field(form)
+    otp_field(form, roles)
 
 
 # The fields naming the person who acts on the tablet: the logged-in person is proposed first when they may be chosen.
@@ -114,14 +115,34 @@ def without_secrets(form):
     return form
 
 
-def otp_field(form):
-    """The signer's TOTP code, required where their role needs one to log in (R28); blank for the others."""
+def otp_field(form, roles=None, signer="le signataire"):
+    """The signer's TOTP code where one of the roles that may sign needs one to log in (R28), none otherwise.
+
+    Without `roles`, the logged-in person signs for themselves and the field is always there.
+
+    When the signer may also be someone without a code (a chef holding the key), the field is optional and the
+    template folds it away: the chef at the tablet sees no field meant for the directors.
+    """
+    roles = set(roles) if roles is not None else {Role.DIRECTOR, Role.CODIR}
+    needing = {role for role in roles if role.value in settings.TWO_FACTOR_ROLES}
+    if not needing:
+        return
+    names = " ou ".join(
+        label
+        for role, label in ((Role.DIRECTOR, "directeur"), (Role.CODIR, "membre du comité de direction"))
+        if role in needing
+    )
+    form.otp_folded = needing != roles
     form.fields["otp"] = forms.CharField(
         label="code à usage unique du signataire",
         required=False,
         max_length=8,
         widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "one-time-code"}),
-        help_text="Directeur, comité de direction : le code de leur application TOTP.",
+        help_text=(
+            f"Seulement si {signer} est {names} : le code de son application TOTP."
+            if form.otp_folded
+            else f"Le code de l'application TOTP du {names.replace(' ou ', ' ou du ')}."
+        ),
     )
 
 
@@ -180,6 +201,10 @@ class FullInterruptionForm(CashForm):
         )
 
 
+# Who may hold the only key of a tableau under a short interruption (R18).
+KEY_HOLDERS = {Role.DIRECTOR, Role.CODIR, Role.CHEF}
+
+
 class ShortInterruptionForm(CashForm):
     with_chips = False
 
@@ -189,12 +214,12 @@ class ShortInterruptionForm(CashForm):
         # otherwise pick the first name of the list, another chef.
         self.fields["key_holder"] = forms.ChoiceField(
             label="détenteur de l'unique clé",
-            choices=[CHOOSE, *people(self.casino, {Role.DIRECTOR, Role.CODIR, Role.CHEF})],
+            choices=[CHOOSE, *people(self.casino, KEY_HOLDERS)],
         )
         self.fields["password"] = forms.CharField(
             label="mot de passe du détenteur de la clé", widget=forms.PasswordInput(attrs={"autocomplete": "off"})
         )
-        otp_field(self)
+        otp_field(self, KEY_HOLDERS, "le détenteur de la clé")
         self.fields["short"] = forms.BooleanField(
             label="J'atteste : interruption de courte durée (par exemple un entracte)", required=False
         )
@@ -218,13 +243,13 @@ class ResumeForm(CashForm):
         if interruption.kind == "short":
             self.fields["unlocked_by"] = forms.ChoiceField(
                 label="rouvert par le détenteur de la clé",
-                choices=people(self.casino, {Role.DIRECTOR, Role.CODIR, Role.CHEF}),
+                choices=people(self.casino, KEY_HOLDERS),
                 initial=interruption.key_holder.username if interruption.key_holder else None,
             )
             self.fields["password"] = forms.CharField(
                 label="mot de passe du détenteur de la clé", widget=forms.PasswordInput(attrs={"autocomplete": "off"})
             )
-            otp_field(self)
+            otp_field(self, KEY_HOLDERS, "le détenteur de la clé")
 
 
 class CorrectionForm(CashForm):

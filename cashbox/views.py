@@ -33,6 +33,7 @@ from cashbox.forms import (
     without_secrets,
 )
 from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment, season_of
+from casino.audit.journal import mark_tableau
 from casino.rules import DomainError, RoleForbidden
 from casino.web.form_tokens import keep_form_token
 from casino.web.formats import euros
@@ -151,6 +152,7 @@ class TableauActionView(ServiceFormView):
         )
         self.casino = self.tableau.casino
         self.seance = open_seance_of(self.casino)
+        mark_tableau(self.request, self.tableau)
 
     def success_url(self):
         return f"{reverse('floor')}?casino={self.casino.pk}"
@@ -281,6 +283,7 @@ class ResumeView(ServiceFormView):
             Interruption.objects.for_user(self.request.user).select_related("tableau__casino", "key_holder"), pk=pk
         )
         self.casino = self.interruption.tableau.casino
+        mark_tableau(self.request, self.interruption.tableau)
 
     def form_kwargs(self):
         return {"casino": self.casino, "interruption": self.interruption}

@@ -380,16 +380,25 @@ def on_historical_record(sender, instance, history_instance, history_user=None, 
         )
 
 
+def mark_tableau(request, tableau):
+    """Name the tableau a request acts at, so that its refusal, if any, is journaled with it (issue 40)."""
+    # A DRF request wraps Django's: the refusal middleware sees only the latter.
+    getattr(request, "_request", request).journal_tableau = (tableau.casino_id, tableau.number)
+
+
 def record_refusal(request, casino_ids, rule, message, status):
     """Journal a refused attempt with its rule id, after the refused request's own transaction rolled back."""
     user = request.user if request.user.is_authenticated else None
     role = role_of(user) if user else None
+    # The tableau acted at, in its own casino's chain only (a person of several casinos is journaled in each).
+    tableau_casino, tableau_number = getattr(request, "journal_tableau", (None, None))
     for casino_id in casino_ids:
         append(
             casino_id,
             "refusal",
             actor=user,
             role=role.value if role else "",
+            tableau_number=tableau_number if casino_id == tableau_casino else None,
             payload={
                 "rule": rule,
                 "message": message,

@@ -1,12 +1,15 @@
 import datetime
 
+from django.apps import apps
+from django.contrib.auth import get_user_model
 from django.core.paginator import Paginator
 from django.db import connection
+from django.db.models import Q
 from django.shortcuts import render
 from django.utils import timezone
 from django.views import View
 
-from casino.audit.labels import action_label
+from casino.audit.labels import action_label, payload_of, referenced, role_words, sentence
 from casino.audit.verification import verify_casino
 from casino.models import Casino, JournalEntry
 from casino.web.mixins import RoleRequiredMixin, requested_casino
@@ -90,8 +93,7 @@ class JournalView(RoleRequiredMixin, View):
                 elif filters["action"]:
                     entries = entries.filter(action__icontains=filters["action"])
         page = Paginator(entries, 100).get_page(request.GET.get("page"))
-        for entry in page:
-            entry.label = action_label(entry.action)
+        describe(page)
         context = {
             "actions": sorted(((action, action_label(action)) for action in actions), key=lambda pair: pair[1]),
             "casinos": casinos,
@@ -104,6 +106,40 @@ class JournalView(RoleRequiredMixin, View):
             "query": without_page(request.GET),
         }
         return render(request, "casino/journal.html", context)
+
+
+def zone_of(moment):
+    """« UTC+1 » in winter, « UTC+2 » in summer: the offset of Paris time at that instant."""
+    hours = timezone.localtime(moment).utcoffset().total_seconds() / 3600
+    return f"UTC{hours:+g}"
+
+
+def describe(entries):
+    """Give each entry its French sentence, its actor's role and its zone.
+
+    The séances, gaming days and people the page's entries point at are read in three queries, always run (an
+    empty list stands for « none ») so that the page costs the same whatever kinds of entries it shows.
+    """
+    entries = list(entries)
+    for entry in entries:
+        entry.payload = payload_of(entry)
+    wanted = referenced(entries)
+    # Found by name: the journal sits below the apps whose records it names and imports none of them.
+    seance_model, day_model = apps.get_model("seances", "Seance"), apps.get_model("seances", "GamingDay")
+    seances = seance_model.objects.select_related("gaming_day").in_bulk(list(wanted["seances"]) or [0])
+    days = day_model.objects.in_bulk(list(wanted["days"]) or [0])
+    people = get_user_model().objects.filter(
+        Q(pk__in=list(wanted["user_ids"]) or [0]) | Q(username__in=list(wanted["usernames"]) or [""])
+    )
+    users = {}
+    for user in people:
+        users[user.pk] = users[user.get_username()] = user
+    for entry in entries:
+        entry.sentence = sentence(entry, entry.payload, seances, days, users)
+        entry.role_label = role_words(entry.actor_role) if entry.actor_role else ""
+        entry.zone = zone_of(entry.recorded_at)
+        entry.rule = entry.payload.get("rule", "") if entry.action == "refusal" else ""
+    return entries
 
 
 class ChainCheckView(RoleRequiredMixin, View):

@@ -17,7 +17,7 @@ from seances.models import Seance
 from seances.services import apparatus_in_play
 from seances.spins import services as spins
 from seances.spins import stats as spin_stats
-from tables.games.rules import Direction, Game
+from tables.games.rules import Direction
 from tables.models import Apparatus
 
 CHART_WIDTH, CHART_HEIGHT, CHART_MARGIN = 640, 240, 36
@@ -49,10 +49,10 @@ class SpinEntryView(RoleRequiredMixin, View):
 
     def render(self, status=200, error=None, chosen=None):
         panel = spins.spin_panel(self.seance, self.apparatus)
-        colours = {}
-        if self.apparatus.game == Game.VINGT_TROIS:
-            layout = self.apparatus.casino.layout(Game.VINGT_TROIS)
-            colours = {index: pocket.colour for index, pocket in enumerate(layout.pockets, start=1)}
+        # The buttons wear the colours of the table: the boule's fixed ones (R6), the vingt-trois colours of the day.
+        layout = self.apparatus.casino.layout(self.apparatus.game)
+        colours = {index: pocket.colour for index, pocket in enumerate(layout.pockets, start=1)}
+        number_colours = {pocket.number: pocket.colour for pocket in layout.pockets}
         chosen = chosen or {}
         context = {
             "apparatus": self.apparatus,
@@ -60,6 +60,7 @@ class SpinEntryView(RoleRequiredMixin, View):
             "seance": self.seance,
             "panel": panel,
             "plateau": [(index, number, colours.get(index, "")) for index, number in panel["plateau"]],
+            "numbers": [(number, number_colours.get(number, "")) for number in panel["numbers"]],
             "directions": Direction.choices,
             "launcher": chosen.get("launcher") or (panel["expected"].username if panel["expected"] else ""),
             "direction": chosen.get("direction") or panel["required_direction"] or "",

@@ -182,7 +182,7 @@ def test_the_journal_page_names_actions_in_french_and_filters_by_them(
     client = as_user(regulator)
 
     page = client.get("/journal/").content.decode()
-    assert "Avance : création" in page and "Horodatage (heure de Paris)" in page
+    assert "Avance initiale enregistrée" in page and "heure de Paris (UTC+" in page
     assert '<option value="cashbox.advance.create">Avance : création</option>' in page
 
     filtered = client.get("/journal/?action=cashbox.advance.create")
