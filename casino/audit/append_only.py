@@ -289,6 +289,86 @@ def postgresql_statements(model, guard):
     ]
 
 
+# Guards that read another table ---------------------------------------------------------------------------------
+
+HEAD_MESSAGE = f"{MESSAGE} : la tête du journal ne bouge que par l'ajout d'une entrée, vers l'avant"
+
+
+def _head_is_last_entry(head):
+    """SQL: the head row `head` names the casino's last entry (number and hash), or the genesis of an empty chain."""
+    entries = apps.get_model("casino", "JournalEntry")._meta.db_table
+    genesis = _quote("0" * 64)
+    return (
+        f'(NOT EXISTS (SELECT 1 FROM "{entries}" e WHERE e.casino_id = {head}.casino_id AND e.sequence > {head}.sequence)'
+        f' AND (EXISTS (SELECT 1 FROM "{entries}" e WHERE e.casino_id = {head}.casino_id'
+        f" AND e.sequence = {head}.sequence AND e.hash = {head}.hash)"
+        f" OR ({head}.sequence = 0 AND {head}.hash = {genesis})))"
+    )
+
+
+def journal_head_statements(vendor):
+    """The journal's head (casino.JournalHead) moves only as the append moves it (R23).
+
+    The append moves it forward only, to the entry it inserts: on SQLite the entry's trigger (migration 0017) sets
+    it to that entry; on PostgreSQL the append's statement first takes the numbers (sequence + n, same hash), then
+    its entries' trigger writes the last one's hash, so the rule holds when the statement is done. Hence: never
+    backwards nor to another casino (checked at once), and, once the transaction commits (PostgreSQL, a deferred
+    check) or at once (SQLite), the head is the casino's last entry, number and hash. A head inserted (the first
+    append of a casino without one) must be that entry too. Deleting the head is left free: it is derived from the
+    chain, and the next append rebuilds it from the last entry.
+    """
+    table = apps.get_model("casino", "JournalHead")._meta.db_table
+    message = _quote(HEAD_MESSAGE)
+    if vendor == "sqlite":
+        return [
+            f'CREATE TRIGGER "{PREFIX}guard_{table}" BEFORE UPDATE ON "{table}" '
+            f"WHEN NEW.casino_id IS NOT OLD.casino_id OR NEW.sequence < OLD.sequence "
+            f"OR NOT {_head_is_last_entry('NEW')} "
+            f"BEGIN SELECT RAISE(ABORT, {message}); END",
+            f'CREATE TRIGGER "{PREFIX}guard_insert_{table}" BEFORE INSERT ON "{table}" '
+            f"WHEN NOT {_head_is_last_entry('NEW')} BEGIN SELECT RAISE(ABORT, {message}); END",
+        ]
+    return [
+        f"""
+        CREATE OR REPLACE FUNCTION "{PREFIX}guard_{table}_forward"() RETURNS trigger AS $$
+        BEGIN
+            IF NEW.casino_id IS DISTINCT FROM OLD.casino_id OR NEW.sequence < OLD.sequence THEN
+                RAISE EXCEPTION {message} USING ERRCODE = '23000';
+            END IF;
+            RETURN NEW;
+        END
+        $$ LANGUAGE plpgsql
+        """,
+        f"""
+        CREATE OR REPLACE FUNCTION "{PREFIX}guard_{table}_last"() RETURNS trigger AS $$
+        DECLARE
+            head RECORD;
+        BEGIN
+            -- The row as the transaction leaves it (several appends each queue this check).
+            SELECT casino_id, sequence, hash INTO head FROM "{table}" WHERE casino_id = NEW.casino_id;
+            IF FOUND AND NOT {_head_is_last_entry("head")} THEN
+                RAISE EXCEPTION {message} USING ERRCODE = '23000';
+            END IF;
+            RETURN NULL;
+        END
+        $$ LANGUAGE plpgsql
+        """,
+        f'CREATE TRIGGER "{PREFIX}guard" BEFORE UPDATE ON "{table}" '
+        f'FOR EACH ROW EXECUTE FUNCTION "{PREFIX}guard_{table}_forward"()',
+        f'CREATE CONSTRAINT TRIGGER "{PREFIX}guard_last" AFTER INSERT OR UPDATE ON "{table}" '
+        f'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION "{PREFIX}guard_{table}_last"()',
+    ]
+
+
+def related_statements(vendor, existing):
+    """The statements of the guards that read another table, for the tables that exist."""
+    statements = []
+    head, entry = (apps.get_model("casino", name)._meta.db_table for name in ("JournalHead", "JournalEntry"))
+    if {head, entry} <= existing:
+        statements += journal_head_statements(vendor)
+    return statements
+
+
 # Installing and removing --------------------------------------------------------------------------------------
 
 
@@ -337,6 +417,7 @@ def install(connection):
             statements += postgresql_statements(model, guard)
         else:
             statements += sqlite_statements(model, guard)
+    statements += related_statements(connection.vendor, existing)
     # One transaction: no moment when another connection sees a guarded table without its triggers, nor a half-done
     # install if a statement fails; and SQLite then syncs the file once instead of once per statement.
     # Equivalent mutant (pragma): `using=None` is the same connection while the project has one database.

@@ -56,6 +56,10 @@ def rehash_from(casino, sequence, change):
                 [document, previous, digest, entry.pk],
             )
             previous = digest
+    # A thorough forger moves the journal's head onto the rewritten chain too (a head left behind is named).
+    drop_guard("casino_journalhead")
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE casino_journalhead SET hash = %s WHERE casino_id = %s", [previous, casino.pk])
 
 
 def test_r23_the_end_of_a_gaming_day_seals_the_journal_head(world):
