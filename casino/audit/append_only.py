@@ -360,12 +360,69 @@ def journal_head_statements(vendor):
     ]
 
 
+ROLE_MESSAGE = f"{MESSAGE} : un rôle ne change que par une proposition confirmée par la direction (R29)"
+
+
+def employee_role_condition():
+    """SQL (OLD/NEW, both dialects): the role moves as the accounts' services move it (R29).
+
+    Between no role and the roles that need no confirmation (administrator, results display) it moves freely, as
+    save_employee does; any other move must land on the role of the employee's latest confirmed proposal (decide()
+    writes the decision, then apply() the role, in one transaction). An earlier confirmation does not count: a
+    role withdrawn since cannot be given back by replaying it.
+    """
+    # Imported here: casino/apps.py imports this module before the models are loaded.
+    from casino.models import GRANTED_ROLES, Role
+
+    free = ", ".join(_quote(r) for r in ["", *sorted(set(Role.values) - {str(r) for r in GRANTED_ROLES})])
+    change, decision = (apps.get_model("casino", name)._meta.db_table for name in ("AccountChange", "AccountDecision"))
+    confirmed = (
+        f'SELECT c.role FROM "{change}" c JOIN "{decision}" d ON d.change_id = c.id '
+        "WHERE c.employee_id = NEW.id AND d.confirmed AND NOT c.reset_second_factor ORDER BY d.id DESC LIMIT 1"
+    )
+    # COALESCE: without a confirmed proposal the comparison is NULL, which would let the change through.
+    return (
+        f"(NEW.role = OLD.role OR (OLD.role IN ({free}) AND NEW.role IN ({free}))"
+        f" OR COALESCE(NEW.role = ({confirmed}), FALSE))"
+    )
+
+
+def employee_role_statements(vendor):
+    table = apps.get_model("casino", "Employee")._meta.db_table
+    message = _quote(ROLE_MESSAGE)
+    condition = employee_role_condition()
+    if vendor == "sqlite":
+        return [
+            f'CREATE TRIGGER "{PREFIX}guard_role_{table}" BEFORE UPDATE OF role ON "{table}" '
+            f"WHEN NOT {condition} BEGIN SELECT RAISE(ABORT, {message}); END"
+        ]
+    return [
+        f"""
+        CREATE OR REPLACE FUNCTION "{PREFIX}guard_role_{table}"() RETURNS trigger AS $$
+        BEGIN
+            IF NOT {condition} THEN
+                RAISE EXCEPTION {message} USING ERRCODE = '23000';
+            END IF;
+            RETURN NEW;
+        END
+        $$ LANGUAGE plpgsql
+        """,
+        f'CREATE TRIGGER "{PREFIX}guard_role" BEFORE UPDATE OF role ON "{table}" '
+        f'FOR EACH ROW EXECUTE FUNCTION "{PREFIX}guard_role_{table}"()',
+    ]
+
+
 def related_statements(vendor, existing):
     """The statements of the guards that read another table, for the tables that exist."""
     statements = []
     head, entry = (apps.get_model("casino", name)._meta.db_table for name in ("JournalHead", "JournalEntry"))
     if {head, entry} <= existing:
         statements += journal_head_statements(vendor)
+    employee, change, decision = (
+        apps.get_model("casino", name)._meta.db_table for name in ("Employee", "AccountChange", "AccountDecision")
+    )
+    if {employee, change, decision} <= existing:
+        statements += employee_role_statements(vendor)
     return statements
 
 
