@@ -412,6 +412,53 @@ def employee_role_statements(vendor):
     ]
 
 
+KEY_MESSAGE = (
+    f"{MESSAGE} : une clé de signature ne s'ajoute qu'en service, à un établissement sans clé en service, et ne se "
+    "retire que par la rotation (manage.py create_signing_key, exécutée par le propriétaire de la base)"
+)
+
+
+def casino_key_statements(vendor):
+    """The trust anchor (casino.CasinoKey) changes only as signing.create_key changes it (R23).
+
+    The rule: a key is inserted in service (retired_at empty) and only for a casino that has no key in service; a
+    key is retired only by the owner of the table, who runs the rotation (`manage.py create_signing_key`, like
+    `migrate`), never by the application's role (PostgreSQL; SQLite has no roles: there retired_at stays fill-once).
+    So the application can record a casino's first key (or a key provisioned outside, at its first use), but can
+    neither add a second key beside the one in service nor retire it: no swap of the key the regulator fetches.
+    """
+    table = apps.get_model("casino", "CasinoKey")._meta.db_table
+    message = _quote(KEY_MESSAGE)
+    in_service = f'EXISTS (SELECT 1 FROM "{table}" k WHERE k.casino_id = NEW.casino_id AND k.retired_at IS NULL)'
+    if vendor == "sqlite":
+        return [
+            f'CREATE TRIGGER "{PREFIX}guard_insert_{table}" BEFORE INSERT ON "{table}" '
+            f"WHEN NEW.retired_at IS NOT NULL OR {in_service} BEGIN SELECT RAISE(ABORT, {message}); END"
+        ]
+    return [
+        f"""
+        CREATE OR REPLACE FUNCTION "{PREFIX}guard_anchor_{table}"() RETURNS trigger AS $$
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                -- One key in service per casino: the check and the insert of two sessions are serialised on it.
+                PERFORM pg_advisory_xact_lock(hashtext('{table}'), NEW.casino_id::integer);
+                IF NEW.retired_at IS NOT NULL OR {in_service} THEN
+                    RAISE EXCEPTION {message} USING ERRCODE = '23000';
+                END IF;
+            ELSIF NEW.retired_at IS DISTINCT FROM OLD.retired_at AND NOT pg_has_role(
+                current_user, (SELECT relowner FROM pg_class WHERE oid = TG_RELID), 'MEMBER'
+            ) THEN
+                RAISE EXCEPTION {message} USING ERRCODE = '23000';
+            END IF;
+            RETURN NEW;
+        END
+        $$ LANGUAGE plpgsql
+        """,
+        f'CREATE TRIGGER "{PREFIX}guard_anchor" BEFORE INSERT OR UPDATE ON "{table}" '
+        f'FOR EACH ROW EXECUTE FUNCTION "{PREFIX}guard_anchor_{table}"()',
+    ]
+
+
 def related_statements(vendor, existing):
     """The statements of the guards that read another table, for the tables that exist."""
     statements = []
@@ -423,6 +470,8 @@ def related_statements(vendor, existing):
     )
     if {employee, change, decision} <= existing:
         statements += employee_role_statements(vendor)
+    if apps.get_model("casino", "CasinoKey")._meta.db_table in existing:
+        statements += casino_key_statements(vendor)
     return statements
 
 

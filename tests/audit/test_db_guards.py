@@ -219,8 +219,15 @@ def test_r23_no_row_of_any_table_switches_the_guards_off(world):
     assert bodies
     # Only the conditions of Tableau.number and RosterMember.position read a table, and only the registry's; the
     # journal's head is compared with the journal, an employee's role with their latest confirmed proposal (R29):
-    # both append-only themselves, so no row written later lets a change through.
-    allowed_reads = {"tables_cashbox", "seances_roster", "casino_journalentry", "casino_accountchange"}
+    # both append-only themselves, so no row written later lets a change through; a new key, the casino's key in
+    # service (a refusal only).
+    allowed_reads = {
+        "tables_cashbox",
+        "seances_roster",
+        "casino_journalentry",
+        "casino_accountchange",
+        "casino_casinokey",
+    }
     for body in bodies:
         assert "maintenance" not in body
         words = body.replace("(", " ").replace('"', " ").split()
