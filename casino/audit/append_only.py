@@ -318,6 +318,7 @@ def journal_head_statements(vendor):
     chain, and the next append rebuilds it from the last entry.
     """
     table = apps.get_model("casino", "JournalHead")._meta.db_table
+    entries = apps.get_model("casino", "JournalEntry")._meta.db_table
     message = _quote(HEAD_MESSAGE)
     if vendor == "sqlite":
         return [
@@ -346,10 +347,22 @@ def journal_head_statements(vendor):
         BEGIN
             -- The row as the transaction leaves it (several appends each queue this check).
             SELECT casino_id, sequence, hash INTO head FROM "{table}" WHERE casino_id = NEW.casino_id;
-            IF FOUND AND NOT {_head_is_last_entry("head")} THEN
-                RAISE EXCEPTION {message} USING ERRCODE = '23000';
+            IF NOT FOUND OR {_head_is_last_entry("head")} THEN
+                RETURN NULL;
             END IF;
-            RETURN NULL;
+            -- Checked at the end of the append's statement (SET CONSTRAINTS … IMMEDIATE), the numbers' reservation
+            -- fires before its entries' trigger writes the last hash: it holds when the entries it reserved are
+            -- there, the first chained onto the old head; that trigger's own update is checked in its turn.
+            IF TG_OP = 'UPDATE' AND NEW.hash = OLD.hash AND NEW.sequence > OLD.sequence
+                AND head.sequence = NEW.sequence AND head.hash = NEW.hash
+                AND EXISTS (SELECT 1 FROM "{entries}" e WHERE e.casino_id = NEW.casino_id
+                    AND e.sequence = OLD.sequence + 1 AND e.previous_hash = OLD.hash)
+                AND EXISTS (SELECT 1 FROM "{entries}" e WHERE e.casino_id = NEW.casino_id AND e.sequence = NEW.sequence)
+                AND NOT EXISTS (SELECT 1 FROM "{entries}" e WHERE e.casino_id = NEW.casino_id
+                    AND e.sequence > NEW.sequence) THEN
+                RETURN NULL;
+            END IF;
+            RAISE EXCEPTION {message} USING ERRCODE = '23000';
         END
         $$ LANGUAGE plpgsql
         """,

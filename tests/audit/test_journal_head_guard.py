@@ -38,6 +38,7 @@ def chained(casino):
 
 PROBES = [
     ("UPDATE casino_journalhead SET sequence = sequence - 1 WHERE casino_id = %s", "backwards"),
+    ("UPDATE casino_journalhead SET sequence = sequence + 1 WHERE casino_id = %s", "one beyond the chain"),
     ("UPDATE casino_journalhead SET sequence = sequence + 5 WHERE casino_id = %s", "beyond the chain"),
     (f"UPDATE casino_journalhead SET hash = '{'e' * 64}' WHERE casino_id = %s", "another hash"),
 ]
@@ -91,3 +92,20 @@ def test_r23_a_head_moved_behind_a_dropped_trigger_is_named_by_the_verifier(chai
     assert problems[0][0] is None
     assert problems[0][1].startswith(f"la tête du journal (n° {last - 1}, empreinte ")
     assert f"ne correspond pas à sa dernière entrée (n° {last}, empreinte " in problems[0][1]
+
+
+def test_r23_the_appends_hold_the_guard_checked_at_the_end_of_each_statement(chained):
+    """After SET CONSTRAINTS ALL IMMEDIATE (the tests' drop_guard, any DDL), the head's check runs at the end of the
+    append's own statement, where the numbers' reservation is checked before its entries write the last hash."""
+    start = last_of(chained)[0]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    journal.append(chained.pk, "seul")
+    with journal.batched():
+        journal.append(chained.pk, "un")
+        journal.append(chained.pk, "deux")
+    assert head_of(chained) == last_of(chained)
+    assert last_of(chained)[0] == start + 3
+    with pytest.raises(IntegrityError, match="la tête du journal"):
+        write("UPDATE casino_journalhead SET sequence = sequence + 1 WHERE casino_id = %s", [chained.pk])
