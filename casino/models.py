@@ -435,6 +435,9 @@ class Role(models.TextChoices):
 
 # Roles that act at the tables or sign: they need a valid ministerial approval.
 APPROVED_ROLES = {Role.DIRECTOR, Role.CODIR, Role.CHEF, Role.CROUPIER, Role.CAISSIER}
+# Roles that sign, count, hold a key or regulate: given or taken only by a confirmed proposal (R29), which the
+# accounts' services ask for and a database trigger holds (casino/audit/append_only.py).
+GRANTED_ROLES = {Role.DIRECTOR, Role.CODIR, Role.CHEF, Role.CROUPIER, Role.CAISSIER, Role.CONTROLEUR}
 
 
 class EmployeeQuerySet(models.QuerySet):

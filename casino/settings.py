@@ -133,6 +133,10 @@ DATABASES = {
 }
 # Every request is one transaction: a refusal half-way through a view writes nothing.
 DATABASES["default"]["ATOMIC_REQUESTS"] = True
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # SQLite fires no DELETE trigger for the rows a REPLACE (INSERT OR REPLACE) removes unless recursive triggers are
+    # on: without this, `REPLACE INTO cashbox_controlregister …` rewrote a signed register past every guard (R23).
+    DATABASES["default"].setdefault("OPTIONS", {})["init_command"] = "PRAGMA recursive_triggers = ON;"
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # No JIT compilation: PostgreSQL compiles any query its planner costs above jit_above_cost, and the reports that
     # cross that line (a year's roster report, a season's carnet) run in tens of milliseconds, less than the

@@ -17,11 +17,10 @@ from casino.accounts.roles import role_of
 from casino.accounts.security import end_tokens, journal, refuse_own_account
 from casino.audit.actors import names_actor
 from casino.audit.journal import casinos_of
-from casino.models import AccountChange, AccountDecision, Casino, Employee, Membership, Role
+from casino.models import GRANTED_ROLES, AccountChange, AccountDecision, Casino, Employee, Membership, Role
 from casino.rules import InvalidTransition, RoleForbidden
 
 # The roles that sign, count, hold a key or regulate: granting or withdrawing one needs the direction (R29).
-GRANTED_ROLES = {Role.DIRECTOR, Role.CODIR, Role.CHEF, Role.CROUPIER, Role.CAISSIER, Role.CONTROLEUR}
 APPROVAL_FIELDS = ("approval_number", "approval_date", "approval_end", "suspended_from", "suspended_until")
 FIELDS = ("role", *APPROVAL_FIELDS)
 

@@ -289,6 +289,205 @@ def postgresql_statements(model, guard):
     ]
 
 
+# Guards that read another table ---------------------------------------------------------------------------------
+
+HEAD_MESSAGE = f"{MESSAGE} : la tête du journal ne bouge que par l'ajout d'une entrée, vers l'avant"
+
+
+def _head_is_last_entry(head):
+    """SQL: the head row `head` names the casino's last entry (number and hash), or the genesis of an empty chain."""
+    entries = apps.get_model("casino", "JournalEntry")._meta.db_table
+    genesis = _quote("0" * 64)
+    return (
+        f'(NOT EXISTS (SELECT 1 FROM "{entries}" e WHERE e.casino_id = {head}.casino_id AND e.sequence > {head}.sequence)'
+        f' AND (EXISTS (SELECT 1 FROM "{entries}" e WHERE e.casino_id = {head}.casino_id'
+        f" AND e.sequence = {head}.sequence AND e.hash = {head}.hash)"
+        f" OR ({head}.sequence = 0 AND {head}.hash = {genesis})))"
+    )
+
+
+def journal_head_statements(vendor):
+    """The journal's head (casino.JournalHead) moves only as the append moves it (R23).
+
+    The append moves it forward only, to the entry it inserts: on SQLite the entry's trigger (migration 0017) sets
+    it to that entry; on PostgreSQL the append's statement first takes the numbers (sequence + n, same hash), then
+    its entries' trigger writes the last one's hash, so the rule holds when the statement is done. Hence: never
+    backwards nor to another casino (checked at once), and, once the transaction commits (PostgreSQL, a deferred
+    check) or at once (SQLite), the head is the casino's last entry, number and hash. A head inserted (the first
+    append of a casino without one) must be that entry too. Deleting the head is left free: it is derived from the
+    chain, and the next append rebuilds it from the last entry.
+    """
+    table = apps.get_model("casino", "JournalHead")._meta.db_table
+    entries = apps.get_model("casino", "JournalEntry")._meta.db_table
+    message = _quote(HEAD_MESSAGE)
+    if vendor == "sqlite":
+        return [
+            f'CREATE TRIGGER "{PREFIX}guard_{table}" BEFORE UPDATE ON "{table}" '
+            f"WHEN NEW.casino_id IS NOT OLD.casino_id OR NEW.sequence < OLD.sequence "
+            f"OR NOT {_head_is_last_entry('NEW')} "
+            f"BEGIN SELECT RAISE(ABORT, {message}); END",
+            f'CREATE TRIGGER "{PREFIX}guard_insert_{table}" BEFORE INSERT ON "{table}" '
+            f"WHEN NOT {_head_is_last_entry('NEW')} BEGIN SELECT RAISE(ABORT, {message}); END",
+        ]
+    return [
+        f"""
+        CREATE OR REPLACE FUNCTION "{PREFIX}guard_{table}_forward"() RETURNS trigger AS $$
+        BEGIN
+            IF NEW.casino_id IS DISTINCT FROM OLD.casino_id OR NEW.sequence < OLD.sequence THEN
+                RAISE EXCEPTION {message} USING ERRCODE = '23000';
+            END IF;
+            RETURN NEW;
+        END
+        $$ LANGUAGE plpgsql
+        """,
+        f"""
+        CREATE OR REPLACE FUNCTION "{PREFIX}guard_{table}_last"() RETURNS trigger AS $$
+        DECLARE
+            head RECORD;
+        BEGIN
+            -- The row as the transaction leaves it (several appends each queue this check).
+            SELECT casino_id, sequence, hash INTO head FROM "{table}" WHERE casino_id = NEW.casino_id;
+            IF NOT FOUND OR {_head_is_last_entry("head")} THEN
+                RETURN NULL;
+            END IF;
+            -- Checked at the end of the append's statement (SET CONSTRAINTS … IMMEDIATE), the numbers' reservation
+            -- fires before its entries' trigger writes the last hash: it holds when the entries it reserved are
+            -- there, the first chained onto the old head; that trigger's own update is checked in its turn.
+            IF TG_OP = 'UPDATE' AND NEW.hash = OLD.hash AND NEW.sequence > OLD.sequence
+                AND head.sequence = NEW.sequence AND head.hash = NEW.hash
+                AND EXISTS (SELECT 1 FROM "{entries}" e WHERE e.casino_id = NEW.casino_id
+                    AND e.sequence = OLD.sequence + 1 AND e.previous_hash = OLD.hash)
+                AND EXISTS (SELECT 1 FROM "{entries}" e WHERE e.casino_id = NEW.casino_id AND e.sequence = NEW.sequence)
+                AND NOT EXISTS (SELECT 1 FROM "{entries}" e WHERE e.casino_id = NEW.casino_id
+                    AND e.sequence > NEW.sequence) THEN
+                RETURN NULL;
+            END IF;
+            RAISE EXCEPTION {message} USING ERRCODE = '23000';
+        END
+        $$ LANGUAGE plpgsql
+        """,
+        f'CREATE TRIGGER "{PREFIX}guard" BEFORE UPDATE ON "{table}" '
+        f'FOR EACH ROW EXECUTE FUNCTION "{PREFIX}guard_{table}_forward"()',
+        f'CREATE CONSTRAINT TRIGGER "{PREFIX}guard_last" AFTER INSERT OR UPDATE ON "{table}" '
+        f'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION "{PREFIX}guard_{table}_last"()',
+    ]
+
+
+ROLE_MESSAGE = f"{MESSAGE} : un rôle ne change que par une proposition confirmée par la direction (R29)"
+
+
+def employee_role_condition():
+    """SQL (OLD/NEW, both dialects): the role moves as the accounts' services move it (R29).
+
+    Between no role and the roles that need no confirmation (administrator, results display) it moves freely, as
+    save_employee does; any other move must land on the role of the employee's latest confirmed proposal (decide()
+    writes the decision, then apply() the role, in one transaction). An earlier confirmation does not count: a
+    role withdrawn since cannot be given back by replaying it.
+    """
+    # Imported here: casino/apps.py imports this module before the models are loaded.
+    from casino.models import GRANTED_ROLES, Role
+
+    free = ", ".join(_quote(r) for r in ["", *sorted(set(Role.values) - {str(r) for r in GRANTED_ROLES})])
+    change, decision = (apps.get_model("casino", name)._meta.db_table for name in ("AccountChange", "AccountDecision"))
+    confirmed = (
+        f'SELECT c.role FROM "{change}" c JOIN "{decision}" d ON d.change_id = c.id '
+        "WHERE c.employee_id = NEW.id AND d.confirmed AND NOT c.reset_second_factor ORDER BY d.id DESC LIMIT 1"
+    )
+    # COALESCE: without a confirmed proposal the comparison is NULL, which would let the change through.
+    return (
+        f"(NEW.role = OLD.role OR (OLD.role IN ({free}) AND NEW.role IN ({free}))"
+        f" OR COALESCE(NEW.role = ({confirmed}), FALSE))"
+    )
+
+
+def employee_role_statements(vendor):
+    table = apps.get_model("casino", "Employee")._meta.db_table
+    message = _quote(ROLE_MESSAGE)
+    condition = employee_role_condition()
+    if vendor == "sqlite":
+        return [
+            f'CREATE TRIGGER "{PREFIX}guard_role_{table}" BEFORE UPDATE OF role ON "{table}" '
+            f"WHEN NOT {condition} BEGIN SELECT RAISE(ABORT, {message}); END"
+        ]
+    return [
+        f"""
+        CREATE OR REPLACE FUNCTION "{PREFIX}guard_role_{table}"() RETURNS trigger AS $$
+        BEGIN
+            IF NOT {condition} THEN
+                RAISE EXCEPTION {message} USING ERRCODE = '23000';
+            END IF;
+            RETURN NEW;
+        END
+        $$ LANGUAGE plpgsql
+        """,
+        f'CREATE TRIGGER "{PREFIX}guard_role" BEFORE UPDATE OF role ON "{table}" '
+        f'FOR EACH ROW EXECUTE FUNCTION "{PREFIX}guard_role_{table}"()',
+    ]
+
+
+KEY_MESSAGE = (
+    f"{MESSAGE} : une clé de signature ne s'ajoute qu'en service, à un établissement sans clé en service, et ne se "
+    "retire que par la rotation (manage.py create_signing_key, exécutée par le propriétaire de la base)"
+)
+
+
+def casino_key_statements(vendor):
+    """The trust anchor (casino.CasinoKey) changes only as signing.create_key changes it (R23).
+
+    The rule: a key is inserted in service (retired_at empty) and only for a casino that has no key in service; a
+    key is retired only by the owner of the table, who runs the rotation (`manage.py create_signing_key`, like
+    `migrate`), never by the application's role (PostgreSQL; SQLite has no roles: there retired_at stays fill-once).
+    So the application can record a casino's first key (or a key provisioned outside, at its first use), but can
+    neither add a second key beside the one in service nor retire it: no swap of the key the regulator fetches.
+    """
+    table = apps.get_model("casino", "CasinoKey")._meta.db_table
+    message = _quote(KEY_MESSAGE)
+    in_service = f'EXISTS (SELECT 1 FROM "{table}" k WHERE k.casino_id = NEW.casino_id AND k.retired_at IS NULL)'
+    if vendor == "sqlite":
+        return [
+            f'CREATE TRIGGER "{PREFIX}guard_insert_{table}" BEFORE INSERT ON "{table}" '
+            f"WHEN NEW.retired_at IS NOT NULL OR {in_service} BEGIN SELECT RAISE(ABORT, {message}); END"
+        ]
+    return [
+        f"""
+        CREATE OR REPLACE FUNCTION "{PREFIX}guard_anchor_{table}"() RETURNS trigger AS $$
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                -- One key in service per casino: the check and the insert of two sessions are serialised on it.
+                PERFORM pg_advisory_xact_lock(hashtext('{table}'), NEW.casino_id::integer);
+                IF NEW.retired_at IS NOT NULL OR {in_service} THEN
+                    RAISE EXCEPTION {message} USING ERRCODE = '23000';
+                END IF;
+            ELSIF NEW.retired_at IS DISTINCT FROM OLD.retired_at AND NOT pg_has_role(
+                current_user, (SELECT relowner FROM pg_class WHERE oid = TG_RELID), 'MEMBER'
+            ) THEN
+                RAISE EXCEPTION {message} USING ERRCODE = '23000';
+            END IF;
+            RETURN NEW;
+        END
+        $$ LANGUAGE plpgsql
+        """,
+        f'CREATE TRIGGER "{PREFIX}guard_anchor" BEFORE INSERT OR UPDATE ON "{table}" '
+        f'FOR EACH ROW EXECUTE FUNCTION "{PREFIX}guard_anchor_{table}"()',
+    ]
+
+
+def related_statements(vendor, existing):
+    """The statements of the guards that read another table, for the tables that exist."""
+    statements = []
+    head, entry = (apps.get_model("casino", name)._meta.db_table for name in ("JournalHead", "JournalEntry"))
+    if {head, entry} <= existing:
+        statements += journal_head_statements(vendor)
+    employee, change, decision = (
+        apps.get_model("casino", name)._meta.db_table for name in ("Employee", "AccountChange", "AccountDecision")
+    )
+    if {employee, change, decision} <= existing:
+        statements += employee_role_statements(vendor)
+    if apps.get_model("casino", "CasinoKey")._meta.db_table in existing:
+        statements += casino_key_statements(vendor)
+    return statements
+
+
 # Installing and removing --------------------------------------------------------------------------------------
 
 
@@ -337,6 +536,7 @@ def install(connection):
             statements += postgresql_statements(model, guard)
         else:
             statements += sqlite_statements(model, guard)
+    statements += related_statements(connection.vendor, existing)
     # One transaction: no moment when another connection sees a guarded table without its triggers, nor a half-done
     # install if a statement fails; and SQLite then syncs the file once instead of once per statement.
     # Equivalent mutant (pragma): `using=None` is the same connection while the project has one database.

@@ -250,6 +250,17 @@ def _next_link(casino_id):
     return head[0] + 1, head[1]
 
 
+def head_problem(casino_id, last_sequence, last_hash):
+    """The French sentence naming a head that is not the chain's last entry, or None (no head: it is rebuilt)."""
+    head = JournalHead.objects.filter(casino_id=casino_id).values_list("sequence", "hash").first()
+    if head is None or head == (last_sequence, last_hash):
+        return None
+    return (
+        f"la tête du journal (n° {head[0]}, empreinte {head[1][:12]}…) ne correspond pas à sa dernière entrée "
+        f"(n° {last_sequence}, empreinte {last_hash[:12]}…) : les écritures suivantes seraient refusées ou mal chaînées"
+    )
+
+
 # What each history-tracked record contributes to the journal ---------------------------------------------------
 
 CASINO_PATHS = (

@@ -244,6 +244,8 @@ def _chain_state(casino, reconcile, seals, want_documents, processes):
         return None
     if seal_problems or mismatches is None:
         return None  # the exact path checks the seals (and a record the SQL could not read) and words them
+    if journal.head_problem(casino.pk, last, previous):
+        return None  # the exact path words it
     documents = last_documents(casino.pk) if want_documents else {}
     return count, [(None, m["message"]) for m in mismatches], documents
 

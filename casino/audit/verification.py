@@ -5,7 +5,7 @@ from django.db import connection
 
 from casino.audit import journal_fast
 from casino.audit import seals as sealing
-from casino.audit.journal import GENESIS, chain_hash
+from casino.audit.journal import GENESIS, chain_hash, head_problem
 from casino.audit.reconcile import column_mismatch, journaled_labels, reconcile_records
 from casino.models import JournalEntry
 
@@ -78,6 +78,7 @@ def chain_state(casino, reconcile=True, seals=None, want_documents=True, process
     )
     count = rows.count()
     mismatches = []
+    last = [0, GENESIS]
     last_documents = {}
     journaled = journaled_labels() if reconcile else set()
 
@@ -91,15 +92,19 @@ def chain_state(casino, reconcile=True, seals=None, want_documents=True, process
                 # Only the newest history document of each record is kept (an account event about an employee is
                 # not one), unparsed: memory grows with records, not entries.
                 last_documents[(row[7], row[8])] = (row[0], row[3])
+            last[:] = [row[0], row[2]]
             yield row[:4]
 
     problems = verify_chain(chain()) + sealing.check(casino, seals)
     if problems:
         return count, problems, last_documents
+    # A head that is not the last entry: every later write is refused (or chained wrongly) while the chain holds.
+    head = [(None, problem) for problem in [head_problem(casino.pk, *last)] if problem]
     if mismatches:
-        return count, mismatches, last_documents
+        return count, mismatches + head, last_documents
     if reconcile:
         # A record's problem carries no sequence of its own: its message names the record, the field, both values
         # and the entry it was compared with.
-        return count, [(None, m["message"]) for m in reconcile_records(casino.pk, last_documents)], last_documents
-    return count, [], last_documents
+        records = [(None, m["message"]) for m in reconcile_records(casino.pk, last_documents)]
+        return count, head + records, last_documents
+    return count, head, last_documents

@@ -23,6 +23,7 @@ import zipfile
 from decimal import Decimal
 
 from celery import current_app
+from cryptography.exceptions import UnsupportedAlgorithm
 from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import FieldError, PermissionDenied
@@ -76,6 +77,15 @@ def signing_key(casino):
 
 def raw_public_key(key):
     return signing.raw_public(key.public_key_pem)
+
+
+def well_formed(key):
+    """True when the row holds an Ed25519 public key whose identifier is its own (a row written past
+    signing.create_key may hold anything)."""
+    try:
+        return len(raw_public_key(key)) == 32 and signing.key_id_of(key.public_key_pem) == key.key_id
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        return False
 
 
 def public_key_base64(key):

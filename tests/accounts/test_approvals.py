@@ -19,6 +19,7 @@ from tests.helpers.days import (
     TODAY,
     TOMORROW,
 )
+from tests.helpers.role_helpers import confirmed_role
 
 pytestmark = pytest.mark.django_db
 
@@ -126,8 +127,7 @@ def test_r29_an_employee_is_named_by_their_full_name_or_else_their_username(casi
 def test_r29_saving_an_employee_puts_them_in_the_group_of_their_role_only(casino):
     employee = make_employee("chef9", Role.CHEF, casino)
     assert list(employee.user.groups.values_list("name", flat=True)) == ["Chef de partie"]
-    employee.role = Role.CROUPIER
-    employee.save()
+    confirmed_role(employee, Role.CROUPIER)
     assert list(employee.user.groups.values_list("name", flat=True)) == ["Croupier"]
     assert Group.objects.filter(name="Chef de partie").exists()
 

@@ -11,6 +11,7 @@ from knox.models import AuthToken
 from casino.accounts.security import end_tokens
 from casino.models import JournalEntry, Role
 from tests.conftest import PASSWORD
+from tests.helpers.role_helpers import confirmed_role
 
 pytestmark = pytest.mark.django_db
 TOKEN = "/api/v1/auth/token/"
@@ -102,9 +103,7 @@ def test_r28_a_deactivation_ends_the_tokens_and_a_reactivation_does_not_revive_t
 
 def test_r29_a_role_change_ends_the_tokens(api, croupier, casino):
     token = obtain(api)["token"]
-    employee = croupier.employee
-    employee.role = Role.CHEF
-    employee.save()
+    confirmed_role(croupier.employee, Role.CHEF)
     assert use(api, token).status_code == 401
     entry = JournalEntry.objects.filter(casino=casino, action="account.token_revoked").get()
     assert '"role_changed"' in entry.document

@@ -16,6 +16,7 @@ from django.db import ProgrammingError, connection, transaction
 
 from tests.conftest import as_owner, require_postgres
 from tests.helpers.cash_helpers import post_advance
+from tests.helpers.role_helpers import confirmed_role
 
 # One worker runs this whole file (pytest-xdist --dist loadgroup): the role it creates and grants is cluster-wide.
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("db_roles")]
@@ -135,8 +136,7 @@ def test_the_product_s_account_flows_work_as_the_application_role(api, client, c
     api.credentials(HTTP_AUTHORIZATION=f"Token {issued.json()['token']}")
     assert api.post(f"/api/v1/auth/tokens/{issued.json()['token'][:15]}/revoke/").status_code == 200
     AuthToken.objects.create(user=croupier)
-    croupier.employee.role = Role.CHEF
-    croupier.employee.save()
+    confirmed_role(croupier.employee, Role.CHEF)
     assert list(croupier.groups.values_list("name", flat=True)) == [Role.CHEF.label]
     assert not AuthToken.objects.filter(user=croupier).exists()
     cache = DatabaseCache("casino_cache", {})

@@ -5,7 +5,6 @@ import datetime
 import pytest
 from django.core.exceptions import ValidationError
 
-from casino.models import Role
 from casino.rules import ARTICLES
 from seances.models import GamingDay, Roster, RosterMember
 from seances.rosters import services as roster_services
@@ -24,9 +23,8 @@ def seance(casino, director):
 @pytest.fixture
 def former(casino):
     """A croupier whose approval ended in 2021 and whose game role was withdrawn with it."""
-    employee = make_employee("ancien", Role.CROUPIER, casino)
+    employee = make_employee("ancien", "", casino)
     employee.approval_end = datetime.date(2021, 1, 1)
-    employee.role = ""
     employee.save()
     return employee.user
 
