@@ -18,7 +18,7 @@ from tables.models import Tableau
 from tables.services import register_tableau
 from tests.conftest import PASSWORD
 from tests.helpers.cash_helpers import publish_rosters
-from tests.helpers.days import DATE
+from tests.helpers.days import DATE, reach_opening
 from tests.helpers.openings import check_stakes, post_opening, today
 
 pytestmark = pytest.mark.django_db
@@ -141,6 +141,7 @@ def test_r10_r15_an_opening_belongs_to_the_open_seance_names_its_director_and_fi
     day = GamingDay.objects.get()
     assert day.advance_boule == day.advance_amount("boule") and day.advance_vingt_trois is None
     publish_rosters(director, afternoon)
+    reach_opening(afternoon)
     services.change_seance_state(director, afternoon, Seance.State.OPEN)
     second = Tableau.objects.create(table=boule_tableau.table, number=2)
     during, created = services.open_tableau(codir, second, date, "2.00", "200.00", "1000.00")
