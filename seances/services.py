@@ -205,10 +205,20 @@ def open_tableau(user, tableau, date, minimum, max_plein, max_chances):
                     "ils ne peuvent varier avant la séance du lendemain",
                 )
             return existing, False
+        # R30: the limits are fixed once a séance of the day is open (it opens up to the casino's lead before its
+        # planned start for that): nothing of a séance is written ahead of it. Asked after the existing opening, which
+        # writes nothing: the day's limits, once fixed, are shown again between its séances.
+        seance = day.seances.filter(state=Seance.State.OPEN).first()
+        if seance is None:
+            raise InvalidTransition(
+                "R30",
+                f"Aucune séance de la journée du {date:%d/%m/%Y} n'est ouverte : les limites du tableau "
+                f"n° {tableau.number} se fixent une fois la séance ouverte",
+            )
         opening = Opening(
             tableau=tableau,
             gaming_day=day,
-            seance=day.seances.filter(state=Seance.State.OPEN).first(),
+            seance=seance,
             minimum=minimum,
             max_plein=max_plein,
             max_chances=max_chances,

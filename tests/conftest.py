@@ -186,6 +186,7 @@ def as_user(client):
 from tests.helpers.cash_helpers import elsewhere, open_day  # noqa: E402, F401
 from tests.helpers.days import _back_to_the_present, clock  # noqa: E402, F401
 from tests.helpers.guard_helpers import world  # noqa: E402, F401
+from tests.helpers.openings import seance_of_today  # noqa: E402, F401
 
 
 @pytest.fixture
