@@ -113,6 +113,7 @@ class DaySettingsInline(admin.TabularInline):
         "advance_multiple_vingt_trois",
         "gaming_day_start",
         "vingt_trois_colours",
+        "seance_opening_lead_minutes",
         "recorded_at",
     ]
 

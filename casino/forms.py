@@ -23,6 +23,7 @@ class CasinoForm(forms.ModelForm):
             "min_stake_boule",
             "min_stake_vingt_trois",
             "gaming_day_start",
+            "seance_opening_lead_minutes",
             "short_interruption_minutes",
             "advance_multiple_boule",
             "advance_multiple_vingt_trois",

@@ -62,6 +62,13 @@ class Casino(models.Model):
         help_text="Heure à laquelle commence une journée de jeu ; elle se termine le lendemain à la même heure. "
         "Un changement s'applique à partir de la journée de jeu suivante.",
     )
+    seance_opening_lead_minutes = models.PositiveIntegerField(
+        "ouverture d'une séance au plus tôt (minutes avant son début prévu)",
+        default=60,
+        help_text="Une séance ne s'ouvre pas plus tôt que son début prévu moins ce délai, le temps de fixer les limites "
+        f"et d'apporter les avances (R30, {article('R30')}). "
+        "Un changement s'applique à partir de la journée de jeu suivante.",
+    )
     short_interruption_minutes = models.PositiveIntegerField(
         "durée maximale d'une interruption momentanée (minutes)",
         default=30,
@@ -334,11 +341,12 @@ DAY_FIXED_SETTINGS = (
     "advance_multiple_vingt_trois",
     "gaming_day_start",
     "vingt_trois_colours",
+    "seance_opening_lead_minutes",
 )
 
 
 class DaySettings(models.Model):
-    """The day-fixed settings of a casino and the gaming day from which they apply (R7, R10, R15).
+    """The day-fixed settings of a casino and the gaming day from which they apply (R7, R10, R15, R30).
 
     Every change of these settings — page, API, /admin/ or a command, all through `Casino.save()` — appends a
     version effective from the next gaming day, so that the current day and the past never move. Versions are
@@ -356,6 +364,9 @@ class DaySettings(models.Model):
     advance_multiple_vingt_trois = models.PositiveIntegerField("avance au vingt-trois (multiple du minimum)")
     gaming_day_start = models.TimeField("début de la journée de jeu")
     vingt_trois_colours = models.JSONField("couleurs corrigées des cases du vingt-trois", null=True, blank=True)
+    seance_opening_lead_minutes = models.PositiveIntegerField(
+        "ouverture d'une séance au plus tôt (minutes avant son début prévu)", default=60
+    )
     recorded_at = models.DateTimeField("enregistré le", default=timezone.now)
 
     history = HistoricalRecords()

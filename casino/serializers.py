@@ -26,6 +26,7 @@ class DaySettingsSerializer(serializers.ModelSerializer):
             "advance_multiple_vingt_trois",
             "gaming_day_start",
             "vingt_trois_colours",
+            "seance_opening_lead_minutes",
         ]
         read_only_fields = fields
 
@@ -65,6 +66,7 @@ class CasinoSerializer(CleanedModelSerializer):
             "min_stake_vingt_trois",
             "chip_denominations",
             "gaming_day_start",
+            "seance_opening_lead_minutes",
             "short_interruption_minutes",
             "advance_multiple_boule",
             "advance_multiple_vingt_trois",

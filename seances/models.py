@@ -280,6 +280,12 @@ class Seance(models.Model):
             if not (day.starts_at <= self.planned_start < day.ends_at):
                 raise ValidationError({"planned_start": "La séance doit commencer pendant sa journée de jeu."})
 
+    @property
+    def earliest_opening(self):
+        """R30: the séance opens no earlier than its planned start less the casino's lead, as in force for its day."""
+        lead = self.gaming_day.casino.settings_on(self.gaming_day.date).seance_opening_lead_minutes
+        return self.planned_start - datetime.timedelta(minutes=lead)
+
     def set_state(self, new_state, user, moment=None):
         """Move along planned → open → closed (or planned → not held); any other move is an InvalidTransition (409)."""
         if self.state == self.State.NOT_HELD:

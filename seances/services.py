@@ -88,6 +88,8 @@ def change_seance_state(user, seance, new_state):
         require_director(user, "R19", "ouvrir ou fermer une séance")
         # Lock the séance: two tablets pressing « ouvrir » at once must not both open it.
         seance = Seance.objects.select_for_update().get(pk=seance.pk)
+        if new_state == Seance.State.OPEN and seance.state == Seance.State.PLANNED:
+            refuse_early_opening(seance)
         if new_state == Seance.State.OPEN:
             other = Seance.objects.filter(gaming_day=seance.gaming_day, state=Seance.State.OPEN).exclude(pk=seance.pk)
             if other.exists():
@@ -117,6 +119,19 @@ def change_seance_state(user, seance, new_state):
         seance.full_clean()
         seance.save()
         return seance
+
+
+def refuse_early_opening(seance, moment=None):
+    """R30: a séance opens no earlier than its planned start less the casino's lead (the time to fix the limits and
+    bring the advances): the books of a séance are not written ahead of it. The server's clock decides."""
+    earliest = seance.earliest_opening
+    if (moment or timezone.now()) < earliest:
+        raise InvalidTransition(
+            "R30",
+            f"{seance} ne peut s'ouvrir avant le {timezone.localtime(earliest):%d/%m/%Y à %H:%M} "
+            f"(début prévu à {timezone.localtime(seance.planned_start):%H:%M})",
+            details=[{"rule": "R30", "earliest_opening": timezone.localtime(earliest).isoformat()}],
+        )
 
 
 def declare_not_held(user, seance, reason, signer, password):
@@ -190,10 +205,20 @@ def open_tableau(user, tableau, date, minimum, max_plein, max_chances):
                     "ils ne peuvent varier avant la séance du lendemain",
                 )
             return existing, False
+        # R30: the limits are fixed once a séance of the day is open (it opens up to the casino's lead before its
+        # planned start for that): nothing of a séance is written ahead of it. Asked after the existing opening, which
+        # writes nothing: the day's limits, once fixed, are shown again between its séances.
+        seance = day.seances.filter(state=Seance.State.OPEN).first()
+        if seance is None:
+            raise InvalidTransition(
+                "R30",
+                f"Aucune séance de la journée du {date:%d/%m/%Y} n'est ouverte : les limites du tableau "
+                f"n° {tableau.number} se fixent une fois la séance ouverte",
+            )
         opening = Opening(
             tableau=tableau,
             gaming_day=day,
-            seance=day.seances.filter(state=Seance.State.OPEN).first(),
+            seance=seance,
             minimum=minimum,
             max_plein=max_plein,
             max_chances=max_chances,

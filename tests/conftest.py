@@ -184,8 +184,9 @@ def as_user(client):
 
 # Cash fixtures and the still clock live with their helpers; imported here so that every test module sees them.
 from tests.helpers.cash_helpers import elsewhere, open_day  # noqa: E402, F401
-from tests.helpers.days import clock  # noqa: E402, F401
+from tests.helpers.days import _back_to_the_present, clock  # noqa: E402, F401
 from tests.helpers.guard_helpers import world  # noqa: E402, F401
+from tests.helpers.openings import seance_of_today  # noqa: E402, F401
 
 
 @pytest.fixture

@@ -43,10 +43,14 @@ def test_a_management_command_writes_as_the_system_actor(casino):
     assert JournalEntry.objects.filter(object_type__icontains="apparatus", actor__username=SYSTEM_USERNAME).exists()
 
 
-def test_a_service_called_outside_a_request_names_the_user_it_was_given(director, casino, boule_tableau):
+def test_a_service_called_outside_a_request_names_the_user_it_was_given(
+    director, casino, boule_tableau, chef, croupier, croupier2
+):
     from seances.services import open_tableau, plan_seances
+    from tests.helpers.cash_helpers import open_seance
 
-    plan_seances(director, casino, datetime.date(2030, 1, 1))
+    afternoon, _evening = plan_seances(director, casino, datetime.date(2030, 1, 1))
+    open_seance(director, afternoon)  # at its own time (R30): the clock moves to 2030
     opening, _ = open_tableau(director, boule_tableau, datetime.date(2030, 1, 1), "2.00", "200.00", "1000.00")
     assert opening.history.get().history_user == director
-    assert all(s.history.get().history_user == director for s in Seance.objects.all())
+    assert all(h.history_user == director for s in Seance.objects.all() for h in s.history.all())

@@ -142,6 +142,7 @@ def test_r23_a_deleted_entry_is_named_by_its_sequence_number():
     assert verify_chain(swapped)[0][0] == 2
 
 
+@pytest.mark.usefixtures("seance_of_today")  # limits are fixed once a séance of the day is open (R30)
 def test_r23_a_refused_form_is_journaled_with_its_rule(as_user, director, boule_tableau, casino):
     from seances.models import GamingDay
 

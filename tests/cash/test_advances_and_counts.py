@@ -18,6 +18,7 @@ from seances.services import change_seance_state, plan_seances
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.cash_helpers import chips_for, main_box, open_afternoon, open_seance, post_advance, post_final_count
 from tests.helpers.cash_steps import advance, enter_initial_advance, final_count, refusal
+from tests.helpers.days import reach_opening
 from tests.helpers.second_factor import totp_code
 
 pytestmark = pytest.mark.django_db
@@ -477,6 +478,7 @@ def two_rosters(cash_staff, casino, boule_tableau, vingt_trois_tableau):
     ]:
         roster = roster_services.create_roster(director, seance, tableau.table.apparatus, chef, launchers)
         roster_services.publish_roster(director, roster, "directeur", PASSWORD)
+    reach_opening(afternoon)
     change_seance_state(director, afternoon, Seance.State.OPEN)
     from seances.services import open_tableau
 

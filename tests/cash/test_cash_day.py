@@ -14,6 +14,7 @@ from tests.helpers.cash_helpers import (
     post_short_interruption,
     publish_rosters,
 )
+from tests.helpers.days import reach_opening
 
 pytestmark = pytest.mark.django_db
 
@@ -77,6 +78,7 @@ def test_a_whole_day_runs_through_the_api(api, staff, open_day, boule_tableau, v
     closed = api.post(f"/api/v1/seances/{seance.pk}/close/")
     assert closed.status_code == 200, closed.json()
     evening = seance.gaming_day.seances.get(kind="soiree")
+    reach_opening(evening)  # a time it may open (R30): the refusal is R4's own
     refused = api.post(f"/api/v1/seances/{evening.pk}/open/")
     assert refused.status_code == 409 and refused.json()["code"] == "R4"
     for apparatus in (boule_tableau.table.apparatus, vingt_trois_tableau.table.apparatus):
@@ -162,6 +164,7 @@ def test_r22_a_second_signature_by_the_same_person_is_refused(api, staff, open_d
     for seance in open_day.gaming_day.seances.all():
         if seance.state == "planned":
             publish_rosters(staff["director"], seance)
+            reach_opening(seance)
             api.post(f"/api/v1/seances/{seance.pk}/open/")
         api.post(f"/api/v1/seances/{seance.pk}/close/")
     register = api.post(

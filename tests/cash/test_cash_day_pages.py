@@ -7,6 +7,7 @@ from cashbox.models import Advance, ControlRegister, Count, Interruption
 from seances.models import GamingDay, Roster, Seance
 from tables.models import Apparatus
 from tests.conftest import PASSWORD
+from tests.helpers.days import reach_opening
 
 pytestmark = pytest.mark.django_db
 
@@ -34,6 +35,8 @@ def test_a_whole_day_runs_through_the_pages(client, cash_staff, casino, boule_ta
     ok(client.post("/seances/planifier/", {"casino": casino.pk, "date": day.isoformat()}))
     afternoon = Seance.objects.get(kind="apres_midi")
     publish_rosters_through_pages(client, casino, afternoon)
+    reach_opening(afternoon)  # R30: at its planned start if the clock is earlier; the idle session then ends
+    client.force_login(director)
     ok(client.post(f"/seances/{afternoon.pk}/ouvrir/"))
     limits = {boule_tableau: ("2.00", "200.00", "1000.00"), vingt_trois_tableau: ("1.00", "50.00", "250.00")}
     for tableau, (minimum, plein, chances) in limits.items():
@@ -85,6 +88,8 @@ def test_a_whole_day_runs_through_the_pages(client, cash_staff, casino, boule_ta
     ok(client.post(f"/seances/{afternoon.pk}/fermer/", {"confirm": "1"}))
     evening = Seance.objects.get(kind="soiree")
     publish_rosters_through_pages(client, casino, evening)
+    reach_opening(evening)  # R30: at its planned start if the clock is earlier; the idle session then ends
+    client.force_login(director)
     ok(client.post(f"/seances/{evening.pk}/ouvrir/"))
     ok(client.post(f"/seances/{evening.pk}/fermer/", {"confirm": "1"}))
 

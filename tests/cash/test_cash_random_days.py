@@ -47,6 +47,7 @@ from tables.models import Apparatus, Table
 from tables.services import register_tableau
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.cash_helpers import chips_for, open_seance, publish_rosters
+from tests.helpers.days import reach_opening
 
 CASH_MODELS = [Advance, Count, Interruption, Signature, Correction, ControlRegister, ControlRegisterLine]
 REFUSALS = (ValidationError, DomainError)
@@ -106,12 +107,13 @@ class CashDay(RuleBasedStateMachine):
     def _plan_day(self):
         director = self.people["directeur"]
         self.seances = plan_seances(director, self.casino, self.date)
+        # R30: the séance opens first, at its own time (the clock moves there), then the tableaux get their limits.
+        open_seance(director, self.seances[0])
         for tableau in self.tableaux:
             minimum = self.casino.authorised_minimum(tableau.game)
             plein, chances = (50, 200) if tableau.game == Game.BOULE else (30, 150)
             open_tableau(director, tableau, self.date, minimum, minimum * plein, minimum * chances)
         self.days.append(self.seances[0].gaming_day)
-        open_seance(director, self.seances[0])
 
     def _open_seance(self):
         return Seance.objects.filter(pk__in=[s.pk for s in self.seances], state=Seance.State.OPEN).first()
@@ -161,6 +163,7 @@ class CashDay(RuleBasedStateMachine):
         if planned:
             # The rotation orders come first (R4); only the opening itself is the attempt that may be refused.
             publish_rosters(self.people["directeur"], planned[0])
+            reach_opening(planned[0])  # at its own time (R30)
             self.attempt(lambda: change_seance_state(self.people["directeur"], planned[0], Seance.State.OPEN))
 
     @precondition(lambda self: self._open_seance() is not None)

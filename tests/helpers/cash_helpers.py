@@ -7,6 +7,7 @@ import pytest
 from seances.models import GamingDay, Seance
 from seances.services import change_seance_state, open_tableau, plan_seances
 from tests.conftest import PASSWORD
+from tests.helpers.days import reach_opening
 
 
 def chips_for(amount, denomination="100.00"):
@@ -40,8 +41,10 @@ def publish_rosters(director, seance, chef=None, launchers=None):
 
 
 def open_seance(director, seance):
-    """Publish the missing rotation orders (R4), then open the séance."""
+    """Publish the missing rotation orders (R4), then open the séance, at its planned start if the clock is earlier
+    (R30)."""
     publish_rosters(director, seance)
+    reach_opening(seance)
     return change_seance_state(director, seance, Seance.State.OPEN)
 
 

@@ -36,6 +36,33 @@ TODAY = datetime.date(2026, 11, 30)
 TOMORROW = TODAY + datetime.timedelta(days=1)
 
 
+# Travellers started by `reach_opening`, stopped when the test ends (tests/conftest.py: _back_to_the_present).
+TRAVELLERS = []
+
+
+def reach(moment, to=None):
+    """When the test's clock is before `moment`, move it (ticking) to `to` (by default `moment`) for the rest of the
+    test (stopped by _back_to_the_present)."""
+    if timezone.now() < moment:
+        traveller = time_machine.travel(to or moment, tick=True)
+        traveller.start()
+        TRAVELLERS.append(traveller)
+
+
+def reach_opening(seance):
+    """R30: a séance opens no earlier than its planned start less the casino's lead. When the test's clock is earlier,
+    move it (ticking) to the planned start, for the rest of the test: the séance is then played at its own time."""
+    reach(seance.earliest_opening, seance.planned_start)
+
+
+@pytest.fixture(autouse=True)
+def _back_to_the_present():
+    """Stop the travellers `reach_opening` started, latest first (time-machine keeps them as a stack)."""
+    yield
+    while TRAVELLERS:
+        TRAVELLERS.pop().stop()
+
+
 @pytest.fixture
 def clock():
     """Time stands still at NOW."""

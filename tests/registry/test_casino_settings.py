@@ -24,6 +24,7 @@ def settings_form(casino, **overrides):
         "min_stake_boule": "2.00",
         "min_stake_vingt_trois": "1.00",
         "gaming_day_start": "10:00",
+        "seance_opening_lead_minutes": "60",
         "short_interruption_minutes": "30",
         "advance_multiple_boule": "4000",
         "advance_multiple_vingt_trois": "10000",

@@ -16,6 +16,7 @@ from tables.games.rules import Game
 from tables.models import Apparatus
 from tables.services import register_tableau
 from tests.conftest import PASSWORD, make_employee
+from tests.helpers.days import reach_opening
 from tests.helpers.roster_helpers import DAY, domain_refusal, moment, refusal, roster_by_hand, seance_of
 from tests.helpers.second_factor import totp_code
 
@@ -66,6 +67,7 @@ def test_r4_an_order_is_built_once_per_seance_and_apparatus_of_the_casino_while_
         cite("R4", "Un ordre de roulement existe déjà pour Boule à cette séance"),
     )
     stale = Seance.objects.get(pk=afternoon.pk)
+    reach_opening(afternoon)
     change_seance_state(director, afternoon, Seance.State.OPEN)
     change_seance_state(director, afternoon, Seance.State.CLOSED)
     assert domain_refusal(
@@ -307,6 +309,7 @@ def test_r23_r4_an_order_is_published_once_while_its_seance_is_open(
         cite("R23", "L'ordre de roulement est déjà publié"),
     )
     draft = build(director, afternoon, vingt_trois)
+    reach_opening(afternoon)
     change_seance_state(director, afternoon, Seance.State.OPEN)
     change_seance_state(director, afternoon, Seance.State.CLOSED)
     assert domain_refusal(publish, director, draft, "directeur", PASSWORD) == (

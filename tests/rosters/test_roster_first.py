@@ -18,13 +18,17 @@ from tables.models import Apparatus, Table, Tableau
 from tables.services import register_tableau
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.cash_helpers import post_advance, post_final_count, publish_rosters
+from tests.helpers.days import reach_opening
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def afternoon(director, casino, boule_tableau, vingt_trois_tableau, chef, croupier, croupier2):
-    return plan_seances(director, casino, GamingDay.date_at(casino))[0]
+    """Today's afternoon séance, at a time it may open (R30): the R4 refusals below are then R4's own."""
+    afternoon = plan_seances(director, casino, GamingDay.date_at(casino))[0]
+    reach_opening(afternoon)
+    return afternoon
 
 
 def build(director, seance, apparatus, members=("croupier1", "croupier2"), tableaux=None):
@@ -60,6 +64,7 @@ def test_r4_a_draft_roster_does_not_let_the_seance_open(director, afternoon, bou
 
 def test_r4_the_seance_opens_once_every_apparatus_in_play_has_its_published_roster(director, afternoon):
     publish_rosters(director, afternoon)
+    reach_opening(afternoon)
     assert change_seance_state(director, afternoon, Seance.State.OPEN).state == Seance.State.OPEN
 
 
@@ -69,6 +74,7 @@ def test_r4_an_apparatus_without_a_tableau_in_service_needs_no_roster(director, 
     )
     vingt_trois.in_service = False
     vingt_trois.save()
+    reach_opening(afternoon)
     assert change_seance_state(director, afternoon, Seance.State.OPEN).state == Seance.State.OPEN
 
 
@@ -273,6 +279,7 @@ def test_r4_a_seance_opens_only_once_each_apparatus_in_play_has_its_published_ro
     casino, director, chef, croupier, croupier2, boule, boule_tableau, vingt_trois, vingt_trois_tableau
 ):
     afternoon, _evening = services.plan_seances(director, casino, GamingDay.date_at(casino))
+    reach_opening(afternoon)  # a time it may open (R30): the refusals are R4's own
     with pytest.raises(InvalidTransition) as caught:
         services.change_seance_state(director, afternoon, Seance.State.OPEN)
     assert caught.value.rule == "R4"
@@ -324,6 +331,7 @@ def staffed(casino, director, chef, croupier, croupier2):
     ]:
         roster = roster_services.create_roster(director, seance, apparatus, head, list(places), places)
         rosters[seance.kind, apparatus.game] = roster_services.publish_roster(director, roster, "directeur", PASSWORD)
+    reach_opening(afternoon)
     change_seance_state(director, afternoon, Seance.State.OPEN)
     afternoon.refresh_from_db()
     return {"afternoon": afternoon, "evening": evening, "rosters": rosters, 1: one, 2: two, 5: five, "table": table}

@@ -17,6 +17,7 @@ from seances.rosters import services as roster_services
 from seances.services import change_seance_state, plan_seances
 from tables.models import Table
 from tests.conftest import PASSWORD, make_employee
+from tests.helpers.days import reach, reach_opening
 
 pytestmark = pytest.mark.django_db
 
@@ -69,6 +70,11 @@ def published(director, roster_setup):
 
 def open_since(director, seance, minutes):
     # Opened `minutes` ago through the service: the database lets a séance's start be written once only (R23).
+    # R30: `minutes` ago must be no earlier than the séance's earliest opening.
+    reach(
+        seance.earliest_opening + datetime.timedelta(minutes=minutes),
+        seance.planned_start + datetime.timedelta(minutes=minutes),
+    )
     with time_machine.travel(timezone.now() - datetime.timedelta(minutes=minutes)):
         change_seance_state(director, seance, Seance.State.OPEN)
 
@@ -376,6 +382,7 @@ def test_r4_a_draft_is_not_changed_during_play_and_a_croupier_records_nothing(
 
 def test_r4_a_closed_seance_takes_no_change(director, chef, roster_setup):
     roster = published(director, roster_setup)
+    reach_opening(roster_setup["seance"])
     change_seance_state(director, roster_setup["seance"], Seance.State.OPEN)
     change_seance_state(director, roster_setup["seance"], Seance.State.CLOSED)
     with pytest.raises(roster_services.InvalidTransition):

@@ -12,9 +12,10 @@ from casino.rules import ARTICLES
 from seances.models import Opening
 from seances.services import open_tableau
 from tests.conftest import make_employee
-from tests.helpers.openings import check_stakes, post_opening, today
+from tests.helpers.openings import check_stakes, open_seance_of, post_opening, today
 
-pytestmark = pytest.mark.django_db
+# R30: limits are fixed once a séance of the day is open.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("seance_of_today")]
 
 
 def test_r12_director_opens_a_boule_tableau_within_the_bounds(api, director, boule_tableau, casino):
@@ -105,10 +106,13 @@ def test_r11_limits_can_never_be_edited_through_the_api(api, director, boule_tab
     assert Opening.objects.get().max_plein == Decimal("200.00")
 
 
-def test_r10_r11_the_next_gaming_day_accepts_new_limits(api, director, boule_tableau, casino):
+def test_r10_r11_the_next_gaming_day_accepts_new_limits(
+    api, director, boule_tableau, casino, chef, croupier, croupier2
+):
     day = today(casino)
     assert post_opening(api, director, boule_tableau, day, "2.00", "200.00", "1000.00").status_code == 201
     tomorrow = day + datetime.timedelta(days=1)
+    open_seance_of(director, casino, tomorrow)  # at its own time (R30)
     response = post_opening(api, director, boule_tableau, tomorrow, "4.00", "400.00", "2000.00")
     assert response.status_code == 201
     assert Opening.objects.count() == 2

@@ -17,11 +17,11 @@ from tables.games.rules import Game, check_maximums, euros
 from tables.models import Tableau
 from tables.services import register_tableau
 from tests.conftest import PASSWORD
-from tests.helpers.cash_helpers import publish_rosters
 from tests.helpers.days import DATE
 from tests.helpers.openings import check_stakes, post_opening, today
 
-pytestmark = pytest.mark.django_db
+# R30: limits are fixed once a séance of the day is open.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("seance_of_today")]
 
 
 def test_r10_an_opening_minimum_below_the_day_authorised_minimum_is_refused_with_r10(
@@ -131,17 +131,16 @@ def test_r10_r11_limits_fixed_for_the_day_are_refused_with_the_limits_in_force(
 
 
 def test_r10_r15_an_opening_belongs_to_the_open_seance_names_its_director_and_fixes_the_games_advance(
-    casino, director, codir, chef, croupier, croupier2, boule_tableau
+    casino, director, codir, boule_tableau
 ):
     date = GamingDay.date_at(casino)
-    afternoon, _evening = services.plan_seances(director, casino, date)
-    before, created = services.open_tableau(director, boule_tableau, date, "2.00", "200.00", "1000.00")
-    assert created and before.seance is None
-    assert before.history.get().history_user == director
+    afternoon = Seance.objects.get(gaming_day__date=date, kind=Seance.Kind.AFTERNOON, state=Seance.State.OPEN)
+    first, created = services.open_tableau(director, boule_tableau, date, "2.00", "200.00", "1000.00")
+    assert created and first.seance == afternoon
+    assert (first.decided_by, first.decided_role) == (director, Role.DIRECTOR)
+    assert first.history.get().history_user == director
     day = GamingDay.objects.get()
     assert day.advance_boule == day.advance_amount("boule") and day.advance_vingt_trois is None
-    publish_rosters(director, afternoon)
-    services.change_seance_state(director, afternoon, Seance.State.OPEN)
     second = Tableau.objects.create(table=boule_tableau.table, number=2)
     during, created = services.open_tableau(codir, second, date, "2.00", "200.00", "1000.00")
     assert created and during.seance == afternoon

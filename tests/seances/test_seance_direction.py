@@ -16,7 +16,7 @@ from seances import services
 from seances.models import GamingDay, Seance
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.cash_helpers import chips_for
-from tests.helpers.days import DATE, at, planned
+from tests.helpers.days import DATE, at, planned, reach_opening
 
 pytestmark = pytest.mark.django_db
 
@@ -156,6 +156,7 @@ def test_r19_only_an_approved_director_opens_or_closes_a_seance_with_the_rule_an
 
 def test_r19_the_director_who_opens_and_closes_is_named_on_the_seance_and_in_its_history(casino, director, codir):
     afternoon, _evening = services.plan_seances(director, casino, DATE)
+    reach_opening(afternoon)
     opened = services.change_seance_state(director, afternoon, Seance.State.OPEN)
     assert (opened.state, opened.opened_by, opened.closed_by) == (Seance.State.OPEN, director, None)
     assert afternoon.history.latest().history_user == director
@@ -168,11 +169,14 @@ def test_r19_the_director_who_opens_and_closes_is_named_on_the_seance_and_in_its
 
 def test_transition_another_open_seance_of_the_same_day_only_blocks_opening(casino, other_casino, director, outsider):
     afternoon, evening = services.plan_seances(director, casino, DATE)
+    reach_opening(afternoon)
     services.change_seance_state(director, afternoon, Seance.State.OPEN)
     # Another day's séance, and another casino's séance of the same date, open beside it.
     next_afternoon, _ = services.plan_seances(director, casino, DATE + datetime.timedelta(days=1))
+    reach_opening(next_afternoon)
     assert services.change_seance_state(director, next_afternoon, Seance.State.OPEN).state == Seance.State.OPEN
     elsewhere, _ = services.plan_seances(outsider, other_casino, DATE)
+    reach_opening(elsewhere)
     assert services.change_seance_state(outsider, elsewhere, Seance.State.OPEN).state == Seance.State.OPEN
     with pytest.raises(DomainError) as caught:
         services.change_seance_state(director, evening, Seance.State.OPEN)
@@ -184,6 +188,7 @@ def test_transition_another_open_seance_of_the_same_day_only_blocks_opening(casi
 
 def test_transition_an_open_seance_opened_again_is_refused_by_its_own_state_not_as_another(casino, director):
     afternoon, _evening = services.plan_seances(director, casino, DATE)
+    reach_opening(afternoon)
     services.change_seance_state(director, afternoon, Seance.State.OPEN)
     with pytest.raises(InvalidTransition) as caught:
         services.change_seance_state(director, afternoon, Seance.State.OPEN)

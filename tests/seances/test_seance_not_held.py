@@ -14,7 +14,7 @@ from seances.services import change_seance_state, declare_not_held, plan_seances
 from tests.conftest import PASSWORD
 from tests.helpers.books_helpers import day_of_play, play_seance, rows, staff_fixture  # noqa: F401
 from tests.helpers.cash_helpers import open_seance
-from tests.helpers.days import DATE
+from tests.helpers.days import DATE, reach_opening
 
 pytestmark = pytest.mark.django_db
 
@@ -64,6 +64,7 @@ def test_r24_a_reason_is_required(api, staff, evening):
 @pytest.mark.parametrize("state", ["open", "closed", "not_held"])
 def test_r24_only_a_planned_seance_can_be_declared_not_held(api, staff, evening, state):
     if state in ("open", "closed"):
+        reach_opening(evening)
         change_seance_state(staff["director"], evening, Seance.State.OPEN)
     if state == "closed":
         change_seance_state(staff["director"], evening, Seance.State.CLOSED)
@@ -136,6 +137,8 @@ def test_r24_through_the_pages_the_day_and_the_register_show_the_seance_not_held
     open_seance(staff["director"], afternoon)
     play_seance(staff, boule_tableau, afternoon, "9000")
     change_seance_state(staff["director"], afternoon, Seance.State.CLOSED)
+    # Opening the afternoon may have moved the clock to its planned start (R30): the idle session has ended.
+    client = as_user(staff["director"])
     url = f"/caisse/registres/{evening.gaming_day.date.isoformat()}/?casino={casino.pk}"
     assert client.post(url, {"action": "draw_up"}).status_code == 302
     page = client.get(url).content.decode()
@@ -143,6 +146,7 @@ def test_r24_through_the_pages_the_day_and_the_register_show_the_seance_not_held
 
 
 def test_r24_a_page_refusal_for_a_seance_already_open_answers_409(as_user, staff, evening):
+    reach_opening(evening)
     change_seance_state(staff["director"], evening, Seance.State.OPEN)
     response = as_user(staff["director"]).post(
         f"/seances/{evening.pk}/non-tenue/", {"reason": "Trop tard", "signer": "directeur", "password": PASSWORD}
@@ -182,6 +186,7 @@ def test_r24_only_a_planned_seance_is_declared_not_held(casino, director, state,
     if state == "not_held":
         declare_not_held(director, afternoon, "Panne", "directeur", PASSWORD)
     else:
+        reach_opening(afternoon)
         change_seance_state(director, afternoon, Seance.State.OPEN)
         if state == "closed":
             change_seance_state(director, afternoon, Seance.State.CLOSED)

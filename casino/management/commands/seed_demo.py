@@ -1,3 +1,4 @@
+import contextlib
 import datetime
 import random
 from decimal import Decimal
@@ -6,6 +7,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
+from django.utils import timezone
 
 from cashbox.services import record_advance
 from cashbox.state import main_cashbox
@@ -40,6 +42,18 @@ STAFF = [
     ("controleur", "Inès", "Lambert", Role.CONTROLEUR),
     ("admin", "Karim", "Bonnet", Role.ADMIN),
 ]
+
+
+def at_its_time(seance):
+    """R30: a séance opens no earlier than its planned start less the casino's lead, on the server's clock. Seeded
+    before then, the demo plays it at its planned start under a moved (ticking) clock; otherwise at the real time."""
+    if timezone.now() >= seance.earliest_opening:
+        return contextlib.nullcontext()
+    # Imported here: time-machine is a development dependency (requirements-dev.txt), like this DEBUG-only command;
+    # a module-level import would break `manage.py` listing the commands in production.
+    import time_machine
+
+    return time_machine.travel(seance.planned_start, tick=True)
 
 
 class Command(BaseCommand):
@@ -100,6 +114,11 @@ class Command(BaseCommand):
             launchers = [f"croupier{offset + i}" for i in range(1, size + 1)]
             roster = roster_services.create_roster(director, afternoon, apparatus, chef, launchers)
             roster_services.publish_roster(director, roster, "directeur", PASSWORD)
+        with at_its_time(afternoon):
+            self.play(casino, director, date, afternoon)
+
+    def play(self, casino, director, date, afternoon):
+        """Open the séance, then three tableaux, two advances and the spins, by the services (R30: all after it opens)."""
         change_seance_state(director, afternoon, Seance.State.OPEN)
         limits = {Game.BOULE: ("2.00", "200.00", "1000.00"), Game.VINGT_TROIS: ("1.00", "50.00", "250.00")}
         for number, advance in ((1, True), (5, True), (2, False)):
