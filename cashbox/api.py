@@ -63,9 +63,12 @@ class CashViewSet(RecordViewSet):
         )
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        tableau = data.get("tableau") or getattr(data.get("cashbox"), "tableau", None)
+        tableau, cashbox = data.get("tableau"), data.get("cashbox")
         if tableau is not None:
             mark_tableau(request, tableau)
+        elif cashbox is not None:
+            # The cash box's tableau is read only if the request is refused: a valid write pays no query for it.
+            mark_tableau(request, lambda: cashbox.tableau)
         return data
 
     def created(self, obj):

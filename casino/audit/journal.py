@@ -392,9 +392,10 @@ def on_historical_record(sender, instance, history_instance, history_user=None, 
 
 
 def mark_tableau(request, tableau):
-    """Name the tableau a request acts at, so that its refusal, if any, is journaled with it (issue 40)."""
+    """Name the tableau a request acts at (or a callable giving it, read only on a refusal), so that its refusal, if
+    any, is journaled with it (issue 40)."""
     # A DRF request wraps Django's: the refusal middleware sees only the latter.
-    getattr(request, "_request", request).journal_tableau = (tableau.casino_id, tableau.number)
+    getattr(request, "_request", request).journal_tableau = tableau
 
 
 def record_refusal(request, casino_ids, rule, message, status):
@@ -402,7 +403,10 @@ def record_refusal(request, casino_ids, rule, message, status):
     user = request.user if request.user.is_authenticated else None
     role = role_of(user) if user else None
     # The tableau acted at, in its own casino's chain only (a person of several casinos is journaled in each).
-    tableau_casino, tableau_number = getattr(request, "journal_tableau", (None, None))
+    acted_at = getattr(request, "journal_tableau", None)
+    if callable(acted_at):
+        acted_at = acted_at()
+    tableau_casino, tableau_number = (acted_at.casino_id, acted_at.number) if acted_at is not None else (None, None)
     for casino_id in casino_ids:
         append(
             casino_id,

@@ -50,11 +50,11 @@ def open_with(user, tableau, day, minimum):
     return call
 
 
+@pytest.mark.usefixtures("seance_of_today")  # limits are fixed once a séance of the day is open (R30)
 def test_r10_two_directors_opening_one_tableau_at_once_with_other_minimums_fix_one(
     director, codir, casino, boule_tableau, monkeypatch
 ):
     day = GamingDay.date_at(casino)
-    plan_seances(director, casino, day)
     slowed(monkeypatch, Opening, "full_clean")
     answers = at_once(open_with(director, boule_tableau, day, "2.00"), open_with(codir, boule_tableau, day, "5.00"))
     assert sorted(r.status_code for r in answers)[0] == 201, [r.json() for r in answers]
@@ -66,11 +66,11 @@ def test_r10_two_directors_opening_one_tableau_at_once_with_other_minimums_fix_o
     assert str(opening.minimum) == ("2.00", "5.00")[winner]
 
 
+@pytest.mark.usefixtures("seance_of_today")  # limits are fixed once a séance of the day is open (R30)
 def test_r15_the_first_openings_of_two_tableaux_at_once_fix_the_days_advance_once(
     director, codir, casino, boule_tableau
 ):
     day = GamingDay.date_at(casino)
-    plan_seances(director, casino, day)
     other = register_tableau(boule_tableau.table, 2)
     answers = at_once(open_with(director, boule_tableau, day, "2.00"), open_with(codir, other, day, "2.00"))
     assert [r.status_code for r in answers] == [201, 201], [r.json() for r in answers]
