@@ -16,6 +16,7 @@ except ImportError:  # pragma: no cover - the browser fixture skips first
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+@pytest.mark.usefixtures("seance_of_today")  # limits are fixed once a séance of the day is open (R30)
 def test_r12_director_opens_a_tableau_and_sees_the_ranges_follow_the_minimum(page, director, boule_tableau):  # noqa: F811
     log_in(page, director)
     page.get_by_role("link", name="Journée", exact=True).click()
