@@ -233,6 +233,36 @@ def count_queries(work, show=False):
     return found
 
 
+def profile(work, kind, requests):
+    """`requests` requests of one kind in-process under cProfile (Django's test client, same settings and database):
+    where a request's CPU goes, by cumulative time of the product's own functions."""
+    import cProfile
+    import pstats
+
+    from django.test import Client
+
+    client = Client(HTTP_HOST="127.0.0.1")
+    token = work.world["tokens"][0]
+
+    def send(n):
+        path, body = work.request(kind, 0, n)
+        response = client.post(
+            path, json.dumps(body), content_type="application/json", HTTP_AUTHORIZATION=f"Token {token}"
+        )
+        if response.status_code != 201:
+            sys.exit(f"{kind}: {response.status_code} {response.content[:300]!r}")
+
+    for _ in range(3):
+        send(work.next_n())
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(requests):
+        send(work.next_n())
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    stats.sort_stats("cumulative").print_stats(r"(casino|cashbox|seances|tables|books|knox|rest_framework|history)", 45)
+
+
 def post(port, path, body, token):
     """One request on its own connection: the warm-up only."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -418,6 +448,9 @@ def main():
     parser.add_argument("--redis-db", type=int, default=3)
     parser.add_argument("--show-queries", action="store_true", help="print the SQL of each kind of request")
     parser.add_argument(
+        "--profile", choices=("insert", "topup", "count", "spin"), help="only profile this kind in-process, then stop"
+    )
+    parser.add_argument(
         "--conn-max-age",
         type=int,
         default=60,
@@ -453,6 +486,9 @@ def main():
             cursor.execute("ANALYZE")
         work = Work(world)
         queries = count_queries(work, args.show_queries)
+        if args.profile:
+            profile(work, args.profile, 30 if args.profile != "count" else min(30, args.requests_1))
+            return
         print(f"Prepared in {time.perf_counter() - began:.0f} s: {sum(tableaux)} tableaux.")
         gunicorn = serve(args.port, env, "bench_write_path_gunicorn.log")
         meter = Meter(gunicorn.pid, name)
