@@ -3,7 +3,7 @@ reconciled (casino/audit/reconcile.py); on PostgreSQL an intact journal is first
 
 from django.db import connection
 
-from casino.audit import journal_fast
+from casino.audit import history_check, journal_fast
 from casino.audit import seals as sealing
 from casino.audit.journal import GENESIS, chain_hash, head_problem
 from casino.audit.reconcile import column_mismatch, journaled_labels, reconcile_records
@@ -106,5 +106,6 @@ def chain_state(casino, reconcile=True, seals=None, want_documents=True, process
         # A record's problem carries no sequence of its own: its message names the record, the field, both values
         # and the entry it was compared with.
         records = [(None, m["message"]) for m in reconcile_records(casino.pk, last_documents)]
+        records += [(None, m["message"]) for m in history_check.history_mismatches(casino.pk)]
         return count, head + records, last_documents
     return count, head, last_documents
