@@ -250,6 +250,13 @@ def _next_link(casino_id):
     return head[0] + 1, head[1]
 
 
+def lock_head(casino_id):
+    """Lock the casino's journal head until the transaction ends (created at its last entry if missing): no entry can
+    be appended meanwhile. Returns its (sequence, hash)."""
+    sequence, digest = _next_link(casino_id)
+    return sequence - 1, digest
+
+
 def head_problem(casino_id, last_sequence, last_hash):
     """The French sentence naming a head that is not the chain's last entry, or None (no head: it is rebuilt)."""
     head = JournalHead.objects.filter(casino_id=casino_id).values_list("sequence", "hash").first()

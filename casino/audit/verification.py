@@ -57,7 +57,8 @@ def chain_state(casino, reconcile=True, seals=None, want_documents=True, process
     if connection.vendor == "postgresql":
         proven = journal_fast.chain_state(casino, reconcile, seals, want_documents, processes)
         if proven is not None:
-            return proven
+            count, problems, documents = proven
+            return count, sealing.anchor_problems(casino) + problems, documents
 
     rows = (
         JournalEntry.objects.filter(casino=casino)
@@ -100,6 +101,8 @@ def chain_state(casino, reconcile=True, seals=None, want_documents=True, process
         return count, problems, last_documents
     # A head that is not the last entry: every later write is refused (or chained wrongly) while the chain holds.
     head = [(None, problem) for problem in [head_problem(casino.pk, *last)] if problem]
+    # The seals and keys against their own entries: a sealed day whose seal was deleted, a key added past the rotation.
+    head += sealing.anchor_problems(casino)
     if mismatches:
         return count, mismatches + head, last_documents
     if reconcile:

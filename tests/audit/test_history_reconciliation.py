@@ -71,7 +71,9 @@ def test_r23_the_issue_s_probe_an_advance_s_history_amount_raised_is_named_with_
     history_id = newest_history_id(Advance, advance.pk)
     drop_guard("cashbox_historicaladvance")
     with connection.cursor() as cursor:
-        cursor.execute("UPDATE cashbox_historicaladvance SET amount = amount + 1000 WHERE history_id = %s", [history_id])
+        cursor.execute(
+            "UPDATE cashbox_historicaladvance SET amount = amount + 1000 WHERE history_id = %s", [history_id]
+        )
     with pytest.raises(CommandError):
         call_command("verify_journal")
     err = capsys.readouterr().err
