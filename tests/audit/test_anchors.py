@@ -83,7 +83,8 @@ def test_r23_a_chain_rehashed_without_its_seals_is_caught_by_the_seals_files(sea
             )
             previous = digest
         cursor.execute(
-            "UPDATE casino_journalhead SET sequence = %s, hash = %s WHERE casino_id = %s", [sequence, previous, casino.pk]
+            "UPDATE casino_journalhead SET sequence = %s, hash = %s WHERE casino_id = %s",
+            [sequence, previous, casino.pk],
         )
     assert verify_casino(casino, seals=[])[1] == []  # the database alone holds together
     with pytest.raises(CommandError):
@@ -147,7 +148,9 @@ def test_r23_a_key_deleted_by_the_owner_is_named(keyed):
     key = keyed.signing_key
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM casino_casinokey WHERE id = %s", [key.pk])
-    assert any(f"clé de signature {key.key_id} (n° {key.pk}) : au journal mais absente" in p for p in problems_of(keyed))
+    assert any(
+        f"clé de signature {key.key_id} (n° {key.pk}) : au journal mais absente" in p for p in problems_of(keyed)
+    )
 
 
 def test_r23_the_regulator_downloads_the_seals_files(sealed, api, regulator, director, outsider):
