@@ -35,9 +35,9 @@ def member(path, name):
 def test_r23_an_export_carries_the_history_rows_of_its_records_and_verifies(
     regulator,
     casino,
-    demo_day,
+    demo_day,  # noqa: F811
     django_capture_on_commit_callbacks,
-    settings,  # noqa: F811
+    settings,
 ):
     made = exported(regulator, casino, demo_day, django_capture_on_commit_callbacks)
     path = archive(made, settings)
@@ -51,9 +51,9 @@ def test_r23_an_export_carries_the_history_rows_of_its_records_and_verifies(
 def test_r23_a_history_row_changed_before_the_export_is_named_offline(
     regulator,
     casino,
-    demo_day,
+    demo_day,  # noqa: F811
     django_capture_on_commit_callbacks,
-    settings,  # noqa: F811
+    settings,
 ):
     advance = Advance.objects.order_by("pk").first()
     history_id = Advance.history.filter(id=advance.pk).order_by("-history_id").first().history_id
@@ -76,9 +76,9 @@ def test_r23_a_history_row_changed_before_the_export_is_named_offline(
 def test_r23_a_history_row_deleted_before_the_export_is_named_offline(
     regulator,
     casino,
-    demo_day,
+    demo_day,  # noqa: F811
     django_capture_on_commit_callbacks,
-    settings,  # noqa: F811
+    settings,
 ):
     count = Count.objects.order_by("pk").first()
     drop_guard("cashbox_historicalcount")
@@ -95,9 +95,9 @@ def test_r23_a_history_row_deleted_before_the_export_is_named_offline(
 def test_r23_a_record_deleted_before_the_export_is_named_offline(
     regulator,
     casino,
-    demo_day,
+    demo_day,  # noqa: F811
     django_capture_on_commit_callbacks,
-    settings,  # noqa: F811
+    settings,
 ):
     advance = Advance.objects.order_by("pk").first()
     drop_guard("cashbox_advance")
