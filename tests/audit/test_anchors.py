@@ -168,3 +168,27 @@ def test_r23_the_regulator_downloads_the_seals_files(sealed, api, regulator, dir
     assert api.get(entry["url"]).status_code == 403
     api.force_authenticate(outsider)
     assert api.get(f"/api/v1/seals/files/{casino.pk}/").status_code in (403, 404)
+
+
+def test_r23_the_migration_journals_the_keys_and_seals_made_before_they_were_journaled(keyed):
+    """A key row written before this change (no `key.added` entry) is named, until migration 0021 journals it."""
+    import importlib
+
+    from django.apps import apps
+
+    pem = signing.public_pem(Ed25519PrivateKey.generate())
+    drop_guard("casino_casinokey")
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE casino_casinokey SET retired_at = CURRENT_TIMESTAMP WHERE casino_id = %s", [keyed.pk])
+        cursor.execute("DELETE FROM casino_casinokey WHERE casino_id = %s AND retired_at IS NULL", [keyed.pk])
+        cursor.execute(
+            "INSERT INTO casino_casinokey (casino_id, key_id, public_key_pem, created_at) "
+            "VALUES (%s, %s, %s, CURRENT_TIMESTAMP)",
+            [keyed.pk, signing.key_id_of(pem), pem],
+        )
+    assert any("ajoutée hors de la rotation" in p for p in problems_of(keyed))
+    migration = importlib.import_module("casino.migrations.0021_guards_journal_keys_and_seals")
+    with as_owner(connection):
+        migration.journal_keys_and_seals(apps, None)
+        migration.journal_keys_and_seals(apps, None)  # a second run adds nothing
+    assert problems_of(keyed) == []
