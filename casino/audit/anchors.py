@@ -107,9 +107,10 @@ def day_files(casino_id):
     return sorted(days, reverse=True)
 
 
-def file_problem(casino_id, data):
+def file_problem(casino_id, data, keys=None):
     """Why a seals file's own signature does not hold (a key of the casino must have signed its list), or None."""
-    keys = {k.key_id: k for k in CasinoKey.objects.filter(casino_id=casino_id)}
+    if keys is None:
+        keys = {k.key_id: k for k in CasinoKey.objects.filter(casino_id=casino_id)}
     key = keys.get(data.get("key_id"))
     try:
         day = datetime.date.fromisoformat(data.get("date", ""))
@@ -127,6 +128,7 @@ def latest(casino_id, days=None):
     `days`: read only that many of the latest files (None: all of them)."""
     documents, used, problems = [], [], []
     target = storage()
+    keys = {k.key_id: k for k in CasinoKey.objects.filter(casino_id=casino_id)}
     for day in day_files(casino_id)[:days]:
         name = file_name(casino_id, day)
         try:
@@ -135,7 +137,9 @@ def latest(casino_id, days=None):
         except (OSError, ValueError) as exc:
             problems.append(f"fichier de scellements {name} illisible ({exc})")
             continue
-        problem = file_problem(casino_id, data) if isinstance(data, dict) and "seals" in data else "forme inattendue"
+        problem = (
+            file_problem(casino_id, data, keys) if isinstance(data, dict) and "seals" in data else "forme inattendue"
+        )
         if problem:
             problems.append(f"fichier de scellements {name} : {problem}")
             continue

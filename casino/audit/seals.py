@@ -59,7 +59,9 @@ def seal(casino, reason, gaming_day=None, export=None):
     )
     made.key = key
     journal.append(casino.pk, SEAL_ACTION, object_type="casino.seal", object_id=made.pk, payload=as_document(made))
-    transaction.on_commit(lambda: anchors.write_day(casino.pk, made.sealed_at))
+    # robust: a storage out of reach must not fail the caller once the seal is committed; the next seal of the day
+    # writes the file again with every seal of the day.
+    transaction.on_commit(lambda: anchors.write_day(casino.pk, made.sealed_at), robust=True)
     return made
 
 
