@@ -28,6 +28,22 @@ logger = logging.getLogger(__name__)
 FOLDER = "seals"
 
 
+def as_document(seal_row):
+    """A seal as the regulator downloads it: everything needed to check it without the database."""
+    at = seal_row.sealed_at.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return {
+        "casino": seal_row.casino_id,
+        "sequence": seal_row.sequence,
+        "hash": seal_row.hash,
+        "at": at,
+        "key_id": seal_row.key.key_id,
+        "public_key": base64.b64encode(signing.raw_public(seal_row.key.public_key_pem)).decode(),
+        "signature": seal_row.signature,
+        "reason": seal_row.reason,
+        "gaming_day": seal_row.gaming_day.isoformat() if seal_row.gaming_day else "",
+    }
+
+
 def storage():
     """The storage of the seals files: the exports' own (STORAGES["exports"] when it is configured, else the folder
     EXPORT_ROOT on disk, where the exports are written today)."""
@@ -48,8 +64,6 @@ def file_message(casino_id, day, seals):
 def write_day(casino_id, sealed_at):
     """(Re)write the casino's seals file of the day of `sealed_at`; the seals it held are kept. Returns its name, or
     None when it could not be written (logged: the seal itself is in the database and its journal)."""
-    from casino.audit.seals import as_document  # seals imports this module: its writer calls back
-
     day = sealed_at.astimezone(datetime.UTC).date()
     start = datetime.datetime.combine(day, datetime.time(), tzinfo=datetime.UTC)
     rows = Seal.objects.filter(

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from casino.audit import anchors, journal, signing
+from casino.audit.anchors import as_document
 from casino.audit.canonical import canonical
 from casino.models import Casino, CasinoKey, JournalEntry, Seal, seal_message
 from casino.rules import cite
@@ -93,22 +94,6 @@ def alert_missing_key(casino, gaming_day, exc):
         "Nouvel essai automatique tous les quarts d'heure."
     )
     return raise_alert(casino, "seal", f"seal-key:{gaming_day.isoformat()}", cite("R23", message), "R23")
-
-
-def as_document(seal_row):
-    """A seal as the regulator downloads it: everything needed to check it without the database."""
-    at = seal_row.sealed_at.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return {
-        "casino": seal_row.casino_id,
-        "sequence": seal_row.sequence,
-        "hash": seal_row.hash,
-        "at": at,
-        "key_id": seal_row.key.key_id,
-        "public_key": base64.b64encode(signing.raw_public(seal_row.key.public_key_pem)).decode(),
-        "signature": seal_row.signature,
-        "reason": seal_row.reason,
-        "gaming_day": seal_row.gaming_day.isoformat() if seal_row.gaming_day else "",
-    }
 
 
 def load_file(path):
