@@ -3,6 +3,7 @@ export carries the history rows of its records and the records its journal descr
 tools/verify_export.py names each by record, field, both values and entry number."""
 
 import csv
+import datetime
 import io
 import zipfile
 
@@ -10,8 +11,9 @@ import pytest
 from django.db import connection
 
 from cashbox.models import Advance, Count
+from casino.audit import anchors
 from casino.exports.build import request_export
-from casino.models import Export
+from casino.models import Export, Seal
 from tests.exports.test_exports import archive, demo_day, export_root, run_script  # noqa: F401 (fixtures)
 from tests.helpers.guard_helpers import drop_guard
 
@@ -111,3 +113,19 @@ def test_r23_a_record_deleted_before_the_export_is_named_offline(
         f"data/advances.csv, cashbox.advance n° {advance.pk} : au journal (entrée n° " in output
         and "absent de l'export, supprimé de la base avant l'export" in output
     ), output
+
+
+def test_r23_a_seals_file_of_the_export_storage_is_taken_by_the_offline_verifier(
+    regulator,
+    casino,
+    demo_day,  # noqa: F811
+    django_capture_on_commit_callbacks,
+    settings,
+):
+    made = exported(regulator, casino, demo_day, django_capture_on_commit_callbacks)
+    sealed = Seal.objects.get(export=made)
+    day = sealed.sealed_at.astimezone(datetime.UTC).date()
+    name = anchors.write_day(casino.pk, sealed.sealed_at)
+    code, output = run_script(archive(made, settings), "--seals", str(settings.EXPORT_ROOT / name))
+    assert code == 0, output
+    assert name == anchors.file_name(casino.pk, day)
