@@ -116,7 +116,7 @@ def fill(entries, label):
         "casino_id, sequence, recorded_at, actor_role, action, object_type, object_id, tableau_number, document, "
         "previous_hash, hash"
     )
-    rows = []
+    rows, history = [], []
     # The rows are loaded with the triggers off (the bench's own database, as its owner): the journal head's trigger
     # would rewrite the head row once per entry; the head is set once at the end instead.
     with transaction.atomic(), connection.cursor() as cursor, cursor.connection.cursor() as pg:
@@ -150,6 +150,8 @@ def fill(entries, label):
                 }
                 if version == 2 or sequence == offset + entries:
                     rows.append(tuple(payload[name] for name in RECORD_COLUMNS))  # the record as it stands now
+                # Each entry journals one history row of the apparatus: verify_journal reconciles those too.
+                history.append((*(payload[name] for name in RECORD_COLUMNS), at, "+" if version == 0 else "~"))
                 body = canonical(document)
                 digest = chain_hash(previous, body)
                 copy.write_row(
@@ -172,6 +174,10 @@ def fill(entries, label):
             for row in rows:
                 copy.write_row(row)
         pg.execute("SELECT setval(pg_get_serial_sequence('tables_apparatus', 'id'), max(id)) FROM tables_apparatus")
+        history_columns = ", ".join([*RECORD_COLUMNS, "history_date", "history_type"])
+        with pg.copy(f"COPY tables_historicalapparatus ({history_columns}) FROM STDIN") as copy:
+            for row in history:
+                copy.write_row(row)
         pg.execute(
             "UPDATE casino_journalhead SET sequence = %s, hash = %s WHERE casino_id = %s",
             [sequence, previous, casino.pk],
@@ -179,6 +185,7 @@ def fill(entries, label):
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE casino_journalentry")
         cursor.execute("ANALYZE tables_apparatus")
+        cursor.execute("ANALYZE tables_historicalapparatus")
     return casino.pk
 
 

@@ -149,6 +149,16 @@ class Journal:
                 f'UPDATE "{head}" SET sequence = %s, hash = %s WHERE casino_id = %s AND sequence <= %s',
                 [self.sequence, self.previous, self.casino.pk, self.sequence],
             )
+        # Each entry journals one history row: verify_journal reconciles the history rows with their entries too.
+        history = {}
+        for at, _order, instance, _tableau_number in self.queue:
+            model = type(instance).history.model
+            fields = {f.attname: getattr(instance, f.attname) for f in type(instance)._meta.concrete_fields}
+            history.setdefault(model, []).append(
+                model(**fields, history_date=at, history_type="+", history_user_id=self.actor.pk)
+            )
+        for model, rows in history.items():
+            model.objects.bulk_create(rows, batch_size=5000)
         self.queue = []
         return len(entries)
 

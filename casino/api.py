@@ -1,4 +1,9 @@
+import datetime
+
 from django.db.models import OuterRef, Subquery
+from django.http import FileResponse, Http404
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -12,6 +17,7 @@ from casino.accounts.activation import issue_activation_code
 from casino.accounts.api import AccountChangeSerializer
 from casino.accounts.roles import role_of
 from casino.accounts.services import propose_second_factor_reset
+from casino.audit import anchors
 from casino.audit.seals import as_document
 from casino.models import AccountChange, Casino, Employee, Role, Seal
 from casino.serializers import CasinoSerializer, EmployeeSerializer
@@ -144,3 +150,66 @@ class SealListView(APIView):
             raise ValidationError(filterset.errors)
         seals = filterset.qs
         return Response({"seals": [as_document(s) for s in seals]})
+
+
+class IsRegulator(BasePermission):
+    """The regulator (casino.view_audit) downloads the seals files of their casinos (R23)."""
+
+    message = "Seul le contrôle (police des jeux) télécharge les fichiers de scellements (R23)."
+
+    def has_permission(self, request, view):
+        user = request.user
+        return bool(user and user.is_authenticated and user.has_perm("casino.view_audit"))
+
+
+class SealFileSerializer(serializers.Serializer):
+    casino = serializers.IntegerField()
+    date = serializers.DateField(help_text="Le jour (UTC) des scellements du fichier.")
+    url = serializers.CharField(help_text="Son adresse de téléchargement.")
+
+
+class SealFileListView(APIView):
+    """The signed seals files of a casino, one per day, kept outside the database (casino.audit.anchors), newest
+    first: each holds the day's seals and is signed by the casino's key; `tools/verify_export.py --seals` and
+    `manage.py verify_journal --seals` take it as it is."""
+
+    permission_classes = [IsRegulator]
+    schema = AutoSchema()
+
+    @extend_schema(
+        operation_id="seal_files_list",
+        summary="Fichiers de scellements hors de la base (R23)",
+        responses=SealFileSerializer(many=True),
+    )
+    def get(self, request, casino):
+        item = get_object_or_404(Casino.objects.for_user(request.user), pk=casino)
+        return Response(
+            [
+                {"casino": item.pk, "date": day, "url": reverse("api-seal-file", args=[item.pk, day.isoformat()])}
+                for day in anchors.day_files(item.pk)
+            ]
+        )
+
+
+class SealFileView(APIView):
+    """One day's signed seals file (JSON), as the export storage holds it."""
+
+    permission_classes = [IsRegulator]
+    schema = AutoSchema()
+
+    @extend_schema(operation_id="seal_file", summary="Un fichier de scellements (R23)", responses=OpenApiTypes.BINARY)
+    def get(self, request, casino, day):
+        item = get_object_or_404(Casino.objects.for_user(request.user), pk=casino)
+        try:
+            date = datetime.date.fromisoformat(day)
+        except ValueError as exc:
+            raise Http404 from exc
+        opened = anchors.open_file(item.pk, date)
+        if opened is None:
+            raise Http404
+        return FileResponse(
+            opened,
+            as_attachment=True,
+            filename=f"scellements-{item.pk}-{date.isoformat()}.json",
+            content_type="application/json",
+        )

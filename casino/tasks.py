@@ -2,6 +2,7 @@ from celery import shared_task
 from django.db import OperationalError
 from django.utils import timezone
 
+from casino.audit import anchors
 from casino.audit.seals import seal_ended_days
 from casino.audit.verification import verify_casino
 from casino.exports.build import build
@@ -53,7 +54,10 @@ def verify_journal():
     """Verify every casino's live chain; raise an alert at the first bad entry. Returns {casino id: problems}."""
     found = {}
     for casino in Casino.objects.all():
-        _count, problems = verify_casino(casino)
+        # The chain against the seals of the database and the latest seals files outside it (casino.audit.anchors).
+        external, _used, unreadable = anchors.latest(casino.pk)
+        _count, problems = verify_casino(casino, seals=external)
+        problems = [(None, what) for what in unreadable] + problems
         if problems:
             found[casino.pk] = problems
             alert_journal_problems(casino, problems)

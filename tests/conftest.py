@@ -56,6 +56,13 @@ def _one_request_at_a_time():
 _one_request_at_a_time()
 
 
+@pytest.fixture(autouse=True)
+def _exports_of_its_own(settings, tmp_path_factory):
+    """Each test writes its exports and its seals files (casino.audit.anchors) in a folder of its own: a seals file
+    left by another test would be read by verify_journal for a casino of the same id."""
+    settings.EXPORT_ROOT = tmp_path_factory.mktemp("exports")
+
+
 def make_employee(username, role, casino, approved=True):
     user = get_user_model().objects.create_user(username=username, password=PASSWORD, first_name=username.title())
     employee = Employee(user=user, role=role)

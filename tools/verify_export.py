@@ -21,6 +21,7 @@ import binascii
 import csv
 import datetime
 import decimal
+import difflib
 import hashlib
 import io
 import itertools
@@ -728,6 +729,183 @@ def _text(bag, name):
     return bag.read(name).decode(errors="replace")
 
 
+# History rows and records lost before the export (issue 37) ------------------------------------------------------
+# The export carries the history rows of its journaled records (bag-info History-File) and the records the journal
+# describes for the period that the database no longer held (data/absent_records.csv). Every history row of a record
+# is journaled by one entry (same kind, time, author, reason and fields), so a record's history rows and its history
+# entries in the exported journal are two copies of one list, aligned here as casino/audit/history_check.py aligns
+# them in the database.
+
+ABSENT = "data/absent_records.csv"
+HISTORY_KINDS = {"+": "create", "~": "change", "-": "delete"}
+KIND_WORDS = {"create": "création", "change": "modification", "delete": "suppression"}
+
+
+def history_files(tags):
+    """{history CSV file: object type} from the History-File lines of bag-info.txt."""
+    found = {}
+    for value in tags.get("History-File", []):
+        name, _, label = value.rpartition(" ")
+        found[name] = label
+    return found
+
+
+def check_absent_records(bag, names, files, last_documents):
+    """Each record the export lists as lost (in the journal, absent from the database) is a problem, named with its
+    entry, which the exported journal must hold as that record's last document."""
+    if ABSENT not in names:
+        return []
+    problems = []
+    rows = _rows(bag, ABSENT)
+    header = next(rows)
+    at = {column: index for index, column in enumerate(header)}
+    for row in rows:
+        try:
+            name, label, object_id, sequence = (row[at[c]] for c in ("file", "object_type", "object_id", "sequence"))
+        except (KeyError, IndexError):
+            problems.append(f"{ABSENT} : ligne illisible {row!r}")
+            continue
+        found = last_documents.get((label.encode(), object_id.encode()))
+        where = f"data/{name}" if not name.startswith("data/") else name
+        message = (
+            f"{where}, {label} n° {object_id} : au journal (entrée n° {sequence}) mais absent de l'export, "
+            "supprimé de la base avant l'export"
+        )
+        if found is None or found[0].decode() != sequence:
+            message += f" (et l'entrée n° {sequence} ne le décrit pas dans le journal exporté)"
+        problems.append(message)
+    return problems
+
+
+def _at(text):
+    """A moment (ISO text, "Z", "+00" or a space) in one comparable form, or the text itself."""
+    try:
+        return datetime.datetime.fromisoformat(text.replace(" ", "T")).astimezone(datetime.UTC)
+    except (ValueError, AttributeError):
+        return text
+
+
+def history_entries(bag, labels):
+    """{(object type, id): [(sequence, document)]} of the history entries (create, change, delete) of the exported
+    journal for the object types given, in chain order; and the time of the journal's first entry."""
+    entries, first_at = {}, None
+    with bag.open(JOURNAL) as stream:
+        lines = io.TextIOWrapper(stream, encoding="utf-8", newline="")
+        reader = csv.reader(lines)
+        next(reader, None)
+        for row in reader:
+            if len(row) != len(JOURNAL_HEADER):
+                continue
+            if first_at is None:
+                first_at = _at(row[1])
+            if row[5] not in labels:
+                continue
+            action, object_type, object_id = row[4], row[5], row[6]
+            if action.rpartition(".")[0] != object_type or action.rpartition(".")[2] not in KIND_WORDS:
+                continue
+            try:
+                document = json.loads(row[9])
+            except ValueError:
+                continue
+            entries.setdefault((object_type, object_id), []).append((int(row[0]), document))
+    return entries, first_at
+
+
+def check_history(bag, names, tags, files):
+    """Every exported history row against its record's history entries in the exported journal: a row changed is
+    named by field with both values and the entry, a row with no entry is an added one, an entry whose record is
+    exported but whose row is not is a deleted one. Rows older than the exported journal are not compared."""
+    listed = {name: label for name, label in history_files(tags).items() if name in names}
+    if not listed:
+        return []
+    entries, first_at = history_entries(bag, set(listed.values()))
+    problems = []
+    for name, label in sorted(listed.items()):
+        rows = _rows(bag, name)
+        header = next(rows)
+        columns = {column: index for index, column in enumerate(header)}
+        if "id" not in columns or "history_id" not in columns:
+            problems.append(f"{name} : colonnes id et history_id absentes, l'historique ne peut être rapproché")
+            continue
+        by_record = {}
+        for row in rows:
+            by_record.setdefault(row[columns["id"]], []).append(row)
+        exported = set(by_record)
+        record_file = next((f for f, kind in files.items() if kind == label), None)
+        if record_file is not None:
+            record_rows = _rows(bag, record_file)
+            record_header = next(record_rows)
+            if "id" in record_header:
+                position = record_header.index("id")
+                exported |= {row[position] for row in record_rows if len(row) > position}
+        for object_id in sorted(exported, key=lambda i: (len(i), i)):
+            history = sorted(by_record.get(object_id, []), key=lambda r: int(r[columns["history_id"]] or 0))
+            problems += compare_history_rows(
+                name, label, object_id, history, entries.get((label, object_id), []), columns, first_at
+            )
+    return problems
+
+
+def compare_history_rows(name, label, object_id, rows, entries, columns, first_at):
+    """The problems of one record's exported history rows against its history entries (chain order)."""
+    record = f"{name}, {label} n° {object_id}"
+    row_keys = [(HISTORY_KINDS.get(r[columns["history_type"]], ""), _at(r[columns["history_date"]])) for r in rows]
+    entry_keys = [(d.get("action", "").rpartition(".")[2], _at(d.get("at", ""))) for _s, d in entries]
+    problems = []
+    matcher = difflib.SequenceMatcher(None, row_keys, entry_keys, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        paired = min(i2 - i1, j2 - j1) if tag in ("equal", "replace") else 0
+        for k in range(paired):
+            problems += _history_pair(record, rows[i1 + k], entries[j1 + k], columns)
+        for index in range(i1 + paired, i2):
+            row = rows[index]
+            moment = row_keys[index][1]
+            if first_at is not None and isinstance(moment, datetime.datetime) and moment < first_at:
+                continue  # older than the exported journal: its entry is not in this export
+            problems.append(
+                f"{record}, ligne d'historique n° {row[columns['history_id']]} "
+                f"({KIND_WORDS.get(row_keys[index][0], row[columns['history_type']])} du "
+                f"{row[columns['history_date']]}) : absente du journal, ajoutée hors de l'application"
+            )
+        for sequence, document in entries[j1 + paired : j2]:
+            kind = KIND_WORDS.get(document.get("action", "").rpartition(".")[2], document.get("action"))
+            problems.append(
+                f"{record} : la ligne d'historique de l'entrée n° {sequence} ({kind} du {document.get('at')}) "
+                "est absente de l'historique exporté"
+            )
+    return problems
+
+
+def _history_pair(record, row, entry, columns):
+    sequence, document = entry
+    payload = document.get("payload") or {}
+    label = f"{record}, ligne d'historique n° {row[columns['history_id']]}"
+    problems = []
+
+    def differs(field, journal_value, text):
+        problems.append(
+            f"{label} : le champ « {field} » vaut {text!r} dans l'export, {journal_value!r} au journal "
+            f"(entrée n° {sequence})"
+        )
+
+    kind = HISTORY_KINDS.get(row[columns["history_type"]], row[columns["history_type"]])
+    if document.get("action", "").rpartition(".")[2] != kind:
+        differs("history_type", document.get("action", "").rpartition(".")[2], kind)
+    if _at(document.get("at", "")) != _at(row[columns["history_date"]]):
+        differs("history_date", document.get("at"), row[columns["history_date"]])
+    if "history_user" in columns and (document.get("actor") or "") != row[columns["history_user"]]:
+        differs("history_user", document.get("actor") or "", row[columns["history_user"]])
+    if "history_change_reason" in columns and (payload.get("_reason") or "") != row[columns["history_change_reason"]]:
+        differs("history_change_reason", payload.get("_reason") or "", row[columns["history_change_reason"]])
+    for field, value in payload.items():
+        if field.startswith("_") or field not in columns:
+            continue
+        text = row[columns[field]]
+        if not equivalent(value, text):
+            differs(field, value, text)
+    return problems
+
+
 # The whole bag ----------------------------------------------------------------------------------------------
 
 
@@ -809,6 +987,8 @@ def verify(path, public_key=None, seal_files=(), notes=None):
             sealed, summary = {int(seal["sequence"]): None for seal in seals}, {}
             problems += _check_journal(bag, tags, wanted, last_documents, sealed, summary)
             problems += reconcile(bag, files, last_documents)
+            problems += check_absent_records(bag, names, files, last_documents)
+            problems += check_history(bag, names, tags, files)
             try:
                 key = _given_key(public_key)
             except ValueError:

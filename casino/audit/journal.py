@@ -10,12 +10,14 @@ entry breaks the chain at the exact sequence number where it happens. The canoni
 import contextvars
 import datetime
 import hashlib
+import random
+import time
 import uuid
 from contextlib import contextmanager
 from decimal import Decimal
 
 from django.core.exceptions import FieldDoesNotExist
-from django.db import connection, models, transaction
+from django.db import OperationalError, connection, models, transaction
 from django.utils import timezone
 
 from casino.accounts.roles import role_of
@@ -250,6 +252,13 @@ def _next_link(casino_id):
     return head[0] + 1, head[1]
 
 
+def lock_head(casino_id):
+    """Lock the casino's journal head until the transaction ends (created at its last entry if missing): no entry can
+    be appended meanwhile. Returns its (sequence, hash)."""
+    sequence, digest = _next_link(casino_id)
+    return sequence - 1, digest
+
+
 def head_problem(casino_id, last_sequence, last_hash):
     """The French sentence naming a head that is not the chain's last entry, or None (no head: it is rebuilt)."""
     head = JournalHead.objects.filter(casino_id=casino_id).values_list("sequence", "hash").first()
@@ -408,20 +417,49 @@ def record_refusal(request, casino_ids, rule, message, status):
         acted_at = acted_at()
     tableau_casino, tableau_number = (acted_at.casino_id, acted_at.number) if acted_at is not None else (None, None)
     for casino_id in casino_ids:
-        append(
-            casino_id,
-            "refusal",
-            actor=user,
-            role=role.value if role else "",
-            tableau_number=tableau_number if casino_id == tableau_casino else None,
-            payload={
-                "rule": rule,
-                "message": message,
-                "status": status,
-                "method": request.method,
-                "path": request.path,
-            },
+        # Each casino's entry in its own short transaction, retried: a refusal is never lost to a lock conflict.
+        retried(
+            lambda casino_id=casino_id: append(
+                casino_id,
+                "refusal",
+                actor=user,
+                role=role.value if role else "",
+                tableau_number=tableau_number if casino_id == tableau_casino else None,
+                payload={
+                    "rule": rule,
+                    "message": message,
+                    "status": status,
+                    "method": request.method,
+                    "path": request.path,
+                },
+            )
         )
+
+
+# PostgreSQL's deadlock and serialization failure; SQLite's busy database.
+TRANSIENT_STATES = {"40P01", "40001"}
+RETRIES = 6
+
+
+def transient(exc):
+    """Whether a database error goes away when the transaction is run again."""
+    cause = exc.__cause__
+    return getattr(cause, "sqlstate", None) in TRANSIENT_STATES or "database is locked" in str(exc)
+
+
+def retried(write):
+    """Run `write` in its own transaction (a savepoint inside another), again after a deadlock or a serialization
+    failure, a little later each time; the last failure propagates. A refusal is journaled after its request's
+    transaction rolled back: the row locks it meets are other requests' (R23: every refusal is journaled)."""
+    for attempt in range(RETRIES):
+        try:
+            with transaction.atomic():
+                return write()
+        except OperationalError as exc:
+            if attempt == RETRIES - 1 or not transient(exc):
+                raise
+            time.sleep(0.01 * 2**attempt + random.random() / 100)  # noqa: S311 (a jitter, not a secret)
+    return None  # pragma: no cover (the loop returns or raises)
 
 
 def record_event(casino_ids, action, *, actor=None, object_type="", object_id="", payload=None):

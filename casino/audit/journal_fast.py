@@ -31,7 +31,7 @@ from django.db import DatabaseError, connection, models, transaction
 
 # The exact path (verification.chain_state) calls this one first; this one reads its reconciliation back at call time
 # (`reconcile.compare_record`…): the two import each other as modules, which Python resolves whichever comes first.
-from casino.audit import journal, reconcile
+from casino.audit import history_check, journal, reconcile
 from casino.audit import seals as sealing
 from casino.models import JournalEntry
 
@@ -229,6 +229,9 @@ def _chain_state(casino, reconcile, seals, want_documents, processes):
         # While the children hash, this process reconciles the records in the database.
         seal_problems = sealing.check(casino, seals)
         mismatches = reconcile_records(casino.pk) if reconcile and not seal_problems else []
+        if reconcile and mismatches is not None and not seal_problems:
+            history = history_mismatches(casino.pk)
+            mismatches = None if history is None else mismatches + history
         if pending is not None:
             results = pending.get()
     finally:
@@ -390,3 +393,64 @@ def last_documents(casino_id):
     for sequence, document in rows:
         documents[wanted[sequence]] = (sequence, document)
     return documents
+
+
+# History rows in SQL ---------------------------------------------------------------------------------------------
+
+
+def history_mismatches(casino_id):
+    """The mismatches of the casino's history rows with its journal, as `casino.audit.history_check` words them:
+    each history table is compared in one query with its records' history entries (paired by their rank in the
+    record's history and in the chain), with comparisons that say "equal" only when the Python one would; only the
+    records flagged are then read by that Python code. None if the SQL could not run."""
+    flagged = {}
+    try:
+        with transaction.atomic():
+            for model in reconcile.journaled_models():
+                ids = _flag_history(model, casino_id)
+                if ids:
+                    flagged[model._meta.label_lower] = ids
+    except DatabaseError:
+        return None  # a document jsonb refuses: the Python comparison reads every record
+    return history_check.history_mismatches(casino_id, flagged) if flagged else []
+
+
+def _flag_history(model, casino_id):
+    """The ids of the model's records whose history rows and history entries differ in any way.
+
+    The entry's action, time and actor are read from its columns, not its document: the fast path's result is used
+    only when every entry's columns say what its signed document says (checked at the same time, in the children)."""
+    label = model._meta.label_lower
+    history = model.history.model
+    record = model._meta.pk.column
+    subquery, params = (
+        history_check.history_rows_of(model, casino_id).order_by().values("history_id").query.sql_with_params()
+    )
+    same = " AND ".join(surely_equal(f, alias="h") for f in model._meta.concrete_fields)
+    actions = [f"{label}.{verb}" for verb in history_check.KINDS]
+    # Each document is parsed once (a MATERIALIZED CTE), its payload only.
+    sql = f"""
+        WITH h AS (
+            SELECT r.*, row_number() OVER (PARTITION BY r."{record}" ORDER BY r.history_id) AS k
+            FROM "{history._meta.db_table}" r
+            WHERE r.history_id IN ({subquery})
+        ), d AS MATERIALIZED (
+            SELECT j.object_id, j.action, j.recorded_at, j.actor_id, j.document::jsonb -> 'payload' AS p,
+                row_number() OVER (PARTITION BY j.object_id ORDER BY j.sequence) AS k
+            FROM {JournalEntry._meta.db_table} j
+            WHERE j.casino_id = %s AND j.object_type = %s AND j.action = ANY(%s)
+        )
+        SELECT DISTINCT coalesce(h."{record}"::text, d.object_id)
+        FROM h FULL JOIN d ON d.object_id = h."{record}"::text AND d.k = h.k
+        WHERE h."{record}" IS NULL OR d.object_id IS NULL OR NOT (
+            d.action = %s || '.' || CASE h.history_type WHEN '+' THEN 'create' WHEN '~' THEN 'change'
+                WHEN '-' THEN 'delete' END
+            AND d.recorded_at = h.history_date
+            AND d.actor_id IS NOT DISTINCT FROM h.history_user_id
+            AND coalesce(d.p ->> '_reason', '') = coalesce(h.history_change_reason, '')
+            AND {same}
+        )
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, casino_id, label, actions, label])
+        return {row[0] for row in cursor.fetchall()}

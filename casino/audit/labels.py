@@ -48,6 +48,9 @@ EVENTS = {
     "account.lockout": "Compte verrouillé après des échecs répétés",
     "casino.employee.join": "Employé rattaché à l'établissement",
     "seal": "Sceau du journal",
+    "seal.signed": "Journal scellé (tête signée par la clé de l'établissement)",
+    "key.added": "Clé de signature mise en service",
+    "key.retired": "Clé de signature retirée",
 }
 
 # The sentences of the events about one person's account: {who} is that person's name.

@@ -16,7 +16,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils import timezone
 
-from casino.audit import signing
+from casino.audit import anchors, journal, signing
+from casino.audit.anchors import as_document
 from casino.audit.canonical import canonical
 from casino.models import Casino, CasinoKey, JournalEntry, Seal, seal_message
 from casino.rules import cite
@@ -27,17 +28,26 @@ logger = logging.getLogger(__name__)
 SEAL_FIELDS = ["casino", "sequence", "hash", "at", "key_id", "public_key", "signature", "reason", "gaming_day"]
 
 
+SEAL_ACTION = "seal.signed"
+
+
 @transaction.atomic
 def seal(casino, reason, gaming_day=None, export=None):
-    """Sign the casino's journal head now; returns the Seal, or None when the journal is empty."""
-    # The casino row serialises the chain (casino.audit.journal.append): the head cannot move while it is signed.
-    Casino.objects.select_for_update().filter(pk=casino.pk).values_list("pk", flat=True).first()
+    """Sign the casino's journal head now; returns the Seal, or None when the journal is empty.
+
+    The seal is itself journaled (entry `seal.signed`, right after the entry it seals), so that a seal deleted from the
+    database is a gap the verifiers name, and it is written to the export storage as the day's seals file
+    (casino.audit.anchors), outside the database, once the transaction commits."""
+    # The journal head serialises the chain (casino.audit.journal.append): it cannot move while it is signed. Not the
+    # casino row: an append's foreign key check takes a share lock on it, and a refusal journaled meanwhile would
+    # deadlock with a seal holding the casino and waiting for the head.
+    journal.lock_head(casino.pk)
     head = JournalEntry.objects.filter(casino=casino).order_by("-sequence").values_list("sequence", "hash").first()
     if head is None:
         return None
     at = timezone.now()
     key, signature = signing.sign(casino, seal_message(casino.pk, head[0], head[1], at))
-    return Seal.objects.create(
+    made = Seal.objects.create(
         casino=casino,
         key=key,
         sequence=head[0],
@@ -48,6 +58,12 @@ def seal(casino, reason, gaming_day=None, export=None):
         gaming_day=gaming_day,
         export=export,
     )
+    made.key = key
+    journal.append(casino.pk, SEAL_ACTION, object_type="casino.seal", object_id=made.pk, payload=as_document(made))
+    # robust: a storage out of reach must not fail the caller once the seal is committed; the next seal of the day
+    # writes the file again with every seal of the day.
+    transaction.on_commit(lambda: anchors.write_day(casino.pk, made.sealed_at), robust=True)
+    return made
 
 
 def seal_ended_days(now=None):
@@ -78,22 +94,6 @@ def alert_missing_key(casino, gaming_day, exc):
         "Nouvel essai automatique tous les quarts d'heure."
     )
     return raise_alert(casino, "seal", f"seal-key:{gaming_day.isoformat()}", cite("R23", message), "R23")
-
-
-def as_document(seal_row):
-    """A seal as the regulator downloads it: everything needed to check it without the database."""
-    at = seal_row.sealed_at.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return {
-        "casino": seal_row.casino_id,
-        "sequence": seal_row.sequence,
-        "hash": seal_row.hash,
-        "at": at,
-        "key_id": seal_row.key.key_id,
-        "public_key": base64.b64encode(signing.raw_public(seal_row.key.public_key_pem)).decode(),
-        "signature": seal_row.signature,
-        "reason": seal_row.reason,
-        "gaming_day": seal_row.gaming_day.isoformat() if seal_row.gaming_day else "",
-    }
 
 
 def load_file(path):
@@ -132,6 +132,72 @@ def check(casino, documents=None):
                     sequence,
                     f"le journal a été réécrit : l'entrée n'a plus l'empreinte scellée le {document['at']} "
                     f"({document['hash'][:16]}…)",
+                )
+            )
+    return problems
+
+
+def anchor_problems(casino):
+    """The seals and signing keys that differ from their journal entries (R23): each seal row is journaled by its
+    `seal.signed` entry and each key by its `key.added` (and `key.retired`) entries, written by seal() and the rotation
+    (casino.audit.signing.create_key). A row without its entry was added outside the workflow; an entry without its
+    row names a seal or key deleted (a sealed day that lost its seal); a field that differs is named with both values.
+    Problems are (sequence or None, French sentence)."""
+    actions = (SEAL_ACTION, signing.KEY_ADDED, signing.KEY_RETIRED)
+    entries = {}
+    for sequence, action, object_id, document in (
+        JournalEntry.objects.filter(casino=casino, action__in=actions)
+        .order_by("sequence")
+        .values_list("sequence", "action", "object_id", "document")
+    ):
+        entries[(action, object_id)] = (sequence, json.loads(document).get("payload", {}))
+    problems = []
+    seals = {str(s.pk): s for s in Seal.objects.filter(casino=casino).select_related("key")}
+    for pk, row in seals.items():
+        found = entries.pop((SEAL_ACTION, pk), None)
+        name = f"scellement n° {pk} (entrée n° {row.sequence} scellée le {as_document(row)['at']})"
+        if found is None:
+            problems.append((None, f"{name} : absent du journal, ajouté hors de l'application"))
+            continue
+        for field, value in as_document(row).items():
+            if str(found[1].get(field)) != str(value):
+                problems.append(
+                    (
+                        found[0],
+                        f"{name} : le champ « {field} » vaut {value!r} en base, {found[1].get(field)!r} au journal "
+                        f"(entrée n° {found[0]})",
+                    )
+                )
+    keys = {str(k.pk): k for k in CasinoKey.objects.filter(casino=casino)}
+    for pk, key in keys.items():
+        added = entries.pop((signing.KEY_ADDED, pk), None)
+        retired = entries.pop((signing.KEY_RETIRED, pk), None)
+        name = f"clé de signature {key.key_id} (n° {pk})"
+        if added is None:
+            problems.append((None, f"{name} : absente du journal, ajoutée hors de la rotation des clés"))
+        elif (added[1].get("key_id"), added[1].get("public_key_pem")) != (key.key_id, key.public_key_pem):
+            problems.append((added[0], f"{name} : n'est plus la clé journalisée à l'entrée n° {added[0]}"))
+        if key.retired_at is not None and retired is None:
+            problems.append((None, f"{name} : retirée le {key.retired_at:%d/%m/%Y %H:%M} hors de la rotation des clés"))
+        elif key.retired_at is None and retired is not None:
+            problems.append(
+                (retired[0], f"{name} : retirée au journal (entrée n° {retired[0]}) mais encore en service en base")
+            )
+    for (action, object_id), (sequence, payload) in sorted(entries.items(), key=lambda item: item[1][0]):
+        if action == SEAL_ACTION:
+            day = payload.get("gaming_day") or payload.get("at")
+            problems.append(
+                (
+                    sequence,
+                    f"scellement n° {object_id} ({payload.get('reason')}, journée {day}) : au journal mais absent "
+                    "de la base, supprimé",
+                )
+            )
+        elif action == signing.KEY_ADDED:
+            problems.append(
+                (
+                    sequence,
+                    f"clé de signature {payload.get('key_id')} (n° {object_id}) : au journal mais absente de la base",
                 )
             )
     return problems

@@ -22,6 +22,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils import timezone
 
+from casino.audit import journal
 from casino.models import Casino, CasinoKey
 
 
@@ -72,8 +73,9 @@ def key_id_of(public_key_pem):
 def create_key(casino):
     """Create the casino's new key pair: private key to its file (mode 600), public key recorded; the previous
     active key is retired (kept, to verify what it signed). Returns the new CasinoKey."""
-    # Two rotations at once must not leave two active keys.
-    Casino.objects.select_for_update().filter(pk=casino.pk).values_list("pk", flat=True).first()
+    # Two rotations at once must not leave two active keys. FOR NO KEY UPDATE: the journal's appends (a refusal's)
+    # take a key share lock on the casino row for their foreign key, and must not wait for a rotation.
+    Casino.objects.select_for_update(no_key=True).filter(pk=casino.pk).values_list("pk", flat=True).first()
     private = Ed25519PrivateKey.generate()
     pem = public_pem(private)
     path = private_key_path(casino.pk)
@@ -90,7 +92,27 @@ def create_key(casino):
     for key in CasinoKey.objects.filter(casino=casino, retired_at__isnull=True):
         key.retired_at = timezone.now()
         key.save(update_fields=["retired_at"])
-    return CasinoKey.objects.create(casino=casino, key_id=key_id_of(pem), public_key_pem=pem)
+        journal_key(key, KEY_RETIRED)
+    return journal_key(CasinoKey.objects.create(casino=casino, key_id=key_id_of(pem), public_key_pem=pem), KEY_ADDED)
+
+
+KEY_ADDED, KEY_RETIRED = "key.added", "key.retired"
+
+
+def key_document(key):
+    """What the journal records of a key: the verifiers compare the key rows with it (casino.audit.seals)."""
+    return {
+        "key_id": key.key_id,
+        "public_key_pem": key.public_key_pem,
+        "created_at": key.created_at,
+        "retired_at": key.retired_at,
+    }
+
+
+def journal_key(key, action):
+    """Journal a key added or retired by the rotation, in the caller's transaction (R23); returns the key."""
+    journal.append(key.casino_id, action, object_type="casino.casinokey", object_id=key.pk, payload=key_document(key))
+    return key
 
 
 def active_key(casino):
@@ -101,7 +123,10 @@ def active_key(casino):
     if key is None and _private_pem(casino.pk) is not None:
         # A key provisioned outside (secrets store): its public half is recorded at first use.
         pem = public_pem(load_private_key(casino.pk))
-        key = CasinoKey.objects.create(casino=casino, key_id=key_id_of(pem), public_key_pem=pem)
+        with transaction.atomic():
+            key = journal_key(
+                CasinoKey.objects.create(casino=casino, key_id=key_id_of(pem), public_key_pem=pem), KEY_ADDED
+            )
     return key
 
 

@@ -3,7 +3,7 @@ reconciled (casino/audit/reconcile.py); on PostgreSQL an intact journal is first
 
 from django.db import connection
 
-from casino.audit import journal_fast
+from casino.audit import history_check, journal_fast
 from casino.audit import seals as sealing
 from casino.audit.journal import GENESIS, chain_hash, head_problem
 from casino.audit.reconcile import column_mismatch, journaled_labels, reconcile_records
@@ -57,7 +57,8 @@ def chain_state(casino, reconcile=True, seals=None, want_documents=True, process
     if connection.vendor == "postgresql":
         proven = journal_fast.chain_state(casino, reconcile, seals, want_documents, processes)
         if proven is not None:
-            return proven
+            count, problems, documents = proven
+            return count, sealing.anchor_problems(casino) + problems, documents
 
     rows = (
         JournalEntry.objects.filter(casino=casino)
@@ -100,11 +101,14 @@ def chain_state(casino, reconcile=True, seals=None, want_documents=True, process
         return count, problems, last_documents
     # A head that is not the last entry: every later write is refused (or chained wrongly) while the chain holds.
     head = [(None, problem) for problem in [head_problem(casino.pk, *last)] if problem]
+    # The seals and keys against their own entries: a sealed day whose seal was deleted, a key added past the rotation.
+    head += sealing.anchor_problems(casino)
     if mismatches:
         return count, mismatches + head, last_documents
     if reconcile:
         # A record's problem carries no sequence of its own: its message names the record, the field, both values
         # and the entry it was compared with.
         records = [(None, m["message"]) for m in reconcile_records(casino.pk, last_documents)]
+        records += [(None, m["message"]) for m in history_check.history_mismatches(casino.pk)]
         return count, head + records, last_documents
     return count, head, last_documents

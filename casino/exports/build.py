@@ -38,6 +38,7 @@ from cashbox.models import Advance, ControlRegister, Count, season_of
 from casino.accounts.roles import role_of
 from casino.audit import journal, reconcile, signing, verification
 from casino.audit.seals import as_document, seal
+from casino.exports import history
 from casino.models import Casino, Export, JournalEntry, Seal
 from casino.ops.broker import require_broker
 from casino.rules import InvalidTransition
@@ -670,11 +671,25 @@ def _build(export, staging):
         if _model_exists(label)
     ]
     records = _record_files(specs)
+    # The records the journal describes for the period but the database lost, and the history rows of the records.
+    absent = history.absent_records(specs, records, last_documents)
+    history_specs = [
+        spec
+        for filename, label, condition, _columns in specs
+        if f"data/{filename}" in records
+        for spec in [history.history_spec(filename, label, condition)]
+        if spec is not None
+    ]
     first, last, manifest[JOURNAL_FILE], counts[JOURNAL_FILE] = _write_journal_file(
-        export, os.path.join(bag_dir, JOURNAL_FILE), specs, records, last_documents, start, end
+        export, os.path.join(bag_dir, JOURNAL_FILE), specs, records, last_documents, start, end, absent
     )
     _progress(export, 40)
-    _write_datasets(export, data_dir, specs, manifest, counts)
+    os.makedirs(os.path.join(data_dir, "history"))
+    _write_datasets(export, data_dir, specs + history_specs, manifest, counts)
+    history_files = {
+        f"data/{filename}": apps.get_model(label).instance_type._meta.label_lower
+        for filename, label, _c, _cols in history_specs
+    }
 
     def add(relative, content):
         with open(os.path.join(data_dir, relative), "wb") as file:
@@ -683,10 +698,16 @@ def _build(export, staging):
 
     write_books(casino, export.date_from, export.date_to, data_dir, add)
     _write_seals_and_verification(casino, entries, problems, add, counts)
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows([history.ABSENT_COLUMNS, *absent])
+    add(history.ABSENT_FILE, buffer.getvalue().encode())
+    counts[f"data/{history.ABSENT_FILE}"] = len(absent)
     _progress(export, 80)
 
     octets = sum(os.path.getsize(os.path.join(bag_dir, name)) for name in manifest)
-    info = bag_info(export, key, start, end, octets, len(manifest), counts, first, last, records, problems)
+    info = bag_info(
+        export, key, start, end, octets, len(manifest), counts, first, last, records, problems, history_files
+    )
     _write_tag_files(key, bag_dir, manifest, info)
     _progress(export, 85)
     archive_name, sha = _zip_bag(staging, bag_dir, bag_name)
@@ -703,7 +724,7 @@ def _record_files(specs):
     return records
 
 
-def _write_journal_file(export, path, specs, records, last_documents, start, end):
+def _write_journal_file(export, path, specs, records, last_documents, start, end, absent=()):
     """Seal the head and write journal.csv; returns its first and last entries (None if it is empty), its SHA-256
     and its row count."""
     casino = export.casino
@@ -711,7 +732,9 @@ def _write_journal_file(export, path, specs, records, last_documents, start, end
     # verifier finds every record's last document) to the head at this moment, so that the seal covers it.
     first, last = journal_range(casino, start, end)
     oldest = _oldest_last_document(specs, records, last_documents)
+    # The last documents of the records lost are exported too, so that the verifier reads what the journal says.
     starts = [sequence for sequence in (first and first.sequence, oldest) if sequence is not None]
+    starts += [sequence for _file, _label, _object_id, sequence in absent]
     # The head is sealed with the export: the journal exported ends at the seal (R23).
     export_seal = seal(casino, Seal.Reason.EXPORT, export=export)
     if export_seal is not None:
@@ -815,7 +838,9 @@ def _oldest_last_document(specs, records, last_documents):
     return oldest
 
 
-def bag_info(export, key, start, end, octets, streams, counts, first, last, records=None, problems=()):
+def bag_info(
+    export, key, start, end, octets, streams, counts, first, last, records=None, problems=(), history_files=None
+):
     casino = export.casino
     lines = [
         ("Source-Organization", casino.name),
@@ -832,6 +857,8 @@ def bag_info(export, key, start, end, octets, streams, counts, first, last, reco
     lines += [("Row-Count", f"{name} {rows}") for name, rows in sorted(counts.items())]
     # Which record each CSV file holds: the offline verifier compares its rows with their last journal documents.
     lines += [("Record-File", f"{name} {label}") for name, label in sorted((records or {}).items())]
+    # Which record's history rows each history file holds: the verifier pairs them with the history entries.
+    lines += [("History-File", f"{name} {label}") for name, label in sorted((history_files or {}).items())]
     lines += [("Journal-Reconciliation", f"{len(problems)} écart(s) constaté(s) à l'export (data/verification.txt)")]
     if first is not None:
         lines += [

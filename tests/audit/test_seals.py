@@ -70,8 +70,10 @@ def test_r23_the_end_of_a_gaming_day_seals_the_journal_head(world):
     written = seal_ended_days(tomorrow)
     assert [s.casino_id for s in written] == [casino.pk]
     made = written[0]
-    head = JournalEntry.objects.filter(casino=casino).order_by("-sequence").first()
-    assert (made.sequence, made.hash) == (head.sequence, head.hash)
+    # The head sealed, then the seal's own entry right after it (a deleted seal is a gap the verifiers name).
+    head, sealed = JournalEntry.objects.filter(casino=casino).order_by("-sequence")[:2]
+    assert (made.sequence, made.hash) == (sealed.sequence, sealed.hash)
+    assert (head.action, head.object_id, head.sequence) == ("seal.signed", str(made.pk), made.sequence + 1)
     assert signing.verify(made.key.public_key_pem, made.signature, made.message())
     assert seal_ended_days(tomorrow) == []  # once per day
     assert Seal.objects.filter(casino=casino, reason=Seal.Reason.DAY_END).count() == before + 1
@@ -106,7 +108,10 @@ def test_r23_the_regulators_downloaded_seals_catch_a_rewrite_whose_seals_were_de
     drop_guard("cashbox_advance")
     with connection.cursor() as cursor:
         cursor.execute("UPDATE cashbox_advance SET amount = 7000 WHERE id = %s", [target.object_id])
-    call_command("verify_journal", "--casino", str(casino.pk))  # nothing left in the database to notice
+    # Each seal is a journal entry: the seals deleted from the database are named by the journal itself.
+    with pytest.raises(CommandError):
+        call_command("verify_journal", "--casino", str(casino.pk))
+    assert "au journal mais absent de la base, supprimé" in capsys.readouterr().err
     with pytest.raises(CommandError):
         call_command("verify_journal", "--casino", str(casino.pk), "--seals", str(downloaded))
     assert "le journal a été réécrit" in capsys.readouterr().err

@@ -2,6 +2,7 @@ import os
 
 from django.core.management.base import BaseCommand, CommandError
 
+from casino.audit import anchors
 from casino.audit.seals import load_file
 from casino.audit.verification import verify_casino
 from casino.models import Casino
@@ -35,7 +36,16 @@ class Command(BaseCommand):
         casinos = Casino.objects.filter(pk=casino) if casino else Casino.objects.all()
         broken = False
         for item in casinos:
-            count, problems = verify_casino(item, seals=documents, processes=processes)
+            # The latest seals files outside the database (casino.audit.anchors): the chain is checked against them too.
+            external, used, unreadable = anchors.latest(item.pk)
+            if used:
+                self.stdout.write(
+                    f"{item.name} : scellements externes lus dans {len(used)} fichier(s), le plus récent {used[0]}"
+                )
+            else:
+                self.stdout.write(f"{item.name} : aucun fichier de scellements externe lisible")
+            count, problems = verify_casino(item, seals=documents + external, processes=processes)
+            problems = [(None, what) for what in unreadable] + problems
             if problems:
                 broken = True
                 for sequence, what in problems:
