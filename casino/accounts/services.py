@@ -7,12 +7,14 @@ always different people, and nobody changes their own role, approval or membersh
 journaled as `account.<event>` in each casino of the person concerned.
 """
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from cashbox.models import Signature
 from cashbox.signatures import sign
-from casino.accounts.activation import has_second_factor, issue_activation_code, reset_second_factor
+from casino.accounts.activation import has_second_factor, issue_activation_code, reset_second_factor, was_activated
 from casino.accounts.roles import role_of
 from casino.accounts.security import end_sessions, end_tokens, journal, refuse_own_account
 from casino.audit.actors import names_actor
@@ -325,7 +327,21 @@ def decide(actor, change, confirm, password, reason="", otp=None):
             if change.role == Role.DIRECTOR:
                 refuse_second_director(employee, active_casinos(employee))
             apply(employee, change.proposed(), actor, change=change.pk)
+            if needs_enrolment(employee.user):
+                # A role with a second factor given to an account in use: the person enrols it with a code, which
+                # the decider hands to them (the administrator issues none for an active account, R28).
+                decision.activation_code = issue_activation_code(actor, employee, confirmed_reset=change)
     return decision
+
+
+def needs_enrolment(user):
+    """Whether the person must now enrol a second factor to log in at all (production: REQUIRE_2FA)."""
+    return (
+        settings.REQUIRE_2FA
+        and has_second_factor(user)
+        and was_activated(user)
+        and not TOTPDevice.objects.filter(user=user, confirmed=True).exists()
+    )
 
 
 def deactivate(employee, actor, **payload):
