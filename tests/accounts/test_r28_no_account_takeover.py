@@ -142,9 +142,7 @@ def test_r28_a_refused_reset_writes_no_code(api, administrator, director, chef):
     nothing_written(chef)
 
 
-def test_r28_the_page_shows_the_code_once_to_the_direction_for_hand_delivery(
-    as_user, administrator, director, chef
-):
+def test_r28_the_page_shows_the_code_once_to_the_direction_for_hand_delivery(as_user, administrator, director, chef):
     proposed = as_user(administrator).post(f"/personnel/{chef.employee.pk}/reinitialiser-mot-de-passe/")
     change = AccountChange.objects.get()
     assert proposed.status_code == 302 and change.reset_password

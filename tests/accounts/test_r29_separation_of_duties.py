@@ -82,9 +82,7 @@ def test_r29_a_codir_member_created_with_an_invented_approval_cannot_sign_until_
     api, administrator, director, chef, open_day, boule_tableau, croupier, caissier
 ):
     api.force_authenticate(administrator)
-    created = api.post(
-        "/api/v1/employees/", new_account(open_day.gaming_day.casino, role=Role.CODIR), format="json"
-    )
+    created = api.post("/api/v1/employees/", new_account(open_day.gaming_day.casino, role=Role.CODIR), format="json")
     assert created.status_code == 201, created.json()
     assert created.json()["role"] == "" and created.json()["pending_change"]
     newcomer = Employee.objects.get(user__username="nouveau")
