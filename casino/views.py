@@ -11,7 +11,7 @@ from casino.accounts.activation import has_second_factor, was_activated
 from casino.accounts.auth import safe_next
 from casino.accounts.services import change_settings, refuse_unless_director
 from casino.forms import CasinoForm, EmployeeForm
-from casino.models import DIRECTED_SETTINGS, AccountChange, Alert, Casino, Employee
+from casino.models import DIRECTED_SETTINGS, REGULATORY_SETTINGS, AccountChange, Alert, Casino, Employee
 from casino.rules import DomainError, RoleForbidden, article
 from casino.services import acknowledge_alert
 from casino.web.middleware import mark_form_refusal, mark_refusal, refusal_of
@@ -183,8 +183,13 @@ class CasinoDetailView(ScopedDetailView):
         today = casino.gaming_date()
         context["current_date"] = today
         context["in_force"] = casino.gaming_day(today) or casino.settings_on(today)
-        context["in_force_settings"] = casino.settings_on(today)
-        context["pending_settings"] = casino.pending_settings()
+        context["in_force_settings"] = in_force = casino.settings_on(today)
+        # The thresholds in force today (R29): a version older than their versioning falls back to the casino's row.
+        context["thresholds"] = {name: in_force.value(name) for name in REGULATORY_SETTINGS}
+        pending = casino.pending_settings()
+        for version in pending:
+            version.values = {name: version.value(name) for name in REGULATORY_SETTINGS}
+        context["pending_settings"] = pending
         return context
 
 

@@ -40,7 +40,9 @@ def test_r29_the_administrator_edits_no_threshold_by_the_api(api, administrator,
     before = snapshot(casino)
     api.force_authenticate(administrator)
     for method in (api.patch, api.put):
-        response = method(f"/api/v1/casinos/{casino.pk}/", CHANGE | {"password": PASSWORD, "reason": "x"}, format="json")
+        response = method(
+            f"/api/v1/casinos/{casino.pk}/", CHANGE | {"password": PASSWORD, "reason": "x"}, format="json"
+        )
         assert response.status_code == 403 and response.json()["code"] == "R29"
         assert "directeur responsable" in response.json()["message"] and "art. 69" in response.json()["message"]
     assert snapshot(casino) == before

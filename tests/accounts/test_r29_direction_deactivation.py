@@ -26,9 +26,7 @@ def still_in_place(director):
     assert AuthToken.objects.filter(user=director).exists()
 
 
-def test_r29_the_administrator_alone_does_not_deactivate_the_director_by_the_api(
-    api, administrator, director, codir
-):
+def test_r29_the_administrator_alone_does_not_deactivate_the_director_by_the_api(api, administrator, director, codir):
     AuthToken.objects.create(user=director)
     api.force_authenticate(administrator)
     response = api.patch(f"/api/v1/employees/{director.employee.pk}/", {"is_active": False}, format="json")
