@@ -60,7 +60,7 @@ def check_launcher_named(spin):
     return int(raise_alert(spin.apparatus.casino, "launcher", key, message, "R4") is not None)
 
 
-def _share_alerts(casino, apparatus, shares, over, scope, key):
+def _share_alerts(casino, apparatus, shares, over, scope, key, factor):
     users = {u.pk: u for u in get_user_model().objects.filter(pk__in=over)}
     raised = 0
     for user_id in over:
@@ -68,7 +68,7 @@ def _share_alerts(casino, apparatus, shares, over, scope, key):
         message = (
             f"{apparatus.name}, {scope} : {_name(users[user_id])} a lancé {share['actual']} coups sur "
             f"{shares['total']} ({share['actual_share']:.0%}) pour une part prévue de {share['planned_share']:.0%} ; "
-            f"au-delà de {casino.setting('launch_share_factor')} fois la part équitable, nul ne peut être spécialisé "
+            f"au-delà de {factor} fois la part équitable, nul ne peut être spécialisé "
             f"({article('R4')})."
         )
         raised += raise_alert(casino, "launch_share", f"{key}:{user_id}", message, "R4") is not None
@@ -82,17 +82,20 @@ def check_seance_shares(spin):
         return 0
     shares = spin_stats.launch_shares(spin_stats.spins_by_roster([roster]))
     casino = spin.apparatus.casino
-    over = spin_stats.over_share(shares, casino.setting("launch_share_factor"), SEANCE_MINIMUM_SPINS)
-    return _share_alerts(casino, spin.apparatus, shares, over, str(spin.seance), f"share:{roster.pk}")
+    # The factor in force on the spin's gaming day (R29: a signed change applies from the next day).
+    factor = casino.setting("launch_share_factor", spin.seance.gaming_day.date)
+    over = spin_stats.over_share(shares, factor, SEANCE_MINIMUM_SPINS)
+    return _share_alerts(casino, spin.apparatus, shares, over, str(spin.seance), f"share:{roster.pk}", factor)
 
 
 def check_recent_shares(apparatus, moment):
     """R4: the same over the last 30 days of the apparatus."""
     shares = spin_stats.launch_shares(spin_stats.spins_by_roster(spin_stats.recent_rosters(apparatus, moment)))
     casino = apparatus.casino
-    over = spin_stats.over_share(shares, casino.setting("launch_share_factor"), RECENT_MINIMUM_SPINS)
+    factor = casino.setting("launch_share_factor", casino.gaming_date(moment))
+    over = spin_stats.over_share(shares, factor, RECENT_MINIMUM_SPINS)
     key = f"share30:{apparatus.pk}:{timezone.localdate(moment).isoformat()}"
-    return _share_alerts(casino, apparatus, shares, over, "30 derniers jours", key)
+    return _share_alerts(casino, apparatus, shares, over, "30 derniers jours", key, factor)
 
 
 def check_bias(apparatus):
