@@ -392,7 +392,8 @@ def employee_role_condition():
     change, decision = (apps.get_model("casino", name)._meta.db_table for name in ("AccountChange", "AccountDecision"))
     confirmed = (
         f'SELECT c.role FROM "{change}" c JOIN "{decision}" d ON d.change_id = c.id '
-        "WHERE c.employee_id = NEW.id AND d.confirmed AND NOT c.reset_second_factor ORDER BY d.id DESC LIMIT 1"
+        "WHERE c.employee_id = NEW.id AND d.confirmed AND NOT c.reset_second_factor AND NOT c.reset_password "
+        "AND NOT c.deactivate ORDER BY d.id DESC LIMIT 1"
     )
     # COALESCE: without a confirmed proposal the comparison is NULL, which would let the change through.
     return (
