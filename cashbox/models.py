@@ -36,6 +36,7 @@ class Signature(models.Model):
         MONTHLY_STATEMENT = "monthly_statement", "Situation mensuelle"
         OBSERVATION = "observation", "Observation au registre spécial"
         OBSERVATION_ACTION = "observation_action", "Suite donnée à une observation"
+        SETTINGS = "settings", "Changement des réglages de l'établissement (R29)"
 
     signer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="signatures")
     role = models.CharField("en qualité de", max_length=20, choices=Role.choices)

@@ -24,11 +24,13 @@ def check_short_interruptions(now=None):
     for interruption in ongoing:
         casino = interruption.tableau.casino
         minutes = int(interruption.duration(moment).total_seconds() // 60)
-        if minutes <= casino.short_interruption_minutes:
+        # The longest short interruption in force on the interruption's gaming day (R18, R29).
+        longest = casino.setting("short_interruption_minutes", casino.gaming_date(interruption.started_at))
+        if minutes <= longest:
             continue
         message = (
             f"Interruption momentanée du tableau n° {interruption.tableau.number} depuis {minutes} minutes "
-            f"(au plus {casino.short_interruption_minutes}) : l'encaisse doit être comptée ({article('R17')})."
+            f"(au plus {longest}) : l'encaisse doit être comptée ({article('R17')})."
         )
         if raise_alert(casino, "short_interruption", f"short-interruption:{interruption.pk}", message, "R18"):
             raised += 1

@@ -9,17 +9,22 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
-from rest_framework.permissions import BasePermission
+from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from casino.accounts.activation import issue_activation_code
 from casino.accounts.api import AccountChangeSerializer
 from casino.accounts.roles import role_of
-from casino.accounts.services import propose_second_factor_reset
+from casino.accounts.services import (
+    change_settings,
+    propose_password_reset,
+    propose_second_factor_reset,
+    refuse_unless_director,
+)
 from casino.audit import anchors
 from casino.audit.seals import as_document
-from casino.models import AccountChange, Casino, Employee, Role, Seal
+from casino.models import DIRECTED_SETTINGS, AccountChange, Casino, Employee, Role, Seal
 from casino.serializers import CasinoSerializer, EmployeeSerializer
 from casino.web.filters import CasinoFilter, EmployeeFilter, SealFilter
 from casino.web.schema import AutoSchema
@@ -27,10 +32,36 @@ from casino.web.viewsets import RecordViewSet
 
 
 class CasinoViewSet(RecordViewSet):
+    """The casinos of the user; their settings are changed by the director only, signed with a reason, from the
+    next gaming day (R29)."""
+
     queryset = Casino.objects.all()
     serializer_class = CasinoSerializer
     filterset_class = CasinoFilter
     http_method_names = ["get", "put", "patch", "head", "options"]
+
+    def get_permissions(self):
+        if self.action in ("update", "partial_update"):
+            # The role is the service's to refuse, with its rule (403 R29), rather than a bare permission error.
+            return [IsAuthenticated()]
+        return super().get_permissions()
+
+    @extend_schema(request=CasinoSerializer, responses=CasinoSerializer)
+    def update(self, request, *args, **kwargs):
+        """The director's signed change (password, reason and, where needed, otp in the body); it applies from the
+        gaming day `changes_apply_from` (R29)."""
+        partial = kwargs.pop("partial", False)
+        casino = self.get_object()
+        refuse_unless_director(request.user)
+        serializer = self.get_serializer(casino, data=request.data, partial=partial)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        # Unsent fields keep the values last signed; sent ones were normalised by the model's clean() on `casino`.
+        values = casino.latest_settings() | {name: getattr(casino, name) for name in DIRECTED_SETTINGS if name in data}
+        change_settings(
+            request.user, casino, values, data.get("reason", ""), data.get("password", ""), otp=data.get("otp", "")
+        )
+        return Response(self.get_serializer(self.get_queryset().get(pk=casino.pk)).data)
 
 
 class IssueCodeSerializer(serializers.Serializer):
@@ -49,6 +80,7 @@ class EmployeeViewSet(RecordViewSet):
     action_permissions = {
         "activation_code": ["casino.add_activationcode"],
         "second_factor_reset": ["casino.add_activationcode"],
+        "password_reset": ["casino.add_activationcode"],
     }
 
     @extend_schema(request=IssueCodeSerializer, responses={201: ActivationCodeSerializer})
@@ -69,6 +101,14 @@ class EmployeeViewSet(RecordViewSet):
         """Propose to reset the person's second factor (lost phone); the direction confirms it with its signature,
         then a code lets the person enrol anew (R28, R29)."""
         change = propose_second_factor_reset(request.user, self.get_object())
+        return Response(AccountChangeSerializer(change).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={201: AccountChangeSerializer})
+    @action(detail=True, methods=["post"], url_path="password-reset")
+    def password_reset(self, request, pk=None):
+        """Propose to reset a lost password of an account in use; the direction confirms it with its signature and
+        receives the code to hand to the person, never the administrator (R28, R29)."""
+        change = propose_password_reset(request.user, self.get_object())
         return Response(AccountChangeSerializer(change).data, status=status.HTTP_201_CREATED)
 
     def get_queryset(self):

@@ -3,8 +3,9 @@ import json
 from django import forms
 from django.contrib.auth import get_user_model
 
+from cashbox.forms import otp_field
 from casino.accounts.services import FIELDS, save_employee
-from casino.models import Casino, Employee
+from casino.models import REGULATORY_SETTINGS, Casino, Employee, Role
 
 
 class CasinoForm(forms.ModelForm):
@@ -37,8 +38,23 @@ class CasinoForm(forms.ModelForm):
             "vingt_trois_colours",
         ]
 
+    reason = forms.CharField(
+        label="motif du changement", widget=forms.Textarea(attrs={"rows": 2}), help_text="Inscrit avec votre signature."
+    )
+    password = forms.CharField(
+        label="votre mot de passe (signature du directeur responsable)",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
     def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
+        otp_field(self, {Role.DIRECTOR})
+        if not self.is_bound and self.instance.pk:
+            # The values last signed (in force, or pending from a later day): the thresholds live in the versions.
+            latest = self.instance.latest_settings()
+            for name in REGULATORY_SETTINGS:
+                self.initial[name] = latest[name]
         if self.instance.vingt_trois_colours and not self.is_bound:
             self.initial["vingt_trois_colours"] = json.dumps(self.instance.vingt_trois_colours, ensure_ascii=False)
 

@@ -235,7 +235,8 @@ class Casino(models.Model):
         # The settings row and the version that dates its day-fixed values are written together or not at all.
         with transaction.atomic():
             super().save(**kwargs)
-            DaySettings.record(self)
+            signed, self.signed_settings = getattr(self, "signed_settings", None) or {}, None
+            DaySettings.record(self, **signed)
 
     # Day-fixed values (R7, R10, R15, « Day-fixed values »): a change applies from the next gaming day only.
     #
@@ -254,6 +255,19 @@ class Casino(models.Model):
             else None
         )
         return version or DaySettings.of(self, datetime.date.min)
+
+    def setting(self, name, date=None):
+        """A regulatory threshold or duration in force on the gaming day of `date` (default: the current one):
+        a change signed by the director applies from the next gaming day (R29)."""
+        return self.settings_on(date or self.gaming_date()).value(name)
+
+    def latest_settings(self):
+        """The values the latest recorded version gives (in force, or pending from a later day)."""
+        latest = self.day_settings.order_by("-effective_from", "-pk").first() if self.pk else None  # pragma: no mutate
+        latest = latest or DaySettings.of(self, datetime.date.min)
+        return {name: latest.value(name) for name in (*DAY_FIXED_SETTINGS, *REGULATORY_SETTINGS)} | {
+            "chip_denominations": self.chip_denominations
+        }
 
     def gaming_date(self, moment=None):
         """The date of the gaming day a moment belongs to: a stored day keeps its hours; otherwise, before the
@@ -344,6 +358,24 @@ DAY_FIXED_SETTINGS = (
     "seance_opening_lead_minutes",
 )
 
+# The casino's regulatory thresholds and durations (R29): changed by the directeur responsable only, signed, with a
+# reason, from the next gaming day. Each version of DaySettings carries them; a version written before they were
+# versioned leaves them empty, and the casino's own column (its value at that time, never written since) holds.
+REGULATORY_SETTINGS = (
+    "short_interruption_minutes",
+    "rotation_period_minutes",
+    "launch_share_threshold",
+    "consecutive_seances_max",
+    "launch_share_factor",
+    "spin_bias_window",
+    "spin_bias_p_value",
+    "approval_warning_days",
+)
+
+# Everything the settings page and the API change: only by the director's signed act (R29). The chip values are
+# the casino's own column (a count lists the chips of the casino).
+DIRECTED_SETTINGS = (*DAY_FIXED_SETTINGS, *REGULATORY_SETTINGS, "chip_denominations")
+
 
 class DaySettings(models.Model):
     """The day-fixed settings of a casino and the gaming day from which they apply (R7, R10, R15, R30).
@@ -367,7 +399,39 @@ class DaySettings(models.Model):
     seance_opening_lead_minutes = models.PositiveIntegerField(
         "ouverture d'une séance au plus tôt (minutes avant son début prévu)", default=60
     )
+    short_interruption_minutes = models.PositiveIntegerField(
+        "durée maximale d'une interruption momentanée (minutes)", null=True, blank=True
+    )
+    rotation_period_minutes = models.PositiveIntegerField("période de roulement des lanceurs (minutes)", null=True)
+    launch_share_threshold = models.PositiveIntegerField("part de lancement maximale d'un employé (%)", null=True)
+    consecutive_seances_max = models.PositiveIntegerField("séances consécutives de lancement au plus", null=True)
+    launch_share_factor = models.DecimalField(
+        "part de coups maximale d'un lanceur (multiple de la part égale)", max_digits=4, decimal_places=2, null=True
+    )
+    spin_bias_window = models.PositiveIntegerField("coups examinés pour le biais d'un appareil", null=True)
+    spin_bias_p_value = models.DecimalField(
+        "seuil de probabilité d'un biais", max_digits=6, decimal_places=5, null=True
+    )
+    approval_warning_days = models.PositiveIntegerField("préavis d'expiration des agréments (jours)", null=True)
     recorded_at = models.DateTimeField("enregistré le", default=timezone.now)
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name="changé par",
+        help_text="Le directeur responsable qui a signé le changement (R29) ; vide : avant la signature des réglages.",
+    )
+    reason = models.TextField("motif", blank=True)
+    signature = models.OneToOneField(
+        "cashbox.Signature",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text=f"Signature du directeur responsable (R29, {article('R29')}).",
+    )
 
     history = HistoricalRecords()
 
@@ -391,18 +455,31 @@ class DaySettings(models.Model):
         )
 
     @classmethod
-    def record(cls, casino):
-        """Append a version when the casino's day-fixed settings differ from the latest one recorded."""
+    def record(cls, casino, regulatory=None, **signed):
+        """Append a version when the casino's settings differ from the latest one recorded.
+
+        The day-fixed values are read from the casino's row; the regulatory thresholds come from `regulatory` (the
+        director's signed change, R29) or are carried from the latest version. `signed`: recorded_by, reason and
+        signature of the director's act.
+        """
         # Re-read the row: values set from a form or a serializer are normalised by the database.
         stored = Casino.objects.get(pk=casino.pk)
         latest = stored.day_settings.order_by("-effective_from", "-pk").first()  # pragma: no mutate (SETTINGS_ORDER)
         values = {name: getattr(stored, name) for name in DAY_FIXED_SETTINGS}
         if latest is None:
             # A new casino: its first settings hold from the start, no day was played before them.
+            values |= {name: getattr(stored, name) for name in REGULATORY_SETTINGS}
             return cls.objects.create(casino=stored, effective_from=datetime.date.min, **values)
-        if all(getattr(latest, name) == value for name, value in values.items()):
+        carried = {name: latest.value(name) for name in REGULATORY_SETTINGS}
+        values |= carried | (regulatory or {})
+        if all(latest.value(name) == value for name, value in values.items()):
             return None
-        return cls.objects.create(casino=stored, effective_from=stored.next_settings_day(), **values)
+        return cls.objects.create(casino=stored, effective_from=stored.next_settings_day(), **values, **signed)
+
+    def value(self, name):
+        """The setting in this version; a threshold this version does not carry is the casino's own column."""
+        value = getattr(self, name)
+        return getattr(self.casino, name) if value is None else value
 
     @property
     def effective_label(self):
@@ -566,8 +643,14 @@ class Employee(models.Model):
         return self.approval_valid_on()
 
     def save(self, **kwargs):  # keyword arguments only, as Django 5.1 asks of save()'s callers
+        before = type(self).objects.filter(pk=self.pk).values_list("role", flat=True).first() if self.pk else None
         super().save(**kwargs)
         self.sync_groups()
+        if before is not None and Role.DIRECTOR in (before, self.role) and before != self.role:
+            # The database already moved each membership's `director` flag (trigger, R29); saving them again writes
+            # their history row, so that the journal says what the rows say.
+            for membership in self.memberships.all():
+                membership.save()
 
     def sync_groups(self):
         """Put the employee's user in the group of its role, and in no other role group."""
@@ -589,11 +672,33 @@ class Membership(models.Model):
     employee = models.ForeignKey(Employee, on_delete=models.PROTECT, related_name="memberships")
     casino = models.ForeignKey(Casino, on_delete=models.PROTECT, related_name="memberships")
     active = models.BooleanField("actif", default=True)
+    director = models.BooleanField(
+        "directeur responsable",
+        default=False,
+        editable=False,
+        help_text="Copie du rôle de l'employé, tenue par la base (déclencheur) : un établissement a un seul directeur "
+        f"responsable (R29, {article('R29')}).",
+    )
     history = HistoricalRecords()
 
     class Meta:
         verbose_name = "appartenance"
-        constraints = [models.UniqueConstraint(fields=["employee", "casino"], name="one_membership_per_casino")]
+        constraints = [
+            models.UniqueConstraint(fields=["employee", "casino"], name="one_membership_per_casino"),
+            # R29: exactly one directeur responsable per casino, whoever writes the rows. `director` is kept equal to
+            # the employee's role by triggers (casino/audit/append_only.py: one_director_statements), so that a
+            # unique index, which no race between two transactions gets past, holds the rule.
+            models.UniqueConstraint(
+                fields=["casino"],
+                condition=models.Q(director=True, active=True),
+                name="r29_one_director_per_casino",
+            ),
+        ]
+
+    def save(self, **kwargs):  # keyword arguments only, as Django 5.1 asks of save()'s callers
+        # The database sets it anyway (trigger); set here too so that the object says what the row says.
+        self.director = Employee.objects.filter(pk=self.employee_id, role=Role.DIRECTOR).exists()
+        super().save(**kwargs)
 
     def __str__(self):
         return f"{self.employee} — {self.casino}"
@@ -628,6 +733,18 @@ class AccountChange(models.Model):
         help_text="Le rôle et l'agrément restent ; confirmée, la double authentification de la personne est "
         "réinitialisée et elle l'enrôle à nouveau avec un code d'activation (R28, R29).",
     )
+    reset_password = models.BooleanField(
+        "réinitialisation du mot de passe",
+        default=False,
+        help_text="Mot de passe perdu d'un compte actif : confirmée par la direction, elle donne un code d'activation "
+        "remis à la personne elle-même, jamais à l'administrateur qui l'a proposée (R28, R29).",
+    )
+    deactivate = models.BooleanField(
+        "désactivation du compte",
+        default=False,
+        help_text="Désactiver un membre de la direction est un acte de la direction : un autre membre la confirme "
+        "(R29).",
+    )
 
     objects = AccountChangeQuerySet.as_manager()
     history = HistoricalRecords()
@@ -648,6 +765,11 @@ class AccountChange(models.Model):
 
     def proposed(self):
         return {name: getattr(self, name) for name in self.FIELDS}
+
+    @property
+    def changes_role(self):
+        """A proposal of a role or an approval, not a reset nor a deactivation."""
+        return not (self.reset_second_factor or self.reset_password or self.deactivate)
 
     @property
     def state(self):

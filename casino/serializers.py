@@ -7,7 +7,7 @@ from rest_framework import serializers
 from rest_framework.fields import get_error_detail
 
 from casino.accounts.services import FIELDS, save_employee
-from casino.models import AccountChange, Alert, Casino, DaySettings, Employee, Role
+from casino.models import REGULATORY_SETTINGS, AccountChange, Alert, Casino, DaySettings, Employee, Role
 from casino.web.serializers import CleanedModelSerializer
 
 
@@ -27,11 +27,21 @@ class DaySettingsSerializer(serializers.ModelSerializer):
             "gaming_day_start",
             "vingt_trois_colours",
             "seance_opening_lead_minutes",
+            *REGULATORY_SETTINGS,
+            "reason",
         ]
         read_only_fields = fields
 
     def get_effective_from(self, version) -> str | None:
         return None if version.effective_from == datetime.date.min else version.effective_from.isoformat()
+
+    def to_representation(self, version):
+        data = super().to_representation(version)
+        for name in REGULATORY_SETTINGS:
+            if data[name] is None:
+                # A version older than the thresholds' versioning: the casino's column held them then.
+                data[name] = self.fields[name].to_representation(version.value(name))
+        return data
 
 
 class CasinoSerializer(CleanedModelSerializer):
@@ -54,6 +64,21 @@ class CasinoSerializer(CleanedModelSerializer):
 
     def get_changes_apply_from(self, casino) -> str:
         return casino.next_settings_day().isoformat()
+
+    # The director's signature of the change (R29): written, never read back.
+    password = serializers.CharField(
+        write_only=True, required=False, style={"input_type": "password"}, trim_whitespace=False
+    )
+    otp = serializers.CharField(write_only=True, required=False, allow_blank=True, help_text="Code TOTP du directeur.")
+    reason = serializers.CharField(write_only=True, required=False, allow_blank=True, help_text="Motif du changement.")
+
+    def to_representation(self, casino):
+        data = super().to_representation(casino)
+        # The thresholds last signed (in force, or pending from `changes_apply_from`): they live in the versions.
+        latest = casino.latest_settings()
+        for name in REGULATORY_SETTINGS:
+            data[name] = self.fields[name].to_representation(latest[name])
+        return data
 
     class Meta:
         model = Casino
@@ -81,6 +106,9 @@ class CasinoSerializer(CleanedModelSerializer):
             "settings_in_force",
             "pending_settings",
             "changes_apply_from",
+            "password",
+            "otp",
+            "reason",
         ]
         read_only_fields = ["id", "name"]
 

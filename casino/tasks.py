@@ -26,7 +26,7 @@ def check_approvals(today=None):
     day = timezone.datetime.fromisoformat(today).date() if today else timezone.localdate()
     raised = 0
     for casino in Casino.objects.all():
-        horizon = day + timezone.timedelta(days=casino.approval_warning_days)
+        horizon = day + timezone.timedelta(days=casino.setting("approval_warning_days", day))
         staff = Employee.objects.filter(
             memberships__casino=casino, memberships__active=True, role__in=list(APPROVED_ROLES), user__is_active=True
         ).select_related("user")

@@ -83,6 +83,11 @@ urlpatterns = [
         accounts_views.ProposeSecondFactorResetView.as_view(),
         name="employee-second-factor-reset",
     ),
+    path(
+        "personnel/<int:pk>/reinitialiser-mot-de-passe/",
+        accounts_views.ProposePasswordResetView.as_view(),
+        name="employee-password-reset",
+    ),
     path("activation/", accounts_views.ActivationView.as_view(), name="activation"),
     path("activation/double-authentification/", accounts_views.ActivationOTPView.as_view(), name="activation-otp"),
     path("personnel/propositions/", accounts_views.AccountChangeListView.as_view(), name="account-change-list"),

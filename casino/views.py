@@ -7,10 +7,11 @@ from django.templatetags.static import static
 from django.views import View
 from django.views.generic import RedirectView
 
-from casino.accounts.activation import has_second_factor
+from casino.accounts.activation import has_second_factor, was_activated
 from casino.accounts.auth import safe_next
+from casino.accounts.services import change_settings, refuse_unless_director
 from casino.forms import CasinoForm, EmployeeForm
-from casino.models import AccountChange, Alert, Casino, Employee
+from casino.models import DIRECTED_SETTINGS, REGULATORY_SETTINGS, AccountChange, Alert, Casino, Employee
 from casino.rules import DomainError, RoleForbidden, article
 from casino.services import acknowledge_alert
 from casino.web.middleware import mark_form_refusal, mark_refusal, refusal_of
@@ -52,6 +53,7 @@ class EmployeeDetailView(ScopedDetailView):
             AccountChange.objects.for_user(self.request.user).pending().filter(employee=self.object)
         )
         context["has_second_factor"] = has_second_factor(self.object.user)
+        context["activated"] = was_activated(self.object.user)
         return context
 
 
@@ -114,26 +116,60 @@ class EmployeeUpdateView(EmployeeFormMixin, ScopedFormView):
 
 
 class CasinoUpdateView(ScopedFormView):
+    """The director's signed change of the casino's settings, with its reason, from the next gaming day (R29)."""
+
     model = Casino
     form_class = CasinoForm
     permission_required = "casino.change_casino"
+
+    def dispatch(self, request, *args, **kwargs):
+        if request.user.is_authenticated:
+            try:
+                refuse_unless_director(request.user)
+            except RoleForbidden as exc:
+                # Refused before the form is even offered, and nothing written (R29): the administrator included.
+                response = render(request, "casino/refused.html", {"message": exc.message}, status=exc.status_code)
+                return mark_refusal(response, *refusal_of(exc))
+        return super().dispatch(request, *args, **kwargs)
+
+    def post(self, request, *args, **kwargs):
+        self.object = self.get_object()
+        form = self.get_form(request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            # The model's clean() normalised the values on the form's instance (chips, colours).
+            values = {name: getattr(form.instance, name) for name in DIRECTED_SETTINGS}
+            try:
+                with transaction.atomic():
+                    version = change_settings(
+                        request.user, self.object, values, data["reason"], data["password"], otp=data.get("otp")
+                    )
+            except ValidationError as exc:
+                form.add_error(None, exc)
+            except DomainError as exc:
+                form.add_error(None, exc.message)
+                return mark_refusal(self.render(form, status=exc.status_code), *refusal_of(exc))
+            else:
+                messages.success(request, self.signed_message(version))
+                return HttpResponseRedirect(self.object.get_absolute_url())
+        return mark_form_refusal(self.render(form, status=400), form)
+
+    def signed_message(self, version):
+        if version is None:
+            return "Enregistré et signé."
+        return f"Signé. Les réglages s'appliquent {version.effective_label}."
 
     def get_title(self):
         return f"Réglages de {self.object}"
 
     def notice(self):
         return (
-            "Les minimums autorisés, les avances, le début de la journée de jeu et les couleurs du vingt-trois sont "
-            f"fixés pour la journée ({article('R15')}) : un changement fait maintenant s'applique à partir de la "
-            f"journée du {self.object.next_settings_day():%d/%m/%Y} ; la journée en cours et les précédentes ne "
-            "changent pas."
+            "Les réglages de l'établissement sont un acte du directeur responsable, signé avec son motif "
+            f"({article('R29')}). Les minimums autorisés, les avances, le début de la journée de jeu, les couleurs du "
+            f"vingt-trois ({article('R15')}) et les seuils d'alerte et durées : un changement fait maintenant "
+            f"s'applique à partir de la journée du {self.object.next_settings_day():%d/%m/%Y} ; la journée en cours "
+            "et les précédentes ne changent pas."
         )
-
-    def success_message(self, saved):
-        pending = saved.pending_settings()
-        if not pending:
-            return "Enregistré."
-        return f"Enregistré. Les réglages fixés pour la journée s'appliquent {pending[-1].effective_label}."
 
 
 class CasinoDetailView(ScopedDetailView):
@@ -147,8 +183,13 @@ class CasinoDetailView(ScopedDetailView):
         today = casino.gaming_date()
         context["current_date"] = today
         context["in_force"] = casino.gaming_day(today) or casino.settings_on(today)
-        context["in_force_settings"] = casino.settings_on(today)
-        context["pending_settings"] = casino.pending_settings()
+        context["in_force_settings"] = in_force = casino.settings_on(today)
+        # The thresholds in force today (R29): a version older than their versioning falls back to the casino's row.
+        context["thresholds"] = {name: in_force.value(name) for name in REGULATORY_SETTINGS}
+        pending = casino.pending_settings()
+        for version in pending:
+            version.values = {name: version.value(name) for name in REGULATORY_SETTINGS}
+        context["pending_settings"] = pending
         return context
 
 

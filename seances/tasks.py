@@ -60,7 +60,7 @@ def check_launcher_named(spin):
     return int(raise_alert(spin.apparatus.casino, "launcher", key, message, "R4") is not None)
 
 
-def _share_alerts(casino, apparatus, shares, over, scope, key):
+def _share_alerts(casino, apparatus, shares, over, scope, key, factor):
     users = {u.pk: u for u in get_user_model().objects.filter(pk__in=over)}
     raised = 0
     for user_id in over:
@@ -68,7 +68,7 @@ def _share_alerts(casino, apparatus, shares, over, scope, key):
         message = (
             f"{apparatus.name}, {scope} : {_name(users[user_id])} a lancé {share['actual']} coups sur "
             f"{shares['total']} ({share['actual_share']:.0%}) pour une part prévue de {share['planned_share']:.0%} ; "
-            f"au-delà de {casino.launch_share_factor} fois la part équitable, nul ne peut être spécialisé "
+            f"au-delà de {factor} fois la part équitable, nul ne peut être spécialisé "
             f"({article('R4')})."
         )
         raised += raise_alert(casino, "launch_share", f"{key}:{user_id}", message, "R4") is not None
@@ -82,29 +82,35 @@ def check_seance_shares(spin):
         return 0
     shares = spin_stats.launch_shares(spin_stats.spins_by_roster([roster]))
     casino = spin.apparatus.casino
-    over = spin_stats.over_share(shares, casino.launch_share_factor, SEANCE_MINIMUM_SPINS)
-    return _share_alerts(casino, spin.apparatus, shares, over, str(spin.seance), f"share:{roster.pk}")
+    # The factor in force on the spin's gaming day (R29: a signed change applies from the next day).
+    factor = casino.setting("launch_share_factor", spin.seance.gaming_day.date)
+    over = spin_stats.over_share(shares, factor, SEANCE_MINIMUM_SPINS)
+    return _share_alerts(casino, spin.apparatus, shares, over, str(spin.seance), f"share:{roster.pk}", factor)
 
 
 def check_recent_shares(apparatus, moment):
     """R4: the same over the last 30 days of the apparatus."""
     shares = spin_stats.launch_shares(spin_stats.spins_by_roster(spin_stats.recent_rosters(apparatus, moment)))
     casino = apparatus.casino
-    over = spin_stats.over_share(shares, casino.launch_share_factor, RECENT_MINIMUM_SPINS)
+    factor = casino.setting("launch_share_factor", casino.gaming_date(moment))
+    over = spin_stats.over_share(shares, factor, RECENT_MINIMUM_SPINS)
     key = f"share30:{apparatus.pk}:{timezone.localdate(moment).isoformat()}"
-    return _share_alerts(casino, apparatus, shares, over, "30 derniers jours", key)
+    return _share_alerts(casino, apparatus, shares, over, "30 derniers jours", key, factor)
 
 
 def check_bias(apparatus):
     """R1: an alert for the director and the police des jeux when the last N spins do not fit the plateau."""
     casino = apparatus.casino
-    numbers = spin_stats.last_window(apparatus, casino.spin_bias_window)
-    fit = spin_stats.biased(apparatus.game, numbers, casino.spin_bias_p_value)
+    # The thresholds in force today (R29: a change the director signed applies from the next gaming day).
+    in_force = casino.settings_on(casino.gaming_date())
+    threshold = in_force.value("spin_bias_p_value")
+    numbers = spin_stats.last_window(apparatus, in_force.value("spin_bias_window"))
+    fit = spin_stats.biased(apparatus.game, numbers, threshold)
     if fit is None:
         return 0
     message = (
         f"Appareil {apparatus.name} : les {len(numbers)} derniers coups s'écartent des probabilités du plateau "
         f"(khi-deux {fit.statistic:.1f}, {fit.degrees} degrés de liberté, p = {fit.p_value:.2g} < "
-        f"{casino.spin_bias_p_value}) ; vérifiez l'appareil ({article('R1')})."
+        f"{threshold}) ; vérifiez l'appareil ({article('R1')})."
     )
     return int(raise_alert(casino, "spin_bias", f"spin-bias:{apparatus.pk}", message, "R1") is not None)

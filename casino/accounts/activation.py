@@ -10,8 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 from django_otp.plugins.otp_totp.models import TOTPDevice, default_key
 
-from casino.accounts.roles import role_of
-from casino.accounts.security import end_sessions, end_tokens, journal, refuse_own_account
+from casino.accounts.security import end_sessions, end_tokens, has_second_factor, journal, refuse_own_account
 from casino.models import AccountDecision, ActivationCode
 from casino.rules import InvalidTransition, RoleForbidden
 
@@ -26,12 +25,6 @@ def normalise(code):
 
 def digest(code):
     return hashlib.sha256(normalise(code).encode()).hexdigest()
-
-
-def has_second_factor(user):
-    """The roles that log in with TOTP, and whoever may enter /admin/ (superusers included), demo mode or not."""
-    role = role_of(user)
-    return (role is not None and role.value in settings.TWO_FACTOR_ROLES) or user.is_staff or user.is_superuser
 
 
 def needs_second_factor(user):
@@ -72,8 +65,27 @@ def enrolment_allowed(user):
     return False
 
 
+def was_activated(user):
+    """Whether the account was ever in use: a password of its own (set with a code, or at installation), a login, or
+    a code used. Such an account is never given a code by the administrator alone (R28)."""
+    return (
+        user.has_usable_password()
+        or user.last_login is not None
+        or ActivationCode.objects.filter(user=user, used_at__isnull=False).exists()
+    )
+
+
+def refuse_active_account(employee):
+    raise InvalidTransition(
+        "R28",
+        f"{employee} a déjà activé son compte : nul ne reçoit de code pour le compte d'un autre. Un mot de passe perdu "
+        "se réinitialise sur proposition confirmée par la direction, et le code est remis à la personne elle-même "
+        "(R29)",
+    )
+
+
 @transaction.atomic
-def issue_activation_code(actor, employee, reset_second_factor=False):
+def issue_activation_code(actor, employee, reset_second_factor=False, confirmed_reset=None):
     """Issue a code for the employee (shown once), ending their password, sessions and tokens. Returns (code, record).
 
     The second factor is kept: whoever holds the code also needs the person's phone, so an administrator who saw the
@@ -83,6 +95,10 @@ def issue_activation_code(actor, employee, reset_second_factor=False):
     """
     refuse_own_account(actor, employee)
     user = type(employee.user).objects.select_for_update().get(pk=employee.user_id)
+    if confirmed_reset is None and was_activated(user):
+        # Only an account never activated gets a code from the administrator; an active one only through a reset
+        # the direction confirmed (decide() passes it), whose code goes to the person, never to the proposer.
+        refuse_active_account(employee)
     if reset_second_factor and has_second_factor(user):
         raise RoleForbidden(
             "R29",
@@ -108,7 +124,14 @@ def issue_activation_code(actor, employee, reset_second_factor=False):
     user.save(update_fields=["password"])
     end_sessions(user)
     end_tokens(user, "activation_code", actor=actor)
-    journal(employee, "activation_code_issued", actor, code=record.pk, expires_at=expires_at.isoformat())
+    journal(
+        employee,
+        "activation_code_issued",
+        actor,
+        code=record.pk,
+        expires_at=expires_at.isoformat(),
+        **({"change": confirmed_reset.pk} if confirmed_reset is not None else {}),
+    )
     if reset_second_factor:
         _renew_devices(user)
         journal(employee, "second_factor_reset", actor, devices=TOTPDevice.objects.filter(user=user).count())

@@ -32,6 +32,8 @@ class AccountChangeSerializer(serializers.ModelSerializer):
             "proposed_at",
             *AccountChange.FIELDS,
             "reset_second_factor",
+            "reset_password",
+            "deactivate",
             "previous",
             "state",
             "decided_by",
@@ -46,6 +48,23 @@ class AccountChangeSerializer(serializers.ModelSerializer):
     def get_decided_at(self, change) -> str | None:
         decision = getattr(change, "decision", None)
         return decision.decided_at.isoformat() if decision else None
+
+
+class CodeSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="Affiché une seule fois ; seule son empreinte est conservée (R28).")
+    expires_at = serializers.DateTimeField()
+
+
+class DecisionResponseSerializer(AccountChangeSerializer):
+    activation_code = CodeSerializer(
+        required=False,
+        read_only=True,
+        help_text="Réinitialisation confirmée : le code à remettre à la personne elle-même, une seule fois (R28).",
+    )
+
+    class Meta(AccountChangeSerializer.Meta):
+        fields = [*AccountChangeSerializer.Meta.fields, "activation_code"]
+        read_only_fields = fields
 
 
 class DecisionSerializer(serializers.Serializer):
@@ -78,7 +97,7 @@ class AccountChangeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
             queryset = queryset.pending()
         return queryset
 
-    @extend_schema(request=DecisionSerializer, responses=AccountChangeSerializer)
+    @extend_schema(request=DecisionSerializer, responses=DecisionResponseSerializer)
     @action(detail=True, methods=["post"])
     def decide(self, request, pk=None):
         """Confirm or refuse: the signer is the caller, who re-enters their password."""
@@ -86,7 +105,7 @@ class AccountChangeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
         data = DecisionSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        decide(
+        decision = decide(
             request.user,
             change,
             values["decision"] == "confirm",
@@ -94,7 +113,13 @@ class AccountChangeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
             values["reason"],
             otp=values["otp"],
         )
-        return Response(AccountChangeSerializer(self.get_queryset().get(pk=change.pk)).data)
+        body = AccountChangeSerializer(self.get_queryset().get(pk=change.pk)).data
+        if decision.activation_code is None:
+            return Response(body)
+        # A confirmed reset: the code, once, to the decider who hands it to the person (R28); never stored in clear.
+        code, record = decision.activation_code
+        body["activation_code"] = {"code": code, "expires_at": record.expires_at}
+        return Response(body, headers={"Cache-Control": "no-store"})
 
     @extend_schema(responses=HistorySerializer(many=True))
     @action(detail=True, methods=["get"], pagination_class=None)

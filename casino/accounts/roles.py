@@ -101,7 +101,8 @@ ROLE_PERMISSIONS = {
     Role.ADMIN: [
         *VIEW_ALL,
         *[f"{model}:add" for model in [*REGISTRY, *STAFF]],
-        *[f"{model}:change" for model in [*REGISTRY, *STAFF, "casino.casino"]],
+        # Not the casino's settings: an act of the director, signed (R29).
+        *[f"{model}:change" for model in [*REGISTRY, *STAFF]],
         "casino.accountchange:add",
         # R28: the administrator issues activation codes; nobody sets another person's password.
         "casino.activationcode:add",

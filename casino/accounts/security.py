@@ -9,11 +9,13 @@ import time
 
 from axes.handlers.database import AxesDatabaseHandler
 from axes.handlers.proxy import AxesProxyHandler
+from axes.models import AccessAttempt
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model, logout, user_login_failed
 from django.contrib.sessions.models import Session
 from django.db import transaction
+from django.db.models import Sum
 from django.db.models.signals import post_save, pre_save
 from django.http import JsonResponse
 from django.shortcuts import redirect
@@ -24,8 +26,8 @@ from knox.models import AuthToken
 
 from casino.accounts.roles import role_of
 from casino.audit.journal import casinos_of, record_event
-from casino.models import Employee, Membership
-from casino.rules import RoleForbidden, invalid
+from casino.models import Employee, Membership, Role
+from casino.rules import RoleForbidden, cite, invalid
 
 security_log = logging.getLogger("casino.accounts.security")
 
@@ -86,13 +88,21 @@ def log_event(action, request=None, username=None, **details):
     return record
 
 
-def requires_two_factor(user):
+def has_second_factor(user):
+    """The roles that log in with TOTP (TWO_FACTOR_ROLES), the administrator, and whoever may enter /admin/
+    (superusers included): the accounts whose takeover would hand over the casino (R28)."""
+    role = role_of(user)
     return (
-        settings.REQUIRE_2FA
-        and user.is_authenticated
-        and role_of(user) is not None
-        and role_of(user).value in settings.TWO_FACTOR_ROLES
+        (role is not None and (role.value in settings.TWO_FACTOR_ROLES or role == Role.ADMIN))
+        or user.is_staff
+        or user.is_superuser
     )
+
+
+def requires_two_factor(user):
+    """Outside demo mode, every account with a second factor proves it at login on the pages and for an API token,
+    as /admin/ does: a password alone never opens the administrator's account (R28)."""
+    return settings.REQUIRE_2FA and user.is_authenticated and has_second_factor(user)
 
 
 EXEMPT_PREFIXES = ("/connexion/", "/deconnexion/", "/static/")
@@ -188,14 +198,15 @@ def on_locked_out(sender, request, username, ip_address, **kwargs):
     # attempt refused during the lockout (axes_failures_since_start left None): only the first is an account event.
     if request is not None and getattr(request, "axes_failures_since_start", None) is None:
         return
-    user = get_user_model().objects.filter(username=username).first()
+    signer, _, typist = (username or "").partition(SIGNER_SEPARATOR)
+    user = get_user_model().objects.filter(username=signer).first()
     if user is None:
         return
-    record_account_event(
-        user,
-        "account.lockout",
-        payload={"username": username, "address": ip_address, "minutes": settings.AXES_COOLOFF_MINUTES},
-    )
+    payload = {"username": signer, "address": ip_address, "minutes": settings.AXES_COOLOFF_MINUTES}
+    if typist:
+        # A signature lockout: only this signer's signing typed by this person from this address (check_secrets).
+        payload |= {"signature_typed_by": typist}
+    record_account_event(user, "account.lockout", payload=payload)
 
 
 def record_account_event(user, action, actor=None, **details):
@@ -272,6 +283,13 @@ class LockoutMiddleware:
                 with transaction.atomic():
                     for sender, credentials, kwargs in failed:
                         AxesProxyHandler.user_login_failed(sender, credentials, request, **kwargs)
+                    alert_signer_ceiling(
+                        {
+                            key.partition(SIGNER_SEPARATOR)[0]
+                            for key in (c.get(settings.AXES_USERNAME_FORM_FIELD) or "" for _s, c, _k in failed)
+                            if SIGNER_SEPARATOR in key
+                        }
+                    )
 
 
 def locked_out(request, username):
@@ -286,8 +304,63 @@ def record_failure(request, username):
     user_login_failed.send(sender=__name__, credentials={settings.AXES_USERNAME_FORM_FIELD: username}, request=request)
 
 
+# The signature lockout is keyed by the signer AND the person logged in who typed the signer's password (and the
+# address, as every axes lockout). Keyed by signer and address alone, anyone at a shared floor tablet could lock the
+# director's signing for everyone at that tablet by typing five wrong passwords in a signer field. Keyed so, user A's
+# failures lock A's attempts at B's signature only; C, at the same tablet, still gets B's signature. Guessing B's
+# password from many accounts is not free either: past SIGNER_ALERT_FAILURES failures against one signer within the
+# lockout's window, whoever typed them, the direction gets an alert (an alert, not a lock: a lock there would give
+# the tablet's users back the power to lock B out).
+SIGNER_SEPARATOR = "|"  # never in a Django username (letters, digits and @.+-_ only)
+SIGNER_ALERT_FAILURES = 20
+
+
+def signature_lockout_key(request, username):
+    """The lockout's « username » of a signature: the signer and who typed their secret (see above)."""
+    typist = getattr(getattr(request, "user", None), "username", "") or "-"
+    return f"{username}{SIGNER_SEPARATOR}{typist}"
+
+
+def alert_signer_ceiling(signers):
+    """An alert for each signer whose password was mistyped SIGNER_ALERT_FAILURES times or more in the lockout's
+    window, by anyone (R28). Called once the failures are written, outside the refused request's transaction."""
+    # Imported here: casino.services (alerts) imports the journal, which imports this module's siblings at load.
+    from casino.services import raise_alert
+
+    since = timezone.now() - settings.AXES_COOLOFF_TIME
+    for signer in sorted(signers):
+        failures = (
+            AccessAttempt.objects.filter(
+                username__startswith=f"{signer}{SIGNER_SEPARATOR}", attempt_time__gte=since
+            ).aggregate(total=Sum("failures_since_start"))["total"]
+            or 0
+        )
+        if failures < SIGNER_ALERT_FAILURES:
+            continue
+        casinos = Membership.objects.filter(employee__user__username=signer).select_related("casino")
+        for membership in casinos:
+            raise_alert(
+                membership.casino,
+                "signature_failures",
+                f"signature-failures:{signer}",
+                cite(
+                    "R28",
+                    f"{failures} mots de passe erronés en {settings.AXES_COOLOFF_MINUTES} minutes pour signer au nom "
+                    f"de {signer}, depuis plusieurs comptes : sa signature n'est pas bloquée, vérifiez qui essaie",
+                ),
+                "R28",
+            )
+
+
 def lockout_message():
     return f"trop d'échecs : identifiant bloqué depuis ce poste pendant {settings.AXES_COOLOFF_MINUTES} minutes"
+
+
+def signature_lockout_message():
+    return (
+        f"trop d'échecs : cette signature est bloquée pour vous depuis ce poste pendant "
+        f"{settings.AXES_COOLOFF_MINUTES} minutes"
+    )
 
 
 def _unknown_signer(username, rule, field):
@@ -333,14 +406,15 @@ def check_secrets(user, password, otp, rule, field="password"):
     """
     request = current_request()
     username = user.get_username()
-    if locked_out(request, username):
+    key = signature_lockout_key(request, username)
+    if locked_out(request, key):
         log_event("signature_locked_out", request, username=username)
-        raise RoleForbidden(rule, f"Signature refusée : {lockout_message()}")
+        raise RoleForbidden(rule, f"Signature refusée : {signature_lockout_message()}")
     # The signer is already found (signer_in: active member) and the lockout checked above: their own password is
     # checked directly, without authenticate() finding them again and asking axes a second time (two queries).
     if not user.check_password(password or ""):
         # As authenticate() would: user_login_failed, which axes counts (after the transaction, see above).
-        record_failure(request, username)
+        record_failure(request, key)
         raise invalid(field, rule, "Signature refusée : mot de passe du signataire incorrect")
     if requires_two_factor(user):
         code = (otp or "").strip()
@@ -350,16 +424,14 @@ def check_secrets(user, password, otp, rule, field="password"):
         if device is None:
             raise invalid("otp", rule, "Signature refusée : le signataire n'a pas activé sa double authentification")
         if not device.verify_token(code):
-            record_failure(request, username)
+            record_failure(request, key)
             raise invalid("otp", rule, "Signature refusée : code à usage unique invalide, expiré ou déjà utilisé")
     # The lockout check above counted this signer's recent failures from this address: with none, the reset would
     # only look for attempts to delete and find none in the lockout's window (a query per signature). An attempt
     # older than the window counts for nothing and is swept by axes at the next failure.
-    recent = getattr(request, "_recent_failures", {}).get(username)
+    recent = getattr(request, "_recent_failures", {}).get(key)
     if request is not None and settings.AXES_RESET_ON_SUCCESS and recent != 0:
-        AxesProxyHandler.get_implementation().reset_user_attempts(
-            request, {settings.AXES_USERNAME_FORM_FIELD: username}
-        )
+        AxesProxyHandler.get_implementation().reset_user_attempts(request, {settings.AXES_USERNAME_FORM_FIELD: key})
     return user
 
 

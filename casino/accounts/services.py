@@ -7,18 +7,34 @@ always different people, and nobody changes their own role, approval or membersh
 journaled as `account.<event>` in each casino of the person concerned.
 """
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from cashbox.models import Signature
 from cashbox.signatures import sign
-from casino.accounts.activation import has_second_factor, reset_second_factor
+from casino.accounts.activation import has_second_factor, issue_activation_code, reset_second_factor, was_activated
 from casino.accounts.roles import role_of
-from casino.accounts.security import end_tokens, journal, refuse_own_account
+from casino.accounts.security import end_sessions, end_tokens, journal, refuse_own_account
 from casino.audit.actors import names_actor
 from casino.audit.journal import casinos_of
-from casino.models import GRANTED_ROLES, AccountChange, AccountDecision, Casino, Employee, Membership, Role
-from casino.rules import InvalidTransition, RoleForbidden
+from casino.models import (
+    DAY_FIXED_SETTINGS,
+    DIRECTED_SETTINGS,
+    GRANTED_ROLES,
+    REGULATORY_SETTINGS,
+    AccountChange,
+    AccountDecision,
+    Casino,
+    Employee,
+    Membership,
+    Role,
+)
+from casino.rules import InvalidTransition, RoleForbidden, invalid
+
+# The direction: deactivating or demoting one of its members is an act of the direction (R29).
+DIRECTION = {Role.DIRECTOR, Role.CODIR}
 
 # The roles that sign, count, hold a key or regulate: granting or withdrawing one needs the direction (R29).
 APPROVAL_FIELDS = ("approval_number", "approval_date", "approval_end", "suspended_from", "suspended_until")
@@ -61,11 +77,25 @@ def save_employee(actor, employee, user_data, casinos, wanted):
         employee = Employee.objects.select_for_update(of=("self",)).select_related("user").get(pk=employee.pk)
         user = employee.user
         was_active = user.is_active
+        deactivating = was_active and user_data.get("is_active", True) is False
+        if deactivating and employee.role in DIRECTION:
+            # The director or a CoDir member is deactivated only by the direction (R29): the account stays active
+            # and the deactivation becomes a proposal another member of the direction confirms.
+            user_data = {**user_data, "is_active": True}
         for name, value in user_data.items():
             setattr(user, name, value)
         user.save()
         if user.is_active != was_active:
             journal(employee, "activated" if user.is_active else "deactivated", actor)
+        if deactivating and employee.role in DIRECTION:
+            change = propose_deactivation(actor, employee)
+            if any(name in wanted and wanted[name] != getattr(employee, name) for name in FIELDS):
+                raise InvalidTransition(
+                    "R29",
+                    f"La désactivation de {employee} est proposée à la direction : proposez le rôle ou l'agrément "
+                    "une fois qu'elle est décidée",
+                )
+            return employee, change
     if casinos is not None:
         # A new account's casinos are in its `created` entry.
         change_memberships(actor, employee, casinos, journaled=not created)
@@ -82,11 +112,41 @@ def save_employee(actor, employee, user_data, casinos, wanted):
     return employee, change
 
 
+def refuse_second_director(employee, casino_ids):
+    """A casino has exactly one directeur responsable (R29): the service's check, before the database's unique index
+    (r29_one_director_per_casino) has the last word."""
+    other = (
+        Membership.objects.filter(casino_id__in=casino_ids, active=True, employee__role=Role.DIRECTOR)
+        .exclude(employee=employee)
+        .select_related("casino", "employee__user")
+        .first()
+    )
+    if other is not None:
+        raise InvalidTransition(
+            "R29",
+            f"{other.casino} a déjà un directeur responsable ({other.employee}) : un établissement n'en a qu'un. "
+            "Son rôle est d'abord retiré, sur proposition confirmée par un membre du comité de direction",
+        )
+
+
+def active_casinos(employee):
+    return set(Membership.objects.filter(employee=employee, active=True).values_list("casino_id", flat=True))
+
+
 def change_memberships(actor, employee, casinos, journaled=True):
     """Memberships in the actor's casinos follow `casinos`; one ends, it is never deleted."""
     refuse_own_account(actor, employee)
     visible = set(Casino.objects.for_user(actor).values_list("pk", flat=True))
     wanted = {casino.pk for casino in casinos} & visible
+    if employee.role == Role.DIRECTOR:
+        refuse_second_director(employee, wanted)
+        leaving = active_casinos(employee) & visible - wanted
+        if leaving:
+            raise RoleForbidden(
+                "R29",
+                f"{employee} est directeur responsable : il ne quitte un établissement que par le retrait de son rôle, "
+                "confirmé par un membre du comité de direction",
+            )
     for membership in employee.memberships.filter(casino_id__in=visible):
         active = membership.casino_id in wanted
         if membership.active != active:
@@ -113,16 +173,38 @@ def propose(actor, employee, state):
             "R29", f"Une proposition pour {employee} attend déjà la décision de la direction : elle est décidée d'abord"
         )
     check_state(employee, state)
-    actor_casinos = set(Casino.objects.for_user(actor).values_list("pk", flat=True))
-    casino_id = next((c for c in sorted(casinos_of(employee)) if c in actor_casinos), None)
-    if casino_id is None:
-        raise RoleForbidden("R29", "Cet employé n'appartient à aucun de vos établissements")
+    if state["role"] == Role.DIRECTOR:
+        refuse_second_director(employee, active_casinos(employee))
+    casino_id = _casino_of_proposal(actor, employee)
     before = state_of(employee)
     change = AccountChange.objects.create(
         casino_id=casino_id, employee=employee, proposed_by=actor, previous=_jsonable(before), **state
     )
     event = "role_proposed" if before["role"] != state["role"] else "approval_proposed"
     journal(employee, event, actor, change=change.pk, before=_jsonable(before), proposed=_jsonable(state))
+    return change
+
+
+def _casino_of_proposal(actor, employee):
+    actor_casinos = set(Casino.objects.for_user(actor).values_list("pk", flat=True))
+    casino_id = next((c for c in sorted(casinos_of(employee)) if c in actor_casinos), None)
+    if casino_id is None:
+        raise RoleForbidden("R29", "Cet employé n'appartient à aucun de vos établissements")
+    return casino_id
+
+
+def _propose_act(actor, employee, event, **kind):
+    """A proposal that keeps the role and approval (a reset, a deactivation), pending the direction (R29)."""
+    if AccountChange.objects.pending().filter(employee=employee).exists():
+        raise InvalidTransition(
+            "R29", f"Une proposition pour {employee} attend déjà la décision de la direction : elle est décidée d'abord"
+        )
+    casino_id = _casino_of_proposal(actor, employee)
+    before = state_of(employee)
+    change = AccountChange.objects.create(
+        casino_id=casino_id, employee=employee, proposed_by=actor, previous=_jsonable(before), **kind, **before
+    )
+    journal(employee, event, actor, change=change.pk)
     return change
 
 
@@ -135,27 +217,37 @@ def propose_second_factor_reset(actor, employee):
     employee = Employee.objects.select_for_update(of=("self",)).select_related("user").get(pk=employee.pk)
     if not has_second_factor(employee.user):
         raise InvalidTransition(
-            "R28", f"Le rôle de {employee} n'a pas de double authentification : émettez simplement un code d'activation"
+            "R28",
+            f"Le rôle de {employee} n'a pas de double authentification : proposez la réinitialisation de son "
+            "mot de passe",
         )
-    if AccountChange.objects.pending().filter(employee=employee).exists():
+    return _propose_act(actor, employee, "second_factor_reset_proposed", reset_second_factor=True)
+
+
+@names_actor
+@transaction.atomic
+def propose_password_reset(actor, employee):
+    """Propose to reset the password of an account in use (lost password), pending the direction's signature (R28,
+    R29). Confirmed, it gives a one-time code that the decider hands to the person (printed, or shown once to them),
+    never to the administrator who proposed it; the second factor, where the role has one, is kept."""
+    refuse_own_account(actor, employee)
+    employee = Employee.objects.select_for_update(of=("self",)).select_related("user").get(pk=employee.pk)
+    if not employee.user.is_active:
+        raise InvalidTransition("R28", f"Le compte de {employee} est désactivé : rien à réinitialiser")
+    return _propose_act(actor, employee, "password_reset_proposed", reset_password=True)
+
+
+@names_actor
+@transaction.atomic
+def propose_deactivation(actor, employee):
+    """Propose to deactivate the director or a CoDir member: another member of the direction confirms (R29)."""
+    refuse_own_account(actor, employee)
+    employee = Employee.objects.select_for_update(of=("self",)).select_related("user").get(pk=employee.pk)
+    if employee.role not in DIRECTION:
         raise InvalidTransition(
-            "R29", f"Une proposition pour {employee} attend déjà la décision de la direction : elle est décidée d'abord"
+            "R29", f"{employee} n'est pas membre de la direction : désactivez le compte directement"
         )
-    actor_casinos = set(Casino.objects.for_user(actor).values_list("pk", flat=True))
-    casino_id = next((c for c in sorted(casinos_of(employee)) if c in actor_casinos), None)
-    if casino_id is None:
-        raise RoleForbidden("R29", "Cet employé n'appartient à aucun de vos établissements")
-    before = state_of(employee)
-    change = AccountChange.objects.create(
-        casino_id=casino_id,
-        employee=employee,
-        proposed_by=actor,
-        previous=_jsonable(before),
-        reset_second_factor=True,
-        **before,
-    )
-    journal(employee, "second_factor_reset_proposed", actor, change=change.pk)
-    return change
+    return _propose_act(actor, employee, "deactivation_proposed", deactivate=True)
 
 
 def _jsonable(state):
@@ -163,10 +255,11 @@ def _jsonable(state):
 
 
 def confirmer_roles(change):
-    """Who confirms: the directeur responsable; a CoDir member when the director's own role is concerned."""
+    """Who confirms: the directeur responsable; a CoDir member when the director's own role or account is concerned;
+    the director or another CoDir member when a CoDir member is deactivated (never the person: decide checks it)."""
     if change.employee.role == Role.DIRECTOR:
         return {Role.CODIR}
-    if change.role == Role.DIRECTOR:
+    if change.role == Role.DIRECTOR or (change.deactivate and change.employee.role == Role.CODIR):
         return {Role.DIRECTOR, Role.CODIR}
     return {Role.DIRECTOR}
 
@@ -195,6 +288,10 @@ def decide(actor, change, confirm, password, reason="", otp=None):
     verb = "confirme" if confirm else "refuse"
     if change.reset_second_factor:
         proposed = "réinitialisation de la double authentification"
+    elif change.reset_password:
+        proposed = "réinitialisation du mot de passe, code remis à la personne elle-même"
+    elif change.deactivate:
+        proposed = "désactivation du compte"
     else:
         proposed = ", ".join(f"{name} = {value or '—'}" for name, value in _jsonable(change.proposed()).items())
     statement = f"Je {verb} la proposition n° {change.pk} pour {employee.user.username} : {proposed}."
@@ -213,15 +310,47 @@ def decide(actor, change, confirm, password, reason="", otp=None):
         change=change, confirmed=confirm, decided_by=actor, signature=signature, reason=reason
     )
     journal(employee, "change_confirmed" if confirm else "change_refused", actor, change=change.pk, reason=reason)
+    decision.activation_code = None
     if confirm:
         if _jsonable(state_of(employee)) != change.previous:
             raise InvalidTransition("R29", "Le rôle ou l'agrément a changé depuis la proposition : proposez à nouveau")
-        if change.reset_second_factor:
-            reset_second_factor(employee, actor, change=change.pk)
+        if change.deactivate:
+            deactivate(employee, actor, change=change.pk)
+        elif change.reset_second_factor or change.reset_password:
+            if change.reset_second_factor:
+                reset_second_factor(employee, actor, change=change.pk)
+            # The code goes to the decider, who hands it to the person (printed, or shown once to them): never to
+            # the administrator who proposed the reset, so that no single person takes over the account (R28).
+            decision.activation_code = issue_activation_code(actor, employee, confirmed_reset=change)
         else:
             check_state(employee, change.proposed())
+            if change.role == Role.DIRECTOR:
+                refuse_second_director(employee, active_casinos(employee))
             apply(employee, change.proposed(), actor, change=change.pk)
+            if needs_enrolment(employee.user):
+                # A role with a second factor given to an account in use: the person enrols it with a code, which
+                # the decider hands to them (the administrator issues none for an active account, R28).
+                decision.activation_code = issue_activation_code(actor, employee, confirmed_reset=change)
     return decision
+
+
+def needs_enrolment(user):
+    """Whether the person must now enrol a second factor to log in at all (production: REQUIRE_2FA)."""
+    return (
+        settings.REQUIRE_2FA
+        and has_second_factor(user)
+        and was_activated(user)
+        and not TOTPDevice.objects.filter(user=user, confirmed=True).exists()
+    )
+
+
+def deactivate(employee, actor, **payload):
+    """The direction confirmed it (R29): the account is deactivated; its sessions and tokens end (journaled)."""
+    user = employee.user
+    user.is_active = False
+    user.save(update_fields=["is_active"])
+    end_sessions(user)
+    journal(employee, "deactivated", actor, **payload)
 
 
 def apply(employee, state, actor, **payload):
@@ -245,6 +374,60 @@ def apply(employee, state, actor, **payload):
             after=_jsonable({n: state[n] for n in APPROVAL_FIELDS}),
             **payload,
         )
+
+
+# The casino's regulatory settings: an act of the director (R29) -------------------------------------------------
+
+
+def refuse_unless_director(actor):
+    """Only the directeur responsable changes the casino's settings (R29): anyone else, the administrator first."""
+    if role_of(actor) != Role.DIRECTOR:
+        raise RoleForbidden(
+            "R29",
+            "Seul le directeur responsable change les réglages de l'établissement (avances, seuils d'alerte, durées), "
+            "par un acte signé avec son motif",
+        )
+
+
+@names_actor
+@transaction.atomic
+def change_settings(actor, casino, values, reason, password, otp=None):
+    """The director's signed change of the casino's settings, with its reason (R29); it applies from the next gaming
+    day, the current day and the past never move (DaySettings, append-only). Returns the new version, or None when
+    nothing changed.
+
+    `values`: every name of DIRECTED_SETTINGS, already validated by the model's clean() (form or serializer).
+    """
+    refuse_unless_director(actor)
+    reason = (reason or "").strip()
+    if not reason:
+        raise invalid("reason", "R29", "Indiquez le motif du changement des réglages")
+    current = casino.latest_settings()
+    changed = {name: values[name] for name in DIRECTED_SETTINGS if values[name] != current[name]}
+    if not changed:
+        return None
+    fields = {f.name: f for f in Casino._meta.concrete_fields}
+    what = "; ".join(f"{fields[name].verbose_name} : {current[name]} → {value}" for name, value in changed.items())
+    effective = casino.next_settings_day()
+    statement = f"Je change les réglages de {casino} à partir de la journée du {effective:%d/%m/%Y} : {what} — motif : {reason}."
+    # Signed first, before any lock: the password hash takes its time (cashbox.signatures.check_signer).
+    signature = sign(
+        casino, actor.username, password, Signature.Purpose.SETTINGS, statement, {Role.DIRECTOR}, "R29", otp=otp
+    )
+    # Lock the casino: two changes at once are versioned one after the other, each on the latest.
+    locked = Casino.objects.select_for_update().get(pk=casino.pk)
+    for name in (*DAY_FIXED_SETTINGS, "chip_denominations"):
+        setattr(locked, name, values[name])
+    # The thresholds are never written on the casino's row (its columns keep the values older versions fall back to):
+    # they live in the version only, from its day (Casino.setting).
+    locked.signed_settings = {
+        "regulatory": {name: values[name] for name in REGULATORY_SETTINGS},
+        "recorded_by": actor,
+        "reason": reason,
+        "signature": signature,
+    }
+    locked.save()
+    return locked.day_settings.filter(signature=signature).first()
 
 
 # Installation and demonstration ---------------------------------------------------------------------------------

@@ -20,11 +20,12 @@ from cashbox.forms import otp_field
 from casino.accounts.activation import (
     enrolment_device,
     find_code,
+    has_second_factor,
     issue_activation_code,
     needs_second_factor,
     use_activation_code,
 )
-from casino.accounts.services import decide, propose_second_factor_reset
+from casino.accounts.services import decide, propose_password_reset, propose_second_factor_reset
 from casino.models import AccountChange, Employee
 from casino.rules import DomainError, cite
 from casino.web.middleware import mark_refusal, refusal_of
@@ -86,7 +87,7 @@ class AccountChangeDetailView(RoleRequiredMixin, View):
             return self.render(change, form, status=400)
         data = form.cleaned_data
         try:
-            decide(
+            decision = decide(
                 request.user,
                 change,
                 data["decision"] == "confirm",
@@ -100,6 +101,10 @@ class AccountChangeDetailView(RoleRequiredMixin, View):
         except ValidationError as exc:
             form.add_error(None, exc)
             return mark_refusal(self.render(change, form, status=400), *refusal_of(exc))
+        if decision.activation_code is not None:
+            # A confirmed reset: the code is shown once, here, to the member of the direction who hands it to the
+            # person (printed or shown to them); the administrator who proposed it never sees it (R28).
+            return code_page(request, change.employee, *decision.activation_code, change=change)
         messages.success(request, "Proposition confirmée." if data["decision"] == "confirm" else "Proposition refusée.")
         return redirect("account-change-detail", pk=change.pk)
 
@@ -134,11 +139,21 @@ class IssueActivationCodeView(RoleRequiredMixin, View):
         except DomainError as exc:
             response = render(request, "casino/refused.html", {"message": exc.message}, status=exc.status_code)
             return mark_refusal(response, *refusal_of(exc))
-        context = {"employee": employee, "code": code, "record": record}
-        response = render(request, "casino/activation_code_issued.html", context)
-        # Shown once: never kept by a browser or a proxy cache.
-        response["Cache-Control"] = "no-store"
-        return response
+        return code_page(request, employee, code, record)
+
+
+def code_page(request, employee, code, record, change=None):
+    context = {
+        "employee": employee,
+        "code": code,
+        "record": record,
+        "change": change,
+        "has_second_factor": has_second_factor(employee.user),
+    }
+    response = render(request, "casino/activation_code_issued.html", context)
+    # Shown once: never kept by a browser or a proxy cache.
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 class ProposeSecondFactorResetView(RoleRequiredMixin, View):
@@ -156,6 +171,26 @@ class ProposeSecondFactorResetView(RoleRequiredMixin, View):
         messages.success(
             request,
             "Réinitialisation proposée : la direction la confirme par sa signature, puis émettez un code d'activation.",
+        )
+        return redirect("account-change-detail", pk=change.pk)
+
+
+class ProposePasswordResetView(RoleRequiredMixin, View):
+    """The administrator proposes to reset a lost password of an account in use; the direction decides, and hands
+    the code to the person (R28, R29)."""
+
+    permission_required = "casino.add_activationcode"
+
+    def post(self, request, pk):
+        employee = get_object_or_404(Employee.objects.for_user(request.user).select_related("user"), pk=pk)
+        try:
+            change = propose_password_reset(request.user, employee)
+        except DomainError as exc:
+            response = render(request, "casino/refused.html", {"message": exc.message}, status=exc.status_code)
+            return mark_refusal(response, *refusal_of(exc))
+        messages.success(
+            request,
+            "Réinitialisation proposée : la direction la confirme par sa signature et remet le code à la personne.",
         )
         return redirect("account-change-detail", pk=change.pk)
 

@@ -62,7 +62,8 @@ GUARDS = {
     # The establishment and its staff: edited through the registry pages, never deleted.
     "casino.Casino": Guard(others=FREE),
     "casino.Employee": Guard(others=FREE, frozen=("user",)),
-    "casino.Membership": Guard(free=("active",)),
+    # `director` follows the employee's role, set by the database itself (one_director_statements, R29).
+    "casino.Membership": Guard(free=("active", "director")),
     "casino.Alert": Guard(fill_once=("acknowledged_at", "acknowledged_by")),
     "casino.JournalEntry": WRITE_ONCE,
     # Dated versions of the casino's settings (day-fixed values): a version is never edited, a new one is added.
@@ -391,7 +392,8 @@ def employee_role_condition():
     change, decision = (apps.get_model("casino", name)._meta.db_table for name in ("AccountChange", "AccountDecision"))
     confirmed = (
         f'SELECT c.role FROM "{change}" c JOIN "{decision}" d ON d.change_id = c.id '
-        "WHERE c.employee_id = NEW.id AND d.confirmed AND NOT c.reset_second_factor ORDER BY d.id DESC LIMIT 1"
+        "WHERE c.employee_id = NEW.id AND d.confirmed AND NOT c.reset_second_factor AND NOT c.reset_password "
+        "AND NOT c.deactivate ORDER BY d.id DESC LIMIT 1"
     )
     # COALESCE: without a confirmed proposal the comparison is NULL, which would let the change through.
     return (
@@ -422,6 +424,58 @@ def employee_role_statements(vendor):
         """,
         f'CREATE TRIGGER "{PREFIX}guard_role" BEFORE UPDATE OF role ON "{table}" '
         f'FOR EACH ROW EXECUTE FUNCTION "{PREFIX}guard_role_{table}"()',
+    ]
+
+
+def one_director_statements(vendor):
+    """A membership's `director` flag is the employee's role, whoever writes the rows (R29).
+
+    The unique index r29_one_director_per_casino (one active membership flagged director per casino) holds the rule
+    against any race; these triggers make the flag true to the role: set from the employee on every insert or update
+    of a membership, and on every membership of an employee whose role changes. A second director, however he is
+    written (the services, /admin/, a command, SQL), makes the index refuse the row.
+    """
+    from casino.models import Role  # casino/apps.py imports this module before the models are loaded
+
+    employee, membership = (apps.get_model("casino", name)._meta.db_table for name in ("Employee", "Membership"))
+    director = _quote(Role.DIRECTOR.value)
+    of_employee = f'(SELECT e.role = {director} FROM "{employee}" e WHERE e.id = NEW.employee_id)'
+    if vendor == "sqlite":
+        # SQLite's BEFORE triggers cannot set NEW: the row is corrected right after, in the same statement.
+        return [
+            f'CREATE TRIGGER "{PREFIX}director_insert_{membership}" AFTER INSERT ON "{membership}" '
+            f"WHEN NEW.director IS NOT {of_employee} "
+            f'BEGIN UPDATE "{membership}" SET director = {of_employee} WHERE id = NEW.id; END',
+            f'CREATE TRIGGER "{PREFIX}director_update_{membership}" AFTER UPDATE ON "{membership}" '
+            f"WHEN NEW.director IS NOT {of_employee} "
+            f'BEGIN UPDATE "{membership}" SET director = {of_employee} WHERE id = NEW.id; END',
+            f'CREATE TRIGGER "{PREFIX}director_role_{employee}" AFTER UPDATE OF role ON "{employee}" '
+            f"WHEN NEW.role IS NOT OLD.role "
+            f'BEGIN UPDATE "{membership}" SET director = (NEW.role = {director}) WHERE employee_id = NEW.id; END',
+        ]
+    return [
+        f"""
+        CREATE OR REPLACE FUNCTION "{PREFIX}director_{membership}"() RETURNS trigger AS $$
+        BEGIN
+            NEW.director := COALESCE({of_employee}, FALSE);
+            RETURN NEW;
+        END
+        $$ LANGUAGE plpgsql
+        """,
+        f'CREATE TRIGGER "{PREFIX}director" BEFORE INSERT OR UPDATE ON "{membership}" '
+        f'FOR EACH ROW EXECUTE FUNCTION "{PREFIX}director_{membership}"()',
+        f"""
+        CREATE OR REPLACE FUNCTION "{PREFIX}director_{employee}"() RETURNS trigger AS $$
+        BEGIN
+            IF NEW.role IS DISTINCT FROM OLD.role THEN
+                UPDATE "{membership}" SET director = (NEW.role = {director}) WHERE employee_id = NEW.id;
+            END IF;
+            RETURN NULL;
+        END
+        $$ LANGUAGE plpgsql
+        """,
+        f'CREATE TRIGGER "{PREFIX}director_role" AFTER UPDATE OF role ON "{employee}" '
+        f'FOR EACH ROW EXECUTE FUNCTION "{PREFIX}director_{employee}"()',
     ]
 
 
@@ -483,6 +537,8 @@ def related_statements(vendor, existing):
     )
     if {employee, change, decision} <= existing:
         statements += employee_role_statements(vendor)
+    if {employee, apps.get_model("casino", "Membership")._meta.db_table} <= existing:
+        statements += one_director_statements(vendor)
     if apps.get_model("casino", "CasinoKey")._meta.db_table in existing:
         statements += casino_key_statements(vendor)
     return statements

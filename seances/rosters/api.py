@@ -381,8 +381,8 @@ def report_json(report):
         "from": report["from"],
         "to": report["to"],
         "apparatus": report["apparatus"].pk if report["apparatus"] else None,
-        "threshold_percent": report["casino"].launch_share_threshold,
-        "consecutive_seances_max": report["casino"].consecutive_seances_max,
+        "threshold_percent": report["threshold_percent"],
+        "consecutive_seances_max": report["consecutive_seances_max"],
         "sections": [
             {
                 "title": section["title"],

@@ -276,7 +276,7 @@ def create_roster(user, seance, apparatus, chef_username, member_usernames, tabl
             seance=seance,
             apparatus=apparatus,
             chef=chef,
-            period_minutes=casino.rotation_period_minutes,
+            period_minutes=casino.setting("rotation_period_minutes", day),
             created_by=user,
         )
         by_id = {m.pk: m for m in members}
@@ -457,6 +457,8 @@ def compliance_report(casino, date_from, date_to, apparatus=None):
     names at any moment are arithmetic (`rotation.plain_launch_seconds`, `rotation.plain_launcher`); the few
     rosters with changes go through `rotation.timeline` as before.
     """
+    # The thresholds in force on the period's last day: a change the director signed applies from its day (R29).
+    in_force = casino.settings_on(date_to)
     published = Roster.objects.published().filter(
         seance__gaming_day__casino=casino,
         seance__gaming_day__date__gte=date_from,
@@ -480,20 +482,30 @@ def compliance_report(casino, date_from, date_to, apparatus=None):
         seances = by_apparatus.get(item.pk, [])
         every.extend(seances)
         spun = spin_stats.tally_shares({key: n for key, n in tallies.items() if key[0] == item.pk})
-        sections.append(_section(item.name, item, seances, casino, users, casino.consecutive_seances_max, spun))
+        sections.append(
+            _section(item.name, item, seances, in_force, users, in_force.value("consecutive_seances_max"), spun)
+        )
     # Casino-wide: every eligible croupier of the casino is expected to launch somewhere (R4). Consecutive
     # séances are judged per apparatus only: the séances of two apparatus do not follow one another.
     whole = _section(
         "Tout l'établissement",
         None,
         every,
-        casino,
+        in_force,
         users,
         None,
         spin_stats.tally_shares(tallies),
         extra=[u.pk for u in eligible],
     )
-    return {"casino": casino, "from": date_from, "to": date_to, "apparatus": apparatus, "sections": [whole, *sections]}
+    return {
+        "casino": casino,
+        "from": date_from,
+        "to": date_to,
+        "apparatus": apparatus,
+        "sections": [whole, *sections],
+        "threshold_percent": in_force.value("launch_share_threshold"),
+        "consecutive_seances_max": in_force.value("consecutive_seances_max"),
+    }
 
 
 def _roster_heads(published):
@@ -565,10 +577,10 @@ def _roster_launches(heads, orders, chefs_listed, changes):
     return by_apparatus, plans, user_ids
 
 
-def _section(title, apparatus, seances, casino, users, consecutive_max, spun, extra=()):
+def _section(title, apparatus, seances, in_force, users, consecutive_max, spun, extra=()):
     limit = consecutive_max if consecutive_max is not None else len(seances) + 1
-    result = rotation.compliance(seances, casino.launch_share_threshold, limit, extra_eligible=extra)
-    over_spins = set(spin_stats.over_share(spun, casino.launch_share_factor, 1))
+    result = rotation.compliance(seances, in_force.value("launch_share_threshold"), limit, extra_eligible=extra)
+    over_spins = set(spin_stats.over_share(spun, in_force.value("launch_share_factor"), 1))
     none = {"actual": 0, "planned": 0, "actual_share": 0.0, "planned_share": 0.0}
     rows = [
         {

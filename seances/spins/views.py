@@ -169,7 +169,7 @@ class SpinStatisticsView(RoleRequiredMixin, View):
             "summary": summary,
             "chart": chart(summary["numbers"]),
             "pocket_chart": chart(summary["pockets"], "pocket") if summary["pockets"] else None,
-            "threshold": apparatus.casino.spin_bias_p_value,
+            "threshold": apparatus.casino.setting("spin_bias_p_value", date_to),
         }
         return render(request, "seances/spins/statistics.html", context)
 

@@ -59,7 +59,7 @@ CASH_ENTRY = FLOOR_CONTROL | {CROUPIER, CAISSIER}  # advances and counts
 REGISTRY_WRITE = frozenset({DIRECTOR, ADMINISTRATOR})
 STAFF_WRITE = frozenset({ADMINISTRATOR})
 READ_ALL = frozenset({DIRECTOR, CODIR, REGULATOR, ADMINISTRATOR})
-CASINO_SETTINGS = frozenset({DIRECTOR, ADMINISTRATOR})  # casino.change_casino
+CASINO_SETTINGS = frozenset({DIRECTOR})  # casino.change_casino, the director's signed act (R29)
 ALERT_READ = READ_ALL | {CHEF}
 EXPORTS = frozenset({DIRECTOR, REGULATOR})
 
@@ -133,6 +133,7 @@ EXPECTATIONS = {
     "employee-activation-code": page(post=STAFF_WRITE),
     # R28, R29: the administrator proposes a second-factor reset; the direction confirms it (account-change-detail).
     "employee-second-factor-reset": page(post=STAFF_WRITE),
+    "employee-password-reset": page(post=STAFF_WRITE),
     "activation": Route(GET=ANYONE, POST=ANYONE, guard=ANYONE),
     "activation-otp": Route(GET=ANYONE, POST=ANYONE, guard=ANYONE),
     "account-change-list": page(get=READ_ALL),
@@ -237,13 +238,17 @@ EXPECTATIONS = {
     "api-docs": api(get=ANY_ROLE),
     "api:api-root": api(get=ANY_ROLE),
     # API router: never a DELETE (R23)
-    **records("casino", change=REGISTRY_WRITE),
+    **records("casino", change=CASINO_SETTINGS),
     **records(
         "employee",
         read=READ_ALL,
         add=STAFF_WRITE,
         change=STAFF_WRITE,
-        actions={"activation-code": ("post", STAFF_WRITE), "second-factor-reset": ("post", STAFF_WRITE)},
+        actions={
+            "activation-code": ("post", STAFF_WRITE),
+            "second-factor-reset": ("post", STAFF_WRITE),
+            "password-reset": ("post", STAFF_WRITE),
+        },
     ),
     **records("account-change", read=READ_ALL, actions={"decide": ("post", DIRECTION)}),
     **records("apparatus", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
@@ -304,6 +309,7 @@ PK_MODELS = {
     "employee-update": Employee,
     "employee-activation-code": Employee,
     "employee-second-factor-reset": Employee,
+    "employee-password-reset": Employee,
     "account-change-detail": AccountChange,
     "casino-detail": Casino,
     "casino-update": Casino,

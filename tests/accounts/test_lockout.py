@@ -57,25 +57,24 @@ def test_r28_brute_force_on_a_signature_field_is_stopped_at_the_sixth_try_and_st
     for _ in range(5):
         refused = post_advance(api, cash_staff["chef"], boule_tableau, open_day, password="mauvais")
         assert refused.status_code == 400 and "Signature refusée" in refused.json()["message"]
-    assert failures("directeur") == 5
+    # Counted against the signer as typed by this person (security.signature_lockout_key).
+    assert failures("directeur|chef") == 5
     sixth = post_advance(api, cash_staff["chef"], boule_tableau, open_day)
     assert sixth.status_code == 403 and sixth.json()["code"] == "R15"
     assert "15 minutes" in sixth.json()["message"]
     assert not Advance.objects.exists()
     assert lockouts(casino, cash_staff["director"]) == 1
-    # The same lockout stops the director's own login and token from this address.
-    assert login(client, "directeur", PASSWORD).status_code == 429
-    api.force_authenticate(None)
-    assert token(api, "directeur", PASSWORD).status_code == 429
+    # Only the chef's attempts at the director's signature are locked: the director's own login from this address
+    # is not (nobody locks another person out from a shared tablet).
+    assert login(client, "directeur", PASSWORD).status_code == 302
 
 
-def test_r28_failures_on_the_login_page_lock_the_signatures_too(
+def test_r28_failures_on_the_login_page_do_not_lock_a_signature_typed_by_someone_else(
     api, client, cash_staff, casino, open_day, boule_tableau
 ):
     for _ in range(5):
         login(client, "directeur", "mauvais")
-    assert post_advance(api, cash_staff["chef"], boule_tableau, open_day).status_code == 403
-    assert not Advance.objects.exists()
+    assert post_advance(api, cash_staff["chef"], boule_tableau, open_day).status_code == 201
 
 
 def test_r28_a_signer_locked_out_elsewhere_is_not_locked_from_another_address(

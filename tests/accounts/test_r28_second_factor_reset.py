@@ -64,7 +64,7 @@ def actions(employee):
 def test_r29_the_administrator_cannot_reset_a_director_s_second_factor_with_a_code(api, administrator, director, phone):
     key = phone.key
     response = issue(api, administrator, director.employee, reset_second_factor=True)
-    assert response.status_code == 403 and response.json()["code"] == "R29"
+    assert response.status_code == 409 and response.json()["code"] == "R28"
     assert "direction" in response.json()["message"]
     phone.refresh_from_db()
     director.refresh_from_db()
@@ -79,8 +79,8 @@ def test_r29_the_employee_page_refuses_the_reset_box_for_a_role_with_a_second_fa
     page = client.get(f"/personnel/{director.employee.pk}/").content.decode()
     assert 'name="reset_second_factor"' not in page and "reinitialiser-double-authentification" in page
     refused = client.post(f"/personnel/{director.employee.pk}/code-activation/", {"reset_second_factor": "on"})
-    assert refused.status_code == 403 and "confirmée par la direction" in refused.content.decode()
-    assert "art. 69" in refused.content.decode()
+    assert refused.status_code == 409 and "confirmée par la direction" in refused.content.decode()
+    assert "arts. 69 et 80" in refused.content.decode()
     phone.refresh_from_db()
     assert phone.confirmed and not ActivationCode.objects.exists()
 
@@ -89,7 +89,7 @@ def test_r29_a_code_never_opens_an_enrolment_on_an_account_already_in_use(api, a
     # The director has a password and no phone (the demo's accounts, a lapsed enrolment): a code would let its
     # issuer enrol their own phone and choose the password.
     response = issue(api, administrator, director.employee)
-    assert response.status_code == 403 and response.json()["code"] == "R29"
+    assert response.status_code == 409 and response.json()["code"] == "R28"
     director.refresh_from_db()
     assert director.check_password(PASSWORD) and not TOTPDevice.objects.filter(user=director).exists()
 
@@ -112,7 +112,10 @@ def test_r29_a_reset_confirmed_by_a_codir_member_lets_the_director_enrol_anew(
     # The director's own account: a CoDir member decides, not the director.
     refused = decide(api, director, change_id)
     assert refused.status_code == 403 and refused.json()["code"] == "R29"
-    assert decide(api, codir, change_id).status_code == 200
+    confirmed = decide(api, codir, change_id)
+    assert confirmed.status_code == 200 and confirmed["Cache-Control"] == "no-store"
+    # The code goes to the CoDir member who confirmed, who hands it to the director: never to the administrator.
+    code = confirmed.json()["activation_code"]["code"]
 
     phone.refresh_from_db()
     assert not phone.confirmed and current_code(phone) != lost_code
@@ -123,7 +126,7 @@ def test_r29_a_reset_confirmed_by_a_codir_member_lets_the_director_enrol_anew(
     director.refresh_from_db()
     assert director.employee.role == "directeur"  # role and approval unchanged
 
-    code = issue(api, administrator, director.employee).json()["code"]
+    assert issue(api, administrator, director.employee).status_code == 409
     client = Client()
     assert activate(client, "directeur", code)["Location"] == "/activation/double-authentification/"
     assert client.post("/activation/double-authentification/", {"token": lost_code}).status_code == 400
@@ -147,7 +150,7 @@ def test_r29_a_reset_confirmed_by_a_codir_member_lets_the_director_enrol_anew(
     # Once enrolled, the next code proves the new phone: no second enrolment without another confirmed reset.
     phone.confirmed = False
     phone.save()
-    assert issue(api, administrator, director.employee).status_code == 403
+    assert issue(api, administrator, director.employee).status_code == 409
 
 
 def test_r29_a_refused_reset_changes_nothing(api, administrator, director, codir, phone):
@@ -209,9 +212,13 @@ def test_r29_the_pages_propose_and_confirm_a_reset(as_user, client, administrato
     page = codir_client.get(f"/personnel/propositions/{change.pk}/").content.decode()
     assert "Réinitialisation de la double authentification" in page
     body = {"decision": "confirm", "password": PASSWORD, "reason": ""}
-    assert codir_client.post(f"/personnel/propositions/{change.pk}/", body).status_code == 302
+    shown = codir_client.post(f"/personnel/propositions/{change.pk}/", body)
+    # The code, once, to the CoDir member who confirmed, on a page to print for hand delivery (R28).
+    assert shown.status_code == 200 and shown["Cache-Control"] == "no-store"
+    assert "en personne" in shown.content.decode()
     phone.refresh_from_db()
     assert not phone.confirmed
+    assert ActivationCode.objects.get(user=director).issued_by == codir
 
 
 def test_r28_admin_offers_no_device_no_code_and_no_employee_change(client, director, phone, settings):
@@ -229,16 +236,19 @@ def test_r28_admin_offers_no_device_no_code_and_no_employee_change(client, direc
 
 
 def test_r29_a_confirmed_grant_of_a_role_with_a_second_factor_opens_its_first_enrolment(
-    api, administrator, director, croupier
+    api, administrator, director, croupier, settings
 ):
     from casino.accounts.services import propose as propose_role
     from casino.accounts.services import state_of
 
+    settings.REQUIRE_2FA = True
     change = propose_role(administrator, croupier.employee, state_of(croupier.employee) | {"role": "codir"})
-    assert decide(api, director, change.pk).status_code == 200
+    confirmed = decide(api, director, change.pk)
+    assert confirmed.status_code == 200
     croupier.employee.refresh_from_db()
     assert croupier.employee.role == "codir"
-    code = issue(api, administrator, croupier.employee).json()["code"]
+    # The account is in use: the director who confirmed receives the enrolment code to hand over (R28).
+    code = confirmed.json()["activation_code"]["code"]
     client = Client()
     assert activate(client, "croupier1", code)["Location"] == "/activation/double-authentification/"
     device = TOTPDevice.objects.get(user=croupier)
@@ -246,4 +256,4 @@ def test_r29_a_confirmed_grant_of_a_role_with_a_second_factor_opens_its_first_en
     # Enrolled: a later code without the phone opens no second enrolment.
     device.confirmed = False
     device.save()
-    assert issue(api, administrator, croupier.employee).status_code == 403
+    assert issue(api, administrator, croupier.employee).status_code == 409

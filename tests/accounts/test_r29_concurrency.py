@@ -6,15 +6,16 @@ Runs on PostgreSQL only (row locks serialise the decisions); skipped elsewhere, 
 import pytest
 
 from casino.accounts.services import propose, state_of
-from casino.models import AccountChange, AccountDecision, Role
+from casino.models import AccountChange, AccountDecision, Membership, Role
 from tests.cash.test_cash_concurrency import at_once, postgres_only  # noqa: F401 (the autouse fixture)
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, make_employee
+from tests.helpers.role_helpers import never_activated
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
 def test_r29_two_directors_deciding_at_once_decide_once(administrator, director, codir, croupier):
-    change = propose(administrator, croupier.employee, state_of(croupier.employee) | {"role": Role.DIRECTOR})
+    change = propose(administrator, croupier.employee, state_of(croupier.employee) | {"role": Role.CODIR})
 
     def decide_as(user, decision):
         def call(api):
@@ -46,6 +47,7 @@ def test_r28_the_same_activation_code_sent_twice_at_once_sets_one_password(admin
     from casino.accounts.activation import issue_activation_code
     from casino.models import ActivationCode
 
+    never_activated(croupier)
     code, _ = issue_activation_code(administrator, croupier.employee)
     passwords = ["premiere phrase assez longue", "seconde phrase assez longue"]
 
@@ -70,3 +72,27 @@ def test_r29_two_second_factor_reset_proposals_at_once_leave_one_pending(adminis
 
     assert sorted(at_once(call, call)) == [201, 409]
     assert AccountChange.objects.pending().filter(employee=director.employee).count() == 1
+
+
+def test_r29_two_directors_confirmed_at_once_leave_one(administrator, codir, chef, caissier, casino):
+    """A casino without a director: two proposals of a director, confirmed at once by two CoDir members. The
+    service's check sees neither (each transaction sees only its own); the unique index r29_one_director_per_casino
+    lets one through and refuses the other (409), whatever the order."""
+    codir2 = make_employee("codir2", Role.CODIR, casino).user
+    changes = [
+        propose(administrator, person.employee, state_of(person.employee) | {"role": Role.DIRECTOR})
+        for person in (chef, caissier)
+    ]
+
+    def confirm(user, change):
+        def call(api):
+            api.force_authenticate(user)
+            body = {"decision": "confirm", "password": PASSWORD}
+            return api.post(f"/api/v1/account-changes/{change.pk}/decide/", body, format="json").status_code
+
+        return call
+
+    answers = at_once(confirm(codir, changes[0]), confirm(codir2, changes[1]))
+    assert sorted(answers) == [200, 409]
+    directors = Membership.objects.filter(casino=casino, active=True, employee__role=Role.DIRECTOR)
+    assert directors.count() == 1 and AccountDecision.objects.count() == 1

@@ -47,10 +47,10 @@ def test_r29_the_role_of_a_confirmed_proposal_is_given_then_the_sql_cannot_give_
 
 def test_r29_a_refused_proposal_gives_nothing_to_the_sql(administrator, director, croupier):
     employee = croupier.employee
-    change = propose(administrator, employee, state_of(employee) | {"role": Role.DIRECTOR})
+    change = propose(administrator, employee, state_of(employee) | {"role": Role.CODIR})
     decide(director, change, False, PASSWORD)
     with pytest.raises(IntegrityError, match=REFUSAL):
-        set_role(employee, Role.DIRECTOR)
+        set_role(employee, Role.CODIR)
 
 
 def test_r29_the_roles_that_need_no_confirmation_still_move_freely(administrator):

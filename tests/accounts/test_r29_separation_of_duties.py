@@ -78,11 +78,11 @@ def test_r29_the_administrators_own_account_page_is_refused(as_user, administrat
     assert administrator.employee.role == Role.ADMIN
 
 
-def test_r29_a_director_created_with_an_invented_approval_cannot_sign_until_confirmed(
+def test_r29_a_codir_member_created_with_an_invented_approval_cannot_sign_until_confirmed(
     api, administrator, director, chef, open_day, boule_tableau, croupier, caissier
 ):
     api.force_authenticate(administrator)
-    created = api.post("/api/v1/employees/", new_account(open_day.gaming_day.casino), format="json")
+    created = api.post("/api/v1/employees/", new_account(open_day.gaming_day.casino, role=Role.CODIR), format="json")
     assert created.status_code == 201, created.json()
     assert created.json()["role"] == "" and created.json()["pending_change"]
     newcomer = Employee.objects.get(user__username="nouveau")
@@ -97,19 +97,19 @@ def test_r29_a_director_created_with_an_invented_approval_cannot_sign_until_conf
     assert confirmed.status_code == 200, confirmed.json()
     assert confirmed.json()["state"] == "confirmée"
     newcomer.refresh_from_db()
-    assert newcomer.role == Role.DIRECTOR and newcomer.user.groups.filter(name="Directeur responsable").exists()
+    assert newcomer.role == Role.CODIR and newcomer.user.groups.filter(name=Role.CODIR.label).exists()
     assert post_advance(api, chef, boule_tableau, open_day, signer="nouveau").status_code == 201
 
 
 def test_r29_a_patched_role_is_only_proposed(api, administrator, croupier, director):
     api.force_authenticate(administrator)
-    response = api.patch(f"/api/v1/employees/{croupier.employee.pk}/", {"role": "directeur"}, format="json")
+    response = api.patch(f"/api/v1/employees/{croupier.employee.pk}/", {"role": "codir"}, format="json")
     assert response.status_code == 200, response.json()
     assert response.json()["role"] == "croupier" and response.json()["pending_change"]
     croupier.employee.refresh_from_db()
     assert croupier.employee.role == Role.CROUPIER
     change = AccountChange.objects.get()
-    assert change.role == Role.DIRECTOR and change.proposed_by == administrator
+    assert change.role == Role.CODIR and change.proposed_by == administrator
 
 
 def test_r29_an_approval_change_is_only_proposed(api, administrator, croupier):

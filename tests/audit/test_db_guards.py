@@ -14,6 +14,7 @@ from decimal import Decimal
 
 import pytest
 from django.apps import apps
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
@@ -317,6 +318,13 @@ def seance_not_held_without_reason(world):
     )
 
 
+def second_director():
+    user = get_user_model().objects.create_user(username="second-directeur")
+    return Employee.objects.create(
+        user=user, role=Role.DIRECTOR, approval_number="A", approval_date=datetime.date(2020, 1, 1)
+    )
+
+
 CONSTRAINT_TESTS = {
     # The rectificatif and the séance non tenue (R24).
     "r24_difference_is_new_minus_previous_total": lambda w: constraint_refuses(
@@ -411,6 +419,10 @@ CONSTRAINT_TESTS = {
     ),
     "one_membership_per_casino": lambda w: constraint_refuses(
         "one_membership_per_casino", [clone(Membership.objects.first())]
+    ),
+    # A second directeur responsable in the casino (R29), written past the services.
+    "r29_one_director_per_casino": lambda w: constraint_refuses(
+        "r29_one_director_per_casino", [Membership(employee=second_director(), casino=w["casino"], director=True)]
     ),
     "one_open_alert_per_key": lambda w: constraint_refuses(
         "one_open_alert_per_key",

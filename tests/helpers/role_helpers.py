@@ -22,3 +22,11 @@ def confirmed_role(employee, role, decider=None):
     employee.role = role
     employee.save()
     return employee
+
+
+def never_activated(user):
+    """An account as the administrator creates it: no password of its own, never logged in, no code used (R28)."""
+    user.set_unusable_password()
+    user.last_login = None
+    user.save()
+    return user

@@ -14,6 +14,7 @@ from casino.models import (
     Casino,
 )
 from casino.rules import ARTICLES
+from tests.conftest import PASSWORD
 from tests.helpers.days import CORRECTED
 
 pytestmark = pytest.mark.django_db
@@ -36,6 +37,9 @@ def settings_form(casino, **overrides):
         "spin_bias_p_value": "0.00100",
         "approval_warning_days": "30",
         "vingt_trois_colours": "",
+        # The director's signature of the change (R29).
+        "reason": "réglage",
+        "password": PASSWORD,
     }
     return data | overrides
 
@@ -84,8 +88,8 @@ def test_r7_settling_follows_the_casinos_corrected_colours(api, croupier, casino
     assert result["bets"][0]["won"] is False
 
 
-def test_only_the_director_or_the_administrator_changes_the_settings(as_user, codir, chef, casino):
-    for user in (codir, chef):
+def test_only_the_director_changes_the_settings(as_user, codir, chef, administrator, casino):
+    for user in (codir, chef, administrator):
         response = as_user(user).post(f"/etablissements/{casino.pk}/modifier/", settings_form(casino))
         assert response.status_code == 403
     assert Casino.objects.get(pk=casino.pk).min_stake_boule == Decimal("2.00")
@@ -95,4 +99,5 @@ def test_a_change_of_settings_is_history_tracked(as_user, director, casino):
     client = as_user(director)
     client.post(f"/etablissements/{casino.pk}/modifier/", settings_form(casino, short_interruption_minutes="20"))
     page = client.get(f"/etablissements/{casino.pk}/").content.decode()
-    assert "20 minutes" in page and "directeur" in page
+    # Pending from the next gaming day, signed with its reason (R29).
+    assert "20 minutes" in page and "motif : réglage" in page

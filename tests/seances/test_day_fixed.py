@@ -151,7 +151,8 @@ def test_r15_settings_page_api_and_admin_say_from_which_day_a_change_applies(
     form = client.get(f"/etablissements/{casino.pk}/modifier/").content.decode()
     assert "s'applique à partir de la journée du 01/12/2026" in html.unescape(form)
     api.force_authenticate(director)
-    response = api.patch(f"/api/v1/casinos/{casino.pk}/", {"advance_multiple_boule": 5000}, format="json")
+    signed = {"password": PASSWORD, "reason": "avance relevée"}  # the director's signed act (R29)
+    response = api.patch(f"/api/v1/casinos/{casino.pk}/", {"advance_multiple_boule": 5000} | signed, format="json")
     assert response.status_code == 200, response.json()
     body = response.json()
     assert body["settings_in_force"]["advance_multiple_boule"] == 4000
@@ -237,7 +238,8 @@ def test_r7_a_layout_that_breaks_the_one_ninth_edge_is_refused_by_page_and_api(
     assert ARTICLES["R7"] in html.unescape(response.content.decode())
     assert "au lieu de 1/9" in html.unescape(response.content.decode())
     api.force_authenticate(director)
-    response = api.patch(f"/api/v1/casinos/{casino.pk}/", {"vingt_trois_colours": colours}, format="json")
+    signed = {"password": PASSWORD, "reason": "plateau"}
+    response = api.patch(f"/api/v1/casinos/{casino.pk}/", {"vingt_trois_colours": colours} | signed, format="json")
     assert response.status_code == 400 and response.json()["code"] == "R7"
     assert Casino.objects.get(pk=casino.pk).vingt_trois_colours is None
     assert casino.day_settings.count() == 1

@@ -10,6 +10,7 @@ from django.utils.html import escape
 from casino.rules import ARTICLES, InvalidTransition
 from seances import services
 from seances.models import GamingDay, Seance
+from tests.conftest import PASSWORD
 from tests.helpers.cash_helpers import publish_rosters
 from tests.helpers.days import NOW, TODAY, TOMORROW, at
 
@@ -93,6 +94,10 @@ def test_r30_the_lead_is_read_and_changed_through_the_casino_api(clock, api, dir
     assert shown["seance_opening_lead_minutes"] == 60
     assert shown["settings_in_force"]["seance_opening_lead_minutes"] == 60
     with time_machine.travel(NOW + datetime.timedelta(minutes=1), tick=False):
-        changed = api.patch(f"/api/v1/casinos/{casino.pk}/", {"seance_opening_lead_minutes": 30}, format="json")
+        changed = api.patch(
+            f"/api/v1/casinos/{casino.pk}/",
+            {"seance_opening_lead_minutes": 30, "password": PASSWORD, "reason": "ouverture plus tardive"},
+            format="json",
+        )
     assert changed.status_code == 200, changed.json()
     assert changed.json()["pending_settings"][0]["seance_opening_lead_minutes"] == 30

@@ -1,0 +1,54 @@
+"""R28: nobody locks another person out from a shared tablet. A signer's wrong passwords count against the signer as
+typed by the person logged in (and the address): the chef who mistypes the director's password five times locks his
+own attempts at the director's signature, not the croupier's at the same tablet, nor the director's own login. Past
+a ceiling of failures against one signer, whoever typed them, the direction gets an alert instead of a lock."""
+
+import pytest
+from axes.models import AccessAttempt
+
+from cashbox.models import Advance
+from casino.accounts import security
+from casino.models import Alert
+from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import post_advance
+
+pytestmark = pytest.mark.django_db
+
+
+def wrong(api, user, tableau, seance, times=5):
+    for _ in range(times):
+        refused = post_advance(api, user, tableau, seance, password="mauvais")
+        assert refused.status_code == 400 and "Signature refusée" in refused.json()["message"]
+
+
+def test_r28_a_chef_who_mistypes_the_director_s_password_locks_only_himself(
+    api, client, cash_staff, open_day, boule_tableau
+):
+    wrong(api, cash_staff["chef"], boule_tableau, open_day)
+    locked = post_advance(api, cash_staff["chef"], boule_tableau, open_day)
+    assert locked.status_code == 403 and "pour vous depuis ce poste" in locked.json()["message"]
+    assert not Advance.objects.exists()
+    # The croupier at the same tablet (same address) still gets the director's signature.
+    assert post_advance(api, cash_staff["croupier"], boule_tableau, open_day).status_code == 201
+    # And the director's own login from this address is untouched.
+    assert client.post("/connexion/", {"username": "directeur", "password": PASSWORD}).status_code == 302
+
+
+def test_r28_the_key_names_the_signer_and_who_typed(api, cash_staff, open_day, boule_tableau):
+    wrong(api, cash_staff["chef"], boule_tableau, open_day, times=2)
+    wrong(api, cash_staff["croupier"], boule_tableau, open_day, times=1)
+    keys = dict(AccessAttempt.objects.values_list("username", "failures_since_start"))
+    assert keys == {"directeur|chef": 2, "directeur|croupier1": 1}
+
+
+def test_r28_many_failures_against_one_signer_alert_the_direction_but_lock_nobody_else(
+    api, cash_staff, casino, open_day, boule_tableau, monkeypatch
+):
+    monkeypatch.setattr(security, "SIGNER_ALERT_FAILURES", 8)
+    wrong(api, cash_staff["chef"], boule_tableau, open_day, times=5)
+    assert not Alert.objects.filter(kind="signature_failures").exists()
+    wrong(api, cash_staff["croupier"], boule_tableau, open_day, times=3)
+    alert = Alert.objects.get(casino=casino, kind="signature_failures")
+    assert alert.rule == "R28" and "directeur" in alert.message and "arts. 69 et 80" in alert.message
+    # An alert, not a lock: the caissier still gets the director's signature.
+    assert post_advance(api, cash_staff["caissier"], boule_tableau, open_day).status_code == 201
