@@ -389,6 +389,11 @@ class RosterQuerySet(ScopedQuerySet):
     def published(self):
         return self.filter(state=Roster.State.PUBLISHED)
 
+    def staffing(self, seance, tableau):
+        """R31: the séance's published rosters that assign a croupier to the tableau; a tableau opens for the séance
+        only if one does, and the others stay closed for it without leaving the registry."""
+        return self.published().filter(seance=seance, members__tableau=tableau)
+
 
 class Roster(models.Model):
     """The rotation order of the launchers of one apparatus for one séance, set by the management (R4)."""
