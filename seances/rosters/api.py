@@ -260,6 +260,17 @@ class RosterSectionSerializer(serializers.Serializer):
     over_spin_share = serializers.ListField(child=serializers.CharField())
 
 
+class ReportChangeSerializer(serializers.Serializer):
+    at = serializers.DateTimeField()
+    kind = serializers.CharField()
+    apparatus = serializers.IntegerField()
+    seance = serializers.IntegerField()
+    member = serializers.CharField()
+    replacement = serializers.CharField()
+    reason = serializers.CharField()
+    signed_by = serializers.CharField(allow_null=True)
+
+
 class RosterReportSerializer(serializers.Serializer):
     """The compliance of the rotation over a period (R4), seances.rosters.services.compliance_report."""
 
@@ -268,6 +279,7 @@ class RosterReportSerializer(serializers.Serializer):
     threshold_percent = serializers.IntegerField()
     consecutive_seances_max = serializers.IntegerField()
     sections = RosterSectionSerializer(many=True)
+    changes = ReportChangeSerializer(many=True, help_text="Les relèves et sauts de tour de la période (R4, R31).")
 
 
 RosterReportSerializer._declared_fields["from"] = serializers.DateField()
@@ -431,5 +443,18 @@ def report_json(report):
                 "over_spin_share": [u.username for u in section["over_spin_share"]],
             }
             for section in report["sections"]
+        ],
+        "changes": [
+            {
+                "at": change.at,
+                "kind": change.kind,
+                "apparatus": change.roster.apparatus_id,
+                "seance": change.roster.seance_id,
+                "member": change.member.username,
+                "replacement": change.replacement.username,
+                "reason": change.reason,
+                "signed_by": change.signature.signer.username if change.signature_id else None,
+            }
+            for change in report["changes"]
         ],
     }

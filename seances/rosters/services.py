@@ -384,9 +384,12 @@ def _change_signer(roster, kind, signer, password, otp):
     """The signer of a relief (the direction or the chef de partie) or of a skip (the chef de partie), checked before
     any lock (R28); a chef de partie signs for his own table only (R4, R31)."""
     if not (signer or "").strip():
-        what = "La relève" if kind == RosterChange.Kind.RELIEF else "Le saut de tour"
-        who = "la direction ou le chef de partie" if kind == RosterChange.Kind.RELIEF else "le chef de partie"
-        raise invalid("signer", "R4", f"{what} est signé par {who} : indiquez le signataire et son mot de passe")
+        what = (
+            "La relève est signée par la direction ou le chef de partie"
+            if kind == RosterChange.Kind.RELIEF
+            else "Le saut de tour est signé par le chef de partie"
+        )
+        raise invalid("signer", "R4", f"{what} : indiquez le signataire et son mot de passe")
     roles = RELIEF_SIGNERS if kind == RosterChange.Kind.RELIEF else SKIP_SIGNERS
     people = people_of(roster.casino, [signer])
     user = check_signer(people, signer, password, roles, "R4", otp=otp)
@@ -638,7 +641,24 @@ def compliance_report(casino, date_from, date_to, apparatus=None):
         spin_stats.tally_shares(tallies),
         extra=[u.pk for u in eligible],
     )
-    return {"casino": casino, "from": date_from, "to": date_to, "apparatus": apparatus, "sections": [whole, *sections]}
+    return {
+        "casino": casino,
+        "from": date_from,
+        "to": date_to,
+        "apparatus": apparatus,
+        "sections": [whole, *sections],
+        "changes": reliefs_and_skips(published),
+    }
+
+
+def reliefs_and_skips(published):
+    """The reliefs and skips of the rosters, in the order they were recorded, with their signature (R4, R31): the
+    launches by anyone but the designated launcher that the order allowed, each with its reason."""
+    return list(
+        RosterChange.objects.filter(roster__in=published, kind__in=RosterChange.WITH_REPLACEMENT)
+        .select_related("roster__apparatus", "roster__seance__gaming_day", "member", "replacement", "signature__signer")
+        .order_by("at", "pk")
+    )
 
 
 def _roster_heads(published):
