@@ -111,10 +111,13 @@ def eligible_chefs(casino, day):
 # Deriving the timeline -------------------------------------------------------------------------------------------
 
 
-def roster_timeline(roster):
-    return rotation.timeline(
-        published_order(roster), roster_changes(roster), roster.starts_at, roster.ends_at, roster.period
-    )
+def roster_timeline(roster, moment=None):
+    """The turns of the séance; a séance still open past its planned end keeps its rotation up to `moment` and the
+    turn after it, as the launcher in turn is checked (designated_launcher)."""
+    end = roster.ends_at
+    if moment is not None and roster.seance.actual_end is None and moment >= end:
+        end = moment + roster.period
+    return rotation.timeline(published_order(roster), roster_changes(roster), roster.starts_at, end, roster.period)
 
 
 def users_of(roster):
@@ -131,7 +134,7 @@ def roster_status(roster, moment=None):
     """Who launches now and who is next, and the order in force, for the chef's tablet."""
     moment = moment or timezone.now()
     users = users_of(roster)
-    turns = roster_timeline(roster)
+    turns = roster_timeline(roster, moment)
     current, following = rotation.now_and_next(turns, moment)
     order = rotation.effective_order(published_order(roster), roster_changes(roster), moment)
     return {
