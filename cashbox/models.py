@@ -28,6 +28,7 @@ class Signature(models.Model):
         CORRECTION = "correction", "Approbation de correction"
         REGISTER = "register", "Registre de contrôle"
         ROSTER = "roster", "Publication de l'ordre de roulement"
+        ROSTER_CHANGE = "roster_change", "Relève ou saut de tour"
         ACCOUNT = "account", "Décision sur un rôle ou un agrément (R29)"
         SEANCE_NOT_HELD = "seance_not_held", "Déclaration de séance non tenue"
         REGISTER_AMENDMENT = "register_amendment", "Rectificatif du registre de contrôle"

@@ -176,6 +176,12 @@ def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, passw
             raise invalid("cashbox", "R3", "La boîte spéciale d'interruption ne reçoit pas d'avance")
         if not state["opened"]:
             raise DomainError("R10", f"Le tableau n° {tableau.number} n'est pas ouvert : fixez d'abord ses limites")
+        if not state["staffed"]:
+            raise InvalidTransition(
+                "R31",
+                f"Le tableau n° {tableau.number} n'est pas ouvert pour cette séance : l'ordre de roulement publié n'y "
+                "affecte aucun croupier, personne ne pourrait en compter l'encaisse à la fin de la séance",
+            )
         if state["counted"]:
             raise InvalidTransition("R20", "L'encaisse finale est comptée : plus aucune avance pour cette séance")
         if kind == Advance.Kind.INITIAL and state["initial"]:

@@ -13,7 +13,7 @@ from cashbox.models import Advance, Count, Interruption
 from casino import rows
 from casino.models import money
 from casino.rules import InvalidTransition, cite
-from seances.models import Seance
+from seances.models import Roster, Seance
 from tables.games.rules import Game
 from tables.models import Cashbox
 
@@ -49,6 +49,11 @@ _OPENED = (
     'EXISTS (SELECT 1 FROM "seances_opening" o '
     'WHERE o."gaming_day_id" = %s AND o."tableau_id" = "tables_cashbox"."tableau_id")'
 )
+# R31: the séance's published roster assigns a croupier to the tableau (Roster.objects.staffing, by hand).
+_STAFFED = (
+    'EXISTS (SELECT 1 FROM "seances_rostermember" m INNER JOIN "seances_roster" r ON r."id" = m."roster_id" '
+    'WHERE r."seance_id" = %s AND r."state" = %s AND m."tableau_id" = "tables_cashbox"."tableau_id")'
+)
 _HAS_ENTRY = (
     'EXISTS (SELECT 1 FROM "{table}" e WHERE e."cashbox_id" = "tables_cashbox"."id" AND e."seance_id" = %s{kind})'
 )
@@ -64,9 +69,9 @@ _INTERRUPTION = (
 # advances_total=True by default would only add a column nobody reads.
 def cash_state(cashbox, seance, advances_total=False):  # pragma: no mutate
     """Where a locked cash box stands in its séance, in one query read after its lock: the séance's state (shared
-    lock), whether the tableau is opened that day, has its initial advance, its final count, an interruption; with
+    lock), whether the tableau is opened that day and staffed by the séance's roster (R31), has its initial advance, its final count, an interruption; with
     `advances_total`, the sum of its advances in the séance after their corrections (R20, R23)."""
-    fields = ["seance_state", "opened", "initial", "counted", "interruption"]
+    fields = ["seance_state", "opened", "staffed", "initial", "counted", "interruption"]
     extra = {}
     if advances_total:  # only the final count reads it
         extra["advances_total"] = corrected_advances(Cashbox, seances=[seance])
@@ -78,6 +83,7 @@ def cash_state(cashbox, seance, advances_total=False):  # pragma: no mutate
             **extra,
             seance_state=_shared_seance_state(seance.pk),
             opened=rows.flag(_OPENED, [seance.gaming_day_id]),
+            staffed=rows.flag(_STAFFED, [seance.pk, Roster.State.PUBLISHED.value]),
             initial=rows.flag(_INITIAL, [seance.pk, Advance.Kind.INITIAL.value]),
             counted=rows.flag(_COUNTED, [seance.pk, Count.Kind.FINAL.value]),
             interruption=RawSQL(

@@ -1,4 +1,4 @@
-"""The rules R1–R30 the product enforces, their articles, and the domain exceptions that carry them.
+"""The rules R1–R31 the product enforces, their articles, and the domain exceptions that carry them.
 
 Articles are cited in the arrêté du 14 mai 2007 in force, with the number of the seed text (arrêté du 23 décembre
 1959 as amended in 1997) in brackets where it differs, from the table of ../shared/DOMAIN.md. Every citation of the
@@ -25,6 +25,7 @@ _SOURCES = {
     "R27": ("art. 92", None),
     "R29": ("art. 69", None),
     "R30": ("arts. 43 et 69", "art. 44"),
+    "R31": ("arts. 43 et 45", "arts. 44 et 46"),
 }
 
 

@@ -389,6 +389,11 @@ class RosterQuerySet(ScopedQuerySet):
     def published(self):
         return self.filter(state=Roster.State.PUBLISHED)
 
+    def staffing(self, seance, tableau):
+        """R31: the séance's published rosters that assign a croupier to the tableau; a tableau opens for the séance
+        only if one does, and the others stay closed for it without leaving the registry."""
+        return self.published().filter(seance=seance, members__tableau=tableau)
+
 
 class Roster(models.Model):
     """The rotation order of the launchers of one apparatus for one séance, set by the management (R4)."""
@@ -509,6 +514,10 @@ class RosterChange(models.Model):
         LATE_ARRIVAL = "late_arrival", "Arrivée tardive"
         RETURN = "return", "Retour"
         RELIEF = "relief", "Relève"
+        SKIP = "skip", "Saut de tour"
+
+    # A relief and a skip name who takes over, and are signed (R4, R31).
+    WITH_REPLACEMENT = (Kind.RELIEF, Kind.SKIP)
 
     roster = models.ForeignKey(Roster, on_delete=models.PROTECT, related_name="changes")
     at = models.DateTimeField("à partir de", default=timezone.now)
@@ -523,8 +532,24 @@ class RosterChange(models.Model):
         blank=True,
         related_name="+",
         verbose_name="remplaçant",
+        help_text=(
+            "Relève : le croupier qui prend la place du lanceur relevé ; saut de tour : celui qui lance à la place du "
+            f"lanceur désigné (R4, R31, {article('R4')})."
+        ),
     )
     reason = models.CharField("motif", max_length=300)
+    signature = models.OneToOneField(
+        "cashbox.Signature",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="roster_change",
+        verbose_name="signature",
+        help_text=(
+            "Une relève est signée par la direction ou le chef de partie, un saut de tour par le chef de partie "
+            f"(R4, R31, {article('R31')})."
+        ),
+    )
     recorded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name="enregistré par"
     )
@@ -538,9 +563,14 @@ class RosterChange(models.Model):
         ordering = ["roster", "at", "id"]
         constraints = [
             models.CheckConstraint(
-                condition=(models.Q(kind="relief") & models.Q(replacement__isnull=False))
-                | (~models.Q(kind="relief") & models.Q(replacement__isnull=True)),
-                name="r4_replacement_only_for_a_relief",
+                condition=(models.Q(kind__in=["relief", "skip"]) & models.Q(replacement__isnull=False))
+                | (~models.Q(kind__in=["relief", "skip"]) & models.Q(replacement__isnull=True)),
+                name="r4_replacement_for_a_relief_or_skip",
+            ),
+            # R4: a skip is signed by the chef de partie. (Reliefs recorded before signatures were asked for have
+            # none: the service signs every new one, the database cannot tell the old from the new.)
+            models.CheckConstraint(
+                condition=~models.Q(kind="skip") | models.Q(signature__isnull=False), name="r4_skip_is_signed"
             ),
             models.CheckConstraint(condition=~models.Q(reason=""), name="r4_change_has_a_reason"),
         ]

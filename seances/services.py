@@ -204,6 +204,10 @@ def open_tableau(user, tableau, date, minimum, max_plein, max_chances):
                     f"({euros(existing.max_plein)} en plein, {euros(existing.max_chances)} sur les chances simples) ; "
                     "ils ne peuvent varier avant la séance du lendemain",
                 )
+            # R31: between séances the day's limits are shown again; during one, only for a tableau its roster staffs.
+            open_now = day.seances.filter(state=Seance.State.OPEN).first()
+            if open_now is not None:
+                refuse_unstaffed(open_now, tableau)
             return existing, False
         # R30: the limits are fixed once a séance of the day is open (it opens up to the casino's lead before its
         # planned start for that): nothing of a séance is written ahead of it. Asked after the existing opening, which
@@ -215,6 +219,7 @@ def open_tableau(user, tableau, date, minimum, max_plein, max_chances):
                 f"Aucune séance de la journée du {date:%d/%m/%Y} n'est ouverte : les limites du tableau "
                 f"n° {tableau.number} se fixent une fois la séance ouverte",
             )
+        refuse_unstaffed(seance, tableau)
         opening = Opening(
             tableau=tableau,
             gaming_day=day,
@@ -230,6 +235,18 @@ def open_tableau(user, tableau, date, minimum, max_plein, max_chances):
         # R15: the day's advance of the game is fixed and stored at its first opening of the day.
         day.fix_advance(tableau.game)
         return opening, True
+
+
+def refuse_unstaffed(seance, tableau):
+    """R31: a tableau opens for a séance only if the séance's published roster assigns a croupier to it, so that
+    whatever is played on it can be counted and the séance closed (R16, R19); the others stay closed (409)."""
+    if not Roster.objects.staffing(seance, tableau).exists():
+        raise InvalidTransition(
+            "R31",
+            f"Le tableau n° {tableau.number} ne peut s'ouvrir pour la {str(seance)[0].lower()}{str(seance)[1:]} : "
+            "l'ordre de roulement publié n'y affecte aucun croupier ; il reste fermé pour cette séance",
+            details=[{"rule": "R31", "tableau": tableau.number, "seance": seance.pk}],
+        )
 
 
 def refuse_limit_change(opening):

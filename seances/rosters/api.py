@@ -39,6 +39,7 @@ class ChangeOutSerializer(serializers.Serializer):
     member = serializers.CharField()
     replacement = serializers.CharField(allow_null=True)
     reason = serializers.CharField(allow_blank=True)
+    signed_by = serializers.CharField(allow_null=True, help_text="Le signataire d'une relève ou d'un saut de tour.")
     recorded_by = serializers.CharField()
 
 
@@ -120,6 +121,7 @@ class RosterSerializer(serializers.ModelSerializer):
                 "member": c.member.username,
                 "replacement": c.replacement.username if c.replacement else None,
                 "reason": c.reason,
+                "signed_by": c.signature.signer.username if c.signature_id else None,
                 "recorded_by": c.recorded_by.username,
             }
             for c in roster.changes.all()
@@ -185,9 +187,35 @@ class PublishSerializer(serializers.Serializer):
 
 class ChangeSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=RosterChange.Kind.choices)
-    member = serializers.CharField(max_length=150)
-    replacement = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=150)
+    member = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=150,
+        help_text="Le lanceur concerné ; pour un saut de tour, le lanceur désigné (par défaut).",
+    )
+    replacement = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=150,
+        help_text="Relève : le croupier qui relève ; saut de tour : celui qui lance à la place du lanceur désigné.",
+    )
     reason = serializers.CharField(allow_blank=True, max_length=300)
+    signer = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=150,
+        help_text="Relève : la direction ou le chef de partie ; saut de tour : le chef de partie (R4, R31).",
+    )
+    password = serializers.CharField(
+        required=False, allow_blank=True, style={"input_type": "password"}, write_only=True
+    )
+    otp = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        write_only=True,
+        help_text="Code TOTP du signataire, requis quand son rôle en a besoin pour se connecter (R28).",
+    )
 
 
 def parse_date(value, name, default):
@@ -232,6 +260,17 @@ class RosterSectionSerializer(serializers.Serializer):
     over_spin_share = serializers.ListField(child=serializers.CharField())
 
 
+class ReportChangeSerializer(serializers.Serializer):
+    at = serializers.DateTimeField()
+    kind = serializers.CharField()
+    apparatus = serializers.IntegerField()
+    seance = serializers.IntegerField()
+    member = serializers.CharField()
+    replacement = serializers.CharField()
+    reason = serializers.CharField()
+    signed_by = serializers.CharField(allow_null=True)
+
+
 class RosterReportSerializer(serializers.Serializer):
     """The compliance of the rotation over a period (R4), seances.rosters.services.compliance_report."""
 
@@ -240,6 +279,7 @@ class RosterReportSerializer(serializers.Serializer):
     threshold_percent = serializers.IntegerField()
     consecutive_seances_max = serializers.IntegerField()
     sections = RosterSectionSerializer(many=True)
+    changes = ReportChangeSerializer(many=True, help_text="Les relèves et sauts de tour de la période (R4, R31).")
 
 
 RosterReportSerializer._declared_fields["from"] = serializers.DateField()
@@ -324,7 +364,8 @@ class RosterViewSet(RecordViewSet):
     @extend_schema(request=ChangeSerializer, responses=RosterSerializer)
     @action(detail=True, methods=["post"])
     def change(self, request, pk=None):
-        """Absence, late arrival, return or relief, from now on; the past stays as it was."""
+        """Absence, late arrival, return, relief or skip, from now on; the past stays as it was. A relief is signed by
+        the direction or the chef de partie, a skip by the chef de partie (R4, R31)."""
         roster = self.get_object()
         data = ChangeSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -332,9 +373,12 @@ class RosterViewSet(RecordViewSet):
             request.user,
             roster,
             data.validated_data["kind"],
-            data.validated_data["member"],
+            data.validated_data.get("member") or None,
             data.validated_data["reason"],
             data.validated_data.get("replacement") or None,
+            signer=data.validated_data.get("signer") or None,
+            password=data.validated_data.get("password"),
+            otp=data.validated_data.get("otp"),
         )
         return self.respond(roster, status.HTTP_201_CREATED)
 
@@ -399,5 +443,18 @@ def report_json(report):
                 "over_spin_share": [u.username for u in section["over_spin_share"]],
             }
             for section in report["sections"]
+        ],
+        "changes": [
+            {
+                "at": change.at,
+                "kind": change.kind,
+                "apparatus": change.roster.apparatus_id,
+                "seance": change.roster.seance_id,
+                "member": change.member.username,
+                "replacement": change.replacement.username,
+                "reason": change.reason,
+                "signed_by": change.signature.signer.username if change.signature_id else None,
+            }
+            for change in report["changes"]
         ],
     }

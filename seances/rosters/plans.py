@@ -18,6 +18,7 @@ def rosters_with_everything(queryset):
         "changes__member",
         "changes__replacement",
         "changes__recorded_by",
+        "changes__signature__signer",
         "apparatus__tables",
     )
 

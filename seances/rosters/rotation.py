@@ -1,8 +1,8 @@
 """The rotation order of the launchers (R4, art. 46), as pure Python without the database.
 
 A roster is an order of launchers for one apparatus and one séance. The launcher changes at every period
-boundary counted from the séance's start; changes recorded during play (absence, late arrival, return,
-relief) act from their moment only, so the past of the timeline never moves. Members are any hashable keys
+boundary counted from the séance's actual opening; changes recorded during play (absence, late arrival, return,
+relief, skip) act from their moment only, so the past of the timeline never moves. Members are any hashable keys
 (user ids in the product, letters in tests).
 """
 
@@ -13,6 +13,7 @@ ABSENCE = "absence"
 LATE_ARRIVAL = "late_arrival"
 RETURN = "return"
 RELIEF = "relief"
+SKIP = "skip"
 LEAVING = {ABSENCE}
 JOINING = {LATE_ARRIVAL, RETURN}
 
@@ -63,7 +64,9 @@ def timeline(order, changes, start, end, period):
 
     A period boundary passes the ball to the next present launcher in the order; an absence of the one
     launching passes it at once to the next (who finishes the period); a relief puts the replacement in the
-    place of the relieved member; a late arrival or a return puts the member back at their place.
+    place of the relieved member; a late arrival or a return puts the member back at their place; a skip (« saut de
+    tour ») hands the turn of the one launching to the replacement it names, and the order goes on after the
+    replacement at the next boundary.
     """
     if not order or end <= start:
         return []
@@ -111,6 +114,8 @@ def timeline(order, changes, start, end, period):
             queue[queue.index(change.member)] = change.replacement
             if change.member == current:
                 hand_over(moment, change.replacement)
+        elif change.kind == SKIP and change.member == current and change.replacement in queue:
+            hand_over(moment, change.replacement)
         elif change.kind in JOINING and change.member not in queue:
             _rejoin(queue, change.member, order)
             if current is None:
@@ -170,6 +175,16 @@ def plain_launch_seconds(order, start, end, period):
             seconds += last.total_seconds()
         totals[member] = totals.get(member, 0) + seconds
     return totals
+
+
+def launcher_at(order, changes, start, end, period, moment):
+    """The launcher the order names at a moment (None before the start); a séance that runs past its planned end
+    keeps its rotation: the turns go on to the moment."""
+    if not changes:
+        return plain_launcher(order, start, period, moment)
+    turns = timeline(order, changes, start, max(end, moment + datetime.timedelta(seconds=1)), period)
+    current, _ = now_and_next(turns, moment)
+    return current.launcher if current else None
 
 
 def plain_launcher(order, start, period, moment):

@@ -1,4 +1,4 @@
-"""Rotation order workflows (R4, R5): build, reorder, publish, change during play, report.
+"""Rotation order workflows (R4, R5, R31): build, reorder, publish, change during play, the launcher in turn, report.
 
 Called alike by the pages and the API. Each runs in one transaction and locks the row that serialises it,
 so that a refusal writes nothing.
@@ -13,7 +13,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from cashbox.models import Signature
-from cashbox.signatures import sign
+from cashbox.signatures import check_signer, people_of, put_signature, sign
 from casino.accounts.roles import role_of
 from casino.audit.actors import actor_named
 from casino.models import Employee, Role
@@ -111,10 +111,13 @@ def eligible_chefs(casino, day):
 # Deriving the timeline -------------------------------------------------------------------------------------------
 
 
-def roster_timeline(roster):
-    return rotation.timeline(
-        published_order(roster), roster_changes(roster), roster.starts_at, roster.ends_at, roster.period
-    )
+def roster_timeline(roster, moment=None):
+    """The turns of the séance; a séance still open past its planned end keeps its rotation up to `moment` and the
+    turn after it, as the launcher in turn is checked (designated_launcher)."""
+    end = roster.ends_at
+    if moment is not None and roster.seance.actual_end is None and moment >= end:
+        end = moment + roster.period
+    return rotation.timeline(published_order(roster), roster_changes(roster), roster.starts_at, end, roster.period)
 
 
 def users_of(roster):
@@ -131,7 +134,7 @@ def roster_status(roster, moment=None):
     """Who launches now and who is next, and the order in force, for the chef's tablet."""
     moment = moment or timezone.now()
     users = users_of(roster)
-    turns = roster_timeline(roster)
+    turns = roster_timeline(roster, moment)
     current, following = rotation.now_and_next(turns, moment)
     order = rotation.effective_order(published_order(roster), roster_changes(roster), moment)
     return {
@@ -350,10 +353,8 @@ def publish_roster(user, roster, signer, password, otp=None):
                 raise invalid(
                     "tableaux", "R4", f"Indiquez le tableau que sert chaque croupier : {', '.join(unassigned)}"
                 )
-            served = {m.tableau_id for m in members}
-            idle = [str(t.number) for t in playing if t.pk not in served]
-            if idle:
-                raise invalid("tableaux", "R4", f"Aucun croupier ne sert le(s) tableau(x) n° {', '.join(idle)}")
+            # The order covers the tableaux it staffs: the others stay closed for the séance (R31), a casino with
+            # more tableaux than croupiers opens only those its croupiers serve.
         names = ", ".join(
             f"{m.position}. {_name(m.user)}" + (f" (tableau n° {m.tableau.number})" if m.tableau_id else "")
             for m in members
@@ -378,8 +379,47 @@ def publish_roster(user, roster, signer, password, otp=None):
         return roster
 
 
-def record_change(user, roster, kind, member_username, reason, replacement_username=None, moment=None):
-    """An absence, a late arrival, a return or a relief changes the order from now on, never before (R4, R23)."""
+RELIEF_SIGNERS = {Role.DIRECTOR, Role.CODIR, Role.CHEF}
+SKIP_SIGNERS = {Role.CHEF}
+
+
+def _change_signer(roster, kind, signer, password, otp):
+    """The signer of a relief (the direction or the chef de partie) or of a skip (the chef de partie), checked before
+    any lock (R28); a chef de partie signs for his own table only (R4, R31)."""
+    if not (signer or "").strip():
+        what = (
+            "La relève est signée par la direction ou le chef de partie"
+            if kind == RosterChange.Kind.RELIEF
+            else "Le saut de tour est signé par le chef de partie"
+        )
+        raise invalid("signer", "R4", f"{what} : indiquez le signataire et son mot de passe")
+    roles = RELIEF_SIGNERS if kind == RosterChange.Kind.RELIEF else SKIP_SIGNERS
+    people = people_of(roster.casino, [signer])
+    user = check_signer(people, signer, password, roles, "R4", otp=otp)
+    if role_of(user) == Role.CHEF and user.pk != roster.chef_id:
+        raise RoleForbidden("R4", f"{_name(user)} n'est pas le chef de partie de cet ordre de roulement")
+    return user
+
+
+def record_change(
+    user,
+    roster,
+    kind,
+    member_username,
+    reason,
+    replacement_username=None,
+    moment=None,
+    signer=None,
+    password=None,
+    otp=None,
+):
+    """An absence, a late arrival, a return, a relief or a skip changes the order from now on, never before (R4, R23).
+
+    A relief (« relève ») is an amendment of the roster signed by the direction or the chef de partie: the relieving
+    croupier takes the relieved one's place, may launch and count, and the relieved one no longer launches (R31). A
+    skip (« saut de tour ») hands the turn of the launcher designated now to another launcher of the order in force,
+    signed by the chef de partie: the only way, with a relief, for anyone but the designated launcher to launch (R4).
+    """
     with actor_named(user), transaction.atomic():
         role = role_of(user)
         if role not in CHANGERS:
@@ -389,12 +429,17 @@ def record_change(user, roster, kind, member_username, reason, replacement_usern
             )
         if not user.employee.approval_valid:
             raise RoleForbidden("R4", "Votre agrément n'est pas valide ce jour : vous ne pouvez pas modifier l'ordre")
+        if kind not in RosterChange.Kind.values:
+            raise invalid("kind", "R4", "Changement inconnu : absence, arrivée tardive, retour, relève ou saut de tour")
+        signed = kind in RosterChange.WITH_REPLACEMENT
+        # The signer's secrets before any lock: a password hash must not hold the roster's row (R28).
+        signer_user = _change_signer(roster, kind, signer, password, otp) if signed else None
         roster = _lock_roster(roster)
         if roster.state != Roster.State.PUBLISHED:
             raise InvalidTransition("R4", "L'ordre de roulement n'est pas encore publié : modifiez le brouillon")
         _require_open_seance(roster.seance, "modifier son ordre de roulement")
-        if kind not in RosterChange.Kind.values:
-            raise invalid("kind", "R4", "Changement inconnu : absence, arrivée tardive, retour ou relève")
+        if kind == RosterChange.Kind.SKIP and roster.seance.state != Seance.State.OPEN:
+            raise InvalidTransition("R4", "Un saut de tour se fait pendant la partie : la séance n'est pas ouverte")
         reason = (reason or "").strip()
         if not reason:
             raise invalid("reason", "R4", "Indiquez le motif du changement")
@@ -410,29 +455,20 @@ def record_change(user, roster, kind, member_username, reason, replacement_usern
                 "R23", "Un changement ne peut précéder le dernier enregistré : le passé reste tel quel"
             )
         casino, day = roster.casino, roster.seance.gaming_day.date
-        member = _user(member_username, "member", casino)
         roster = rosters_with_everything(Roster.objects.filter(pk=roster.pk)).get()
-        in_force = rotation.effective_order(published_order(roster), roster_changes(roster), moment)
-        known = {m.user_id for m in roster.members.all()} | {c.replacement_id for c in roster.changes.all()}
-        replacement = None
-        if kind in (RosterChange.Kind.ABSENCE, RosterChange.Kind.RELIEF):
-            if member.pk not in in_force:
-                raise invalid("member", "R4", f"{_name(member)} n'est pas dans l'ordre en vigueur")
-            if kind == RosterChange.Kind.ABSENCE and len(in_force) < 2:
-                raise invalid("member", "R4", "Il ne resterait aucun lanceur : désignez d'abord une relève")
+        if kind == RosterChange.Kind.SKIP:
+            member, replacement = _skip_people(roster, member_username, replacement_username, moment)
         else:
-            if member.pk not in known:
-                raise invalid(
-                    "member", "R4", f"{_name(member)} ne figure pas dans l'ordre de roulement : prévoyez une relève"
-                )
-            if member.pk in in_force:
-                raise invalid("member", "R4", f"{_name(member)} est déjà dans l'ordre en vigueur")
-            check_launcher(casino, member, day, "member")
-        if kind == RosterChange.Kind.RELIEF:
-            replacement = _user(replacement_username, "replacement", casino)
-            check_launcher(casino, replacement, day, "replacement")
-            if replacement.pk in in_force:
-                raise invalid("replacement", "R4", f"{_name(replacement)} est déjà dans l'ordre en vigueur")
+            member = _user(member_username, "member", casino)
+            replacement = _checked_change(roster, kind, member, replacement_username, moment, casino, day)
+        signature = None
+        if signed:
+            signature = put_signature(
+                casino,
+                signer_user,
+                Signature.Purpose.ROSTER_CHANGE,
+                _statement(roster, kind, member, replacement, reason, moment),
+            )
         return RosterChange.objects.create(
             roster=roster,
             at=moment,
@@ -440,9 +476,124 @@ def record_change(user, roster, kind, member_username, reason, replacement_usern
             member=member,
             replacement=replacement,
             reason=reason,
+            signature=signature,
             recorded_by=user,
             recorded_at=timezone.now(),
         )
+
+
+def _checked_change(roster, kind, member, replacement_username, moment, casino, day):
+    """The replacement of a relief (None for the other kinds), once the change is found to fit the order in force."""
+    in_force = rotation.effective_order(published_order(roster), roster_changes(roster), moment)
+    known = {m.user_id for m in roster.members.all()} | {c.replacement_id for c in roster.changes.all()}
+    if kind in (RosterChange.Kind.ABSENCE, RosterChange.Kind.RELIEF):
+        if member.pk not in in_force:
+            raise invalid("member", "R4", f"{_name(member)} n'est pas dans l'ordre en vigueur")
+        if kind == RosterChange.Kind.ABSENCE and len(in_force) < 2:
+            raise invalid("member", "R4", "Il ne resterait aucun lanceur : désignez d'abord une relève")
+    else:
+        if member.pk not in known:
+            raise invalid(
+                "member", "R4", f"{_name(member)} ne figure pas dans l'ordre de roulement : prévoyez une relève"
+            )
+        if member.pk in in_force:
+            raise invalid("member", "R4", f"{_name(member)} est déjà dans l'ordre en vigueur")
+        check_launcher(casino, member, day, "member")
+    if kind != RosterChange.Kind.RELIEF:
+        return None
+    replacement = _user(replacement_username, "replacement", casino)
+    check_launcher(casino, replacement, day, "replacement")
+    if replacement.pk in in_force:
+        raise invalid("replacement", "R4", f"{_name(replacement)} est déjà dans l'ordre en vigueur")
+    return replacement
+
+
+def _skip_people(roster, member_username, replacement_username, moment):
+    """(designated launcher, replacement) of a skip: the turn in progress passes to another launcher in force (R4)."""
+    users = users_of(roster)
+    designated = rotation.launcher_at(
+        published_order(roster), roster_changes(roster), roster.starts_at, roster.ends_at, roster.period, moment
+    )
+    if designated is None:
+        raise InvalidTransition("R4", "Aucun tour n'est en cours : rien à sauter")
+    member = users[designated]
+    if member_username and member_username != member.username:
+        raise invalid("member", "R4", f"Le tour en cours est celui de {_name(member)} : seul son tour peut être sauté")
+    in_force = rotation.effective_order(published_order(roster), roster_changes(roster), moment)
+    replacement = users.get(next((pk for pk in in_force if users[pk].username == replacement_username), None))
+    if replacement is None:
+        raise invalid(
+            "replacement",
+            "R4",
+            f"{replacement_username or '—'} n'est pas dans l'ordre en vigueur : le tour passe à un lanceur de l'ordre "
+            "(pour un croupier hors de l'ordre, enregistrez une relève)",
+        )
+    if replacement.pk == member.pk:
+        raise invalid("replacement", "R4", f"{_name(member)} lance déjà ce tour : rien à sauter")
+    return member, replacement
+
+
+def _statement(roster, kind, member, replacement, reason, moment):
+    what = (
+        f"Relève de {_name(member)} par {_name(replacement)}"
+        if kind == RosterChange.Kind.RELIEF
+        else f"Saut de tour : le tour de {_name(member)} passe à {_name(replacement)}"
+    )
+    return (
+        f"{what} — {roster.apparatus.name}, {roster.seance} — à partir de {timezone.localtime(moment):%H:%M} — "
+        f"motif : {reason} ({article('R4')})."
+    )
+
+
+# The launcher the order designates (R4) --------------------------------------------------------------------------
+
+
+def designated_launcher(roster_id, moment):
+    """The user id the published roster designates at a moment, from the séance's actual opening and the changes
+    recorded until then (absences, returns, reliefs, skips); None before the séance starts.
+
+    One query in the usual case (a roster without changes): the spin's write path pays for it on every spin.
+    """
+    rows = list(
+        RosterMember.objects.filter(roster_id=roster_id)
+        .order_by("position", "pk")
+        .values_list(
+            "user_id",
+            "roster__period_minutes",
+            Coalesce("roster__seance__actual_start", "roster__seance__planned_start"),
+            Coalesce("roster__seance__actual_end", "roster__seance__planned_end"),
+            Exists(RosterChange.objects.filter(roster_id=roster_id)),
+        )
+    )
+    if not rows:
+        return None
+    _, period_minutes, start, end, changed = rows[0]
+    changes = []
+    if changed:
+        changes = [
+            rotation.Change(at=at, kind=kind, member=member, replacement=replacement)
+            for at, kind, member, replacement in RosterChange.objects.filter(roster_id=roster_id)
+            .order_by("at", "pk")
+            .values_list("at", "kind", "member_id", "replacement_id")
+        ]
+    order = [row[0] for row in rows]
+    return rotation.launcher_at(order, changes, start, end, datetime.timedelta(minutes=period_minutes), moment)
+
+
+def require_turn(roster, launcher, moment=None):
+    """R4: only the launcher the order designates launches; anyone else needs a relief or a skip recorded first, with
+    its reason (409). The chef de partie is refused earlier, whatever the order says."""
+    moment = moment or timezone.now()
+    designated = designated_launcher(roster.pk, moment)
+    if designated is None or designated == launcher.pk:
+        return
+    expected = get_user_model().objects.get(pk=designated)
+    raise InvalidTransition(
+        "R4",
+        f"{_name(launcher)} n'est pas le lanceur désigné : l'ordre de roulement désigne {_name(expected)} ; "
+        "enregistrez d'abord une relève ou un saut de tour, avec son motif",
+        details=[{"rule": "R4", "designated": expected.username, "launcher": launcher.username}],
+    )
 
 
 # Compliance report -----------------------------------------------------------------------------------------------
@@ -505,7 +656,18 @@ def compliance_report(casino, date_from, date_to, apparatus=None):
         "sections": [whole, *sections],
         "threshold_percent": in_force.value("launch_share_threshold"),
         "consecutive_seances_max": in_force.value("consecutive_seances_max"),
+        "changes": reliefs_and_skips(published),
     }
+
+
+def reliefs_and_skips(published):
+    """The reliefs and skips of the rosters, in the order they were recorded, with their signature (R4, R31): the
+    launches by anyone but the designated launcher that the order allowed, each with its reason."""
+    return list(
+        RosterChange.objects.filter(roster__in=published, kind__in=RosterChange.WITH_REPLACEMENT)
+        .select_related("roster__apparatus", "roster__seance__gaming_day", "member", "replacement", "signature__signer")
+        .order_by("at", "pk")
+    )
 
 
 def _roster_heads(published):

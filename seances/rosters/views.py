@@ -111,6 +111,12 @@ class RosterDetailView(ScopedDetailView):
             u for u in services.eligible_launchers(roster.casino, roster.seance.gaming_day.date) if u.pk not in in_force
         ]
         context["signers"] = user_first(people(roster.casino, {Role.DIRECTOR, Role.CODIR}), self.request.user)
+        # A relief is signed by the direction or the roster's chef de partie, a skip by the chef (R4, R31).
+        chef = roster.chef
+        context["change_signers"] = user_first(
+            [(chef.username, f"{chef.get_full_name() or chef.username} (chef de partie)"), *context["signers"]],
+            self.request.user,
+        )
         return context
 
 
@@ -184,6 +190,9 @@ class RosterChangeView(RosterActionView):
             request.POST.get("member"),
             request.POST.get("reason"),
             request.POST.get("replacement") or None,
+            signer=request.POST.get("signer") or None,
+            password=request.POST.get("password"),
+            otp=request.POST.get("otp"),
         )
         kind = change.get_kind_display().lower()
         return f"Changement enregistré ({kind}) : l'ordre change à partir de {timezone.localtime(change.at):%H:%M}."

@@ -258,6 +258,8 @@ def record_spin(
     if roster is None:
         raise InvalidTransition("R4", f"Aucun ordre de roulement publié pour {apparatus.name} à cette séance")
     launcher_user = check_launcher(roster, launcher)
+    # R4: the launcher in turn only, unless a relief or a skip was recorded first (seances/rosters/services.py).
+    roster_services.require_turn(roster, launcher_user)
     number, pocket = resolve_outcome(apparatus, number, pocket)
     # The apparatus' last spin as corrected, of this séance or an earlier one, gives the direction to alternate
     # (R9: « dans un sens opposé au précédent », across séances and days); the séance's last sequence number, read

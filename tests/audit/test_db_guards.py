@@ -533,9 +533,20 @@ CONSTRAINT_TESTS = {
     "r4_launcher_listed_once": lambda w: constraint_refuses(
         "r4_launcher_listed_once", [clone(RosterMember.objects.first(), position=99)]
     ),
-    "r4_replacement_only_for_a_relief": lambda w: constraint_refuses(
-        "r4_replacement_only_for_a_relief",
-        [clone(RosterChange.objects.first(), replacement_id=RosterChange.objects.first().member_id)],
+    "r4_replacement_for_a_relief_or_skip": lambda w: constraint_refuses(
+        "r4_replacement_for_a_relief_or_skip",
+        [clone(RosterChange.objects.first(), kind="absence", replacement_id=RosterChange.objects.first().member_id)],
+    ),
+    "r4_skip_is_signed": lambda w: constraint_refuses(
+        "r4_skip_is_signed",
+        [
+            clone(
+                RosterChange.objects.first(),
+                kind="skip",
+                replacement_id=RosterChange.objects.first().member_id,
+                signature=None,
+            )
+        ],
     ),
     "r4_change_has_a_reason": lambda w: constraint_refuses(
         "r4_change_has_a_reason", [clone(RosterChange.objects.first(), reason="")]

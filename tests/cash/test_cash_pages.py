@@ -9,7 +9,14 @@ from django.test.utils import CaptureQueriesContext
 from cashbox.models import Advance, ControlRegister, Count, Interruption
 from casino.web.formats import euros
 from tests.conftest import PASSWORD
-from tests.helpers.cash_helpers import main_box, open_seance, post_advance, post_final_count, post_short_interruption
+from tests.helpers.cash_helpers import (
+    main_box,
+    open_seance,
+    post_advance,
+    post_final_count,
+    post_short_interruption,
+    staffed_tableaux,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -118,34 +125,47 @@ def floor_queries(client):
     return len(page), len(poll)
 
 
-def floor_of_tableaux_in_every_state(api, chef, director, seance, table, numbers):
-    """Open tableaux with these numbers: waiting for their advance, playing (an advance), or under key (R18).
+def floor_of_tableaux_in_every_state(api, chef, director, seance, tableaux):
+    """Put tableaux in service and open them: waiting for their advance, playing (an advance), or under key (R18).
 
     (A final count needs the tableau in the séance's published roster, R20: the roster's tableaux carry that state.)
     """
     from seances.services import open_tableau
-    from tables.services import register_tableau
+    from tables.models import Tableau
 
-    for number in numbers:
-        tableau = register_tableau(table, number)
+    Tableau.objects.filter(pk__in=[t.pk for t in tableaux]).update(in_service=True)
+    for tableau in tableaux:
+        tableau.refresh_from_db()
         open_tableau(director, tableau, seance.gaming_day.date, "2.00", "200.00", "1000.00")
-        if number % 3 == 0:
+        if tableau.number % 3 == 0:
             continue
         assert post_advance(api, chef, tableau, seance).status_code == 201
-        if number % 3 == 2:
+        if tableau.number % 3 == 2:
             assert post_short_interruption(api, chef, tableau, seance).status_code == 201
 
 
 @pytest.fixture
-def floor_with_money(floor, api, chef, director, open_day, boule_table, boule_tableau):
+def back_tableaux(director, open_day):
+    """Tableaux n° 10 to 29 on an apparatus of their own, each served by a croupier of the séance's roster (R31); all
+    but n° 10 to 13 out of service until a test opens them: a published roster never changes, so the tableaux a test
+    opens during the séance are in it from the start."""
+    from tables.models import Tableau
+
+    tableaux = staffed_tableaux(director, open_day, list(range(10, 30)))
+    Tableau.objects.filter(pk__in=[t.pk for t in tableaux[4:]]).update(in_service=False)
+    return tableaux
+
+
+@pytest.fixture
+def floor_with_money(floor, api, chef, director, open_day, boule_table, boule_tableau, back_tableaux):
     assert post_advance(api, chef, boule_tableau, open_day).status_code == 201
-    floor_of_tableaux_in_every_state(api, chef, director, open_day, boule_table, range(10, 14))
+    floor_of_tableaux_in_every_state(api, chef, director, open_day, back_tableaux[:4])
     return floor
 
 
-def test_the_floor_costs_a_constant_number_of_queries(floor_with_money, api, chef, director, open_day, boule_table):
+def test_the_floor_costs_a_constant_number_of_queries(floor_with_money, api, chef, director, open_day, back_tableaux):
     few = floor_queries(floor_with_money)
-    floor_of_tableaux_in_every_state(api, chef, director, open_day, boule_table, range(14, 30))
+    floor_of_tableaux_in_every_state(api, chef, director, open_day, back_tableaux[4:])
     many = floor_queries(floor_with_money)
     page = floor_with_money.get("/caisse/plancher/").content.decode()
     assert 'data-tableau="29"' in page and 'data-state="sous_cle"' in page and 'data-state="en_jeu"' in page
@@ -154,7 +174,7 @@ def test_the_floor_costs_a_constant_number_of_queries(floor_with_money, api, che
 
 
 def test_the_floor_query_count_would_catch_a_query_per_tableau(
-    floor_with_money, api, chef, director, open_day, boule_table, monkeypatch
+    floor_with_money, api, chef, director, open_day, back_tableaux, monkeypatch
 ):
     """The test above is not vacuous: one more query per tableau on the floor makes the counts differ."""
     from floor import views
@@ -170,7 +190,7 @@ def test_the_floor_query_count_would_catch_a_query_per_tableau(
 
     monkeypatch.setattr(views, "floor_rows", rows_with_a_query_each)
     few = floor_queries(floor_with_money)
-    floor_of_tableaux_in_every_state(api, chef, director, open_day, boule_table, range(14, 18))
+    floor_of_tableaux_in_every_state(api, chef, director, open_day, back_tableaux[4:8])
     many = floor_queries(floor_with_money)
     assert many[0] == few[0] + 4 and many[1] == few[1] + 4
 

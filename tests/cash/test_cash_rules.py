@@ -21,6 +21,7 @@ from tests.helpers.cash_helpers import (
     post_advance,
     post_final_count,
     post_short_interruption,
+    staffed_tableaux,
 )
 
 pytestmark = pytest.mark.django_db
@@ -369,7 +370,8 @@ def test_r18_the_director_a_codir_member_or_the_chef_may_hold_the_key(
 def test_r18_a_boule_tableau_without_interruption_box_cannot_lock_its_encaisse(
     api, staff, open_day, boule_table, director
 ):
-    bare = register_tableau(boule_table, 8, [Cashbox.Kind.MOBILE_OPEN])
+    # Served by the séance's roster (R31).
+    bare = staffed_tableaux(director, open_day, [8], kinds=[Cashbox.Kind.MOBILE_OPEN])[0]
     open_tableau(director, bare, open_day.gaming_day.date, "2.00", "200.00", "1000.00")
     assert post_advance(api, staff["chef"], bare, open_day).status_code == 201
     before = rows()

@@ -204,9 +204,10 @@ def test_r18_each_condition_not_attested_is_refused_on_its_field(
 def test_r3_r18_a_boule_tableau_without_its_special_box_cannot_lock_its_encaisse(cash_staff, open_day, boule_table):
     from seances.services import open_tableau
     from tables.models import Cashbox
-    from tables.services import register_tableau
+    from tests.helpers.cash_helpers import staffed_tableaux
 
-    bare = register_tableau(boule_table, 8, [Cashbox.Kind.MOBILE_OPEN])
+    # Served by the séance's roster (R31).
+    bare = staffed_tableaux(cash_staff["director"], open_day, [8], kinds=[Cashbox.Kind.MOBILE_OPEN])[0]
     open_tableau(cash_staff["director"], bare, open_day.gaming_day.date, "2.00", "200.00", "1000.00")
     advance(cash_staff, bare, open_day)
     signatures = Signature.objects.count()

@@ -234,7 +234,14 @@ def test_r4_r20_witnesses_assigned_relieving_or_chef_are_recognised_without_read
     make_employee("croupier3", Role.CROUPIER, casino)
     roster = Roster.objects.get(seance=open_day, apparatus=boule_tableau.table.apparatus)
     roster_services.record_change(
-        cash_staff["chef"], roster, RosterChange.Kind.RELIEF, "croupier2", "Pause", "croupier3"
+        cash_staff["chef"],
+        roster,
+        RosterChange.Kind.RELIEF,
+        "croupier2",
+        "Pause",
+        "croupier3",
+        signer="directeur",
+        password=PASSWORD,
     )
     advance(cash_staff, boule_tableau, open_day)
     # _table_employees reads the tableau's staff only for a witness people_of did not find serving it.
@@ -266,7 +273,14 @@ def test_r4_r20_a_relief_on_another_apparatus_s_roster_does_not_make_a_witness_o
     # croupier2 serves both apparatus; croupier3 relieves him at the vingt-trois only.
     roster = Roster.objects.get(seance=open_day, apparatus=vingt_trois_tableau.table.apparatus)
     roster_services.record_change(
-        cash_staff["chef"], roster, RosterChange.Kind.RELIEF, "croupier2", "Pause", "croupier3"
+        cash_staff["chef"],
+        roster,
+        RosterChange.Kind.RELIEF,
+        "croupier2",
+        "Pause",
+        "croupier3",
+        signer="directeur",
+        password=PASSWORD,
     )
     advance(cash_staff, boule_tableau, open_day)
     error = refusal(
@@ -303,7 +317,14 @@ def test_r4_r20_the_reliever_of_a_croupier_of_another_tableau_of_the_same_roster
     open_seance(director, afternoon)
     open_tableau(director, boule_tableau, today, "2.00", "200.00", "1000.00")
     roster_services.record_change(
-        cash_staff["chef"], roster, RosterChange.Kind.RELIEF, "croupier2", "Pause", "croupier3"
+        cash_staff["chef"],
+        roster,
+        RosterChange.Kind.RELIEF,
+        "croupier2",
+        "Pause",
+        "croupier3",
+        signer="directeur",
+        password=PASSWORD,
     )
     for tableau, serves in [(boule_tableau, False), (second, True)]:
         (reliever,) = signatures.people_of(casino, ["croupier3"], serving=(afternoon, tableau.pk)).values()

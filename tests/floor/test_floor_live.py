@@ -59,7 +59,7 @@ def test_the_polled_floor_costs_the_same_queries_whatever_the_number_of_tableaux
     size, as_user, api, cash_staff, chef, director, open_day, boule_table, boule_tableau, django_assert_num_queries
 ):
     from seances.services import open_tableau
-    from tables.services import register_tableau
+    from tests.helpers.cash_helpers import staffed_tableaux
 
     client = as_user(chef)
     post_advance(api, chef, boule_tableau, open_day)
@@ -69,8 +69,8 @@ def test_the_polled_floor_costs_the_same_queries_whatever_the_number_of_tableaux
         client.get("/caisse/plancher/", **HTMX)
     queries = len(reference)  # read now: the capture is a window on the log, cleared below
     assert queries > 10
-    for number in range(10, 10 + size):
-        tableau = register_tableau(boule_table, number)
+    # On an apparatus of their own, served by its roster for the séance (R31).
+    for tableau in staffed_tableaux(director, open_day, list(range(10, 10 + size))):
         open_tableau(director, tableau, open_day.gaming_day.date, "2.00", "200.00", "1000.00")
         post_advance(api, chef, tableau, open_day)
     connection.queries_log.clear()

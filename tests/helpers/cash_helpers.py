@@ -137,3 +137,29 @@ def post_short_interruption(api, user, tableau, seance, key_holder="chef", **con
         **conditions,
     }
     return api.post("/api/v1/interruptions/", body, format="json")
+
+
+def staffed_tableaux(director, seance, numbers, name="Boule du fond", kinds=None):
+    """R31: a tableau opens during a séance only if the séance's published roster staffs it, and a published roster
+    never changes. Tableaux the tests add to an open séance therefore come on an apparatus of their own, registered with
+    its table now, each served by a croupier of its own in the roster published for the séance (chef: the casino's
+    first chef de partie); `kinds`: their cash boxes, as register_tableau takes them."""
+    from casino.models import Role
+    from seances.rosters import services as roster_services
+    from tables.games.rules import Game
+    from tables.models import Apparatus, Table
+    from tables.services import register_tableau
+    from tests.conftest import make_employee
+
+    casino, day = seance.gaming_day.casino, seance.gaming_day.date
+    apparatus = Apparatus.objects.create(casino=casino, game=Game.BOULE, name=name)
+    table = Table.objects.create(apparatus=apparatus, name=f"Table de {name.lower()}")
+    tableaux = [register_tableau(table, number, *([kinds] if kinds else [])) for number in numbers]
+    places = {}
+    for number in [*numbers, *([numbers[0]] if len(numbers) < 2 else [])]:
+        username = f"croupier_{name.lower().replace(' ', '_')}_{number}_{len(places)}"
+        places[make_employee(username, Role.CROUPIER, casino).user.username] = number
+    chef = roster_services.eligible_chefs(casino, day)[0]
+    roster = roster_services.create_roster(director, seance, apparatus, chef.username, list(places), places)
+    roster_services.publish_roster(director, roster, director.username, PASSWORD)
+    return tableaux

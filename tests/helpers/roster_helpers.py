@@ -105,3 +105,16 @@ def domain_refusal(call, *args, **kwargs):
     with pytest.raises(DomainError) as caught:
         call(*args, **kwargs)
     return type(caught.value), caught.value.rule, caught.value.message
+
+
+# The launcher in turn (R4) and the tableaux a roster staffs (R31) -----------------------------------------------
+
+
+def designated(seance, apparatus, moment=None):
+    """The username of the launcher the séance's published order designates now (or at `moment`)."""
+    from django.contrib.auth import get_user_model
+
+    from seances.rosters.services import designated_launcher
+
+    roster = Roster.objects.published().get(seance=seance, apparatus=apparatus)
+    return get_user_model().objects.get(pk=designated_launcher(roster.pk, moment or timezone.now())).username

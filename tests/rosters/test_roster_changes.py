@@ -20,6 +20,9 @@ pytestmark = pytest.mark.django_db
 
 User = get_user_model()
 
+# A relief is signed by the direction or the roster's chef de partie (R4, R31).
+SIGNED = {"signer": "chef", "password": PASSWORD}
+
 
 @pytest.fixture
 def live(casino, director, chef, croupier, croupier2, boule):
@@ -74,7 +77,7 @@ def test_r4_a_change_is_recorded_with_its_moment_reason_and_author(live, casino,
     relief = make_employee("croupier4", Role.CROUPIER, casino).user
     before = timezone.now()
     made = roster_services.record_change(
-        chef, live, "relief", "croupier2", "  Pause  ", "croupier4", moment=after(live, 30)
+        chef, live, "relief", "croupier2", "  Pause  ", "croupier4", moment=after(live, 30), **SIGNED
     )
     stored = RosterChange.objects.get()
     assert made == stored and stored.roster_id == live.pk
@@ -120,7 +123,7 @@ def test_r4_a_change_is_of_a_known_kind_with_a_reason_of_at_most_300_characters(
     assert refusal(change, chef, live, "pause", "croupier1", "x", moment=after(live, 5)) == (
         "kind",
         "R4",
-        cite("R4", "Changement inconnu : absence, arrivée tardive, retour ou relève"),
+        cite("R4", "Changement inconnu : absence, arrivée tardive, retour, relève ou saut de tour"),
     )
     for reason in (None, "", "   "):
         assert refusal(change, chef, live, "absence", "croupier1", reason, moment=after(live, 5)) == (
@@ -162,7 +165,7 @@ def test_r4_an_absence_or_a_relief_names_a_launcher_in_force_and_leaves_one(live
             cite("R4", f"Employé inconnu dans l'établissement : {username}"),
         )
     for kind in ("absence", "relief"):
-        assert refusal(change, chef, live, kind, "chef", "x", "croupier3", moment=after(live, 5)) == (
+        assert refusal(change, chef, live, kind, "chef", "x", "croupier3", moment=after(live, 5), **SIGNED) == (
             "member",
             "R4",
             cite("R4", "Chef n'est pas dans l'ordre en vigueur"),
@@ -181,7 +184,7 @@ def test_r4_an_absence_or_a_relief_names_a_launcher_in_force_and_leaves_one(live
         cite("R4", "Il ne resterait aucun lanceur : désignez d'abord une relève"),
     )
     make_employee("croupier4", Role.CROUPIER, casino)
-    change(chef, live, "relief", "croupier3", "x", "croupier4", moment=after(live, 30))  # the last one is relieved
+    change(chef, live, "relief", "croupier3", "x", "croupier4", moment=after(live, 30), **SIGNED)  # the last one
     assert in_force(live, 30) == ["croupier4"]
 
 
@@ -199,7 +202,7 @@ def test_r4_a_relief_brings_in_an_approved_croupier_of_the_casino_not_in_force(l
         ("nouveau", "Nouveau n'a pas d'agrément valide le 10/03/2026 : il ne peut pas être lanceur"),
         ("croupier3", "Croupier3 est déjà dans l'ordre en vigueur"),
     ):
-        assert refusal(change, chef, live, "relief", "croupier1", "x", replacement, moment=at) == (
+        assert refusal(change, chef, live, "relief", "croupier1", "x", replacement, moment=at, **SIGNED) == (
             "replacement",
             "R4",
             cite("R4", words),
@@ -222,7 +225,7 @@ def test_r4_a_late_arrival_or_a_return_brings_back_a_launcher_of_the_order(live,
             "R4",
             cite("R4", "Croupier2 est déjà dans l'ordre en vigueur"),
         )
-    change(chef, live, "relief", "croupier3", "x", "croupier4", moment=after(live, 10))
+    change(chef, live, "relief", "croupier3", "x", "croupier4", moment=after(live, 10), **SIGNED)
     change(chef, live, "absence", "croupier4", "x", moment=after(live, 20))
     change(chef, live, "absence", "croupier2", "x", moment=after(live, 20))
     # A replacement who left comes back; a launcher of the published order too, unless no longer approved that day.

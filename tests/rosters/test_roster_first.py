@@ -101,13 +101,16 @@ def test_the_roster_spreads_its_croupiers_over_the_tableaux_and_the_api_shows_it
     assert members["croupier1"] == 2
 
 
-def test_r4_a_roster_leaving_a_tableau_unserved_cannot_be_published(director, afternoon, boule):
-    register_tableau(boule.tables.first(), 2)
+def test_r31_a_roster_leaving_a_tableau_unserved_is_published_and_that_tableau_stays_closed(director, afternoon, boule):
+    two = register_tableau(boule.tables.first(), 2)
     roster = build(director, afternoon, boule, tableaux={"croupier1": 1, "croupier2": 1})
-    with pytest.raises(Exception) as refusal:
-        roster_services.publish_roster(director, roster, "directeur", PASSWORD)
-    assert "n° 2" in str(refusal.value)
-    assert Roster.objects.get(pk=roster.pk).state == Roster.State.DRAFT
+    assert roster_services.publish_roster(director, roster, "directeur", PASSWORD).state == Roster.State.PUBLISHED
+    publish_rosters(director, afternoon)
+    change_seance_state(director, afternoon, Seance.State.OPEN)
+    with pytest.raises(InvalidTransition) as refusal:
+        services.open_tableau(director, two, afternoon.gaming_day.date, "2.00", "200.00", "1000.00")
+    assert refusal.value.rule == "R31" and "n° 2" in refusal.value.message
+    assert not two.openings.exists()
 
 
 def test_r4_a_tableau_of_another_apparatus_cannot_be_assigned(api, director, afternoon, boule, vingt_trois_tableau):
@@ -373,7 +376,9 @@ def test_r4_r20_those_who_relieve_a_croupier_of_the_tableau_serve_it_and_their_o
 ):
     afternoon, boule = staffed["afternoon"], staffed["rosters"]["apres_midi", Game.BOULE]
     for member, replacement in [("croupier1", "croupier5"), ("croupier2", "croupier6"), ("croupier5", "croupier7")]:
-        roster_services.record_change(chef, boule, RosterChange.Kind.RELIEF, member, "Pause", replacement)
+        roster_services.record_change(
+            chef, boule, RosterChange.Kind.RELIEF, member, "Pause", replacement, signer="chef", password=PASSWORD
+        )
     with django_assert_num_queries(3):  # the places, the roster's reliefs with their replacements, who is active
         assert staff_of(afternoon, staffed[1]) == ["croupier1", "croupier5", "croupier7", "chef"]
     assert staff_of(afternoon, staffed[2]) == ["croupier2", "croupier6", "chef"]

@@ -13,7 +13,7 @@ from seances.rosters import rotation
 from seances.rosters import services as roster_services
 from seances.spins import services as spins
 from seances.spins import stats as spin_stats
-from tests.spins.test_spin_rotation import first_and_second, playing, spin_at  # noqa: F401 (fixture)
+from tests.spins.test_spin_rotation import first_and_second, playing, spin_at, spin_out_of_turn  # noqa: F401 (fixture)
 
 START = datetime.datetime(2026, 3, 1, 14, 0, 0, 250000, tzinfo=datetime.UTC)
 
@@ -81,7 +81,9 @@ def test_r4_the_report_of_a_roster_without_changes_counts_spins_as_its_timeline(
     for minute in range(1, 6):
         spin_at(chef, playing, boule, first["launcher"].username, first["start"] + datetime.timedelta(minutes=minute))
         # The first launcher goes on in the second turn: mismatches.
-        spin_at(chef, playing, boule, first["launcher"].username, second["start"] + datetime.timedelta(minutes=minute))
+        spin_out_of_turn(
+            chef, playing, boule, first["launcher"].username, second["start"] + datetime.timedelta(minutes=minute)
+        )
     last = playing.spins.order_by("-sequence").first()
     # A corrected spin counts once, as its latest correction says (R23).
     spins.correct_spin(chef, last, "Mauvais lanceur saisi", launcher=second["launcher"].username)
@@ -104,5 +106,7 @@ def test_r4_the_report_of_a_roster_with_a_change_counts_spins_as_its_timeline(
     )
     for minute in range(1, 6):
         spin_at(chef, playing, boule, first["launcher"].username, first["start"] + datetime.timedelta(minutes=minute))
-        spin_at(chef, playing, boule, second["launcher"].username, second["start"] + datetime.timedelta(minutes=minute))
+        spin_out_of_turn(
+            chef, playing, boule, second["launcher"].username, second["start"] + datetime.timedelta(minutes=minute)
+        )
     assert_report_matches_the_timeline(casino, boule)

@@ -19,6 +19,9 @@ from tables.models import Table
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.days import reach, reach_opening
 
+# A relief is signed by the direction or the roster's chef de partie (R4, R31).
+SIGNED = {"signer": "chef", "password": PASSWORD}
+
 pytestmark = pytest.mark.django_db
 
 
@@ -318,7 +321,7 @@ def test_r4_a_relief_brings_in_an_eligible_replacement_only(api, director, chef,
     api.force_authenticate(chef)
     refused = api.post(
         f"/api/v1/rosters/{roster.pk}/change/",
-        {"kind": "relief", "member": "croupier1", "replacement": "chef", "reason": "Pause"},
+        {"kind": "relief", "member": "croupier1", "replacement": "chef", "reason": "Pause", **SIGNED},
         format="json",
     )
     assert refused.status_code == 400 and refused.json()["code"] == "R4"
@@ -326,7 +329,7 @@ def test_r4_a_relief_brings_in_an_eligible_replacement_only(api, director, chef,
     make_employee("croupier4", Role.CROUPIER, casino)
     response = api.post(
         f"/api/v1/rosters/{roster.pk}/change/",
-        {"kind": "relief", "member": "croupier1", "replacement": "croupier4", "reason": "Pause"},
+        {"kind": "relief", "member": "croupier1", "replacement": "croupier4", "reason": "Pause", **SIGNED},
         format="json",
     )
     assert response.status_code == 201

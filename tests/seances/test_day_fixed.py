@@ -18,6 +18,7 @@ from casino.rules import ARTICLES, DomainError
 from seances.models import GamingDay, Opening
 from seances.services import open_tableau, plan_seances
 from tables.games.rules import Colour
+from tables.models import Tableau
 from tests.conftest import PASSWORD
 from tests.helpers.cash_helpers import chips_for, open_seance, post_advance
 from tests.helpers.days import (
@@ -34,7 +35,11 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def day_open(clock, director, codir, chef, croupier, croupier2, caissier, casino, boule_tableau, vingt_trois_tableau):
     """The afternoon séance of the 30th open, both tableaux opened: the day's advances are fixed."""
+    from tables.services import register_tableau
+
     afternoon, _ = plan_seances(director, casino, TODAY)
+    # A third tableau, served by the order (R31) and opened later in the day by a test.
+    register_tableau(boule_tableau.table, 3)
     open_seance(director, afternoon)
     open_tableau(director, boule_tableau, TODAY, "2.00", "200.00", "1000.00")
     open_tableau(director, vingt_trois_tableau, TODAY, "1.00", "50.00", "250.00")
@@ -91,9 +96,7 @@ def test_r15_a_settings_change_mid_day_leaves_the_days_advance_limits_hours_and_
     assert accepted.status_code == 201, accepted.json()
     assert [a.amount for a in Advance.objects.order_by("pk")] == [Decimal("8000.00"), Decimal("8000.00")]
     # A tableau opened later that day keeps the day's authorised minimum (R10): 2,00 € is still allowed.
-    from tables.services import register_tableau
-
-    third = register_tableau(boule_tableau.table, 3)
+    third = Tableau.objects.get(table=boule_tableau.table, number=3)
     opening, created = open_tableau(director, third, TODAY, "2.00", "200.00", "1000.00")
     assert created and opening.minimum == Decimal("2.00")
 

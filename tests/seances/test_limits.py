@@ -10,9 +10,8 @@ from django.db import IntegrityError
 from casino.models import Role
 from casino.rules import ARTICLES
 from seances.models import Opening
-from seances.services import open_tableau
 from tests.conftest import make_employee
-from tests.helpers.openings import check_stakes, open_seance_of, post_opening, today
+from tests.helpers.openings import check_stakes, open_seance_of, open_tableau, post_opening, staff, today
 
 # R30: limits are fixed once a séance of the day is open.
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("seance_of_today")]
@@ -173,6 +172,7 @@ def test_every_limits_decision_is_history_tracked_with_who_decided(api, director
 
 
 def test_r12_the_opening_form_explains_the_refusal_in_french(as_user, director, boule_tableau, casino):
+    staff(boule_tableau)  # served by the séance's order (R31)
     client = as_user(director)
     url = f"/seances/tableaux/{boule_tableau.pk}/ouvrir/"
     page = client.get(url)
@@ -187,6 +187,7 @@ def test_r12_the_opening_form_explains_the_refusal_in_french(as_user, director, 
 
 
 def test_r11_the_opening_form_refuses_a_change_with_409(as_user, director, boule_tableau, casino):
+    staff(boule_tableau)  # served by the séance's order (R31)
     client = as_user(director)
     url = f"/seances/tableaux/{boule_tableau.pk}/ouvrir/"
     data = {"gaming_day": today(casino).isoformat(), "minimum": "2.00", "max_plein": "200.00", "max_chances": "400"}
@@ -216,8 +217,9 @@ def test_the_day_view_costs_a_constant_number_of_queries(
     register_tableau(boule_table, 1)
     with CaptureQueriesContext(connection) as few:
         assert client.get("/seances/").status_code == 200
-    for number in range(2, 22):
-        tableau = register_tableau(boule_table, number)
+    tableaux = [register_tableau(boule_table, number) for number in range(2, 22)]
+    staff(*tableaux)  # the séance's order serves them all (R31)
+    for tableau in tableaux:
         open_tableau(director, tableau, today(casino), "2.00", "200.00", "1000.00")
     with CaptureQueriesContext(connection) as many:
         page = client.get("/seances/")
@@ -234,6 +236,7 @@ def two_open_tableaux(director, boule_table, casino):
 
     first = register_tableau(boule_table, 1)
     second = register_tableau(boule_table, 2)
+    staff(first, second)  # the séance's order serves both (R31)
     for tableau in (first, second):
         open_tableau(director, tableau, today(casino), "2.00", "100.00", "400.00")
     return first, second

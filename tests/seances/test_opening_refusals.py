@@ -12,13 +12,12 @@ from casino.rules import ARTICLES, DomainError, RoleForbidden, cite
 from casino.web.formats import euros as in_french
 from seances import services
 from seances.models import GamingDay, Opening, Seance
-from seances.services import open_tableau
 from tables.games.rules import Game, check_maximums, euros
 from tables.models import Tableau
 from tables.services import register_tableau
 from tests.conftest import PASSWORD
 from tests.helpers.days import DATE
-from tests.helpers.openings import check_stakes, post_opening, today
+from tests.helpers.openings import check_stakes, open_tableau, post_opening, staff, today
 
 # R30: limits are fixed once a séance of the day is open.
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("seance_of_today")]
@@ -86,7 +85,7 @@ def test_r2_a_tableau_out_of_service_is_not_opened(casino, director, boule_table
     boule_tableau.in_service = False
     boule_tableau.save()
     with pytest.raises(DomainError) as caught:
-        services.open_tableau(director, boule_tableau, GamingDay.date_at(casino), "2.00", "200.00", "1000.00")
+        open_tableau(director, boule_tableau, GamingDay.date_at(casino), "2.00", "200.00", "1000.00")
     assert caught.value.rule == "R2"
     assert caught.value.message == cite("R2", "Le tableau n° 1 est hors service")
     assert not Opening.objects.exists()
@@ -119,9 +118,9 @@ def test_r10_r11_limits_fixed_for_the_day_are_refused_with_the_limits_in_force(
     casino, director, boule_tableau, limits, rule, words
 ):
     day = GamingDay.date_at(casino)
-    services.open_tableau(director, boule_tableau, day, "2.00", "200.00", "1000.00")
+    open_tableau(director, boule_tableau, day, "2.00", "200.00", "1000.00")
     with pytest.raises(DomainError) as caught:
-        services.open_tableau(director, boule_tableau, day, *limits)
+        open_tableau(director, boule_tableau, day, *limits)
     assert caught.value.rule == rule
     expected = words.format(
         minimum=euros(Decimal("2.00")), plein=euros(Decimal("200.00")), chances=euros(Decimal("1000.00"))
@@ -135,14 +134,15 @@ def test_r10_r15_an_opening_belongs_to_the_open_seance_names_its_director_and_fi
 ):
     date = GamingDay.date_at(casino)
     afternoon = Seance.objects.get(gaming_day__date=date, kind=Seance.Kind.AFTERNOON, state=Seance.State.OPEN)
-    first, created = services.open_tableau(director, boule_tableau, date, "2.00", "200.00", "1000.00")
+    second = Tableau.objects.create(table=boule_tableau.table, number=2)
+    staff(boule_tableau, second)  # both served by the séance's roster (R31)
+    first, created = open_tableau(director, boule_tableau, date, "2.00", "200.00", "1000.00")
     assert created and first.seance == afternoon
     assert (first.decided_by, first.decided_role) == (director, Role.DIRECTOR)
     assert first.history.get().history_user == director
     day = GamingDay.objects.get()
     assert day.advance_boule == day.advance_amount("boule") and day.advance_vingt_trois is None
-    second = Tableau.objects.create(table=boule_tableau.table, number=2)
-    during, created = services.open_tableau(codir, second, date, "2.00", "200.00", "1000.00")
+    during, created = open_tableau(codir, second, date, "2.00", "200.00", "1000.00")
     assert created and during.seance == afternoon
     assert (during.decided_by, during.decided_role) == (codir, Role.CODIR)
     assert during.history.get().history_user == codir
@@ -171,6 +171,7 @@ def test_r11_a_second_opening_with_the_same_chance_maximum_but_another_plein_max
 def two_tableaux_two_maximums(director, boule_table, casino):
     """Two tableaux of one boule: the first with the lower maximums (100 € plein, 500 € chance), the second higher."""
     strict, loose = register_tableau(boule_table, 1), register_tableau(boule_table, 2)
+    staff(strict, loose)
     open_tableau(director, strict, today(casino), "2.00", "100.00", "500.00")
     open_tableau(director, loose, today(casino), "2.00", "200.00", "1000.00")
     return strict, loose

@@ -3,10 +3,12 @@
 import datetime
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from casino.rules import ARTICLES, DomainError
-from seances.models import Seance, Spin
+from seances.models import Roster, Seance, Spin
+from seances.rosters.services import designated_launcher
 from seances.services import change_seance_state, plan_seances
 from seances.spins import services as spins
 from tests.helpers.cash_helpers import open_seance
@@ -27,13 +29,19 @@ def evening_after(director, afternoon):
 def evening(director, chef, open_day, vingt_trois):
     """The afternoon's last vingt-trois spin turned « horaire »; the afternoon closed, the evening open."""
     spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=1, direction="antihoraire")
-    spins.record_spin(chef, open_day, vingt_trois, "croupier2", pocket=2, direction="horaire")
+    spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=2, direction="horaire")
     return evening_after(director, open_day)
+
+
+def in_turn(seance, apparatus):
+    """The launcher the séance's order designates now (R4): the evening's order puts first who launched least."""
+    roster = Roster.objects.published().get(seance=seance, apparatus=apparatus)
+    return get_user_model().objects.get(pk=designated_launcher(roster.pk, timezone.now())).username
 
 
 def post_spin(api, user, seance, apparatus, direction, pocket=5):
     api.force_authenticate(user)
-    body = {"apparatus": apparatus.pk, "seance": seance.pk, "launcher": "croupier1", "pocket": pocket}
+    body = {"apparatus": apparatus.pk, "seance": seance.pk, "launcher": in_turn(seance, apparatus), "pocket": pocket}
     return api.post("/api/v1/spins/", {**body, "direction": direction}, format="json")
 
 
@@ -50,11 +58,13 @@ def test_r9_the_evenings_first_spin_in_the_afternoons_last_direction_is_refused_
 
 def test_r9_the_evenings_first_spin_alternates_with_the_afternoons_last_and_is_numbered_1(chef, vingt_trois, evening):
     with pytest.raises(DomainError) as refusal:
-        spins.record_spin(chef, evening, vingt_trois, "croupier1", pocket=5, direction="horaire")
+        spins.record_spin(chef, evening, vingt_trois, in_turn(evening, vingt_trois), pocket=5, direction="horaire")
     assert refusal.value.rule == "R9"
-    first = spins.record_spin(chef, evening, vingt_trois, "croupier1", pocket=5, direction="antihoraire")
+    first = spins.record_spin(
+        chef, evening, vingt_trois, in_turn(evening, vingt_trois), pocket=5, direction="antihoraire"
+    )
     assert (first.sequence, first.direction) == (1, "antihoraire")
-    second = spins.record_spin(chef, evening, vingt_trois, "croupier2", pocket=6, direction="horaire")
+    second = spins.record_spin(chef, evening, vingt_trois, in_turn(evening, vingt_trois), pocket=6, direction="horaire")
     assert second.sequence == 2
 
 
@@ -67,7 +77,7 @@ def test_r9_a_correction_of_the_afternoons_last_spin_keeps_the_alternation_with_
 ):
     last = spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=1, direction="horaire")
     evening = evening_after(director, open_day)
-    spins.record_spin(chef, evening, vingt_trois, "croupier1", pocket=5, direction="antihoraire")
+    spins.record_spin(chef, evening, vingt_trois, in_turn(evening, vingt_trois), pocket=5, direction="antihoraire")
     with pytest.raises(DomainError) as refusal:
         spins.correct_spin(chef, last, "Sens mal saisi", direction="antihoraire")
     assert refusal.value.rule == "R9" and "coup n° 1 (séance de la soirée" in refusal.value.message
@@ -75,7 +85,9 @@ def test_r9_a_correction_of_the_afternoons_last_spin_keeps_the_alternation_with_
 
 
 def test_r9_a_correction_of_the_evenings_first_spin_is_checked_against_the_afternoons_last(chef, vingt_trois, evening):
-    first = spins.record_spin(chef, evening, vingt_trois, "croupier1", pocket=5, direction="antihoraire")
+    first = spins.record_spin(
+        chef, evening, vingt_trois, in_turn(evening, vingt_trois), pocket=5, direction="antihoraire"
+    )
     with pytest.raises(DomainError) as refusal:
         spins.correct_spin(chef, first, "Sens mal saisi", direction="horaire")
     assert refusal.value.rule == "R9" and "séance de l'après-midi" in refusal.value.message

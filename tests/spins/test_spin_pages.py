@@ -23,10 +23,10 @@ def test_the_boule_entry_page_has_nine_number_buttons(as_user, chef, open_day, b
 
 
 def test_one_tap_on_the_page_records_a_spin(as_user, chef, open_day, boule):
-    response = as_user(chef).post(f"/coups/{boule.pk}/", {"launcher": "croupier2", "number": "6"})
+    response = as_user(chef).post(f"/coups/{boule.pk}/", {"launcher": "croupier1", "number": "6"})
     assert response.status_code == 302
     spin = Spin.objects.get()
-    assert (spin.sequence, spin.number, spin.launcher.username) == (1, 6, "croupier2")
+    assert (spin.sequence, spin.number, spin.launcher.username) == (1, 6, "croupier1")
 
 
 def test_r9_a_refused_page_spin_is_journaled_with_its_rule_and_counted(as_user, chef, open_day, vingt_trois):

@@ -1,6 +1,7 @@
 """Launches as they happened (R4): the actual share of spins against the roster's, alerts and the report."""
 
 import datetime
+from unittest import mock
 
 import pytest
 import time_machine
@@ -8,6 +9,7 @@ from django.utils import timezone
 
 from casino.models import Alert
 from seances.models import Seance
+from seances.rosters import services as roster_services
 from seances.spins import services as spins
 from tests.helpers.guard_helpers import drop_guard
 
@@ -38,7 +40,17 @@ def first_and_second(playing, apparatus):
 
 
 def spin_at(chef, seance, boule, launcher, moment, number=3):
-    return spins.record_spin(chef, seance, boule, launcher, number=number, launched_at=moment)
+    """A spin recorded at `moment` on the server's clock: the launcher the order designates then (R4)."""
+    with time_machine.travel(moment, tick=False):
+        return spins.record_spin(chef, seance, boule, launcher, number=number, launched_at=moment)
+
+
+def spin_out_of_turn(chef, seance, boule, launcher, moment, number=3):
+    """A spin by another launcher than the one designated, as the register held them before R4 was followed (issue
+    36): the report and the alerts still read such spins (and the corrections of a launcher), so they are written here
+    past the turn check."""
+    with mock.patch.object(roster_services, "require_turn"):
+        return spin_at(chef, seance, boule, launcher, moment, number)
 
 
 def test_r4_the_report_compares_actual_and_planned_shares_of_spins(api, director, chef, playing, boule):
@@ -47,7 +59,9 @@ def test_r4_the_report_compares_actual_and_planned_shares_of_spins(api, director
         spin_at(chef, playing, boule, first["launcher"].username, first["start"] + datetime.timedelta(minutes=minute))
     # In the second turn the first launcher keeps launching: the roster named someone else.
     for minute in range(1, 11):
-        spin_at(chef, playing, boule, first["launcher"].username, second["start"] + datetime.timedelta(minutes=minute))
+        spin_out_of_turn(
+            chef, playing, boule, first["launcher"].username, second["start"] + datetime.timedelta(minutes=minute)
+        )
     api.force_authenticate(director)
     report = api.get(f"/api/v1/rosters/report/?apparatus={boule.pk}").json()
     section = report["sections"][1]
@@ -89,7 +103,7 @@ def test_r4_a_launcher_above_the_factor_of_their_share_in_the_seance_raises_an_a
     with django_capture_on_commit_callbacks(execute=True):
         for minute in range(10):
             moment = second["start"] + datetime.timedelta(minutes=minute, seconds=30)
-            spin_at(chef, playing, boule, first["launcher"].username, moment)
+            spin_out_of_turn(chef, playing, boule, first["launcher"].username, moment)
     alert = Alert.objects.get(kind="launch_share")
     assert alert.rule == "R4" and first["launcher"].username.title() in alert.message
     assert Alert.objects.filter(kind="launcher").count() == 1

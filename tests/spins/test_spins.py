@@ -35,9 +35,9 @@ def spin_vt(chef, seance, vingt_trois, pocket, direction, launcher="croupier1"):
 def test_a_boule_spin_is_recorded_with_the_next_sequence_number_its_history_and_journal(api, chef, open_day, boule):
     first = post_spin(api, chef, open_day, boule, number=7)
     assert first.status_code == 201, first.json()
-    second = post_spin(api, chef, open_day, boule, launcher="croupier2", number=5)
+    second = post_spin(api, chef, open_day, boule, number=5)
     assert (first.json()["sequence"], second.json()["sequence"]) == (1, 2)
-    assert second.json()["launcher"] == "croupier2" and second.json()["number"] == 5
+    assert second.json()["launcher"] == "croupier1" and second.json()["number"] == 5
     spin = Spin.objects.get(pk=first.json()["id"])
     assert spin.history.count() == 1 and spin.recorded_by == chef
     assert JournalEntry.objects.filter(action="seances.spin.create", object_id=str(spin.pk)).exists()
@@ -281,7 +281,7 @@ def test_the_display_token_reaches_nothing_but_the_spins(client, display, open_d
 
 def test_the_spins_are_listed_by_apparatus_seance_and_period(api, chef, regulator, open_day, boule, vingt_trois):
     spins.record_spin(chef, open_day, boule, "croupier1", number=3)
-    spins.record_spin(chef, open_day, vingt_trois, "croupier2", pocket=9, direction="horaire")
+    spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=9, direction="horaire")
     api.force_authenticate(regulator)
     assert api.get("/api/v1/spins/").json()["count"] == 2
     assert api.get(f"/api/v1/spins/?apparatus={boule.pk}").json()["results"][0]["number"] == 3
@@ -305,9 +305,11 @@ def playing_since(seance, minutes):
     )
 
 
-def test_a_launcher_other_than_the_one_named_by_the_roster_raises_an_alert(
+def test_r4_a_correction_naming_a_launcher_other_than_the_one_named_by_the_roster_raises_an_alert(
     chef, open_day, boule, django_capture_on_commit_callbacks
 ):
+    """A launch out of turn is refused (tests/rosters/test_r4_launch_in_turn.py); a correction of the launcher records
+    what happened and stays watched: the alert names the launcher the order designated."""
     from seances.models import Roster
     from seances.rosters import services as roster_services
 
@@ -316,10 +318,10 @@ def test_a_launcher_other_than_the_one_named_by_the_roster_raises_an_alert(
     named = roster_services.roster_status(roster)["now"]
     other = "croupier2" if named.username == "croupier1" else "croupier1"
     with django_capture_on_commit_callbacks(execute=True):
-        spins.record_spin(chef, open_day, boule, named.username, number=3)
+        spin = spins.record_spin(chef, open_day, boule, named.username, number=3)
     assert not Alert.objects.filter(kind="launcher").exists()
     with django_capture_on_commit_callbacks(execute=True):
-        spins.record_spin(chef, open_day, boule, other, number=4)
+        spins.correct_spin(chef, spin, "Lanceur mal saisi", launcher=other)
     alert = Alert.objects.get(kind="launcher")
     assert alert.rule == "R4" and "Boule" in alert.message
 
@@ -329,7 +331,7 @@ def test_r23_the_effective_spins_are_the_uncorrected_originals_and_the_latest_co
     from seances.spins import services as spins
 
     kept = spins.record_spin(chef, open_day, boule, "croupier1", number=3)
-    twice = spins.record_spin(chef, open_day, boule, "croupier2", number=4)
+    twice = spins.record_spin(chef, open_day, boule, "croupier1", number=4)
     once = spins.record_spin(chef, open_day, boule, "croupier1", number=5)
     first = spins.correct_spin(chef, twice, "Mal lu", number=6)
     latest = spins.correct_spin(chef, twice, "Encore mal lu", number=7)

@@ -24,7 +24,6 @@ from seances.services import open_tableau, plan_seances
 from seances.spins import services as spins
 from tables.games.rules import next_direction
 from tables.models import Tableau
-from tables.services import register_tableau
 from tests.accounts import test_authorization_matrix as matrix
 from tests.accounts.test_authorization_matrix import (
     ADMIN_NAMESPACE,
@@ -40,7 +39,7 @@ from tests.accounts.test_authorization_matrix import (
     walk,
 )
 from tests.conftest import PASSWORD, make_employee
-from tests.helpers.cash_helpers import chips_for, main_box
+from tests.helpers.cash_helpers import chips_for, main_box, staffed_tableaux
 
 # The matrix's demo day: yesterday closed and registered, today open with advances, an interruption, a correction.
 demo = matrix.demo
@@ -253,10 +252,19 @@ def grow(casino, demo, cash_staff, n, first):
     director, chef = cash_staff["director"], cash_staff["chef"]
     seance = demo[Seance]
     today = seance.gaming_day.date
-    table = demo[Tableau].table
-    first = Tableau.objects.order_by("-number").values_list("number", flat=True).first()
-    for number in range(first + 1, first + 1 + n):
-        tableau = register_tableau(table, number)
+    # A tableau opens during the séance only if its published roster staffs it, and a published roster never changes
+    # (R31): the tableaux of both growths come at the first on an apparatus of their own, with its roster and
+    # croupiers, those of the second out of service until then.
+    if first == 0:
+        last = Tableau.objects.order_by("-number").values_list("number", flat=True).first()
+        numbers = list(range(last + 1, last + 1 + n + GROWTH))
+        later = staffed_tableaux(director, seance, numbers)[n:]
+        Tableau.objects.filter(pk__in=[t.pk for t in later]).update(in_service=False)
+    back = Tableau.objects.filter(table__apparatus__name="Boule du fond").order_by("number")
+    grown = list(back[:n] if first == 0 else back.filter(in_service=False))
+    Tableau.objects.filter(pk__in=[t.pk for t in grown]).update(in_service=True)
+    for tableau in grown:
+        tableau.refresh_from_db()
         open_tableau(director, tableau, today, "2.00", "200.00", "1000.00")
         amount = casino.advance_amount(tableau.game)
         cash.record_advance(
