@@ -1,7 +1,8 @@
 """The books over generated months (R21, R22, R24, R25): days at the month's edges (31 December, 1 and 31 January,
 1 February), counts corrected once, twice or not at all, before the register is drawn up or after it is signed
 (each correction then a rectificatif signed by two), registers left unsigned. The carnet of the month, the season's
-summary, the register's latest signed version and the carnet des prélèvements each equal the sums this test computes
+summary, the register's latest signed version, the carnet des prélèvements (modèle 13) and the situation mensuelle
+(modèle 5) each equal the sums this test computes
 from what it played."""
 
 import datetime
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from books.prelevements import latest_signed_version, sheet
+from books.statements import statement_of
 from cashbox import services
 from cashbox.carnets import carnet_of, season_summary
 from cashbox.models import ControlRegister, Count, RegisterAmendment
@@ -137,6 +139,30 @@ def check(casino, tableau, played):
     month_total = sum((r for d, r in signed.items() if d.month == 1), Decimal(0))
     assert data["month_totals"]["total"] == month_total
     assert data["season_totals"]["total"] == month_total + sum((r for d, r in signed.items() if d.month == 12), 0)
+
+    # The situation mensuelle of January (modèle 5): the same signed days and total, every register of the month
+    # with its rectificatifs and the version carried, every correction of the month in order.
+    situation = statement_of(casino, 2025, 1)
+    assert {row["date"]: row["games"]["boule"] for row in situation["results"]} == {
+        d.isoformat(): f"{r:.2f}" for d, r in signed.items() if d.month == 1
+    }
+    assert situation["month_total"] == f"{month_total:.2f}"
+    registers = {row["date"]: row for row in situation["registers"]}
+    assert sorted(registers) == sorted(d.isoformat() for d in in_january)
+    for date, (plan, _original, _result) in in_january.items():
+        row = registers[date.isoformat()]
+        amended = plan["register"] == "signed, then corrected" and plan["corrections"]
+        assert [a["number"] for a in row["rectificatifs"]] == (
+            list(range(1, len(plan["corrections"]) + 1)) if amended else []
+        )
+        carried = None if plan["register"] == "unsigned" else "registre"
+        assert row["carried"] == (f"rectificatif n° {len(plan['corrections'])}" if amended else carried)
+    assert [c["amount"] for c in situation["corrections"]] == [
+        f"{amount:.2f}" for d in sorted(in_january) for amount in _amounts(in_january[d][0])
+    ]
+    assert [(s["date"], s["held"]) for s in situation["seances"]] == [
+        (d.isoformat(), held) for d in sorted(in_january) for held in (True, False)
+    ]
 
 
 def _amounts(plan):
