@@ -7,7 +7,7 @@ STAMP := $(VENV)/.requirements-stamp
 PORT ?= 8000
 
 .DEFAULT_GOAL := help
-.PHONY: help venv lock run test mutation docs lint format check worker beat clean
+.PHONY: help venv lock run test mutation mutation-guards docs lint format check worker beat clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## .*$$' $(MAKEFILE_LIST) | sort \
@@ -45,6 +45,9 @@ test: $(STAMP) ## Run the test suite on every core (SQLite; PostgreSQL, Celery a
 
 mutation: $(STAMP) ## Mutation testing of the rule modules (MODULE=tables/games/rules.py for one): kill ratio, survivors
 	$(BIN)/python tools/mutation.py $(MODULE)
+
+mutation-guards: $(STAMP) ## Weaken each SQL guard one at a time (ONLY=text to select), show a guard test fails for each
+	$(BIN)/python tools/guard_mutation.py --only "$(ONLY)"
 
 # NO_MKDOCS_2_WARNING: mkdocs-material's end-of-life banner, which is no warning of this site.
 docs: $(STAMP) ## Build the documentation site (mkdocs, --strict) into site/

@@ -15,7 +15,7 @@ from casino.models import Casino, Employee, Membership, Role
 from tables.games.rules import Game
 from tables.models import Apparatus, Table
 from tables.services import register_tableau
-from tests.helpers import db_template
+from tests.helpers import db_template, id_offsets
 
 PASSWORD = "correct-horse-battery-staple"
 
@@ -233,6 +233,13 @@ def require_postgres():
         pytest.skip(reason)
 
 
+def _offsets_after_flush(using="default", **kwargs):
+    from django.db import connections
+
+    with as_owner(connections[using]):
+        id_offsets.apply(using)
+
+
 @contextlib.contextmanager
 def as_owner(connection):
     """Tests' machinery only: act as the owner of the tables for a moment, then as the application again."""
@@ -248,11 +255,20 @@ def as_owner(connection):
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
+    from django.apps import apps
+    from django.db import connection
+    from django.db.models.signals import post_migrate
+
+    # Ids of different tables never coincide (tests/helpers/id_offsets.py): once per test database, as the owner,
+    # and again after each transactional test's flush, which sends post_migrate.
+    with django_db_blocker.unblock():
+        id_offsets.apply()
+    last = [config for config in apps.get_app_configs() if config.models_module is not None][-1]
+    post_migrate.connect(_offsets_after_flush, sender=last, dispatch_uid="tests_id_offsets")
     if not APP_ROLE:
         yield
         return
     from django.core.management import call_command
-    from django.db import connection
     from django.db.backends.signals import connection_created
 
     if not APP_ROLE.replace("_", "").isalnum():

@@ -409,9 +409,14 @@ def routes(objects):
 def demo(
     api, settings, tmp_path, django_capture_on_commit_callbacks, cash_staff, open_day, casino, regulator, administrator
 ):
-    """Yesterday closed with its register drawn up; today's afternoon open with an advance, an interruption, a
-    corrected count; tomorrow's roster; an export and an alert."""
     settings.EXPORT_ROOT = tmp_path / "exports"
+    return build_demo(api, django_capture_on_commit_callbacks, cash_staff, open_day, casino, regulator, administrator)
+
+
+def build_demo(api, capture_on_commit_callbacks, cash_staff, open_day, casino, regulator, administrator):
+    """Yesterday closed with its register drawn up; today's afternoon open with an advance, an interruption, a
+    corrected count; tomorrow's roster; an export and an alert (also built once per module by
+    tests/accounts/test_each_role_on_each_route.py)."""
     director, chef = cash_staff["director"], cash_staff["chef"]
     boule_tableau, vingt_trois_tableau = Tableau.objects.order_by("number")
     today = open_day.gaming_day.date
@@ -464,7 +469,7 @@ def demo(
     roster = roster_services.create_roster(
         director, tomorrow, boule_tableau.table.apparatus, "chef", ["croupier1", "croupier2"]
     )
-    with django_capture_on_commit_callbacks(execute=True):
+    with capture_on_commit_callbacks(execute=True):
         export = request_export(regulator, casino, yesterday, yesterday)
     alert = Alert.objects.create(casino=casino, rule="R18", kind="test", key="matrix", message="Alerte de test")
     caissier = cash_staff["caissier"].employee

@@ -1,0 +1,388 @@
+"""Mutation testing of the SQL guards: weaken one guard at a time, run the guard tests, and show that one fails.
+
+The guards are the append-only triggers of casino/audit/append_only.py (GUARDS: every frozen or fill-once column,
+every allowed transition, every free_while condition, the refusal of DELETE) and the guards that read another table
+(the journal head, the employee's role, the trust anchor). A weakening changes the SQL the test process installs,
+never GUARDS (the tests read it as their specification), on SQLite, or on PostgreSQL when DATABASE_URL points to it.
+Nothing in the repository changes but the verdicts.
+
+    .venv/bin/python tools/guard_mutation.py                 # every weakening
+    .venv/bin/python tools/guard_mutation.py --only journal  # those whose id contains "journal"
+    .venv/bin/python tools/guard_mutation.py --list          # the weakenings, without running anything
+    .venv/bin/python tools/guard_mutation.py --report        # the saved verdicts
+
+One pytest session runs them all (-p tools.guard_mutation, GUARD_MUTATION=<selection>): it collects the guard tests
+once, runs them as they are, then for each weakening replaces the triggers of its test database, runs the tests until
+one fails (those of the weakened table first) and puts the triggers back. Verdicts are saved after each weakening in
+docs/mutation/guards.<vendor>.json; a weakening already there is not run again (--again runs them all).
+"""
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from django.db.models import CheckConstraint
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = [
+    "tests/audit/test_append_only_guards.py",
+    "tests/audit/test_db_guards.py",
+    "tests/audit/test_journal_head_guard.py",
+    "tests/audit/test_trust_anchor_guard.py",
+    "tests/audit/test_sqlite_replace_guard.py",
+    "tests/accounts/test_r29_role_changes_only_by_a_confirmed_proposal.py",
+]
+
+# The guards that read another table: each weakening is one textual change of the SQL the function returns, the
+# same in both dialects unless said. (function name, id, old text, new text)
+TEXT_WEAKENINGS = [
+    ("journal_head_statements", "journal_head.casino_may_change", "NEW.casino_id IS NOT OLD.casino_id OR", ""),
+    (
+        "journal_head_statements",
+        "journal_head.casino_may_change",
+        "NEW.casino_id IS DISTINCT FROM OLD.casino_id OR",
+        "",
+    ),
+    ("journal_head_statements", "journal_head.may_move_back", "OR NEW.sequence < OLD.sequence", ""),
+    ("journal_head_statements", "journal_head.may_move_back", "NEW.sequence < OLD.sequence THEN", "FALSE THEN"),
+    (
+        "journal_head_statements",
+        "journal_head.need_not_be_the_last_entry",
+        "OR NOT (NOT EXISTS",
+        "OR NOT 1 OR (NOT EXISTS",
+    ),
+    ("journal_head_statements", "journal_head.insert_unchecked", "WHEN NOT (NOT EXISTS", "WHEN 0 AND (NOT EXISTS"),
+    ("journal_head_statements", "journal_head.may_skip_entries", "e.sequence > NEW.sequence) AND", "0) AND"),
+    ("journal_head_statements", "journal_head.any_hash", "AND e.hash = NEW.hash)", ")"),
+    ("employee_role_statements", "employee_role.any_confirmation_counts", "ORDER BY d.id DESC", "ORDER BY d.id ASC"),
+    ("employee_role_statements", "employee_role.refused_counts", "AND d.confirmed AND", " AND"),
+    ("employee_role_statements", "employee_role.null_passes", ", FALSE))", ", TRUE))"),
+    ("employee_role_statements", "employee_role.second_factor_reset_counts", "AND NOT c.reset_second_factor", ""),
+    ("employee_role_statements", "employee_role.any_move_from_a_free_role", "(OLD.role IN (", "(1 OR OLD.role IN ("),
+    ("casino_key_statements", "casino_key.inserted_retired", "NEW.retired_at IS NOT NULL OR", ""),
+    ("casino_key_statements", "casino_key.second_key_in_service", "AND k.retired_at IS NULL)", "AND 0)"),
+    ("casino_key_statements", "casino_key.second_key_in_service", "AND k.retired_at IS NULL)", "AND FALSE)"),
+]
+
+# The tests most likely to see a weakening of each guard that reads another table, tried first.
+FIRST_TESTS = {"journal_head": "journal_head", "employee_role": "role_changes", "casino_key": "trust_anchor"}
+
+
+def _project_models():
+    from django.apps import apps
+
+    return [
+        model
+        for model in apps.get_models()
+        if Path(apps.get_app_config(model._meta.app_label).path).is_relative_to(ROOT)
+    ]
+
+
+def weakenings():
+    """{id: description} of every weakening, from the specification as the code holds it."""
+    from casino.audit import append_only
+
+    found = {}
+    for label, guard in append_only.GUARDS.items():
+        from django.apps import apps
+
+        model = apps.get_model(label)
+        found[f"delete:{label}"] = f"{label}: a row may be deleted"
+        for model_field, kind, detail in append_only.column_rules(model, guard):
+            if model_field.primary_key or kind == append_only.FREE:
+                continue
+            found[f"free:{label}:{model_field.name}"] = f"{label}.{model_field.name} ({kind}) may change at will"
+            if kind == "transition":
+                for old, new in detail:
+                    if (new, old) in detail:
+                        continue  # going back is allowed already (an export retried goes back to pending)
+                    found[f"back:{label}:{model_field.name}:{new}:{old}"] = (
+                        f"{label}.{model_field.name} may go back from {new} to {old}"
+                    )
+    for model in _project_models():
+        for constraint in model._meta.constraints:
+            if isinstance(constraint, CheckConstraint):
+                found[f"check:{model._meta.label}:{constraint.name}"] = (
+                    f"{model._meta.label}: {constraint.name} dropped"
+                )
+    for function, name, _old, _new in TEXT_WEAKENINGS:
+        found[f"text:{name}"] = f"{function}: {name.split('.', 1)[1].replace('_', ' ')}"
+    return found
+
+
+def apply(mutant):
+    """Weaken the SQL this process installs as `mutant` says (before the test database's post_migrate installs it).
+
+    GUARDS itself is left as it is: the tests read it as their specification, independently of the SQL.
+    """
+    from django.apps import apps
+
+    from casino.audit import append_only
+
+    kind, _, rest = mutant.partition(":")
+    if kind in ("free", "back"):
+        label, column, *move = rest.split(":")
+        model = apps.get_model(label)
+        column_rules = append_only.column_rules
+
+        def weakened_rules(target, guard):
+            rules = column_rules(target, guard)
+            if target is not model:
+                return rules
+            weakened = []
+            for model_field, rule, detail in rules:
+                if model_field.name == column:
+                    rule, detail = (append_only.FREE, None) if kind == "free" else (rule, (*detail, tuple(move)))
+                weakened.append((model_field, rule, detail))
+            return weakened
+
+        append_only.column_rules = weakened_rules
+    elif kind == "delete":
+        table = apps.get_model(rest)._meta.db_table
+        sqlite, postgresql = append_only.sqlite_statements, append_only.postgresql_statements
+
+        def sqlite_statements(model, guard):
+            statements = sqlite(model, guard)
+            return [s for s in statements if model._meta.db_table != table or "guard_delete_" not in s]
+
+        def postgresql_statements(model, guard):
+            statements = postgresql(model, guard)
+            if model._meta.db_table == table:
+                statements[0] = statements[0].replace(
+                    "IF TG_OP <> 'UPDATE' THEN",
+                    "IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;\n IF TG_OP = 'TRUNCATE' THEN",
+                )
+            return statements
+
+        append_only.sqlite_statements, append_only.postgresql_statements = sqlite_statements, postgresql_statements
+    elif kind == "text":
+        changes = [(function, old, new) for function, name, old, new in TEXT_WEAKENINGS if name == rest]
+        if not changes:
+            raise SystemExit(f"unknown weakening {mutant}")
+        for function in {function for function, _old, _new in changes}:
+            original = getattr(append_only, function)
+
+            def weakened(*args, _original=original, _function=function, **kwargs):
+                statements = _original(*args, **kwargs)
+                for name, old, new in changes:
+                    if name == _function:
+                        statements = [s.replace(old, new) for s in statements]
+                return statements
+
+            setattr(append_only, function, weakened)
+    else:
+        raise SystemExit(f"unknown weakening {mutant}")
+
+
+def undo():
+    """Put back the functions apply() replaced."""
+    from casino.audit import append_only
+
+    for name, function in ORIGINALS.items():
+        setattr(append_only, name, function)
+
+
+ORIGINALS = {}
+
+
+def _remember():
+    from casino.audit import append_only
+
+    for name in ("column_rules", "sqlite_statements", "postgresql_statements", *{t[0] for t in TEXT_WEAKENINGS}):
+        ORIGINALS.setdefault(name, getattr(append_only, name))
+
+
+# The runner: one pytest session, every weakening ------------------------------------------------------------------
+#
+# A pytest process per weakening costs its start (Django, collection, the test database) for each of some 300
+# weakenings; instead one session collects the guard tests once, runs them once as they are (which sets up the
+# test database), then for each weakening replaces the triggers in that database, runs the tests until one fails,
+# and puts the triggers back.
+
+
+def _vendor():
+    return "postgresql" if os.environ.get("DATABASE_URL", "").startswith("postgres") else "sqlite"
+
+
+def results_path():
+    return ROOT / "docs" / "mutation" / f"guards.{_vendor()}.json"
+
+
+def load():
+    path = results_path()
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def save(results):
+    path = results_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(dict(sorted(results.items())), indent=1, ensure_ascii=False) + "\n")
+
+
+@contextlib.contextmanager
+def _without_check(config, mutant):
+    """The test database without one check constraint (Django's schema editor: ALTER TABLE on PostgreSQL, the table
+    remade on SQLite, whose remake reads the model's constraints), then with it again."""
+    from django.apps import apps
+    from django.db import connection
+    from pytest_django.plugin import blocking_manager_key
+
+    _kind, label, name = mutant.split(":")
+    model = apps.get_model(label)
+    original = model._meta.constraints
+    constraint = next(c for c in original if c.name == name)
+
+    def remake(constraints, change):
+        with config.stash[blocking_manager_key].unblock():
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute("RESET ROLE")
+            model._meta.constraints = constraints
+            try:
+                with connection.schema_editor() as editor:
+                    change(editor, model, constraint)
+            finally:
+                model._meta.constraints = original
+
+    remake([c for c in original if c is not constraint], lambda editor, m, c: editor.remove_constraint(m, c))
+    try:
+        yield
+    finally:
+        remake(original, lambda editor, m, c: editor.add_constraint(m, c))
+
+
+def _reinstall(config):
+    from django.db import connection
+    from pytest_django.plugin import blocking_manager_key
+
+    from casino.audit import append_only
+
+    with config.stash[blocking_manager_key].unblock():
+        # As the owner on PostgreSQL (DDL); the next test sets the application's role again.
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("RESET ROLE")
+        append_only.install(connection)
+        # A table remade on SQLite (a check constraint dropped) starts its ids again: past the offsets once more.
+        from tests.helpers import id_offsets
+
+        id_offsets.apply()
+
+
+def _run(items, first):
+    """Run the items (those naming `first` first) until one fails; return the failing test's id, or None."""
+    from _pytest.runner import runtestprotocol
+
+    ordered = sorted(items, key=lambda item: first not in item.nodeid)
+    for index, item in enumerate(ordered):
+        # nextitem: the next one, never None, so that the session's fixtures (the test database) stay up.
+        following = ordered[index + 1] if index + 1 < len(ordered) else ordered[0]
+        reports = runtestprotocol(item, log=False, nextitem=following)
+        if any(report.failed for report in reports):
+            # Finish the failing test's fixtures before the triggers change again.
+            return item.nodeid
+    return None
+
+
+def pytest_runtestloop(session):
+    selection = os.environ.get("GUARD_MUTATION")
+    if selection is None or session.config.option.collectonly:
+        return None
+    _remember()
+    known = weakenings()
+    results = {} if os.environ.get("GUARD_MUTATION_AGAIN") else load()
+    items = session.items
+    baseline = _run(items, "")
+    if baseline is not None:
+        raise SystemExit(f"the guard tests fail without any weakening: {baseline}")
+    try:
+        for mutant in known:
+            if selection not in mutant or mutant in results:
+                continue
+            started = time.monotonic()
+            weakened = (
+                _without_check(session.config, mutant) if mutant.startswith("check:") else contextlib.nullcontext()
+            )
+            if not mutant.startswith("check:"):
+                apply(mutant)
+            try:
+                weakened.__enter__()
+                _reinstall(session.config)
+                target = mutant.split(":")[1]
+                if mutant.startswith("text:"):
+                    first = FIRST_TESTS[target.split(".")[0]]
+                elif mutant.startswith("check:"):
+                    first = "breaks_each_constraint"  # tests/audit/test_db_guards.py: every named constraint
+                else:
+                    first = f"-{target}]"  # the parametrised test of the model's table
+                killer = _run(items, first)
+            finally:
+                weakened.__exit__(None, None, None)
+                undo()
+                _reinstall(session.config)
+            verdict = "killed" if killer else "survived"
+            results[mutant] = {"verdict": verdict, "killed_by": killer, "seconds": round(time.monotonic() - started)}
+            print(f"{verdict:8} {results[mutant]['seconds']:4d} s  {mutant}", flush=True)
+            save(results)
+    finally:
+        save(results)
+    return True
+
+
+def report(results, known):
+    killed = sum(1 for r in results.values() if r["verdict"] == "killed")
+    print(f"{_vendor()}: {killed} killed / {len(results)} tried ({len(known)} weakenings in all)")
+    for mutant, result in sorted(results.items()):
+        if result["verdict"] != "killed":
+            print(f"  {result['verdict']}: {mutant} — {known.get(mutant, '(no longer a weakening)')}")
+    untried = sorted(set(known) - set(results))
+    if untried:
+        print(f"  not tried yet: {len(untried)}")
+
+
+def main():
+    import django
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="only the weakenings whose id contains this text")
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--report", action="store_true")
+    parser.add_argument("--again", action="store_true", help="run the weakenings already tried too")
+    options = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
+    # The settings read here only list the weakenings (no secret needed); each test process has its own settings.
+    debug = os.environ.get("DEBUG")
+    os.environ["DEBUG"] = "1"
+    django.setup()
+    if debug is None:
+        del os.environ["DEBUG"]
+    else:
+        os.environ["DEBUG"] = debug
+    known = weakenings()
+    results = load()
+    if options.list:
+        for mutant, description in known.items():
+            print(f"{mutant}\t{description}")
+        return 0
+    if options.report:
+        report(results, known)
+        return 0
+    env = {**os.environ, "GUARD_MUTATION": options.only, "PYTHONPATH": str(ROOT)}
+    if options.again:
+        env["GUARD_MUTATION_AGAIN"] = "1"
+    command = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:randomly", "-n", "0", "-p", "tools.guard_mutation"]
+    command += ["--create-db"] if _vendor() == "postgresql" else []
+    subprocess.run([*command, *TESTS], cwd=ROOT, env=env, check=False)
+    results = load()
+    report(results, known)
+    return 0 if all(r["verdict"] == "killed" for r in results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
