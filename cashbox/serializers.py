@@ -28,10 +28,23 @@ class SignatureSerializer(serializers.ModelSerializer):
 
 
 class SignerFields(serializers.Serializer):
-    """The signer re-enters their password at the moment of signing, even on someone else's tablet."""
+    """The signer re-enters their password at the moment of signing, even on someone else's tablet; in a casino that
+    signs with keys, the signer's key signs the act instead (R28)."""
 
     signer = serializers.CharField(max_length=150, help_text="Identifiant du signataire.")
-    password = serializers.CharField(write_only=True, style={"input_type": "password"})
+    password = serializers.CharField(
+        required=False,
+        write_only=True,
+        style={"input_type": "password"},
+        help_text="Mot de passe du signataire (établissement qui signe au mot de passe).",
+    )
+    assertion = serializers.JSONField(
+        required=False,
+        write_only=True,
+        help_text="Établissement qui signe avec les clés (R28) : "
+        '{"nonce": <nonce rendu par …/sign/options/>, "credential": <PublicKeyCredential de '
+        "navigator.credentials.get(), sérialisé en JSON, champs binaires en base64url>}.",
+    )
     otp = serializers.CharField(
         required=False,
         allow_blank=True,
@@ -341,3 +354,13 @@ class ControlRegisterSerializer(serializers.ModelSerializer):
 class RegisterCreateSerializer(serializers.Serializer):
     casino = serializers.IntegerField()
     gaming_day = serializers.DateField()
+
+
+class SigningOptionsSerializer(serializers.Serializer):
+    """The first step of a signature with a key (R28): the act's statement and the WebAuthn options to sign it."""
+
+    nonce = serializers.CharField(help_text="Nonce à usage unique, à renvoyer avec l'assertion (5 minutes).")
+    act = serializers.JSONField(help_text="Déclaration canonique de l'acte que la clé signe.")
+    publicKey = serializers.JSONField(  # noqa: N815 -- WebAuthn's own name, passed as is to navigator.credentials.get
+        help_text="PublicKeyCredentialRequestOptions (défi = SHA-256 de la déclaration canonique et du nonce)."
+    )
