@@ -26,13 +26,14 @@ from cashbox import signatures
 from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment
 from casino.accounts.services import propose, state_of
 from casino.exports.build import request_export
-from casino.models import AccountChange, Alert, Casino, Employee, Export, JournalEntry
+from casino.models import AccountChange, Alert, Casino, Employee, Export, JournalEntry, Passkey
 from seances.models import GamingDay, Opening, Roster, Seance, Spin
 from seances.rosters import services as roster_services
 from seances.services import change_seance_state, plan_seances
 from seances.spins import services as spins
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tests.conftest import PASSWORD
+from tests.helpers.passkey_helpers import enrolled_key
 from tests.helpers.cash_helpers import (
     chips_for,
     main_box,
@@ -246,6 +247,18 @@ EXPECTATIONS = {
         actions={"activation-code": ("post", STAFF_WRITE), "second-factor-reset": ("post", STAFF_WRITE)},
     ),
     **records("account-change", read=READ_ALL, actions={"decide": ("post", DIRECTION)}),
+    # Signing keys (R28, R29): each person enrols and revokes their own, the direction confirms; who may act is the
+    # services' rule (an empty body is refused as invalid before it), another person's key answers 404.
+    "api:passkey-list": api(get=ANY_ROLE, post=ANY_ROLE),
+    "api:passkey-detail": api(get=ANY_ROLE),
+    "api:passkey-register-options": api(post=ANY_ROLE),
+    "api:passkey-confirm": api(post=ANY_ROLE),
+    "api:passkey-revoke": api(post=ANY_ROLE),
+    "passkeys-mine": page(get=ANY_ROLE, post=ANY_ROLE),
+    "passkeys-direction": page(get=DIRECTION, post=DIRECTION),
+    # The first step of a signature with a key (R28): as the write it prepares.
+    "api:advance-sign-options": api(post=CASH_ENTRY),
+    "api:count-sign-options": api(post=CASH_ENTRY),
     **records("apparatus", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
     **records("table", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
     **records("tableau", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
@@ -466,7 +479,9 @@ def demo(
     observation = books_services.record_observation(
         regulator, casino, timezone.now(), "Visite", "Afficher les limites", PASSWORD
     )
+    _authenticator, passkey = enrolled_key(cash_staff["croupier"], casino)
     return {
+        Passkey: passkey,
         AccountChange: change,
         "date": yesterday,
         Casino: casino,
