@@ -168,6 +168,14 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
+# Argon2id first (casino/accounts/hashers.py, sized in docs/security.md); the others only read the hashes made before,
+# which are re-made with Argon2id at the next successful login.
+PASSWORD_HASHERS = [
+    "casino.accounts.hashers.Argon2idPasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2SHA1PasswordHasher",
+    "django.contrib.auth.hashers.ScryptPasswordHasher",
+]
 if TESTING:
     # Hashing cost is not what the tests measure.
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -33,7 +33,6 @@ from seances.services import change_seance_state, plan_seances
 from seances.spins import services as spins
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tests.conftest import PASSWORD
-from tests.helpers.passkey_helpers import enrolled_key
 from tests.helpers.cash_helpers import (
     chips_for,
     main_box,
@@ -42,6 +41,7 @@ from tests.helpers.cash_helpers import (
     post_final_count,
     post_short_interruption,
 )
+from tests.helpers.passkey_helpers import enrolled_key
 
 pytestmark = pytest.mark.django_db
 
