@@ -386,6 +386,9 @@ class CarnetEntrySerializer(serializers.Serializer):
     signed_by = serializers.CharField(allow_null=True)
     signed_role = serializers.CharField(allow_null=True)
     signed_at = serializers.DateTimeField(allow_null=True)
+    signed_with = serializers.CharField(
+        allow_null=True, help_text="« clé » (vérifiable hors ligne) ou « mot de passe » (attestée par le serveur), R28."
+    )
     recorded_at = serializers.DateTimeField()
     corrections = CarnetCorrectionSerializer(many=True)
 

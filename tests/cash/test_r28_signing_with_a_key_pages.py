@@ -10,7 +10,7 @@ from cashbox.models import Advance, Count
 from casino.models import Passkey
 from tests.conftest import PASSWORD
 from tests.helpers.authenticator import SoftAuthenticator
-from tests.helpers.cash_helpers import post_advance
+from tests.helpers.cash_helpers import main_box, post_advance
 from tests.helpers.passkey_helpers import enrolled_key, use_keys
 
 pytestmark = pytest.mark.django_db
@@ -63,6 +63,9 @@ def test_r28_the_final_count_is_confirmed_with_the_key_and_refused_for_another_f
     signed = floor.post(url, {**data, "confirm": "1", "assertion": json.dumps(authenticator.assertion(options))})
     assert signed.status_code == 302
     assert Count.objects.get().signature.passkey.user == director
+    # The carnet says which method signed each entry (R28).
+    carnet = floor.get(f"/caisse/carnets/{main_box(boule_tableau).pk}/").content.decode()
+    assert "(mot de passe)" in carnet and "par clé" in carnet
 
 
 def test_r29_the_keys_pages_list_a_persons_keys_and_the_direction_confirms_one(as_user, casino, croupier, codir):
