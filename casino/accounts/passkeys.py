@@ -183,9 +183,11 @@ def enrol(user, casino, nonce, credential, name=""):
 
 def signing_options(casino, signer, act):
     """The options of navigator.credentials.get() for the signer's signature of `act`: the challenge binds the act's
-    canonical statement and a single-use nonce; only the signer's confirmed keys are allowed."""
+    canonical statement and a single-use nonce; the signer's keys are the ones allowed."""
     nonce, challenge = _issue(casino, signer, SigningChallenge.Purpose.SIGN, lambda nonce: act_challenge(act, nonce))
-    keys = Passkey.objects.filter(user=signer, casino=casino).usable().values_list("credential_id", "transports")
+    # Every key of the signer, even one pending or revoked: the authenticator answers, and the server refuses it
+    # naming the rule (R28, R29), where an empty list would leave the browser waiting for a key it cannot find.
+    keys = Passkey.objects.filter(user=signer, casino=casino).values_list("credential_id", "transports")
     options = generate_authentication_options(
         rp_id=rp_id(),
         challenge=challenge,
