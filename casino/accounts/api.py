@@ -13,7 +13,7 @@ from casino.accounts.roles import role_of
 from casino.accounts.services import DIRECTION, confirm_passkey, decide, require_key_holder, revoke_passkey
 from casino.audit.history import history_rows
 from casino.models import AccountChange, Casino, Passkey, Role
-from casino.web.filters import AccountChangeFilter
+from casino.web.filters import AccountChangeFilter, IdFilter
 from casino.web.schema import AutoSchema
 from casino.web.serializers import HistorySerializer
 
@@ -169,6 +169,21 @@ class RevocationSerializer(KeyDecisionSerializer):
     reason = serializers.CharField(max_length=500)
 
 
+class PasskeyFilter(filters.FilterSet):
+    casino = IdFilter(label="Établissement.")
+    holder = filters.CharFilter(field_name="user__username", label="Identifiant du titulaire.")
+    pending = filters.BooleanFilter(
+        field_name="confirmed_at", lookup_expr="isnull", label="Pas encore confirmée (true) ou confirmée (false)."
+    )
+    revoked = filters.BooleanFilter(
+        field_name="revoked_at", lookup_expr="isnull", exclude=True, label="Révoquée (true) ou non (false)."
+    )
+
+    class Meta:
+        model = Passkey
+        fields = []
+
+
 class PasskeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Personal signing keys (R28): each person enrols their own; another member of the direction confirms it with
     their signature before it signs (R29); a key is revoked, never deleted. The direction and the regulator see
@@ -179,13 +194,13 @@ class PasskeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     schema = AutoSchema()
     # Who may act is the services' rule (require_key_holder, confirm_passkey, revoke_passkey), for every role.
     permission_classes = [IsAuthenticated]
+    filter_backends = [filters.DjangoFilterBackend]
+    filterset_class = PasskeyFilter
 
     def get_queryset(self):
         queryset = Passkey.objects.for_user(self.request.user).select_related("user", "confirmed_by", "revoked_by")
         if role_of(self.request.user) not in (*DIRECTION, Role.CONTROLEUR):
             queryset = queryset.filter(user=self.request.user)
-        if self.request.query_params.get("pending") in ("1", "true"):
-            queryset = queryset.pending()
         return queryset
 
     def _casino(self, pk):
