@@ -30,6 +30,7 @@ from cashbox.serializers import (
     FinalCountCreateSerializer,
     InterruptionCreateSerializer,
     InterruptionSerializer,
+    KeySignerFields,
     RegisterAmendmentSerializer,
     RegisterCreateSerializer,
     ResumeSerializer,
@@ -270,7 +271,7 @@ class ControlRegisterViewSet(CashViewSet):
     serializer_class = ControlRegisterSerializer
     filterset_class = ControlRegisterFilter
     create_serializer_class = RegisterCreateSerializer
-    action_permissions = {"sign": ["cashbox.sign_register"]}
+    action_permissions = {"sign": ["cashbox.sign_register"], "sign_options": ["cashbox.sign_register"]}
 
     def get_queryset(self):
         return (
@@ -288,13 +289,35 @@ class ControlRegisterViewSet(CashViewSet):
         register, created = services.draw_up_register(request.user, day)
         return Response(self.serializer_class(register).data, status=201 if created else 200)
 
-    @extend_schema(request=SignerFields, responses=ControlRegisterSerializer)
+    @extend_schema(request=KeySignerFields, responses=ControlRegisterSerializer)
     @action(detail=True, methods=["post"])
     def sign(self, request, pk=None):
         register = self.get_object()
-        data = self.validated(request, SignerFields)
-        register = services.sign_register(register, data["signer"], data["password"], otp=data.get("otp"))
+        data = self.validated(request, KeySignerFields)
+        register = services.sign_register(
+            register, data["signer"], data.get("password"), otp=data.get("otp"), assertion=data.get("assertion")
+        )
         return Response(self.serializer_class(register).data)
+
+    @extend_schema(
+        request=KeySignerFields,
+        responses=SigningOptionsSerializer,
+        summary="Signer un registre de contrôle avec une clé, étape 1 : le défi de l'acte (R22, R28)",
+        description="Le corps {signer} ; la réponse donne la déclaration canonique du registre (jour, total en "
+        "chiffres et en lettres, lignes) et les options de navigator.credentials.get(). Étape 2 : POST …/sign/ avec "
+        "`signer` et `assertion` = {nonce, credential}.",
+    )
+    @action(detail=True, methods=["post"], url_path="sign/options")
+    def sign_options(self, request, pk=None):
+        register = self.get_object()
+        data = self.validated(request, KeySignerFields)
+        casino = register.gaming_day.casino
+        if casino.signature_method != Casino.SignatureMethod.PASSKEY:
+            raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+        signer = signer_among(signatures.people_of(casino, [data["signer"]]), data["signer"], "R28")
+        with request_transaction():
+            options = signing_options(casino, signer, services.register_act(register, data["signer"]))
+        return Response(SigningOptionsSerializer(options).data)
 
 
 class RegisterAmendmentViewSet(CashViewSet):

@@ -28,10 +28,22 @@ class SignatureSerializer(serializers.ModelSerializer):
 
 
 class SignerFields(serializers.Serializer):
-    """The signer re-enters their password at the moment of signing, even on someone else's tablet; in a casino that
-    signs with keys, the signer's key signs the act instead (R28)."""
+    """The signer re-enters their password at the moment of signing, even on someone else's tablet."""
 
     signer = serializers.CharField(max_length=150, help_text="Identifiant du signataire.")
+    password = serializers.CharField(write_only=True, style={"input_type": "password"})
+    otp = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        write_only=True,
+        help_text="Code TOTP du signataire, requis quand son rôle en a besoin pour se connecter (R28).",
+    )
+
+
+class KeySignerFields(SignerFields):
+    """An act a key can sign (R28): in a casino that signs with keys, the signer's assertion over the act's statement
+    (asked from …/sign/options/) replaces the password; elsewhere the password is required as for any signature."""
+
     password = serializers.CharField(
         required=False,
         write_only=True,
@@ -44,12 +56,6 @@ class SignerFields(serializers.Serializer):
         help_text="Établissement qui signe avec les clés (R28) : "
         '{"nonce": <nonce rendu par …/sign/options/>, "credential": <PublicKeyCredential de '
         "navigator.credentials.get(), sérialisé en JSON, champs binaires en base64url>}.",
-    )
-    otp = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        write_only=True,
-        help_text="Code TOTP du signataire, requis quand son rôle en a besoin pour se connecter (R28).",
     )
 
 
@@ -103,7 +109,7 @@ class AdvanceSerializer(serializers.ModelSerializer):
         ]
 
 
-class AdvanceCreateSerializer(SignerFields):
+class AdvanceCreateSerializer(KeySignerFields):
     cashbox = scoped(Cashbox)
     # The cash services read the séance's day (its casino, its fixed advance) at once: one query, not two.
     seance = scoped(Seance, "gaming_day")
@@ -144,7 +150,7 @@ class CountSerializer(serializers.ModelSerializer):
         ]
 
 
-class FinalCountCreateSerializer(SignerFields):
+class FinalCountCreateSerializer(KeySignerFields):
     cashbox = scoped(Cashbox)
     # The cash services read the séance's day (its casino, its fixed advance) at once: one query, not two.
     seance = scoped(Seance, "gaming_day")

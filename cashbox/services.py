@@ -776,7 +776,7 @@ def draw_up_amendment(user, register, correction):
     return amendment
 
 
-def _sign_twice(book, gaming_day, signer, password, purpose, statement, otp=None):
+def _sign_twice(book, gaming_day, signer, password, purpose, statement, otp=None, act=None, assertion=None):
     """Put a signature on a register or a rectificatif: the directeur responsable (or his deputy recorded that day)
     and another CoDir member, two different people (R22)."""
     if book.signed:
@@ -794,6 +794,8 @@ def _sign_twice(book, gaming_day, signer, password, purpose, statement, otp=None
         "R22",
         not_by=[first.signer] if first else [],
         otp=otp,
+        act=act,
+        assertion=assertion,
     )
     if first is not None and not (
         is_director_or_deputy(first, gaming_day) or is_director_or_deputy(signature, gaming_day)
@@ -812,7 +814,26 @@ def _sign_twice(book, gaming_day, signer, password, purpose, statement, otp=None
     return book
 
 
-def sign_register(register, signer, password, otp=None):
+def register_act(register, signer):
+    """The canonical statement of a control register signed (R22, R28), as control_registers.csv and
+    control_register_lines.csv let the regulator rebuild it: its day, its total in figures and words, its lines."""
+    lines = sorted(
+        [line.seance_id, line.cashbox_id, line.count_id, line.result]
+        for line in ControlRegisterLine.objects.filter(register=register)
+    )
+    figures = {
+        "register": register.pk,
+        "date": register.gaming_day.date,
+        "total": register.total,
+        "total_in_words": register.total_in_words,
+        "lines": lines,
+    }
+    return act_of(
+        "cashbox.controlregister", Signature.Purpose.REGISTER.value, register.gaming_day.casino_id, signer, figures
+    )
+
+
+def sign_register(register, signer, password, otp=None, assertion=None):
     """Sign the register: the directeur responsable (or his deputy) and another CoDir member (R22)."""
     with transaction.atomic():
         # Lock the register: two simultaneous signatures must not both take the first place.
@@ -826,7 +847,15 @@ def sign_register(register, signer, password, otp=None):
             f"{register.lines.count()} ligne(s)"
         )
         return _sign_twice(
-            register, register.gaming_day, signer, password, Signature.Purpose.REGISTER, statement, otp=otp
+            register,
+            register.gaming_day,
+            signer,
+            password,
+            Signature.Purpose.REGISTER,
+            statement,
+            otp=otp,
+            act=register_act(register, signer),
+            assertion=assertion,
         )
 
 

@@ -87,11 +87,36 @@ def put_signature(casino, signer, purpose, statement, act=None):
     )
 
 
-def sign(casino, username, password, purpose, statement, roles, rule, not_by=(), otp=None, field="signer"):
-    """Record a signature: the signer enters their own secrets now; only the roles the rule names may sign."""
+def sign(
+    casino,
+    username,
+    password,
+    purpose,
+    statement,
+    roles,
+    rule,
+    not_by=(),
+    otp=None,
+    field="signer",
+    act=None,
+    assertion=None,
+):
+    """Record a signature: the signer enters their own secrets now; only the roles the rule names may sign. With
+    `act` (act_of), a casino on keys has it signed by the signer's key (`assertion`), as check_signer says."""
     people = people_of(casino, [username])
-    signer = check_signer(people, username, password, roles, rule, not_by=not_by, otp=otp, field=field)
-    return put_signature(casino, signer, purpose, statement)
+    signer = check_signer(
+        people,
+        username,
+        password,
+        roles,
+        rule,
+        not_by=not_by,
+        otp=otp,
+        field=field,
+        assertion=assertion,
+        by_key=act is not None,
+    )
+    return put_signature(casino, signer, purpose, statement, act)
 
 
 def staff_member(casino, username, roles, field, rule, what):

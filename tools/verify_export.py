@@ -1040,6 +1040,24 @@ def _acts(bag, payload):
             }
             name = f"l'avance n° {row['id']} (tableau n° {row['tableau']}, {row['date']})"
             acts[row["signature"]] = (name, "cashbox.advance", "advance", figures)
+    lines = {}
+    for row in _table(bag, payload, "data/control_register_lines.csv"):
+        count = int(row["count"]) if row["count"] else None
+        lines.setdefault(row["register"], []).append(
+            [int(row["seance"]), int(row["cashbox"]), count, _money(row["result"])]
+        )
+    for row in _table(bag, payload, "data/control_registers.csv"):
+        figures = {
+            "register": int(row["id"]),
+            "date": row["date"],
+            "total": _money(row["total"]),
+            "total_in_words": row["total_in_words"],
+            "lines": sorted(lines.get(row["id"], [])),
+        }
+        name = f"le registre de contrôle du {row['date']}"
+        for column in ("first_signature", "second_signature"):
+            if row.get(column):
+                acts[row[column]] = (name, "cashbox.controlregister", "register", figures)
     return acts
 
 

@@ -259,6 +259,7 @@ EXPECTATIONS = {
     # The first step of a signature with a key (R28): as the write it prepares.
     "api:advance-sign-options": api(post=CASH_ENTRY),
     "api:count-sign-options": api(post=CASH_ENTRY),
+    "api:control-register-sign-options": api(post=DIRECTION),
     **records("apparatus", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
     **records("table", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
     **records("tableau", add=REGISTRY_WRITE, change=REGISTRY_WRITE),

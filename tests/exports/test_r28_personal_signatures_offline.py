@@ -12,6 +12,7 @@ import zipfile
 import pytest
 
 import casino.tasks  # noqa: F401 -- registers the export's build task, queued by name on commit
+from cashbox import services as cash_services
 from casino.audit import signing
 from casino.exports.build import request_export
 from casino.models import Export
@@ -19,7 +20,7 @@ from seances.models import Seance
 from seances.services import change_seance_state
 from tests.exports.test_exports import archive, rewrite, run_script
 from tests.helpers.authenticator import SoftAuthenticator
-from tests.helpers.cash_helpers import chips_for, main_box
+from tests.helpers.cash_helpers import chips_for, main_box, open_seance
 from tests.helpers.passkey_helpers import enrolled_key, signed_post, use_keys
 
 pytestmark = pytest.mark.django_db
@@ -47,6 +48,19 @@ def keyed_day(api, cash_staff, casino, open_day, boule_tableau):
     count |= {"witnesses": ["croupier2"], "caissier": "caissier", "signer": "codir"}
     assert signed_post(api, chef, "/api/v1/counts/", count, codirs)[1].status_code == 201
     change_seance_state(director, open_day, Seance.State.CLOSED)
+    for seance in open_day.gaming_day.seances.exclude(pk=open_day.pk):
+        open_seance(director, seance)
+        change_seance_state(director, seance, Seance.State.CLOSED)
+    register, _ = cash_services.draw_up_register(director, open_day.gaming_day)
+    # The register is signed by both, each with their own key, in two steps (R22, R28).
+    for username, authenticator in (("directeur", directors), ("codir", codirs)):
+        api.force_authenticate(director if username == "directeur" else codir)
+        url = f"/api/v1/control-registers/{register.pk}/sign/"
+        options = api.post(f"{url}options/", {"signer": username}, format="json")
+        assert options.status_code == 200, options.content
+        assert options.json()["act"]["figures"]["total"] == "1000.00"
+        body = {"signer": username, "assertion": authenticator.assertion(options.json())}
+        assert api.post(url, body, format="json").status_code == 200
     return open_day.gaming_day
 
 
@@ -64,7 +78,7 @@ def test_r28_the_export_carries_the_keys_and_the_assertions_and_verifies_each_pe
     export = built(regulator, casino, keyed_day, django_capture_on_commit_callbacks)
     code, output = run_script(archive(export, settings))
     assert code == 0, output
-    assert "2 signature(s) personnelle(s) par clé vérifiée(s)" in output
+    assert "4 signature(s) personnelle(s) par clé vérifiée(s)" in output
     # The rosters and the séance's close were signed with the password: attested by the server only.
     assert "par mot de passe : attestée(s) par le serveur seulement" in output
 
@@ -131,3 +145,18 @@ def test_r28_a_changed_figure_fails_on_the_persons_signature_even_with_the_bag_s
     assert "tagmanifest-sha256.txt : signature invalide" not in output
     assert f"signature de codir invalide pour le comptage final n° {count_id}" in output
     assert "le défi signé n'est pas celui de l'acte" in output
+    # The register's two signatures hold: its lines carry the result, not the count's figures.
+    assert "pour le registre de contrôle" not in output
+
+
+def test_r28_a_changed_register_total_fails_on_both_signatures(
+    regulator, casino, keyed_day, django_capture_on_commit_callbacks, settings, tmp_path
+):
+    export = built(regulator, casino, keyed_day, django_capture_on_commit_callbacks)
+    forged = _resign(
+        casino, archive(export, settings), tmp_path / "forged.zip", "data/control_registers.csv", b"1000.00", b"1900.00"
+    )
+    code, output = run_script(forged)
+    assert code == 1
+    assert f"signature de directeur invalide pour le registre de contrôle du {keyed_day.date.isoformat()}" in output
+    assert f"signature de codir invalide pour le registre de contrôle du {keyed_day.date.isoformat()}" in output
