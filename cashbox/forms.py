@@ -301,6 +301,6 @@ class CorrectionForm(CashForm):
 class SignForm(CashForm):
     with_chips = False
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, by_key=False, **kwargs):
         super().__init__(*args, **kwargs)
-        signer_fields(self, {Role.DIRECTOR, Role.CODIR})
+        signer_fields(self, {Role.DIRECTOR, Role.CODIR}, by_key=by_key)

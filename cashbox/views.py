@@ -517,9 +517,15 @@ class RegisterView(RoleRequiredMixin, View):
     def post(self, request, date):
         day = self.get_day(request, date)
         action = request.POST.get("action")
+        if action == "sign" and request.POST.get("sign_options") == "1":
+            return self.signing_options(request, day)
         if action in ("sign", "sign_amendment") and request.POST.get("confirm") != "1":
             return self.preview(request, day, action)
-        form = SignForm(request.POST, casino=day.casino) if action in ("sign", "sign_amendment") else None
+        # The register itself is signed with a key in a casino on keys (R28); a rectificatif still with a password.
+        by_key = action == "sign"
+        form = (
+            SignForm(request.POST, casino=day.casino, by_key=by_key) if action in ("sign", "sign_amendment") else None
+        )
         status = 200
         try:
             with transaction.atomic():
@@ -546,8 +552,9 @@ class RegisterView(RoleRequiredMixin, View):
                         services.sign_register(
                             register,
                             form.cleaned_data["signer"],
-                            form.cleaned_data["password"],
+                            form.cleaned_data.get("password"),
                             otp=form.cleaned_data.get("otp"),
+                            assertion=form.cleaned_data.get("assertion"),
                         )
                     messages.success(request, "Signature apposée.")
                     form = None
@@ -568,6 +575,22 @@ class RegisterView(RoleRequiredMixin, View):
         if action == "sign_amendment":
             return render(request, "cashbox/register.html", self.context(day, None, form), status=status)
         return render(request, "cashbox/register.html", self.context(day, form), status=status)
+
+    def signing_options(self, request, day):
+        """The challenge of the register's signature for the signer's key (R28, static/js/passkey.js)."""
+        form = SignForm(request.POST, casino=day.casino, by_key=True)
+        register = ControlRegister.objects.filter(gaming_day=day).first()
+        if register is None or not form.is_valid() or not request.user.has_perm("cashbox.sign_register"):
+            return JsonResponse({"code": "R22", "message": "Signature impossible : registre ou signataire"}, status=400)
+        signer = form.cleaned_data["signer"]
+        try:
+            person = signer_among(people_of(day.casino, [signer]), signer, "R28")
+            options = passkeys.signing_options(day.casino, person, services.register_act(register, signer))
+        except DomainError as exc:
+            return JsonResponse({"code": exc.rule, "message": exc.message}, status=exc.status_code)
+        except ValidationError as exc:
+            return JsonResponse({"code": "invalid", "message": " ".join(exc.messages)}, status=400)
+        return keep_form_token(JsonResponse(options))
 
     def preview(self, request, day, action):
         """What the signer is about to sign, and that it is final (R23); nothing is written, the token stays free."""
@@ -619,7 +642,7 @@ class RegisterView(RoleRequiredMixin, View):
                 ("Total de la version rectifiée", euros(amendment.previous_total)),
                 ("Différence", euros(amendment.difference)),
             ]
-        secrets = SignForm(casino=day.casino)
+        secrets = SignForm(casino=day.casino, by_key=not amendment)
         context = {
             "title": f"Signer {what} du {date}",
             "statement": f"{what} du {date}, arrêté à {euros(book.total)}, en {'première' if first else 'seconde'} signature de {signer}",

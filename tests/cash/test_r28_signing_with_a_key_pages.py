@@ -91,3 +91,21 @@ def test_r28_the_enrolment_page_gives_the_options_and_enrols_the_key(as_user, ca
     enrolled = page.post("/compte/cles/", {**data, "credential": json.dumps(credential)})
     assert enrolled.status_code == 302
     assert Passkey.objects.get().name == "Clé bleue"
+
+
+def test_r28_r22_the_register_page_is_signed_with_the_key(as_user, casino, register_day, director, codir):
+    use_keys(casino)
+    authenticator, _ = enrolled_key(director, casino, confirmed_by=codir)
+    client = as_user(director)
+    url = f"/caisse/registres/{register_day.gaming_day.date.isoformat()}/?casino={casino.pk}"
+    preview = client.post(url, {"action": "sign", "signer": "directeur"}).content.decode()
+    assert "Signer avec ma clé" in preview and 'name="password"' not in preview
+    options = client.post(url, {"action": "sign", "signer": "directeur", "sign_options": "1"})
+    assert options.status_code == 200 and options.json()["act"]["record"] == "cashbox.controlregister"
+    body = {"action": "sign", "signer": "directeur", "confirm": "1"}
+    without = client.post(url, body)
+    assert without.status_code == 400 and "signez avec votre clé" in without.content.decode()
+    signed = client.post(url, {**body, "assertion": json.dumps(authenticator.assertion(options.json()))})
+    assert signed.status_code == 302
+    register_day.refresh_from_db()
+    assert register_day.first_signature.method == "passkey"
