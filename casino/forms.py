@@ -35,6 +35,7 @@ class CasinoForm(forms.ModelForm):
             "spin_bias_p_value",
             "approval_warning_days",
             "vingt_trois_colours",
+            "signature_method",
         ]
 
     def __init__(self, *args, user=None, **kwargs):
