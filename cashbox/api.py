@@ -30,13 +30,18 @@ from cashbox.serializers import (
     FinalCountCreateSerializer,
     InterruptionCreateSerializer,
     InterruptionSerializer,
+    KeySignerFields,
     RegisterAmendmentSerializer,
     RegisterCreateSerializer,
     ResumeSerializer,
     SignerFields,
+    SigningOptionsSerializer,
 )
+from casino.accounts.passkeys import signing_options
+from casino.accounts.security import signer_among
 from casino.audit.journal import mark_tableau
 from casino.models import Alert, Casino
+from casino.rules import InvalidTransition
 from casino.serializers import AlertSerializer
 from casino.services import acknowledge_alert
 from casino.web.filters import AlertFilter
@@ -74,6 +79,20 @@ class CashViewSet(RecordViewSet):
     def created(self, obj):
         return Response(self.serializer_class(obj, context=self.get_serializer_context()).data, status=201)
 
+    def signing_options_for(self, request, act_as_entered):
+        """The first step of a signature with a key (R28): the statement of the act the request describes and the
+        options of navigator.credentials.get() whose challenge binds it; the second step posts the same request with
+        the assertion. Nothing of the act is written; the challenge is single-use and expires."""
+        data = self.validated(request, self.create_serializer_class)
+        cashbox, seance = data["cashbox"], data["seance"]
+        casino = cashbox.tableau.casino
+        if casino.signature_method != Casino.SignatureMethod.PASSKEY:
+            raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+        signer = signer_among(signatures.people_of(casino, [data["signer"]]), data["signer"], "R28")
+        with request_transaction():
+            options = signing_options(casino, signer, act_as_entered(cashbox, seance, data))
+        return Response(SigningOptionsSerializer(options).data)
+
 
 class AdvanceViewSet(CashViewSet):
     """Initial advances and top-ups, counted by denomination and signed at once (R14, R15)."""
@@ -100,6 +119,18 @@ class AdvanceViewSet(CashViewSet):
             )
         return self.created(advance)
 
+    @extend_schema(
+        request=AdvanceCreateSerializer,
+        responses=SigningOptionsSerializer,
+        summary="Signer une avance avec une clé, étape 1 : le défi de l'acte (R28)",
+        description="Le même corps que POST /advances/ sans secret ; la réponse donne la déclaration canonique de "
+        "l'avance et les options de navigator.credentials.get(). Étape 2 : POST /advances/ avec le même corps et "
+        "`assertion` = {nonce, credential}.",
+    )
+    @action(detail=False, methods=["post"], url_path="sign/options")
+    def sign_options(self, request):
+        return self.signing_options_for(request, services.advance_act_as_entered)
+
 
 class CountViewSet(CashViewSet):
     """Counts of the encaisse: final ones are posted here (R20); interruption counts come with their interruption."""
@@ -125,6 +156,18 @@ class CountViewSet(CashViewSet):
                 request.user, data["cashbox"], data["seance"], data["chips"], data
             )
         return self.created(count)
+
+    @extend_schema(
+        request=FinalCountCreateSerializer,
+        responses=SigningOptionsSerializer,
+        summary="Certifier un comptage final avec une clé, étape 1 : le défi de l'acte (R20, R28)",
+        description="Le même corps que POST /counts/ sans secret ; la réponse donne la déclaration canonique du "
+        "comptage (montants, résultat, personnes présentes) et les options de navigator.credentials.get(). "
+        "Étape 2 : POST /counts/ avec le même corps et `assertion` = {nonce, credential}.",
+    )
+    @action(detail=False, methods=["post"], url_path="sign/options")
+    def sign_options(self, request):
+        return self.signing_options_for(request, services.final_count_act_as_entered)
 
 
 class InterruptionViewSet(CashViewSet):
@@ -228,7 +271,7 @@ class ControlRegisterViewSet(CashViewSet):
     serializer_class = ControlRegisterSerializer
     filterset_class = ControlRegisterFilter
     create_serializer_class = RegisterCreateSerializer
-    action_permissions = {"sign": ["cashbox.sign_register"]}
+    action_permissions = {"sign": ["cashbox.sign_register"], "sign_options": ["cashbox.sign_register"]}
 
     def get_queryset(self):
         return (
@@ -246,13 +289,35 @@ class ControlRegisterViewSet(CashViewSet):
         register, created = services.draw_up_register(request.user, day)
         return Response(self.serializer_class(register).data, status=201 if created else 200)
 
-    @extend_schema(request=SignerFields, responses=ControlRegisterSerializer)
+    @extend_schema(request=KeySignerFields, responses=ControlRegisterSerializer)
     @action(detail=True, methods=["post"])
     def sign(self, request, pk=None):
         register = self.get_object()
-        data = self.validated(request, SignerFields)
-        register = services.sign_register(register, data["signer"], data["password"], otp=data.get("otp"))
+        data = self.validated(request, KeySignerFields)
+        register = services.sign_register(
+            register, data["signer"], data.get("password"), otp=data.get("otp"), assertion=data.get("assertion")
+        )
         return Response(self.serializer_class(register).data)
+
+    @extend_schema(
+        request=KeySignerFields,
+        responses=SigningOptionsSerializer,
+        summary="Signer un registre de contrôle avec une clé, étape 1 : le défi de l'acte (R22, R28)",
+        description="Le corps {signer} ; la réponse donne la déclaration canonique du registre (jour, total en "
+        "chiffres et en lettres, lignes) et les options de navigator.credentials.get(). Étape 2 : POST …/sign/ avec "
+        "`signer` et `assertion` = {nonce, credential}.",
+    )
+    @action(detail=True, methods=["post"], url_path="sign/options")
+    def sign_options(self, request, pk=None):
+        register = self.get_object()
+        data = self.validated(request, KeySignerFields)
+        casino = register.gaming_day.casino
+        if casino.signature_method != Casino.SignatureMethod.PASSKEY:
+            raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+        signer = signer_among(signatures.people_of(casino, [data["signer"]]), data["signer"], "R28")
+        with request_transaction():
+            options = signing_options(casino, signer, services.register_act(register, data["signer"]))
+        return Response(SigningOptionsSerializer(options).data)
 
 
 class RegisterAmendmentViewSet(CashViewSet):
@@ -344,6 +409,9 @@ class CarnetEntrySerializer(serializers.Serializer):
     signed_by = serializers.CharField(allow_null=True)
     signed_role = serializers.CharField(allow_null=True)
     signed_at = serializers.DateTimeField(allow_null=True)
+    signed_with = serializers.CharField(
+        allow_null=True, help_text="« clé » (vérifiable hors ligne) ou « mot de passe » (attestée par le serveur), R28."
+    )
     recorded_at = serializers.DateTimeField()
     corrections = CarnetCorrectionSerializer(many=True)
 

@@ -82,6 +82,8 @@ def _entry(record):
         "signed_by": (signature.signer.get_full_name() or signature.signer.username) if signature else None,
         "signed_role": signature.get_role_display() if signature else None,
         "signed_at": signature.signed_at if signature else None,
+        # Which method signed (R28): the person's key, verifiable offline, or the password the server attests.
+        "signed_with": ("clé" if signature.method == "passkey" else "mot de passe") if signature else None,
         "recorded_at": record.recorded_at,
         "corrections": [
             {

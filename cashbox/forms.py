@@ -1,8 +1,10 @@
+import json
+
 from django import forms
 from django.conf import settings
 from django.core.exceptions import NON_FIELD_ERRORS
 
-from casino.models import Employee, Role
+from casino.models import Casino, Employee, Role
 from casino.rules import article
 from casino.web.formats import CHOOSE, euros
 
@@ -61,9 +63,38 @@ class CashForm(forms.Form):
         return cleaned
 
 
-def signer_fields(form, roles, label="signataire"):
+class AssertionField(forms.CharField):
+    """The signer's WebAuthn assertion (R28), as static/js/passkey.js puts it in the form: JSON {nonce, credential}."""
+
+    widget = forms.HiddenInput
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        if not value:
+            return None
+        try:
+            assertion = json.loads(value)
+        except ValueError:
+            assertion = None
+        if not isinstance(assertion, dict):
+            raise forms.ValidationError(f"Signature avec la clé illisible : signez à nouveau (R28, {article('R28')}).")
+        return assertion
+
+
+def signs_with_key(casino):
+    return casino.signature_method == Casino.SignatureMethod.PASSKEY
+
+
+def signer_fields(form, roles, label="signataire", by_key=False):
+    """The signer and their secrets. `by_key`: the form's act can be signed with a key (its view gives the act's
+    statement, ServiceFormView.signing_options); in a casino that signs with keys, the signer's key signs it and no
+    password is asked (R28)."""
     # Nobody is proposed by default (a browser would pick the first name): see default_signer.
     form.fields["signer"] = forms.ChoiceField(label=label, choices=[CHOOSE, *people(form.casino, roles)])
+    if by_key and signs_with_key(form.casino):
+        form.fields["assertion"] = AssertionField(required=False)
+        form.by_key = True
+        return
     form.fields["password"] = forms.CharField(
         label="mot de passe du signataire",
         widget=forms.PasswordInput(attrs={"autocomplete": "off"}),
@@ -99,7 +130,7 @@ def default_signer(form, user):
     return form
 
 
-SECRETS = ("password", "otp")
+SECRETS = ("password", "otp", "assertion")
 
 
 def without_secrets(form):
@@ -157,7 +188,9 @@ class AdvanceForm(CashForm):
             choices=[("", "—"), *people(self.casino, {Role.CAISSIER})],
             required=False,
         )
-        signer_fields(self, {Role.DIRECTOR, Role.CODIR}, "signé par (directeur ou membre du comité de direction)")
+        signer_fields(
+            self, {Role.DIRECTOR, Role.CODIR}, "signé par (directeur ou membre du comité de direction)", by_key=True
+        )
 
 
 class FinalCountForm(CashForm):
@@ -184,7 +217,7 @@ class FinalCountForm(CashForm):
         self.fields["caissier"] = forms.ChoiceField(
             label="caissier présent", choices=[CHOOSE, *people(self.casino, {Role.CAISSIER})]
         )
-        signer_fields(self, {Role.DIRECTOR, Role.CODIR}, "certifié « exact » par")
+        signer_fields(self, {Role.DIRECTOR, Role.CODIR}, "certifié « exact » par", by_key=True)
 
 
 class FullInterruptionForm(CashForm):
@@ -268,6 +301,6 @@ class CorrectionForm(CashForm):
 class SignForm(CashForm):
     with_chips = False
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, by_key=False, **kwargs):
         super().__init__(*args, **kwargs)
-        signer_fields(self, {Role.DIRECTOR, Role.CODIR})
+        signer_fields(self, {Role.DIRECTOR, Role.CODIR}, by_key=by_key)

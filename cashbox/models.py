@@ -38,6 +38,8 @@ class Signature(models.Model):
         OBSERVATION = "observation", "Observation au registre spécial"
         OBSERVATION_ACTION = "observation_action", "Suite donnée à une observation"
         SETTINGS = "settings", "Changement des réglages de l'établissement (R29)"
+        PASSKEY_CONFIRMATION = "passkey_confirmation", "Confirmation d'une clé de signature (R29)"
+        PASSKEY_REVOCATION = "passkey_revocation", "Révocation d'une clé de signature (R29)"
 
     signer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="signatures")
     role = models.CharField("en qualité de", max_length=20, choices=Role.choices)
@@ -46,6 +48,20 @@ class Signature(models.Model):
     statement = models.TextField("ce qui est signé")
     digest = models.CharField("empreinte SHA-256 de la déclaration", max_length=64)
     signed_at = models.DateTimeField("signé le", default=timezone.now)
+    # How the signer signed (R28): with a password the server attests the signature; with a key, the assertion below
+    # is the signer's own signature over the act's canonical statement, which the regulator verifies offline.
+    method = models.CharField(
+        "méthode", max_length=10, choices=Casino.SignatureMethod.choices, default=Casino.SignatureMethod.PASSWORD
+    )
+    passkey = models.ForeignKey(
+        "casino.Passkey", on_delete=models.PROTECT, null=True, blank=True, related_name="signatures"
+    )
+    act = models.TextField("déclaration canonique de l'acte (JSON)", blank=True)
+    nonce = models.CharField("nonce du défi (hex)", max_length=64, blank=True)
+    authenticator_data = models.TextField("authenticatorData (base64url)", blank=True)
+    client_data_json = models.TextField("clientDataJSON (base64url)", blank=True)
+    assertion_signature = models.TextField("signature de l'assertion (base64url)", blank=True)
+    sign_count = models.PositiveBigIntegerField("compteur de la clé", null=True, blank=True)
 
     history = HistoricalRecords()
 

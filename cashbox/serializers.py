@@ -40,6 +40,25 @@ class SignerFields(serializers.Serializer):
     )
 
 
+class KeySignerFields(SignerFields):
+    """An act a key can sign (R28): in a casino that signs with keys, the signer's assertion over the act's statement
+    (asked from …/sign/options/) replaces the password; elsewhere the password is required as for any signature."""
+
+    password = serializers.CharField(
+        required=False,
+        write_only=True,
+        style={"input_type": "password"},
+        help_text="Mot de passe du signataire (établissement qui signe au mot de passe).",
+    )
+    assertion = serializers.JSONField(
+        required=False,
+        write_only=True,
+        help_text="Établissement qui signe avec les clés (R28) : "
+        '{"nonce": <nonce rendu par …/sign/options/>, "credential": <PublicKeyCredential de '
+        "navigator.credentials.get(), sérialisé en JSON, champs binaires en base64url>}.",
+    )
+
+
 def scoped(model, related=None, **kwargs):
     """A primary key of one of the user's casinos' `model` records (with its `related` foreign key's row read in the
     same query): another casino's is « n'existe pas », like an unknown one."""
@@ -90,7 +109,7 @@ class AdvanceSerializer(serializers.ModelSerializer):
         ]
 
 
-class AdvanceCreateSerializer(SignerFields):
+class AdvanceCreateSerializer(KeySignerFields):
     cashbox = scoped(Cashbox)
     # The cash services read the séance's day (its casino, its fixed advance) at once: one query, not two.
     seance = scoped(Seance, "gaming_day")
@@ -131,7 +150,7 @@ class CountSerializer(serializers.ModelSerializer):
         ]
 
 
-class FinalCountCreateSerializer(SignerFields):
+class FinalCountCreateSerializer(KeySignerFields):
     cashbox = scoped(Cashbox)
     # The cash services read the séance's day (its casino, its fixed advance) at once: one query, not two.
     seance = scoped(Seance, "gaming_day")
@@ -341,3 +360,13 @@ class ControlRegisterSerializer(serializers.ModelSerializer):
 class RegisterCreateSerializer(serializers.Serializer):
     casino = serializers.IntegerField()
     gaming_day = serializers.DateField()
+
+
+class SigningOptionsSerializer(serializers.Serializer):
+    """The first step of a signature with a key (R28): the act's statement and the WebAuthn options to sign it."""
+
+    nonce = serializers.CharField(help_text="Nonce à usage unique, à renvoyer avec l'assertion (5 minutes).")
+    act = serializers.JSONField(help_text="Déclaration canonique de l'acte que la clé signe.")
+    publicKey = serializers.JSONField(  # noqa: N815 -- WebAuthn's own name, passed as is to navigator.credentials.get
+        help_text="PublicKeyCredentialRequestOptions (défi = SHA-256 de la déclaration canonique et du nonce)."
+    )

@@ -25,6 +25,7 @@ from cashbox.models import (
 )
 from cashbox.signatures import (
     DIRECTING,
+    act_of,
     check_signer,
     is_director_or_deputy,
     people_of,
@@ -147,7 +148,9 @@ def _newly_written(entry, **relations):
 # Advances (R14, R15) ------------------------------------------------------------------------------------------
 
 
-def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, password, brought_by=None, otp=None):
+def record_advance(
+    user, cashbox, seance, kind, chips, counted_by, signer, password, brought_by=None, otp=None, assertion=None
+):
     """Enter an advance at once, counted by the croupier and signed by the director or a CoDir member (R15).
 
     The people and the signer's secrets are checked first, without any lock; then the cash box is locked (it
@@ -165,7 +168,7 @@ def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, passw
             wanted.append((brought_by, {Role.CAISSIER}, "brought_by", "R15", "Celui qui apporte l'avance"))
         people = people_of(day.casino_id, [counted_by, brought_by, signer])
         counter, *carrier = staff_members(wanted, people)
-        signer = check_signer(people, signer, password, DIRECTING, "R15", otp=otp)
+        signer = check_signer(people, signer, password, DIRECTING, "R15", otp=otp, assertion=assertion, by_key=True)
         cashbox = lock_cashbox(cashbox)
         tableau, casino = cashbox.tableau, cashbox.tableau.casino
         if day.casino_id != casino.pk:
@@ -207,7 +210,10 @@ def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, passw
             f"{label} de {euros(amount)} — caisse n° {tableau.number} — {seance} — comptée par {counter.username} — "
             f"{chips_text(chips)}"
         )
-        signature = put_signature(casino, signer, Signature.Purpose.ADVANCE, statement)
+        act = advance_act(
+            casino, cashbox, seance, kind, chips, amount, counter, carrier[0] if carrier else None, signer
+        )
+        signature = put_signature(casino, signer, Signature.Purpose.ADVANCE, statement, act)
         advance = Advance.objects.create(
             cashbox=cashbox,
             seance=seance,
@@ -220,6 +226,81 @@ def record_advance(user, cashbox, seance, kind, chips, counted_by, signer, passw
             recorded_by=user,
         )
         return _newly_written(advance)
+
+
+# The statements a key signs (R28) -----------------------------------------------------------------------------
+
+
+def _name(person):
+    return getattr(person, "username", person) or None
+
+
+def advance_act(casino, cashbox, seance, kind, chips, amount, counted_by, brought_by, signer):
+    """The canonical statement of an advance (R15, R28), as advances.csv lets the regulator rebuild it."""
+    figures = {
+        "cashbox": cashbox.pk,
+        "seance": seance.pk,
+        "kind": kind,
+        "chips": chips,
+        "amount": amount,
+        "counted_by": _name(counted_by),
+        "brought_by": _name(brought_by),
+    }
+    return act_of("cashbox.advance", Signature.Purpose.ADVANCE.value, casino.pk, signer, figures)
+
+
+def final_count_act(casino, cashbox, seance, chips, amount, advances_total, counted_by, caissier, witnesses, signer):
+    """The canonical statement of a final count certified « exact » (R20, R28), as counts.csv and
+    count_witnesses.csv let the regulator rebuild it: its figures, its result and everyone present."""
+    figures = {
+        "cashbox": cashbox.pk,
+        "seance": seance.pk,
+        "chips": chips,
+        "amount": amount,
+        "advances_total": advances_total,
+        "result": amount - advances_total,
+        "counted_by": _name(counted_by),
+        "caissier": _name(caissier),
+        "witnesses": sorted({_name(person) for person in witnesses if _name(person)}),
+    }
+    return act_of("cashbox.count", Signature.Purpose.FINAL_COUNT.value, casino.pk, signer, figures)
+
+
+def advance_act_as_entered(cashbox, seance, data):
+    """The statement of the advance a request describes, for the signer's key to sign (R28): read, nothing locked."""
+    casino = cashbox.tableau.casino
+    chips, amount = parse_chips(casino, data["chips"], rule="R15")
+    return advance_act(
+        casino,
+        cashbox,
+        seance,
+        data["kind"],
+        chips,
+        amount,
+        data["counted_by"],
+        data.get("brought_by") or None,
+        data["signer"],
+    )
+
+
+def final_count_act_as_entered(cashbox, seance, data):
+    """The statement of the final count a request describes, with the advances the cash box holds now (R20, R28)."""
+    casino = cashbox.tableau.casino
+    chips, amount = parse_chips(casino, data["chips"], rule="R20") if data["chips"] else ({}, Decimal("0.00"))
+    advances_total = cash_state(cashbox, seance, advances_total=True)["advances_total"]
+    present = {data["counted_by"], data["caissier"], data["signer"], *(data.get("witnesses") or [])}
+    return final_count_act(
+        casino,
+        cashbox,
+        seance,
+        chips,
+        amount,
+        advances_total,
+        data["counted_by"],
+        data["caissier"],
+        present,
+        data["signer"],
+    )
 
 
 # Counts (R17, R20) --------------------------------------------------------------------------------------------
@@ -275,13 +356,16 @@ def record_advance_as_entered(user, cashbox, seance, kind, chips, data):
         chips,
         data["counted_by"],
         data["signer"],
-        data["password"],
+        data.get("password"),
         data.get("brought_by") or None,
         otp=data.get("otp"),
+        assertion=data.get("assertion"),
     )
 
 
-def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, caissier, signer, password, otp=None):
+def record_final_count(
+    user, cashbox, seance, chips, counted_by, witnesses, caissier, signer, password, otp=None, assertion=None
+):
     """Count the encaisse at the end of the séance, certified « exact » and signed (R16, R19, R20).
 
     The result = final encaisse − (initial advance + top-ups); the cash box is then empty until the next séance.
@@ -299,7 +383,7 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
             ],
             people,
         )
-        signer = check_signer(people, signer, password, DIRECTING, "R20", otp=otp)
+        signer = check_signer(people, signer, password, DIRECTING, "R20", otp=otp, assertion=assertion, by_key=True)
         cashbox = lock_cashbox(cashbox)
         tableau, casino = cashbox.tableau, cashbox.tableau.casino
         if day.casino_id != casino.pk:
@@ -324,7 +408,13 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
             f"Encaisse finale certifiée exacte : {euros(amount)} — caisse n° {tableau.number} — {seance} — "
             f"avances {euros(advances_total)} — résultat {euros(result)} — {chips_text(chips)}"
         )
-        signature = put_signature(casino, signer, Signature.Purpose.FINAL_COUNT, statement)
+        # Every person present, as the count's witnesses keep them: the counter, the table's employees, the caissier
+        # and the signer.
+        witnesses = sorted({*present, cashier, signer}, key=lambda person: person.username)
+        act = final_count_act(
+            casino, cashbox, seance, chips, amount, advances_total, counter, cashier, witnesses, signer
+        )
+        signature = put_signature(casino, signer, Signature.Purpose.FINAL_COUNT, statement, act)
         count = Count.objects.create(
             cashbox=cashbox,
             seance=seance,
@@ -339,7 +429,6 @@ def record_final_count(user, cashbox, seance, chips, counted_by, witnesses, cais
             recorded_by=user,
         )
         # A new count has no witness yet: add() inserts them in one statement where set() would first read them.
-        witnesses = sorted({*present, cashier, signer}, key=lambda person: person.username)
         count.witnesses.add(*witnesses)
         return _newly_written(count, witnesses=_known(count.witnesses.all(), witnesses))
 
@@ -355,8 +444,9 @@ def record_final_count_as_entered(user, cashbox, seance, chips, data):
         data.get("witnesses"),
         data["caissier"],
         data["signer"],
-        data["password"],
+        data.get("password"),
         otp=data.get("otp"),
+        assertion=data.get("assertion"),
     )
 
 
@@ -692,7 +782,7 @@ def draw_up_amendment(user, register, correction):
     return amendment
 
 
-def _sign_twice(book, gaming_day, signer, password, purpose, statement, otp=None):
+def _sign_twice(book, gaming_day, signer, password, purpose, statement, otp=None, act=None, assertion=None):
     """Put a signature on a register or a rectificatif: the directeur responsable (or his deputy recorded that day)
     and another CoDir member, two different people (R22)."""
     if book.signed:
@@ -710,6 +800,8 @@ def _sign_twice(book, gaming_day, signer, password, purpose, statement, otp=None
         "R22",
         not_by=[first.signer] if first else [],
         otp=otp,
+        act=act,
+        assertion=assertion,
     )
     if first is not None and not (
         is_director_or_deputy(first, gaming_day) or is_director_or_deputy(signature, gaming_day)
@@ -728,7 +820,26 @@ def _sign_twice(book, gaming_day, signer, password, purpose, statement, otp=None
     return book
 
 
-def sign_register(register, signer, password, otp=None):
+def register_act(register, signer):
+    """The canonical statement of a control register signed (R22, R28), as control_registers.csv and
+    control_register_lines.csv let the regulator rebuild it: its day, its total in figures and words, its lines."""
+    lines = sorted(
+        [line.seance_id, line.cashbox_id, line.count_id, line.result]
+        for line in ControlRegisterLine.objects.filter(register=register)
+    )
+    figures = {
+        "register": register.pk,
+        "date": register.gaming_day.date,
+        "total": register.total,
+        "total_in_words": register.total_in_words,
+        "lines": lines,
+    }
+    return act_of(
+        "cashbox.controlregister", Signature.Purpose.REGISTER.value, register.gaming_day.casino_id, signer, figures
+    )
+
+
+def sign_register(register, signer, password, otp=None, assertion=None):
     """Sign the register: the directeur responsable (or his deputy) and another CoDir member (R22)."""
     with transaction.atomic():
         # Lock the register: two simultaneous signatures must not both take the first place.
@@ -742,7 +853,15 @@ def sign_register(register, signer, password, otp=None):
             f"{register.lines.count()} ligne(s)"
         )
         return _sign_twice(
-            register, register.gaming_day, signer, password, Signature.Purpose.REGISTER, statement, otp=otp
+            register,
+            register.gaming_day,
+            signer,
+            password,
+            Signature.Purpose.REGISTER,
+            statement,
+            otp=otp,
+            act=register_act(register, signer),
+            assertion=assertion,
         )
 
 

@@ -7,12 +7,14 @@ this module; it reads models only, so that none of them has to import another ap
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Subquery
 
 from cashbox.models import Deputy, Signature
 from casino import rows
+from casino.accounts.passkeys import act_statement, verify_assertion
 from casino.accounts.roles import role_of
 from casino.accounts.security import check_secrets, signer_among
-from casino.models import Role
+from casino.models import Casino, Role
 from casino.rules import InvalidTransition, RoleForbidden, invalid
 from seances.models import GamingDay, Roster, RosterChange
 
@@ -20,10 +22,18 @@ from seances.models import GamingDay, Roster, RosterChange
 DIRECTING = {Role.DIRECTOR, Role.CODIR}
 
 
-def check_signer(people, username, password, roles, rule, not_by=(), otp=None, field="signer"):
+def check_signer(
+    people, username, password, roles, rule, not_by=(), otp=None, field="signer", assertion=None, by_key=False
+):
     """The signer of a signature about to be made, checked before the caller locks anything (R28).
 
     `people`: the casino's active members by username, from people_of, which read `username` among them.
+
+    `by_key`: the caller gives put_signature the act's canonical statement (`act_of`). In a casino whose signature
+    method is the key, such an act is signed by the signer's WebAuthn `assertion`, kept on the returned user and
+    verified by put_signature over the statement the locked rows give (casino.accounts.passkeys.verify_assertion);
+    no password is asked. An act not yet given a statement is signed with the password, and its signature says so
+    (method « mot de passe »).
 
     The signer must be an active member of the casino before anything else is looked at (another casino's
     employee is « employé inconnu »); their password, and their TOTP code where their role needs one to log in,
@@ -40,22 +50,73 @@ def check_signer(people, username, password, roles, rule, not_by=(), otp=None, f
         raise RoleForbidden(rule, "Le signataire n'a pas d'agrément valide ce jour")
     if user in not_by:
         raise RoleForbidden(rule, "Deux signatures de personnes différentes sont requises : ce signataire a déjà signé")
-    check_secrets(user, password, otp, rule)
+    user.assertion = None
+    if by_key and signs_with_key(user):
+        if not isinstance(assertion, dict) or not assertion:
+            raise invalid(
+                "assertion", rule, "Signature refusée : l'établissement signe avec les clés, signez avec votre clé"
+            )
+        user.assertion = assertion
+    elif not password:
+        raise invalid("password", rule, "Signature refusée : mot de passe du signataire requis")
+    else:
+        check_secrets(user, password, otp, rule)
     return user
 
 
-def put_signature(casino, signer, purpose, statement):
-    """Record the signature of a signer checked by check_signer, on the statement the locked rows give."""
+def signs_with_key(user):
+    """Whether the signer, read by people_of, signs with their key: their casino's method is the key (R28)."""
+    return getattr(user, "signature_method", None) == Casino.SignatureMethod.PASSKEY
+
+
+def act_of(record, purpose, casino_id, signer, figures):
+    """The canonical statement of an act to be signed (R28): what the key signs, what the regulator rebuilds."""
+    return act_statement(record, purpose, casino_id, getattr(signer, "username", signer), figures)
+
+
+def put_signature(casino, signer, purpose, statement, act=None):
+    """Record the signature of a signer checked by check_signer, on the statement the locked rows give; a signer who
+    signs with a key has their assertion verified here, over `act` as these rows make it (R28)."""
+    signed_with = {}
+    if getattr(signer, "assertion", None) is not None:
+        if act is None:
+            raise ValueError("put_signature: an assertion needs the act's statement")
+        signed_with = verify_assertion(casino.pk, signer, act, signer.assertion, "R28")
     return Signature.objects.create(
-        signer=signer, role=role_of(signer), casino=casino, purpose=purpose, statement=statement
+        signer=signer, role=role_of(signer), casino=casino, purpose=purpose, statement=statement, **signed_with
     )
 
 
-def sign(casino, username, password, purpose, statement, roles, rule, not_by=(), otp=None, field="signer"):
-    """Record a signature: the signer enters their own secrets now; only the roles the rule names may sign."""
+def sign(
+    casino,
+    username,
+    password,
+    purpose,
+    statement,
+    roles,
+    rule,
+    not_by=(),
+    otp=None,
+    field="signer",
+    act=None,
+    assertion=None,
+):
+    """Record a signature: the signer enters their own secrets now; only the roles the rule names may sign. With
+    `act` (act_of), a casino on keys has it signed by the signer's key (`assertion`), as check_signer says."""
     people = people_of(casino, [username])
-    signer = check_signer(people, username, password, roles, rule, not_by=not_by, otp=otp, field=field)
-    return put_signature(casino, signer, purpose, statement)
+    signer = check_signer(
+        people,
+        username,
+        password,
+        roles,
+        rule,
+        not_by=not_by,
+        otp=otp,
+        field=field,
+        assertion=assertion,
+        by_key=act is not None,
+    )
+    return put_signature(casino, signer, purpose, statement, act)
 
 
 def staff_member(casino, username, roles, field, rule, what):
@@ -79,6 +140,11 @@ def people_of(casino, usernames, serving=None):
             employee__memberships__casino=casino,
             employee__memberships__active=True,
         )
+    )
+    # The casino's signature method, in the same query: a signature asks the key or the password (R28).
+    casino_id = getattr(casino, "pk", casino)
+    found = found.annotate(
+        signature_method=Subquery(Casino.objects.filter(pk=casino_id).values("signature_method")[:1])
     )
     if serving is not None:
         found = found.annotate(**_serving(*serving))

@@ -4,7 +4,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Exists, OuterRef
-from django.http import Http404, HttpResponseBadRequest
+from django.http import Http404, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -33,6 +33,9 @@ from cashbox.forms import (
     without_secrets,
 )
 from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment, season_of
+from cashbox.signatures import people_of
+from casino.accounts import passkeys
+from casino.accounts.security import signer_among
 from casino.audit.journal import mark_tableau
 from casino.rules import DomainError, RoleForbidden
 from casino.web.form_tokens import keep_form_token
@@ -72,6 +75,8 @@ class ServiceFormView(RoleRequiredMixin, View):
     def post(self, request, **kwargs):
         self.setup_objects(**kwargs)
         form = self.form_class(request.POST, **self.form_kwargs())
+        if request.POST.get("sign_options") == "1" and getattr(form, "by_key", False):
+            return self.signing_options(form)
         if self.confirm_template and request.POST.get("confirm") != "1":
             return self.preview(without_secrets(form))
         status, refusal = 400, None
@@ -95,6 +100,26 @@ class ServiceFormView(RoleRequiredMixin, View):
         response = self.render(without_secrets(form) if self.confirm_template else form, status)
         return mark_refusal(response, *refusal) if refusal else response
 
+    def signing_options(self, form):
+        """The challenge of the act the form describes, for the signer's key (R28, static/js/passkey.js); nothing is
+        written but the single-use challenge, and the form's token stays free for the signed submit."""
+        if not form.is_valid():
+            errors = [str(error) for errors in form.errors.values() for error in errors]
+            return JsonResponse({"code": "invalid", "message": " ".join(errors)}, status=400)
+        data = form.cleaned_data
+        try:
+            signer = signer_among(people_of(self.casino, [data["signer"]]), data["signer"], "R28")
+            options = passkeys.signing_options(self.casino, signer, self.act_as_entered(form))
+        except ValidationError as exc:
+            return JsonResponse({"code": "invalid", "message": " ".join(exc.messages)}, status=400)
+        except DomainError as exc:
+            return JsonResponse({"code": exc.rule, "message": exc.message}, status=exc.status_code)
+        return keep_form_token(JsonResponse(options))
+
+    def act_as_entered(self, form):
+        """The canonical statement of the act the form describes, for the views whose form signs with a key."""
+        raise NotImplementedError
+
     def preview(self, form):
         """The confirmation page of what the form will sign; nothing is written, the form's token stays free."""
         if not form.is_valid():
@@ -108,6 +133,7 @@ class ServiceFormView(RoleRequiredMixin, View):
             "editable": True,
             "hidden": [(name, value) for name in form.fields for value in form.data.getlist(name)],
             "secrets": [secrets[name] for name in SECRETS if name in secrets.fields],
+            "by_key": getattr(secrets, "by_key", False),
             **self.extra_context(),
             **self.confirmation(form),
         }
@@ -123,6 +149,7 @@ class ServiceFormView(RoleRequiredMixin, View):
             "title": self.get_title(),
             "back": self.success_url(),
             "confirm_step": bool(self.confirm_template),
+            "by_key": getattr(form, "by_key", False),
             **self.extra_context(),
         }
         return render(self.request, self.template_name, context, status=status)
@@ -180,6 +207,10 @@ class AdvanceView(TableauActionView):
             self.request.user, state.main_cashbox(self.tableau), self.seance, self.kind(), form.chips(), data
         )
 
+    def act_as_entered(self, form):
+        data = {**form.cleaned_data, "chips": form.chips(), "kind": self.kind()}
+        return services.advance_act_as_entered(state.main_cashbox(self.tableau), self.seance, data)
+
 
 class FinalCountView(TableauActionView):
     permission_required = "cashbox.add_count"
@@ -227,6 +258,10 @@ class FinalCountView(TableauActionView):
         services.record_final_count_as_entered(
             self.request.user, state.main_cashbox(self.tableau), self.seance, form.chips(), data
         )
+
+    def act_as_entered(self, form):
+        data = {**form.cleaned_data, "chips": form.chips()}
+        return services.final_count_act_as_entered(state.main_cashbox(self.tableau), self.seance, data)
 
 
 class ShortInterruptionView(TableauActionView):
@@ -482,9 +517,15 @@ class RegisterView(RoleRequiredMixin, View):
     def post(self, request, date):
         day = self.get_day(request, date)
         action = request.POST.get("action")
+        if action == "sign" and request.POST.get("sign_options") == "1":
+            return self.signing_options(request, day)
         if action in ("sign", "sign_amendment") and request.POST.get("confirm") != "1":
             return self.preview(request, day, action)
-        form = SignForm(request.POST, casino=day.casino) if action in ("sign", "sign_amendment") else None
+        # The register itself is signed with a key in a casino on keys (R28); a rectificatif still with a password.
+        by_key = action == "sign"
+        form = (
+            SignForm(request.POST, casino=day.casino, by_key=by_key) if action in ("sign", "sign_amendment") else None
+        )
         status = 200
         try:
             with transaction.atomic():
@@ -511,8 +552,9 @@ class RegisterView(RoleRequiredMixin, View):
                         services.sign_register(
                             register,
                             form.cleaned_data["signer"],
-                            form.cleaned_data["password"],
+                            form.cleaned_data.get("password"),
                             otp=form.cleaned_data.get("otp"),
+                            assertion=form.cleaned_data.get("assertion"),
                         )
                     messages.success(request, "Signature apposée.")
                     form = None
@@ -533,6 +575,22 @@ class RegisterView(RoleRequiredMixin, View):
         if action == "sign_amendment":
             return render(request, "cashbox/register.html", self.context(day, None, form), status=status)
         return render(request, "cashbox/register.html", self.context(day, form), status=status)
+
+    def signing_options(self, request, day):
+        """The challenge of the register's signature for the signer's key (R28, static/js/passkey.js)."""
+        form = SignForm(request.POST, casino=day.casino, by_key=True)
+        register = ControlRegister.objects.filter(gaming_day=day).first()
+        if register is None or not form.is_valid() or not request.user.has_perm("cashbox.sign_register"):
+            return JsonResponse({"code": "R22", "message": "Signature impossible : registre ou signataire"}, status=400)
+        signer = form.cleaned_data["signer"]
+        try:
+            person = signer_among(people_of(day.casino, [signer]), signer, "R28")
+            options = passkeys.signing_options(day.casino, person, services.register_act(register, signer))
+        except DomainError as exc:
+            return JsonResponse({"code": exc.rule, "message": exc.message}, status=exc.status_code)
+        except ValidationError as exc:
+            return JsonResponse({"code": "invalid", "message": " ".join(exc.messages)}, status=400)
+        return keep_form_token(JsonResponse(options))
 
     def preview(self, request, day, action):
         """What the signer is about to sign, and that it is final (R23); nothing is written, the token stays free."""
@@ -584,7 +642,7 @@ class RegisterView(RoleRequiredMixin, View):
                 ("Total de la version rectifiée", euros(amendment.previous_total)),
                 ("Différence", euros(amendment.difference)),
             ]
-        secrets = SignForm(casino=day.casino)
+        secrets = SignForm(casino=day.casino, by_key=not amendment)
         context = {
             "title": f"Signer {what} du {date}",
             "statement": f"{what} du {date}, arrêté à {euros(book.total)}, en {'première' if first else 'seconde'} signature de {signer}",
@@ -599,6 +657,7 @@ class RegisterView(RoleRequiredMixin, View):
                 (name, value) for name in ("action", "amendment", "signer") for value in request.POST.getlist(name)
             ],
             "secrets": [secrets[name] for name in SECRETS if name in secrets.fields],
+            "by_key": getattr(secrets, "by_key", False),
             "back": request.get_full_path(),
             "editable": False,
         }

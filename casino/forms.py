@@ -36,6 +36,7 @@ class CasinoForm(forms.ModelForm):
             "spin_bias_p_value",
             "approval_warning_days",
             "vingt_trois_colours",
+            "signature_method",
         ]
 
     reason = forms.CharField(

@@ -151,6 +151,20 @@ class Casino(models.Model):
         "Une correction s'applique à partir de la journée de jeu suivante.",
     )
 
+    class SignatureMethod(models.TextChoices):
+        PASSWORD = "password", "Mot de passe (méthode de transition, attestée par le serveur seulement)"
+        PASSKEY = "passkey", "Clé de signature personnelle (WebAuthn / FIDO2)"
+
+    signature_method = models.CharField(
+        "méthode de signature",
+        max_length=10,
+        choices=SignatureMethod.choices,
+        default=SignatureMethod.PASSWORD,
+        help_text="Clé : chaque signature est une assertion WebAuthn de la clé confirmée du signataire, faite sur la "
+        "déclaration de l'acte, que le contrôleur vérifie hors ligne ; mot de passe : méthode de transition (R28, "
+        "art. 69 de l'arrêté du 14 mai 2007).",
+    )
+
     objects = CasinoQuerySet.as_manager()
     history = HistoricalRecords()
 
@@ -1073,3 +1087,104 @@ class Export(models.Model):
     @property
     def in_progress(self):
         return self.state in (self.State.PENDING, self.State.RUNNING)
+
+
+# Personal signing keys (R28, R29) ----------------------------------------------------------------------------------
+
+
+class PasskeyQuerySet(ScopedQuerySet):
+    def usable(self):
+        """Keys that sign: confirmed by the direction and not revoked (R28, R29)."""
+        return self.filter(confirmed_at__isnull=False, revoked_at__isnull=True)
+
+    def pending(self):
+        return self.filter(confirmed_at__isnull=True, revoked_at__isnull=True)
+
+
+class Passkey(models.Model):
+    """A person's signing key: a WebAuthn / FIDO2 authenticator with user verification, enrolled by its holder and
+    confirmed by another member of the direction before it signs (R28, R29). Never deleted: a key is revoked.
+
+    The public key is kept twice: as the authenticator gave it (COSE, which the server verifies with py_webauthn) and
+    as SubjectPublicKeyInfo (DER), which the regulator's offline verifier reads with `cryptography` alone.
+    """
+
+    casino = models.ForeignKey(Casino, on_delete=models.PROTECT, related_name="passkeys")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="passkeys", verbose_name="titulaire"
+    )
+    name = models.CharField("nom de la clé", max_length=80, blank=True)
+    credential_id = models.CharField("identifiant de la clé (base64url)", max_length=1400, unique=True)
+    public_key = models.TextField("clé publique COSE (base64url)")
+    public_key_spki = models.TextField("clé publique SubjectPublicKeyInfo (DER, base64)")
+    algorithm = models.IntegerField("algorithme COSE", help_text="-7 : ES256 (ECDSA P-256) ; -8 : EdDSA (Ed25519).")
+    aaguid = models.CharField("modèle d'authentificateur (AAGUID)", max_length=36, blank=True)
+    sign_count = models.PositiveBigIntegerField(
+        "compteur de signatures",
+        default=0,
+        help_text="Ne fait que croître : une assertion qui ne l'augmente pas vient d'une clé clonée (R28).",
+    )
+    transports = models.JSONField("transports", default=list, blank=True)
+    enrolled_at = models.DateTimeField("enrôlée le", default=timezone.now)
+    confirmed_at = models.DateTimeField("confirmée le", null=True, blank=True)
+    confirmed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    confirmation = models.OneToOneField(
+        "cashbox.Signature", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    revoked_at = models.DateTimeField("révoquée le", null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    revocation_reason = models.TextField("motif de la révocation", blank=True)
+
+    objects = PasskeyQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "clé de signature"
+        verbose_name_plural = "clés de signature"
+        ordering = ["-enrolled_at", "-pk"]
+        permissions = [("confirm_passkey", "Peut confirmer ou révoquer la clé de signature d'un autre (R29)")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(algorithm__in=(-7, -8)), name="r28_passkey_es256_or_eddsa"),
+            models.CheckConstraint(
+                condition=models.Q(confirmed_at__isnull=True) | ~models.Q(confirmed_by=models.F("user")),
+                name="r29_passkey_confirmed_by_another",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.name or 'Clé'} de {self.user.get_full_name() or self.user.username}"
+
+    @property
+    def state(self):
+        if self.revoked_at:
+            return "révoquée"
+        return "confirmée" if self.confirmed_at else "en attente de confirmation"
+
+
+class SigningChallenge(models.Model):
+    """A single-use, expiring WebAuthn challenge the server issued (R28): to enrol a key, or to sign one act.
+
+    For a signature the challenge is SHA-256 of the act's canonical statement and this nonce
+    (casino.accounts.passkeys.act_challenge): the assertion binds what is signed, and is accepted once.
+    """
+
+    class Purpose(models.TextChoices):
+        ENROL = "enrol", "Enrôlement d'une clé"
+        SIGN = "sign", "Signature d'un acte"
+
+    casino = models.ForeignKey(Casino, on_delete=models.PROTECT, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    purpose = models.CharField(max_length=10, choices=Purpose.choices)
+    nonce = models.CharField("nonce (hex)", max_length=64, unique=True)
+    challenge = models.CharField("défi (base64url)", max_length=100)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "défi WebAuthn"
+        ordering = ["-created_at"]

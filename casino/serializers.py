@@ -103,6 +103,7 @@ class CasinoSerializer(CleanedModelSerializer):
             "spin_bias_p_value",
             "approval_warning_days",
             "vingt_trois_colours",
+            "signature_method",
             "settings_in_force",
             "pending_settings",
             "changes_apply_from",

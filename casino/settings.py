@@ -39,6 +39,16 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost" if (DEBUG or TESTING) else "")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
+# Personal signing keys (WebAuthn, R28). The RP id is the site's domain and the origins the addresses the browser
+# shows; a key enrolled under one RP id signs under that id only. A browser accepts no IP address as RP id: the
+# development server is reached at http://localhost:$PORT for passkeys.
+WEBAUTHN_RP_ID = os.environ.get("WEBAUTHN_RP_ID", "localhost" if (DEBUG or TESTING) else "")
+WEBAUTHN_ORIGINS = env_list(
+    "WEBAUTHN_ORIGIN",
+    f"http://localhost:{os.environ.get('PORT', '8000')}" if (DEBUG or TESTING) else "",
+)
+WEBAUTHN_RP_NAME = os.environ.get("WEBAUTHN_RP_NAME", "Registre des jeux de boule et de vingt-trois")
+
 INSTALLED_APPS = [
     # django.contrib.admin with a site behind the second factor and without the account admins (R28, R29).
     "casino.admin_apps.CasinoAdminConfig",
@@ -158,6 +168,14 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
+# Argon2id first (casino/accounts/hashers.py, sized in docs/security.md); the others only read the hashes made before,
+# which are re-made with Argon2id at the next successful login.
+PASSWORD_HASHERS = [
+    "casino.accounts.hashers.Argon2idPasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2SHA1PasswordHasher",
+    "django.contrib.auth.hashers.ScryptPasswordHasher",
+]
 if TESTING:
     # Hashing cost is not what the tests measure.
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

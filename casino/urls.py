@@ -10,7 +10,7 @@ from cashbox import api as cashbox_api
 from casino import api as casino_api
 from casino import views
 from casino.accounts import api as accounts_api
-from casino.accounts import auth
+from casino.accounts import auth, passkey_views
 from casino.accounts import views as accounts_views
 from casino.accounts.permissions import RolePermission
 from casino.audit import api as journal_api
@@ -30,6 +30,7 @@ router = DefaultRouter()
 router.register("casinos", casino_api.CasinoViewSet, basename="casino")
 router.register("employees", casino_api.EmployeeViewSet, basename="employee")
 router.register("account-changes", accounts_api.AccountChangeViewSet, basename="account-change")
+router.register("passkeys", accounts_api.PasskeyViewSet, basename="passkey")
 router.register("apparatus", tables_api.ApparatusViewSet, basename="apparatus")
 router.register("tables", tables_api.TableViewSet, basename="table")
 router.register("tableaux", tables_api.TableauViewSet, basename="tableau")
@@ -90,6 +91,8 @@ urlpatterns = [
     ),
     path("activation/", accounts_views.ActivationView.as_view(), name="activation"),
     path("activation/double-authentification/", accounts_views.ActivationOTPView.as_view(), name="activation-otp"),
+    path("compte/cles/", passkey_views.MyKeysView.as_view(), name="passkeys-mine"),
+    path("personnel/cles/", passkey_views.DirectionKeysView.as_view(), name="passkeys-direction"),
     path("personnel/propositions/", accounts_views.AccountChangeListView.as_view(), name="account-change-list"),
     path(
         "personnel/propositions/<int:pk>/",

@@ -998,6 +998,10 @@ def verify(path, public_key=None, seal_files=(), notes=None):
                 notes.append("attention : aucun scellement, la chaîne n'est ancrée à rien hors de la base")
         else:
             problems.append(f"{JOURNAL} absent : la chaîne du journal ne peut être vérifiée")
+
+        # 6. Every personal signature made with a key, over the act's statement rebuilt from the exported rows (R28).
+        if "data/signatures.csv" in payload:
+            problems += check_personal_signatures(bag, payload, notes)
     finally:
         bag.close()
     return notes + problems if problems else []
@@ -1148,6 +1152,169 @@ PARSER = argparse.ArgumentParser(description="Vérifie hors ligne un export sign
 PARSER.add_argument("export", help="l'archive .zip ou .tar.gz (ou le dossier du sac BagIt)")
 PARSER.add_argument("--public-key", help="la clé publique Ed25519 de l'établissement (fichier PEM)")
 PARSER.add_argument("--seals", action="append", help="scellements téléchargés (JSON), à vérifier aussi ; répétable")
+
+
+# Personal signatures (R28) ---------------------------------------------------------------------------------------
+#
+# A signature made with a key is a WebAuthn assertion: the person's authenticator signed authenticatorData followed by
+# SHA-256(clientDataJSON), and clientDataJSON's challenge is SHA-256 of the canonical JSON {"act": …, "nonce": …}
+# (casino/accounts/passkeys.py: act_challenge). The act is rebuilt here from the exported rows (counts.csv,
+# count_witnesses.csv, advances.csv), so that a figure changed in a record — even by whoever holds the casino's export
+# key and signs the bag again — no longer matches what the person signed. Only `cryptography` is used.
+
+UP, UV = 0x01, 0x04
+
+
+def _b64url(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _canonical(document):
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _money(text):
+    return f"{decimal.Decimal(text):.2f}"
+
+
+def _table(bag, payload, name):
+    """The rows of a CSV file of the bag as dicts (empty when the file is not exported)."""
+    if name not in payload:
+        return []
+    rows = _rows(bag, name)
+    header = next(rows)
+    return [dict(zip(header, row, strict=False)) for row in rows]
+
+
+def _acts(bag, payload):
+    """{signature id: (what the act is called, the act's statement without its signer and casino)}."""
+    witnesses = {}
+    for row in _table(bag, payload, "data/count_witnesses.csv"):
+        witnesses.setdefault(row["count"], []).append(row["witness"])
+    acts = {}
+    for row in _table(bag, payload, "data/counts.csv"):
+        if row.get("signature") and row.get("kind") == "final":
+            figures = {
+                "cashbox": int(row["cashbox"]),
+                "seance": int(row["seance"]),
+                "chips": json.loads(row["chips"] or "{}"),
+                "amount": _money(row["amount"]),
+                "advances_total": _money(row["advances_total"]),
+                "result": _money(row["result"]),
+                "counted_by": row["counted_by"] or None,
+                "caissier": row["caissier"] or None,
+                "witnesses": sorted(set(witnesses.get(row["id"], []))),
+            }
+            name = f"le comptage final n° {row['id']} (tableau n° {row['tableau']}, {row['date']})"
+            acts[row["signature"]] = (name, "cashbox.count", "final_count", figures)
+    for row in _table(bag, payload, "data/advances.csv"):
+        if row.get("signature"):
+            figures = {
+                "cashbox": int(row["cashbox"]),
+                "seance": int(row["seance"]),
+                "kind": row["kind"],
+                "chips": json.loads(row["chips"] or "{}"),
+                "amount": _money(row["amount"]),
+                "counted_by": row["counted_by"] or None,
+                "brought_by": row["brought_by"] or None,
+            }
+            name = f"l'avance n° {row['id']} (tableau n° {row['tableau']}, {row['date']})"
+            acts[row["signature"]] = (name, "cashbox.advance", "advance", figures)
+    lines = {}
+    for row in _table(bag, payload, "data/control_register_lines.csv"):
+        count = int(row["count"]) if row["count"] else None
+        lines.setdefault(row["register"], []).append(
+            [int(row["seance"]), int(row["cashbox"]), count, _money(row["result"])]
+        )
+    for row in _table(bag, payload, "data/control_registers.csv"):
+        figures = {
+            "register": int(row["id"]),
+            "date": row["date"],
+            "total": _money(row["total"]),
+            "total_in_words": row["total_in_words"],
+            "lines": sorted(lines.get(row["id"], [])),
+        }
+        name = f"le registre de contrôle du {row['date']}"
+        for column in ("first_signature", "second_signature"):
+            if row.get(column):
+                acts[row[column]] = (name, "cashbox.controlregister", "register", figures)
+    return acts
+
+
+def _public_key(row):
+    from cryptography.hazmat.primitives.serialization import load_der_public_key
+
+    return load_der_public_key(base64.b64decode(row["public_key_spki"]))
+
+
+def assertion_holds(key_row, signature_row, act):
+    """Whether the signature row's assertion is the key's signature over `act` with the row's nonce; the reason
+    otherwise."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    try:
+        client_data = _b64url(signature_row["client_data_json"])
+        authenticator_data = _b64url(signature_row["authenticator_data"])
+        signature = _b64url(signature_row["assertion_signature"])
+        collected = json.loads(client_data)
+    except (ValueError, binascii.Error) as exc:
+        return f"assertion illisible ({exc})"
+    if collected.get("type") != "webauthn.get":
+        return "ce n'est pas une assertion de signature"
+    challenge = hashlib.sha256(_canonical({"act": act, "nonce": signature_row["nonce"]})).digest()
+    if _b64url(collected.get("challenge", "")) != challenge:
+        return "le défi signé n'est pas celui de l'acte tel que l'export le décrit"
+    if len(authenticator_data) < 37 or authenticator_data[32] & (UP | UV) != (UP | UV):
+        return "la présence et la vérification de la personne (code PIN, biométrie) ne sont pas attestées"
+    signed = authenticator_data + hashlib.sha256(client_data).digest()
+    try:
+        key = _public_key(key_row)
+        if key_row["algorithm"] == "-7":
+            key.verify(signature, signed, ec.ECDSA(hashes.SHA256()))
+        else:
+            key.verify(signature, signed)
+    except (InvalidSignature, ValueError, TypeError) as exc:
+        return f"la signature ne correspond pas à la clé publique enrôlée ({type(exc).__name__})"
+    return None
+
+
+def check_personal_signatures(bag, payload, notes):
+    """Verify each signature made with a key (R28); name the person and the act of each one that does not hold.
+    Signatures made with a password are counted in `notes`: the server attests them, nothing here can."""
+    problems, by_password, verified = [], {}, 0
+    keys = {row["id"]: row for row in _table(bag, payload, "data/passkeys.csv")}
+    acts = _acts(bag, payload)
+    for row in _table(bag, payload, "data/signatures.csv"):
+        person = row["signer"]
+        if row.get("method", "password") != "passkey":
+            by_password[person] = by_password.get(person, 0) + 1
+            continue
+        found = acts.get(row["id"])
+        key = keys.get(row.get("passkey", ""))
+        what = found[0] if found else f"la signature n° {row['id']} ({row.get('purpose', '')})"
+        if found is None:
+            problems.append(f"signature de {person} invalide pour {what} : acte signé introuvable dans l'export")
+            continue
+        if key is None or key["holder"] != person:
+            problems.append(
+                f"signature de {person} invalide pour {what} : la clé n'est pas une clé enrôlée de {person}"
+            )
+            continue
+        _name, record, purpose, figures = found
+        act = {"casino": int(row["casino_id"]), "figures": figures, "purpose": purpose, "record": record}
+        act["signer"] = person
+        reason = assertion_holds(key, row, act)
+        if reason:
+            problems.append(f"signature de {person} invalide pour {what} : {reason}")
+        else:
+            verified += 1
+    if verified:
+        notes.append(f"{verified} signature(s) personnelle(s) par clé vérifiée(s) avec la clé publique du signataire")
+    for person, count in sorted(by_password.items()):
+        notes.append(f"{count} signature(s) de {person} par mot de passe : attestée(s) par le serveur seulement")
+    return problems
 
 
 def main(argv=None, write=print):

@@ -4,12 +4,16 @@ from django_filters import rest_framework as filters
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from casino.accounts.services import decide
+from casino.accounts import passkeys
+from casino.accounts.roles import role_of
+from casino.accounts.services import DIRECTION, confirm_passkey, decide, require_key_holder, revoke_passkey
 from casino.audit.history import history_rows
-from casino.models import AccountChange
-from casino.web.filters import AccountChangeFilter
+from casino.models import AccountChange, Casino, Passkey, Role
+from casino.web.filters import AccountChangeFilter, IdFilter
 from casino.web.schema import AutoSchema
 from casino.web.serializers import HistorySerializer
 
@@ -126,3 +130,148 @@ class AccountChangeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
     def history(self, request, pk=None):
         """Who proposed and decided what, when."""
         return Response(HistorySerializer(history_rows(self.get_object()), many=True).data)
+
+
+# Signing keys (R28, R29) ------------------------------------------------------------------------------------------
+
+
+class PasskeySerializer(serializers.ModelSerializer):
+    holder = serializers.CharField(source="user.username", read_only=True)
+    confirmed_by = serializers.CharField(source="confirmed_by.username", default=None, read_only=True)
+    revoked_by = serializers.CharField(source="revoked_by.username", default=None, read_only=True)
+    state = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = Passkey
+        fields = [
+            "id",
+            "casino",
+            "holder",
+            "name",
+            "credential_id",
+            "public_key_spki",
+            "algorithm",
+            "aaguid",
+            "sign_count",
+            "transports",
+            "enrolled_at",
+            "state",
+            "confirmed_at",
+            "confirmed_by",
+            "revoked_at",
+            "revoked_by",
+            "revocation_reason",
+        ]
+        read_only_fields = fields
+
+
+class RegistrationOptionsRequest(serializers.Serializer):
+    casino = serializers.IntegerField(help_text="L'établissement dont la direction confirmera la clé.")
+
+
+class RegistrationOptionsSerializer(serializers.Serializer):
+    nonce = serializers.CharField(help_text="À renvoyer avec la réponse de la clé (5 minutes, une fois).")
+    publicKey = serializers.JSONField(  # noqa: N815 -- WebAuthn's own name, passed as is to navigator.credentials.create
+        help_text="PublicKeyCredentialCreationOptions ; vérification de l'utilisateur (PIN, biométrie) exigée."
+    )
+
+
+class EnrolSerializer(serializers.Serializer):
+    casino = serializers.IntegerField()
+    nonce = serializers.CharField(max_length=64)
+    credential = serializers.JSONField(
+        help_text="PublicKeyCredential de navigator.credentials.create(), en JSON (binaires en base64url)."
+    )
+    name = serializers.CharField(required=False, allow_blank=True, max_length=80, default="")
+
+
+class KeyDecisionSerializer(serializers.Serializer):
+    password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False)
+    otp = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class RevocationSerializer(KeyDecisionSerializer):
+    reason = serializers.CharField(max_length=500)
+
+
+class PasskeyFilter(filters.FilterSet):
+    casino = IdFilter(label="Établissement.")
+    holder = filters.CharFilter(field_name="user__username", label="Identifiant du titulaire.")
+    pending = filters.BooleanFilter(
+        field_name="confirmed_at", lookup_expr="isnull", label="Pas encore confirmée (true) ou confirmée (false)."
+    )
+    revoked = filters.BooleanFilter(
+        field_name="revoked_at", lookup_expr="isnull", exclude=True, label="Révoquée (true) ou non (false)."
+    )
+
+    class Meta:
+        model = Passkey
+        fields = []
+
+
+class PasskeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Personal signing keys (R28): each person enrols their own; another member of the direction confirms it with
+    their signature before it signs (R29); a key is revoked, never deleted. The direction and the regulator see
+    every key of their casinos, everyone else their own."""
+
+    queryset = Passkey.objects.all()
+    serializer_class = PasskeySerializer
+    schema = AutoSchema()
+    # Who may act is the services' rule (require_key_holder, confirm_passkey, revoke_passkey), for every role.
+    permission_classes = [IsAuthenticated]
+    filter_backends = [filters.DjangoFilterBackend]
+    filterset_class = PasskeyFilter
+
+    def get_queryset(self):
+        queryset = Passkey.objects.for_user(self.request.user).select_related("user", "confirmed_by", "revoked_by")
+        if role_of(self.request.user) not in (*DIRECTION, Role.CONTROLEUR):
+            queryset = queryset.filter(user=self.request.user)
+        return queryset
+
+    def _casino(self, pk):
+        casino = Casino.objects.for_user(self.request.user).filter(pk=pk).first()
+        if casino is None:
+            raise ValidationError({"casino": "Établissement inconnu"})
+        return casino
+
+    @extend_schema(request=RegistrationOptionsRequest, responses=RegistrationOptionsSerializer)
+    @action(detail=False, methods=["post"], url_path="register/options")
+    def register_options(self, request):
+        """Enrolment, step 1: the options of navigator.credentials.create() for the caller's new key."""
+        data = RegistrationOptionsRequest(data=request.data)
+        data.is_valid(raise_exception=True)
+        casino = self._casino(data.validated_data["casino"])
+        require_key_holder(request.user, casino)
+        return Response(RegistrationOptionsSerializer(passkeys.registration_options(request.user, casino)).data)
+
+    @extend_schema(request=EnrolSerializer, responses={201: PasskeySerializer})
+    def create(self, request):
+        """Enrolment, step 2: the authenticator's answer; the key waits for the direction's confirmation (R29)."""
+        data = EnrolSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        casino = self._casino(values["casino"])
+        require_key_holder(request.user, casino)
+        passkey = passkeys.enrol(request.user, casino, values["nonce"], values["credential"], values["name"])
+        return Response(PasskeySerializer(passkey).data, status=201)
+
+    @extend_schema(request=KeyDecisionSerializer, responses=PasskeySerializer)
+    @action(detail=True, methods=["post"])
+    def confirm(self, request, pk=None):
+        """Another member of the direction confirms the key with their own signature (R29)."""
+        passkey = self.get_object()
+        data = KeyDecisionSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        passkey = confirm_passkey(request.user, passkey, data.validated_data["password"], data.validated_data["otp"])
+        return Response(PasskeySerializer(passkey).data)
+
+    @extend_schema(request=RevocationSerializer, responses=PasskeySerializer)
+    @action(detail=True, methods=["post"])
+    def revoke(self, request, pk=None):
+        """Its holder or the direction revokes the key, with a reason and a signature; it is never deleted (R28)."""
+        passkey = self.get_object()
+        data = RevocationSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        passkey = revoke_passkey(request.user, passkey, values["reason"], values["password"], values["otp"])
+        return Response(PasskeySerializer(passkey).data)

@@ -7,6 +7,8 @@ always different people, and nobody changes their own role, approval or membersh
 journaled as `account.<event>` in each casino of the person concerned.
 """
 
+import hashlib
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -29,6 +31,7 @@ from casino.models import (
     Casino,
     Employee,
     Membership,
+    Passkey,
     Role,
 )
 from casino.rules import InvalidTransition, RoleForbidden, invalid
@@ -460,3 +463,102 @@ def bootstrap_employee(source, casino, username, role, first_name="", last_name=
             Membership.objects.create(employee=employee, casino=casino)
             journal(employee, "membership_changed", None, source=source, casino=casino.pk, active=True)
     return employee
+
+
+# Signing keys (R28, R29) ------------------------------------------------------------------------------------------
+
+# Whoever signs enrols a key: every role but the administrator and the results display (R28).
+KEY_HOLDERS = set(Role) - {Role.ADMIN, Role.AFFICHEUR}
+DIRECTION = {Role.DIRECTOR, Role.CODIR}
+
+
+def require_key_holder(user, casino):
+    """A member of the casino whose role signs may enrol a key; nobody enrols one for someone else (R28)."""
+    if (
+        role_of(user) not in KEY_HOLDERS
+        or not Membership.objects.filter(employee__user=user, casino=casino, active=True).exists()
+    ):
+        raise RoleForbidden("R28", "Seul le personnel qui signe enrôle une clé de signature, pour lui-même")
+
+
+def _key_statement(verb, passkey):
+    holder = passkey.user.get_full_name() or passkey.user.username
+    fingerprint = hashlib.sha256(passkey.public_key_spki.encode()).hexdigest()
+    return (
+        f"Je {verb} la clé de signature n° {passkey.pk} « {passkey.name or 'sans nom'} » de {holder} "
+        f"({passkey.user.username}) — identifiant {passkey.credential_id} — modèle (AAGUID) {passkey.aaguid or '—'} "
+        f"— empreinte SHA-256 de la clé publique {fingerprint}"
+    )
+
+
+def _locked_key(passkey):
+    # Lock the key: a confirmation and a revocation at once must not both pass on the state they read.
+    return (
+        Passkey.objects.select_for_update(of=("self",))  # pragma: no mutate (own row only)
+        .select_related("user__employee", "casino")
+        .get(pk=passkey.pk)
+    )
+
+
+@names_actor
+@transaction.atomic
+def confirm_passkey(actor, passkey, password, otp=None):
+    """Another member of the direction confirms a pending key with their signature: it signs from then on (R29)."""
+    passkey = _locked_key(passkey)
+    if passkey.revoked_at is not None:
+        raise InvalidTransition("R29", "Cette clé est révoquée : elle ne peut plus être confirmée")
+    if passkey.confirmed_at is not None:
+        raise InvalidTransition("R29", "Cette clé est déjà confirmée")
+    if actor.pk == passkey.user_id:
+        raise RoleForbidden(
+            "R29", "Le titulaire d'une clé ne confirme pas sa propre clé : un autre membre de la direction"
+        )
+    if role_of(actor) not in DIRECTION:
+        raise RoleForbidden("R29", "Seule la direction (directeur responsable ou membre du CoDir) confirme une clé")
+    signature = sign(
+        passkey.casino,
+        actor.username,
+        password,
+        Signature.Purpose.PASSKEY_CONFIRMATION,
+        _key_statement("confirme", passkey),
+        DIRECTION,
+        "R29",
+        not_by=[passkey.user],
+        otp=otp,
+    )
+    passkey.confirmed_at, passkey.confirmed_by, passkey.confirmation = signature.signed_at, actor, signature
+    passkey._history_user = actor
+    passkey.save()
+    journal(passkey.user.employee, "passkey_confirmed", actor, passkey=passkey.pk)
+    return passkey
+
+
+@names_actor
+@transaction.atomic
+def revoke_passkey(actor, passkey, reason, password, otp=None):
+    """Revoke a key, never delete it: its holder (a lost key) or the direction, with a reason and a signature (R28,
+    R29). Its past signatures stay verifiable; it signs nothing more."""
+    passkey = _locked_key(passkey)
+    if passkey.revoked_at is not None:
+        raise InvalidTransition("R28", "Cette clé est déjà révoquée")
+    reason = (reason or "").strip()
+    if not reason:
+        raise invalid("reason", "R29", "Indiquez le motif de la révocation")
+    own = actor.pk == passkey.user_id
+    if not own and role_of(actor) not in DIRECTION:
+        raise RoleForbidden("R29", "Seuls son titulaire et la direction révoquent une clé de signature")
+    signature = sign(
+        passkey.casino,
+        actor.username,
+        password,
+        Signature.Purpose.PASSKEY_REVOCATION,
+        f"{_key_statement('révoque', passkey)} — motif : {reason}",
+        KEY_HOLDERS if own else DIRECTION,
+        "R29",
+        otp=otp,
+    )
+    passkey.revoked_at, passkey.revoked_by, passkey.revocation_reason = signature.signed_at, actor, reason
+    passkey._history_user = actor
+    passkey.save()
+    journal(passkey.user.employee, "passkey_revoked", actor, passkey=passkey.pk, reason=reason)
+    return passkey

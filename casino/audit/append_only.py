@@ -74,6 +74,12 @@ GUARDS = {
     # Public keys only (the private key never enters the database); a rotation retires a key once.
     "casino.CasinoKey": Guard(fill_once=("retired_at",)),
     "casino.Seal": WRITE_ONCE,
+    # A signing key (R28, R29): its public key never changes; it is confirmed once and revoked once, and its
+    # signature counter only grows (a counter that does not grow is a cloned key's).
+    "casino.Passkey": Guard(
+        fill_once=("confirmed_at", "confirmed_by", "confirmation", "revoked_at", "revoked_by", "revocation_reason"),
+        free_while={"sign_count": 'NEW."sign_count" > OLD."sign_count"'},
+    ),
     "casino.Export": Guard(
         # A build that loses the database goes back to pending to be retried; the sweeper fails a stuck one.
         transitions={

@@ -325,8 +325,28 @@ def journal_range(casino, start, end):
 def datasets(casino, date_from, date_to, start, end):
     period = (date_from, date_to)
     return (
-        _seance_datasets(casino, period) + _cash_datasets(casino, period, start, end) + _roster_datasets(casino, period)
+        _seance_datasets(casino, period)
+        + _cash_datasets(casino, period, start, end)
+        + _roster_datasets(casino, period)
+        + _key_datasets(casino)
     )
+
+
+def _key_datasets(casino):
+    # Every signing key of the casino, whenever enrolled, revoked ones included (R28): the regulator verifies each
+    # personal signature of the export with its signer's public key (tools/verify_export.py), and the key's own
+    # enrolment and confirmation with the journal and signatures.csv.
+    return [
+        (
+            "passkeys.csv",
+            "casino.Passkey",
+            Q(casino=casino),
+            ["id", ("holder", "user__username"), "name", "credential_id", "public_key_spki", "algorithm", "aaguid"]
+            + ["enrolled_at", "confirmed_at", ("confirmed_by", "confirmed_by__username")]
+            + [("confirmation", "confirmation_id"), "revoked_at", ("revoked_by", "revoked_by__username")]
+            + ["revocation_reason"],
+        ),
+    ]
 
 
 def _seance_datasets(casino, period):
@@ -397,7 +417,9 @@ def _cash_datasets(casino, period, start, end):
             "signatures.csv",
             "cashbox.Signature",
             Q(casino=casino, signed_at__gte=start, signed_at__lt=end),
-            ["id", ("signer", "signer__username"), "role", "purpose", "statement", "digest", "signed_at"],
+            ["id", ("signer", "signer__username"), "role", "purpose", "statement", "digest", "signed_at", "method"]
+            # A key's signature (R28): its assertion, which the offline verifier checks over the act's statement.
+            + [("passkey", "passkey_id"), "nonce", "authenticator_data", "client_data_json", "assertion_signature"],
         ),
         (
             "control_registers.csv",

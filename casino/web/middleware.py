@@ -1,5 +1,6 @@
 import logging
 
+from django.db import transaction
 from django.shortcuts import render
 
 from casino.audit.journal import record_refusal
@@ -57,6 +58,13 @@ class RefusalJournalMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
+        # What a refusal must leave behind although its transaction rolled back (a cloned key's alert, R28).
+        for action in getattr(request, "_after_refusal", ()):
+            try:
+                with transaction.atomic():
+                    action()
+            except Exception:  # the refusal itself must reach the user even if its alert fails
+                logger.exception("could not record what a refusal leaves behind")
         if request.method in UNSAFE and response.status_code in REFUSALS and request.user.is_authenticated:
             refusal = getattr(response, "journal_refusal", None) or self.from_api(response)
             try:

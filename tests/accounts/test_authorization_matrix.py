@@ -26,7 +26,7 @@ from cashbox import signatures
 from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment
 from casino.accounts.services import propose, state_of
 from casino.exports.build import request_export
-from casino.models import AccountChange, Alert, Casino, Employee, Export, JournalEntry
+from casino.models import AccountChange, Alert, Casino, Employee, Export, JournalEntry, Passkey
 from seances.models import GamingDay, Opening, Roster, Seance, Spin
 from seances.rosters import services as roster_services
 from seances.services import change_seance_state, plan_seances
@@ -41,6 +41,7 @@ from tests.helpers.cash_helpers import (
     post_final_count,
     post_short_interruption,
 )
+from tests.helpers.passkey_helpers import enrolled_key
 
 pytestmark = pytest.mark.django_db
 
@@ -251,6 +252,19 @@ EXPECTATIONS = {
         },
     ),
     **records("account-change", read=READ_ALL, actions={"decide": ("post", DIRECTION)}),
+    # Signing keys (R28, R29): each person enrols and revokes their own, the direction confirms; who may act is the
+    # services' rule (an empty body is refused as invalid before it), another person's key answers 404.
+    "api:passkey-list": api(get=ANY_ROLE, post=ANY_ROLE),
+    "api:passkey-detail": api(get=ANY_ROLE),
+    "api:passkey-register-options": api(post=ANY_ROLE),
+    "api:passkey-confirm": api(post=ANY_ROLE),
+    "api:passkey-revoke": api(post=ANY_ROLE),
+    "passkeys-mine": page(get=ANY_ROLE, post=ANY_ROLE),
+    "passkeys-direction": page(get=DIRECTION, post=DIRECTION),
+    # The first step of a signature with a key (R28): as the write it prepares.
+    "api:advance-sign-options": api(post=CASH_ENTRY),
+    "api:count-sign-options": api(post=CASH_ENTRY),
+    "api:control-register-sign-options": api(post=DIRECTION),
     **records("apparatus", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
     **records("table", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
     **records("tableau", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
@@ -477,7 +491,9 @@ def build_demo(api, capture_on_commit_callbacks, cash_staff, open_day, casino, r
     observation = books_services.record_observation(
         regulator, casino, timezone.now(), "Visite", "Afficher les limites", PASSWORD
     )
+    _authenticator, passkey = enrolled_key(cash_staff["croupier"], casino)
     return {
+        Passkey: passkey,
         AccountChange: change,
         "date": yesterday,
         Casino: casino,

@@ -210,6 +210,13 @@ def check_column(bare, model_field, kind, all_frozen):
         return
     assert kind == "free_while"
     condition = bare.guard.free_while[model_field.name]
+    if condition == f'NEW."{column}" > OLD."{column}"':
+        # A signing key's counter only grows (R28): up, or unchanged, never back.
+        key = bare.insert(**{column: "3"})
+        assert bare.update(key, column, "4") is None
+        assert bare.update(key, column, "4") is None
+        assert bare.update(key, column, "2") == refused
+        return
     if TABLEAU_WITHOUT_CASHBOX in condition:
         free_key = bare.insert()
         held_key = bare.insert()

@@ -31,7 +31,7 @@ from cashbox.models import (
     Signature,
 )
 from casino.audit import append_only
-from casino.models import Alert, Casino, Employee, Export, IdempotentRequest, JournalEntry, Membership, Role
+from casino.models import Alert, Casino, Employee, Export, IdempotentRequest, JournalEntry, Membership, Passkey, Role
 from casino.regulated import regulated_labels
 from seances.models import GamingDay, Opening, RosterChange, RosterMember, Seance, Spin
 from seances.rosters import services as roster_services
@@ -116,6 +116,10 @@ def test_r23_every_column_the_workflow_never_changes_is_refused(world):
             change = f'UPDATE "{table}" SET "{column}" = {other_value_sql(model_field, column)} WHERE "{key}" = %s'
             if kind == append_only.FREE:
                 continue
+            if label == "casino.Passkey" and column == "sign_count":
+                # A key's counter only grows (R28): going back is what the guard refuses.
+                change = f'UPDATE "{table}" SET "{column}" = "{column}" - 1 WHERE "{key}" = %s'
+                write(f'UPDATE "{table}" SET "{column}" = "{column}" + 1 WHERE "{key}" = %s', [pk])
             if kind == append_only.FILL_ONCE and value_of(model, column, pk) in (None, ""):
                 # Empty: the workflow may write it once; a second, different write is refused. A key is retired
                 # by the owner's rotation only (tests/audit/test_trust_anchor_guard.py).
@@ -326,6 +330,14 @@ def second_director():
 
 
 CONSTRAINT_TESTS = {
+    # Signing keys (R28, R29): ES256 or EdDSA only, which the offline verifier checks; never confirmed by its holder.
+    "r28_passkey_es256_or_eddsa": lambda w: constraint_refuses(
+        "r28_passkey_es256_or_eddsa", [clone(Passkey.objects.get(), credential_id="autre", algorithm=-257)]
+    ),
+    "r29_passkey_confirmed_by_another": lambda w: constraint_refuses(
+        "r29_passkey_confirmed_by_another",
+        [clone(Passkey.objects.get(), credential_id="autre", confirmed_by_id=Passkey.objects.get().user_id)],
+    ),
     # The rectificatif and the séance non tenue (R24).
     "r24_difference_is_new_minus_previous_total": lambda w: constraint_refuses(
         "r24_difference_is_new_minus_previous_total",

@@ -123,6 +123,13 @@ def world(
     change = propose(administrator, third.employee, {**state_of(third.employee), "role": Role.CHEF})
     decide(director, change, False, PASSWORD, reason="Pas de chef de partie supplémentaire")
 
+    # A signing key enrolled, confirmed by another member of the direction, that has signed three times (R28, R29).
+    from tests.helpers.passkey_helpers import enrolled_key
+
+    _authenticator, passkey = enrolled_key(croupier, casino, confirmed_by=codir)
+    passkey.sign_count = 3
+    passkey.save()
+
     from casino.audit.seals import seal
 
     seal(casino, Seal.Reason.DAY_END, gaming_day=seance.gaming_day.date)
@@ -145,6 +152,7 @@ SAMPLES = {
     "casino.Export": lambda w: first_pk(Export),
     "casino.DaySettings": lambda w: first_pk(apps.get_model("casino", "DaySettings")),
     "casino.AccountChange": lambda w: first_pk(apps.get_model("casino", "AccountChange")),
+    "casino.Passkey": lambda w: first_pk(apps.get_model("casino", "Passkey")),
     "casino.AccountDecision": lambda w: first_pk(apps.get_model("casino", "AccountDecision")),
     "tables.Apparatus": lambda w: first_pk(Apparatus),
     "tables.Table": lambda w: first_pk(Table),

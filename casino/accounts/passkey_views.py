@@ -1,0 +1,162 @@
+"""Pages of the signing keys (R28, R29): « Mes clés de signature », where each person enrols and revokes their own,
+and the direction's list, where another member of the direction confirms a key with their signature."""
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.core.exceptions import ValidationError
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.decorators import method_decorator
+from django.views import View
+from django.views.decorators.debug import sensitive_post_parameters
+
+from casino.accounts import passkeys
+from casino.accounts.roles import role_of
+from casino.accounts.services import DIRECTION, confirm_passkey, require_key_holder, revoke_passkey
+from casino.models import Casino, Passkey
+from casino.rules import DomainError, RoleForbidden
+from casino.web.form_tokens import keep_form_token
+from casino.web.middleware import mark_refusal, refusal_of
+
+
+class SignatureForm(forms.Form):
+    """The signer's own password signs a confirmation or a revocation (R29)."""
+
+    password = forms.CharField(
+        label="votre mot de passe (signature)",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+    otp = forms.CharField(
+        label="code à usage unique (directeur, comité de direction)",
+        required=False,
+        max_length=8,
+        widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "one-time-code"}),
+    )
+
+
+class RevocationForm(SignatureForm):
+    reason = forms.CharField(label="motif de la révocation", max_length=500)
+
+
+class EnrolForm(forms.Form):
+    casino = forms.ModelChoiceField(label="établissement", queryset=Casino.objects.none(), empty_label=None)
+    name = forms.CharField(label="nom de la clé", max_length=80, required=False, help_text="Ex. « YubiKey bleue ».")
+    nonce = forms.CharField(widget=forms.HiddenInput, required=False)
+    credential = forms.JSONField(widget=forms.HiddenInput, required=False)
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["casino"].queryset = Casino.objects.for_user(user)
+
+
+def _refused(request, template, context, exc):
+    status = getattr(exc, "status_code", 400)
+    message = exc.message if isinstance(exc, DomainError) else " ".join(exc.messages)
+    messages.error(request, message)
+    return mark_refusal(render(request, template, context, status=status), *refusal_of(exc))
+
+
+@method_decorator(sensitive_post_parameters("password", "otp"), name="dispatch")
+class MyKeysView(LoginRequiredMixin, View):
+    """The person's own keys: enrol one (it waits for the direction's confirmation), revoke one."""
+
+    template_name = "casino/passkeys_mine.html"
+
+    def context(self, enrol_form=None, revocation_form=None):
+        keys = Passkey.objects.filter(user=self.request.user).select_related("casino", "confirmed_by", "revoked_by")
+        return {
+            "keys": keys,
+            "enrol_form": enrol_form or EnrolForm(user=self.request.user),
+            "revocation_form": revocation_form or RevocationForm(),
+        }
+
+    def get(self, request):
+        return render(request, self.template_name, self.context())
+
+    def post(self, request):
+        if "revoke" in request.POST:
+            return self.revoke(request)
+        form = EnrolForm(request.POST, user=request.user)
+        if not form.is_valid():
+            if request.POST.get("register_options") == "1":
+                return JsonResponse({"code": "invalid", "message": "Choisissez l'établissement."}, status=400)
+            return render(request, self.template_name, self.context(enrol_form=form), status=400)
+        casino, data = form.cleaned_data["casino"], form.cleaned_data
+        if request.POST.get("register_options") == "1":
+            try:
+                require_key_holder(request.user, casino)
+            except DomainError as exc:
+                return JsonResponse({"code": exc.rule, "message": exc.message}, status=exc.status_code)
+            # Nothing is written but the single-use challenge: the form's token stays free for the enrolment.
+            return keep_form_token(JsonResponse(passkeys.registration_options(request.user, casino)))
+        try:
+            require_key_holder(request.user, casino)
+            passkeys.enrol(request.user, casino, data["nonce"], data["credential"], data["name"])
+        except (DomainError, ValidationError) as exc:
+            return _refused(request, self.template_name, self.context(enrol_form=form), exc)
+        messages.success(request, "Clé enrôlée : elle signera une fois confirmée par un autre membre de la direction.")
+        return redirect("passkeys-mine")
+
+    def revoke(self, request):
+        key = get_object_or_404(Passkey.objects.filter(user=request.user), pk=request.POST.get("revoke"))
+        form = RevocationForm(request.POST)
+        if not form.is_valid():
+            return render(request, self.template_name, self.context(revocation_form=form), status=400)
+        data = form.cleaned_data
+        try:
+            revoke_passkey(request.user, key, data["reason"], data["password"], data.get("otp"))
+        except (DomainError, ValidationError) as exc:
+            return _refused(request, self.template_name, self.context(revocation_form=form), exc)
+        messages.success(request, "Clé révoquée : elle ne signe plus ; ses signatures passées restent vérifiables.")
+        return redirect("passkeys-mine")
+
+
+@method_decorator(sensitive_post_parameters("password", "otp"), name="dispatch")
+class DirectionKeysView(LoginRequiredMixin, View):
+    """The keys of the direction's casinos: pending ones to confirm with a signature, the others to revoke (R29)."""
+
+    template_name = "casino/passkeys_direction.html"
+
+    def dispatch(self, request, *args, **kwargs):
+        if request.user.is_authenticated and role_of(request.user) not in DIRECTION:
+            exc = RoleForbidden("R29", "Seule la direction confirme ou révoque les clés de signature du personnel")
+            response = render(request, "casino/refused.html", {"message": exc.message}, status=403)
+            return mark_refusal(response, *refusal_of(exc))
+        return super().dispatch(request, *args, **kwargs)
+
+    def keys(self):
+        return Passkey.objects.for_user(self.request.user).select_related(
+            "user", "casino", "confirmed_by", "revoked_by"
+        )
+
+    def context(self, form=None):
+        keys = self.keys()
+        return {
+            "pending": [k for k in keys if k.state == "en attente de confirmation"],
+            "others": [k for k in keys if k.state != "en attente de confirmation"],
+            "form": form or SignatureForm(),
+            "revocation_form": RevocationForm(),
+        }
+
+    def get(self, request):
+        return render(request, self.template_name, self.context())
+
+    def post(self, request):
+        revoking = "revoke" in request.POST
+        key = get_object_or_404(self.keys(), pk=request.POST.get("revoke" if revoking else "confirm"))
+        form = (RevocationForm if revoking else SignatureForm)(request.POST)
+        if not form.is_valid():
+            return render(request, self.template_name, self.context(form), status=400)
+        data = form.cleaned_data
+        try:
+            if revoking:
+                revoke_passkey(request.user, key, data["reason"], data["password"], data.get("otp"))
+            else:
+                confirm_passkey(request.user, key, data["password"], data.get("otp"))
+        except (DomainError, ValidationError) as exc:
+            return _refused(request, self.template_name, self.context(form), exc)
+        messages.success(request, "Clé révoquée." if revoking else "Clé confirmée : elle signe désormais.")
+        return redirect("passkeys-direction")

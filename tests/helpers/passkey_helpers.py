@@ -1,0 +1,49 @@
+"""Signing keys in tests (R28, R29): a casino switched to keys, each person's key enrolled with a software
+authenticator through the API and confirmed by another member of the direction, and a signed request in two steps."""
+
+from casino.accounts import passkeys
+from casino.accounts.services import confirm_passkey
+from casino.models import Casino
+from tests.conftest import PASSWORD
+from tests.helpers.authenticator import SoftAuthenticator
+
+
+def use_keys(casino):
+    casino.signature_method = Casino.SignatureMethod.PASSKEY
+    casino.save()
+    return casino
+
+
+def enrol(api, user, casino, authenticator=None, name="Clé de test"):
+    """Enrol the user's key through the API (two steps); returns (authenticator, the key's JSON)."""
+    authenticator = authenticator or SoftAuthenticator()
+    api.force_authenticate(user)
+    options = api.post("/api/v1/passkeys/register/options/", {"casino": casino.pk}, format="json")
+    assert options.status_code == 200, options.content
+    credential = authenticator.create(options.json())
+    body = {"casino": casino.pk, "nonce": options.json()["nonce"], "credential": credential, "name": name}
+    created = api.post("/api/v1/passkeys/", body, format="json")
+    assert created.status_code == 201, created.content
+    return authenticator, created.json()
+
+
+def enrolled_key(user, casino, authenticator=None, confirmed_by=None):
+    """The user's key enrolled by the service (and confirmed by `confirmed_by`); returns (authenticator, key)."""
+    authenticator = authenticator or SoftAuthenticator()
+    options = passkeys.registration_options(user, casino)
+    key = passkeys.enrol(user, casino, options["nonce"], authenticator.create(options))
+    if confirmed_by is not None:
+        key = confirm_passkey(confirmed_by, key, PASSWORD)
+    return authenticator, key
+
+
+def signed_post(api, user, url, body, authenticator, count=None, options=None):
+    """POST `body` to `url` signed with the key: step 1 asks `url`sign/options/ for the act's challenge, step 2 posts
+    the body with the assertion. Returns (options, response)."""
+    api.force_authenticate(user)
+    if options is None:
+        asked = api.post(f"{url}sign/options/", body, format="json")
+        assert asked.status_code == 200, asked.content
+        options = asked.json()
+    response = api.post(url, {**body, "assertion": authenticator.assertion(options, count)}, format="json")
+    return options, response
