@@ -9,6 +9,17 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
+@signals.celeryd_init.connect
+def _json_logs_from_the_first_line(**kwargs):
+    # The worker's start-up checks warn before Django's setup configures logging: JSON lines from here on
+    # (casino/ops/logs.py). Imported here: this module is loaded by casino/__init__.py before the settings.
+    from django.conf import settings
+
+    from casino.ops.logs import configure
+
+    configure(settings.LOGGING["root"]["level"])
+
+
 @signals.task_prerun.connect
 def _system_actor(**kwargs):
     # A task started outside a request writes as the named system actor (R23: every write names its actor).

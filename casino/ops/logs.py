@@ -4,6 +4,9 @@ Every line has `time` (UTC, ISO 8601), `level`, `logger` and `message`; a line m
 security log adds `event`, an error adds `exc_info`). Used by casino.settings (LOGGING) and by gunicorn.conf.py.
 """
 
+import logging
+import logging.config
+
 FORMATTER = {
     "()": "pythonjsonlogger.json.JsonFormatter",
     "fmt": "%(levelname)s %(name)s %(message)s",
@@ -34,3 +37,14 @@ def logging_config(level="INFO", gunicorn=False):
         for name in ("gunicorn.error", "gunicorn.access"):
             config["loggers"][name] = {"handlers": ["console"], "level": "INFO", "propagate": False}
     return config
+
+
+def configure(level="INFO"):
+    """Apply the JSON configuration now and route Python's warnings through it (logger `py.warnings`).
+
+    Django does both when it sets up, but a Celery worker speaks first: its start-up checks (the warning about
+    running as root, say) come before Django's setup, and would print plain text. casino/celery.py calls this on
+    `celeryd_init`, just before those checks; gunicorn.conf.py for the web's master process.
+    """
+    logging.config.dictConfig(logging_config(level))
+    logging.captureWarnings(True)

@@ -76,3 +76,17 @@ def test_celery_does_not_replace_the_logging_configuration_with_its_own_text_for
     from django.conf import settings
 
     assert settings.CELERY_WORKER_HIJACK_ROOT_LOGGER is False
+
+
+def test_a_celery_workers_start_up_warnings_are_json_lines():
+    """Celery warns (running as root, say) before Django's setup: celeryd_init puts the JSON logging in place first."""
+    records = run(
+        "import os, warnings; os.environ['DJANGO_SETTINGS_MODULE'] = 'casino.settings'\n"
+        "from celery import signals\n"
+        "import casino.celery\n"
+        "signals.celeryd_init.send(sender='worker@host', instance=None, conf=None, options={})\n"
+        "warnings.warn('You are running the worker with superuser privileges', UserWarning)\n"
+    )
+    assert [record["logger"] for record in records] == ["py.warnings"]
+    assert "UserWarning: You are running the worker with superuser privileges" in records[0]["message"]
+    assert records[0]["level"] == "WARNING"
