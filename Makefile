@@ -7,7 +7,7 @@ STAMP := $(VENV)/.requirements-stamp
 PORT ?= 8000
 
 .DEFAULT_GOAL := help
-.PHONY: help venv lock run test mutation docs lint format check worker beat smoke clean
+.PHONY: help venv lock run test mutation docs lint format check worker beat smoke restore-drill clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## .*$$' $(MAKEFILE_LIST) | sort \
@@ -74,6 +74,11 @@ beat: $(STAMP) ## Start Celery beat, which schedules the nightly approval check 
 # redis-server (a throwaway one, with a password, on a free port).
 smoke: $(STAMP) ## Production smoke test: the stack as docker-compose.yml configures it, natively, end to end
 	$(BIN)/python tools/prod_smoke.py
+
+# A throwaway PostgreSQL cluster of its own (initdb on a free port under a temporary folder, run as the postgres OS
+# user when started as root): never the machine's server.
+restore-drill: $(STAMP) ## Back up, lose the database, restore it to a point in time, prove the casino intact (RPO/RTO)
+	$(BIN)/python -m tools.restore_drill
 
 clean: ## Remove caches and collected static files (keeps .venv and db.sqlite3)
 	rm -rf .pytest_cache .ruff_cache .hypothesis staticfiles mutants .mutation

@@ -161,7 +161,9 @@ class Stack:
             "POSTGRES_PASSWORD": secrets.token_hex(24),
             "APP_DB_PASSWORD": secrets.token_hex(24),
             "REDIS_PASSWORD": secrets.token_hex(24),
+            "BACKUP_DB_PASSWORD": secrets.token_hex(24),
             "CASINO_SIGNING_KEYS": str(self.workdir / "keys"),
+            "CASINO_BACKUPS": str(self.workdir / "backups"),
         }
         self.redis_port = free_port()
         self.web_port = free_port()

@@ -15,10 +15,11 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
 APP_SERVICES = ("migrate", "web", "worker", "beat")
-SECRETS = ("SECRET_KEY", "POSTGRES_PASSWORD", "APP_DB_PASSWORD", "REDIS_PASSWORD")
+SECRETS = ("SECRET_KEY", "POSTGRES_PASSWORD", "APP_DB_PASSWORD", "REDIS_PASSWORD", "BACKUP_DB_PASSWORD")
 KEYS_HOST_DIR = "/srv/casino/signing-keys"
 REQUIRED_ENV = {name: f"{name.lower().replace('_', '-')}-value" for name in SECRETS} | {
-    "CASINO_SIGNING_KEYS": KEYS_HOST_DIR
+    "CASINO_SIGNING_KEYS": KEYS_HOST_DIR,
+    "CASINO_BACKUPS": "/mnt/offsite/casino-backups",
 }
 KEYS_MOUNT = "/run/secrets/casino-signing-keys"
 VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -60,7 +61,7 @@ def compose(**env):
 
 def test_the_compose_file_parses_and_declares_the_stack():
     services = compose()["services"]
-    assert set(services) == {"postgres", "redis", *APP_SERVICES}
+    assert set(services) == {"postgres", "redis", "backup", *APP_SERVICES}
 
 
 @pytest.mark.parametrize("secret", SECRETS)
@@ -184,3 +185,39 @@ def test_every_redis_url_in_any_service_carries_the_redis_password():
                 found.append((name, variable))
                 assert urlsplit(value).password == password, f"{name}: {variable}"
     assert {variable for _, variable in found} >= {"CACHE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"}
+
+
+def test_postgresql_archives_every_wal_segment_into_the_backup_folder_the_backup_service_writes():
+    services = compose()["services"]
+    postgres, backup = services["postgres"], services["backup"]
+    settings = dict(
+        value.split("=", 1)
+        for flag, value in zip(postgres["command"], postgres["command"][1:], strict=False)
+        if flag == "-c"
+    )
+    assert settings["archive_mode"] == "on" and settings["wal_level"] == "replica"
+    assert int(settings["archive_timeout"]) <= 60  # the RPO the operations guide states
+    # Never over a segment already archived; written under a temporary name, then renamed.
+    assert settings["archive_command"].startswith("test ! -f /backups/wal/%f && cp %p /backups/wal/%f.tmp")
+    mounts = {volume.split(":")[1]: volume.split(":")[0] for volume in postgres["volumes"]}
+    assert mounts["/backups"] == REQUIRED_ENV["CASINO_BACKUPS"]
+    assert f"{REQUIRED_ENV['CASINO_BACKUPS']}:/backups" in backup["volumes"]
+    assert "exports:/exports:ro" in backup["volumes"]
+
+
+def test_the_backup_service_connects_with_the_replication_only_role_and_checks_its_last_base_backup():
+    backup = compose()["services"]["backup"]
+    assert backup["environment"]["PGUSER"] == "casino_backup"
+    assert backup["environment"]["PGPASSWORD"] == REQUIRED_ENV["BACKUP_DB_PASSWORD"]
+    assert backup["command"][-1] == "loop" and backup["healthcheck"]["test"][-1] == "check"
+    init = (ROOT / "docker" / "postgres-backup-init.sh").read_text()
+    assert "LOGIN REPLICATION" in init and "NOSUPERUSER" in init
+    assert (
+        "./docker/postgres-backup-init.sh:/docker-entrypoint-initdb.d/20-backup-role.sh:ro"
+        in (compose()["services"]["postgres"]["volumes"])
+    )
+
+
+def test_the_backups_require_their_folder():
+    with pytest.raises(MissingVariable, match="CASINO_BACKUPS"):
+        compose(CASINO_BACKUPS="")

@@ -11,7 +11,9 @@ SECRETS = {
     "POSTGRES_PASSWORD": "ownerpw",
     "APP_DB_PASSWORD": "apppw",
     "REDIS_PASSWORD": "redispw",
+    "BACKUP_DB_PASSWORD": "backuppw",
     "CASINO_SIGNING_KEYS": "/keys",
+    "CASINO_BACKUPS": "/backups",
 }
 
 
