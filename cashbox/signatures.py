@@ -13,6 +13,7 @@ from casino import rows
 from casino.accounts.roles import role_of
 from casino.accounts.security import check_secrets, signer_among
 from casino.models import Role
+from casino.ops.metrics import count_signed_write
 from casino.rules import InvalidTransition, RoleForbidden, invalid
 from seances.models import GamingDay, Roster, RosterChange
 
@@ -46,6 +47,7 @@ def check_signer(people, username, password, roles, rule, not_by=(), otp=None, f
 
 def put_signature(casino, signer, purpose, statement):
     """Record the signature of a signer checked by check_signer, on the statement the locked rows give."""
+    count_signed_write(purpose)
     return Signature.objects.create(
         signer=signer, role=role_of(signer), casino=casino, purpose=purpose, statement=statement
     )

@@ -9,6 +9,7 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
+from casino.ops.errors import sentry_init
 from casino.ops.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -73,6 +74,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every line logged while a request runs carries its id, and the response says it (casino/ops).
+    "casino.ops.request_id.RequestIdMiddleware",
+    "casino.ops.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Outside the view's transaction: writes the failed secrets a refused request rolled back (casino.accounts.security).
     "casino.accounts.security.LockoutMiddleware",
@@ -440,3 +444,12 @@ LOGGING = logging_config(os.environ.get("LOG_LEVEL", "INFO"))
 # The worker and beat keep this configuration rather than Celery's own text format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # End of the logging block.
+
+# Observability (docs/operations.md « Metrics, errors, request ids ») ------------------------------------------
+# /metrics/ answers only a bearer of this token (Prometheus' `authorization` setting); without it, 404.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+# Errors to Sentry when SENTRY_DSN is set: Django's and Celery's, with no personal data (no user, cookie, address,
+# request body), tagged with the request id.
+SENTRY_DSN = os.environ.get("SENTRY_DSN", "")
+if SENTRY_DSN:
+    sentry_init(SENTRY_DSN, os.environ.get("SENTRY_ENVIRONMENT", "production"))

@@ -59,6 +59,7 @@ REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 # The compose host names and the container paths that this run replaces.
 CONTAINER_EXPORTS = "/app/exports"
 CONTAINER_KEYS = "/run/secrets/casino-signing-keys"
+CONTAINER_METRICS = "/tmp/casino-metrics"
 APP_ROLE_IN_COMPOSE = "casino_app"
 OWNER_IN_COMPOSE = "casino_owner"
 DATABASE_IN_COMPOSE = "casino"
@@ -162,6 +163,7 @@ class Stack:
             "APP_DB_PASSWORD": secrets.token_hex(24),
             "REDIS_PASSWORD": secrets.token_hex(24),
             "BACKUP_DB_PASSWORD": secrets.token_hex(24),
+            "METRICS_TOKEN": secrets.token_hex(24),
             "CASINO_SIGNING_KEYS": str(self.workdir / "keys"),
             "CASINO_BACKUPS": str(self.workdir / "backups"),
         }
@@ -188,6 +190,7 @@ class Stack:
         value = value.replace(f"postgres://{APP_ROLE_IN_COMPOSE}:", f"postgres://{self.app_role}:")
         value = value.replace(f"postgres://{OWNER_IN_COMPOSE}:", f"postgres://{self.owner}:")
         value = value.replace(CONTAINER_EXPORTS, str(self.exports))
+        value = value.replace(CONTAINER_METRICS, str(self.workdir / "metrics"))
         return value.replace(CONTAINER_KEYS, str(self.keys))
 
     def env(self, service):
@@ -346,8 +349,9 @@ class Client:
     def __init__(self, port):
         self.base = f"http://127.0.0.1:{port}"
 
-    def request(self, method, path, body=None, token=None, timeout=20):
+    def request(self, method, path, body=None, token=None, timeout=20, headers=None):
         headers = {
+            **(headers or {}),
             # The proxy terminates TLS and says so (BEHIND_TLS_PROXY): without it every request is sent to https.
             "X-Forwarded-Proto": "https",
             "Host": "localhost",
@@ -516,9 +520,11 @@ def smoke(stack):
     # rosters and advances with the demo password alone, so its process only runs without the second factor
     # (REQUIRE_2FA); the server requires it, as compose leaves it. Then the casino's key, created as the owner (the
     # operations guide), and the second factors of the director and the regulator turned on.
-    seed_env = {**app_env, "REQUIRE_2FA": "0"}
+    # (Their counts are not the server's: they write none into its metrics folder.)
+    command_env = {key: value for key, value in app_env.items() if key != "PROMETHEUS_MULTIPROC_DIR"}
+    seed_env = {**command_env, "REQUIRE_2FA": "0"}
     stack.run("seed", ["python", "manage.py", "seed_demo", "--force", "--spins", "0"], seed_env, timeout=180)
-    values = setup_values(stack.run("setup", ["python", "manage.py", "shell", "-c", SETUP], app_env))
+    values = setup_values(stack.run("setup", ["python", "manage.py", "shell", "-c", SETUP], command_env))
     key_env = {**owner_env, "CASINO_SIGNING_KEY_DIR": str(stack.keys)}
     stack.run("signing-key", ["python", "manage.py", "create_signing_key", "--casino", str(values["casino"])], key_env)
     client = Client(stack.web_port)
@@ -619,7 +625,21 @@ def smoke(stack):
         raise SmokeFailure(f"tools/verify_export.py refused the export:\n{verification.stdout}{verification.stderr}")
     log(f"export {export['id']} built by the worker ({len(archive)} bytes), verified offline with the casino's key")
 
-    # 5. The logs, read while every process still runs: Celery's own farewell when stopped ("worker: Warm shutdown")
+    # 5. The metrics, added up over gunicorn's workers: the signed write and the export counted.
+    status, _headers, content = client.request(
+        "GET", "/metrics/", headers={"Authorization": f"Bearer {stack.secrets['METRICS_TOKEN']}"}
+    )
+    text = content.decode()
+    if status != 200:
+        raise SmokeFailure(f"/metrics/ with the token: {status}")
+    for sample in ('casino_signed_writes_total{kind="advance"} 1.0', "casino_export_duration_seconds_count 1.0"):
+        if sample not in text:
+            raise SmokeFailure(f"/metrics/ lacks {sample}")
+    if client.request("GET", "/metrics/")[0] != 404:
+        raise SmokeFailure("/metrics/ answers without the token")
+    log("metrics: the signed advance and the export counted, /metrics/ hidden without the token")
+
+    # 6. The logs, read while every process still runs: Celery's own farewell when stopped ("worker: Warm shutdown")
     # is printed by Celery outside logging.
     check_json_logs(stack, ("web", "worker", "beat"))
 

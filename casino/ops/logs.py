@@ -1,6 +1,6 @@
 """One JSON object per log line, one schema, for every process: web (Django and gunicorn), worker and beat.
 
-Every line has `time` (UTC, ISO 8601), `level`, `logger` and `message`; a line may add fields of its own (the
+Every line has `time` (UTC, ISO 8601), `level`, `logger`, `message` and `request_id`; a line may add fields of its own (the
 security log adds `event`, an error adds `exc_info`). Used by casino.settings (LOGGING) and by gunicorn.conf.py.
 """
 
@@ -9,7 +9,7 @@ import logging.config
 
 FORMATTER = {
     "()": "pythonjsonlogger.json.JsonFormatter",
-    "fmt": "%(levelname)s %(name)s %(message)s",
+    "fmt": "%(levelname)s %(name)s %(message)s %(request_id)s",
     "rename_fields": {"levelname": "level", "name": "logger"},
     "timestamp": "time",
     "json_ensure_ascii": False,
@@ -22,7 +22,9 @@ def logging_config(level="INFO", gunicorn=False):
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"json": FORMATTER},
-        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
+        # The request's id (casino/ops/request_id.py) on every line, "-" outside a request or a task.
+        "filters": {"request_id": {"()": "casino.ops.request_id.RequestIdFilter"}},
+        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["request_id"]}},
         "root": {"handlers": ["console"], "level": level},
         "loggers": {
             # Django's own loggers get text handlers of their own by default (django.utils.log.DEFAULT_LOGGING):
