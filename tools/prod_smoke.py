@@ -160,6 +160,7 @@ class Stack:
         self.secrets = {
             "SECRET_KEY": secrets.token_urlsafe(50),
             "POSTGRES_PASSWORD": secrets.token_hex(24),
+            "OWNER_DB_PASSWORD": secrets.token_hex(24),
             "APP_DB_PASSWORD": secrets.token_hex(24),
             "REDIS_PASSWORD": secrets.token_hex(24),
             "BACKUP_DB_PASSWORD": secrets.token_hex(24),
@@ -305,14 +306,15 @@ class Stack:
 
     def create_database(self, init_env):
         log(f"PostgreSQL: database {self.database}, owner {self.owner}, application role {self.app_role}")
-        self.psql(f"CREATE ROLE {self.owner} LOGIN PASSWORD '{self.secrets['POSTGRES_PASSWORD']}'")
-        self.created_roles.append(self.owner)
-        self.psql(f"CREATE DATABASE {self.database} OWNER {self.owner}")
+        self.psql(f"CREATE DATABASE {self.database}")
         self.created_database = True
-        # The container's entry point runs docker/postgres-init.sh once, with the compose environment of the
-        # `postgres` service; the role's name is this run's own (roles are cluster-wide on the shared server).
-        script = INIT_SCRIPT.read_text().replace(APP_ROLE_IN_COMPOSE, self.app_role)
-        self.created_roles.append(self.app_role)
+        # The container's entry point runs docker/postgres-init.sh once, as the superuser, with the compose
+        # environment of the `postgres` service; the roles' names are this run's own (roles are cluster-wide on the
+        # shared server).
+        script = (
+            INIT_SCRIPT.read_text().replace(APP_ROLE_IN_COMPOSE, self.app_role).replace(OWNER_IN_COMPOSE, self.owner)
+        )
+        self.created_roles += [self.owner, self.app_role]
         env = {
             **init_env,
             "POSTGRES_USER": PG_SUPERUSER,
@@ -323,6 +325,10 @@ class Stack:
         result = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, timeout=60, check=False)
         if result.returncode != 0:
             raise SmokeFailure(f"docker/postgres-init.sh: {result.stderr.strip()}")
+        for role in (self.owner, self.app_role):
+            self.psql(
+                f"DO $$ BEGIN IF (SELECT rolsuper FROM pg_roles WHERE rolname = '{role}') THEN RAISE 'superuser'; END IF; END $$"
+            )
 
     def drop_database(self):
         with contextlib.suppress(Exception):

@@ -86,7 +86,8 @@ def archiving_settings(workdir):
 
 def compose_variables():
     """Values for the variables compose requires: random secrets, folders that do not matter here."""
-    names = ["SECRET_KEY", "POSTGRES_PASSWORD", "APP_DB_PASSWORD", "REDIS_PASSWORD", "BACKUP_DB_PASSWORD"]
+    names = ["SECRET_KEY", "POSTGRES_PASSWORD", "OWNER_DB_PASSWORD", "APP_DB_PASSWORD", "REDIS_PASSWORD"]
+    names += ["BACKUP_DB_PASSWORD"]
     return {name: secrets.token_hex(16) for name in names} | {"CASINO_SIGNING_KEYS": "/", "CASINO_BACKUPS": "/"}
 
 
@@ -270,12 +271,12 @@ def drill(cluster):
     # 1. The cluster, its roles as compose's init scripts make them, the schema as the owner, a sealed casino.
     cluster.initdb()
     cluster.start()
-    cluster.psql(f"CREATE ROLE {OWNER} LOGIN PASSWORD '{cluster.passwords[OWNER]}'")
-    cluster.psql(f"CREATE DATABASE {DATABASE} OWNER {OWNER}")
+    cluster.psql(f"CREATE DATABASE {DATABASE}")
     init_env = cluster.env(
         POSTGRES_USER="postgres",
         POSTGRES_DB=DATABASE,
         PGDATA=str(cluster.data),
+        OWNER_DB_PASSWORD=cluster.passwords[OWNER],
         APP_DB_PASSWORD=cluster.passwords[APP_ROLE],
         BACKUP_DB_PASSWORD=cluster.passwords[BACKUP_ROLE],
     )

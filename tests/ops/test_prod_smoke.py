@@ -8,7 +8,8 @@ from tools import prod_smoke
 
 SECRETS = {
     "SECRET_KEY": "s" * 50,
-    "POSTGRES_PASSWORD": "ownerpw",
+    "POSTGRES_PASSWORD": "superpw",
+    "OWNER_DB_PASSWORD": "ownerpw",
     "APP_DB_PASSWORD": "apppw",
     "REDIS_PASSWORD": "redispw",
     "BACKUP_DB_PASSWORD": "backuppw",
