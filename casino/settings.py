@@ -1,6 +1,7 @@
 """Settings, all driven by the environment so that one file serves development, CI and production."""
 
 import datetime
+import json
 import os
 import sys
 from pathlib import Path
@@ -195,6 +196,12 @@ STORAGES = {
         "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
         if STATIC_MANIFEST
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+    # The regulator's export packages (casino/exports/storage.py): the local disk under EXPORT_ROOT, or the storage
+    # EXPORT_STORAGE_BACKEND names (django-storages' S3, say) with the options of EXPORT_STORAGE_OPTIONS (JSON).
+    "exports": {
+        "BACKEND": os.environ.get("EXPORT_STORAGE_BACKEND") or "casino.exports.storage.LocalExportStorage",
+        "OPTIONS": json.loads(os.environ.get("EXPORT_STORAGE_OPTIONS") or "{}"),
     },
 }
 # End of the static block.
