@@ -1,4 +1,5 @@
-FROM python:3.11-slim
+# Pinned to an exact version (operations guide « Upgrades » says how to move it).
+FROM python:3.11.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \

@@ -7,7 +7,7 @@ STAMP := $(VENV)/.requirements-stamp
 PORT ?= 8000
 
 .DEFAULT_GOAL := help
-.PHONY: help venv lock run test mutation mutation-guards docs lint format check worker beat clean
+.PHONY: help venv lock run test mutation mutation-guards docs lint format check worker beat smoke restore-drill clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## .*$$' $(MAKEFILE_LIST) | sort \
@@ -72,6 +72,16 @@ worker: $(STAMP) ## Start a Celery worker (needs CELERY_BROKER_URL)
 
 beat: $(STAMP) ## Start Celery beat, which schedules the nightly approval check (needs CELERY_BROKER_URL)
 	$(BIN)/celery -A casino beat --loglevel=INFO
+
+# Needs PostgreSQL on 127.0.0.1:5432 (user postgres; a database and two roles of its own, dropped after) and Debian's
+# redis-server (a throwaway one, with a password, on a free port).
+smoke: $(STAMP) ## Production smoke test: the stack as docker-compose.yml configures it, natively, end to end
+	$(BIN)/python tools/prod_smoke.py
+
+# A throwaway PostgreSQL cluster of its own (initdb on a free port under a temporary folder, run as the postgres OS
+# user when started as root): never the machine's server.
+restore-drill: $(STAMP) ## Back up, lose the database, restore it to a point in time, prove the casino intact (RPO/RTO)
+	$(BIN)/python -m tools.restore_drill
 
 clean: ## Remove caches and collected static files (keeps .venv and db.sqlite3)
 	rm -rf .pytest_cache .ruff_cache .hypothesis staticfiles mutants .mutation

@@ -15,6 +15,7 @@ from casino.accounts.passkeys import act_statement, verify_assertion
 from casino.accounts.roles import role_of
 from casino.accounts.security import check_secrets, signer_among
 from casino.models import Casino, Role
+from casino.ops.metrics import count_signed_write
 from casino.rules import InvalidTransition, RoleForbidden, invalid
 from seances.models import GamingDay, Roster, RosterChange
 
@@ -82,9 +83,11 @@ def put_signature(casino, signer, purpose, statement, act=None):
         if act is None:
             raise ValueError("put_signature: an assertion needs the act's statement")
         signed_with = verify_assertion(casino.pk, signer, act, signer.assertion, "R28")
-    return Signature.objects.create(
+    signature = Signature.objects.create(
         signer=signer, role=role_of(signer), casino=casino, purpose=purpose, statement=statement, **signed_with
     )
+    count_signed_write(purpose)
+    return signature
 
 
 def sign(

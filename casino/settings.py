@@ -1,6 +1,7 @@
 """Settings, all driven by the environment so that one file serves development, CI and production."""
 
 import datetime
+import json
 import os
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ import dj_database_url
 from celery.schedules import crontab
 from django.core.exceptions import ImproperlyConfigured
 
+from casino.ops.errors import sentry_init
 from casino.ops.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -83,6 +85,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every line logged while a request runs carries its id, and the response says it (casino/ops).
+    "casino.ops.request_id.RequestIdMiddleware",
+    "casino.ops.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Outside the view's transaction: writes the failed secrets a refused request rolled back (casino.accounts.security).
     "casino.accounts.security.LockoutMiddleware",
@@ -209,6 +214,12 @@ STORAGES = {
         "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
         if STATIC_MANIFEST
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+    # The regulator's export packages (casino/exports/storage.py): the local disk under EXPORT_ROOT, or the storage
+    # EXPORT_STORAGE_BACKEND names (django-storages' S3, say) with the options of EXPORT_STORAGE_OPTIONS (JSON).
+    "exports": {
+        "BACKEND": os.environ.get("EXPORT_STORAGE_BACKEND") or "casino.exports.storage.LocalExportStorage",
+        "OPTIONS": json.loads(os.environ.get("EXPORT_STORAGE_OPTIONS") or "{}"),
     },
 }
 # End of the static block.
@@ -458,3 +469,12 @@ LOGGING = logging_config(os.environ.get("LOG_LEVEL", "INFO"))
 # The worker and beat keep this configuration rather than Celery's own text format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # End of the logging block.
+
+# Observability (docs/operations.md « Metrics, errors, request ids ») ------------------------------------------
+# /metrics/ answers only a bearer of this token (Prometheus' `authorization` setting); without it, 404.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+# Errors to Sentry when SENTRY_DSN is set: Django's and Celery's, with no personal data (no user, cookie, address,
+# request body), tagged with the request id.
+SENTRY_DSN = os.environ.get("SENTRY_DSN", "")
+if SENTRY_DSN:
+    sentry_init(SENTRY_DSN, os.environ.get("SENTRY_ENVIRONMENT", "production"))

@@ -17,7 +17,7 @@ from casino.audit import api as journal_api
 from casino.audit import views as journal_views
 from casino.exports import api as export_api
 from casino.exports import views as export_views
-from casino.ops import health
+from casino.ops import health, metrics
 from casino.web.schema_views import CachedSchemaView
 from seances import api as seances_api
 from seances.rosters import api as roster_api
@@ -59,6 +59,8 @@ urlpatterns = [
     path("favicon.ico", views.FaviconView.as_view(), name="favicon"),
     path("connexion/", auth.LoginView.as_view(), name="login"),
     path("sante/", health.HealthView.as_view(), name="health"),
+    # For the operator's Prometheus only: a bearer of METRICS_TOKEN, 404 for anyone else (casino/ops/metrics.py).
+    path("metrics/", metrics.metrics_view, name="metrics"),
     path("connexion/verification/", auth.otp_verify, name="otp-verify"),
     path("connexion/double-authentification/", auth.otp_setup, name="otp-setup"),
     path("deconnexion/", auth_views.LogoutView.as_view(), name="logout"),

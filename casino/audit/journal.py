@@ -24,6 +24,7 @@ from casino.accounts.roles import role_of
 from casino.audit.actors import current_actor
 from casino.audit.canonical import canonical
 from casino.models import Casino, Employee, JournalEntry, JournalHead, Membership
+from casino.ops.metrics import count_refusal
 
 GENESIS = "0" * 64
 
@@ -409,6 +410,7 @@ def mark_tableau(request, tableau):
 
 def record_refusal(request, casino_ids, rule, message, status):
     """Journal a refused attempt with its rule id, after the refused request's own transaction rolled back."""
+    count_refusal(rule)
     user = request.user if request.user.is_authenticated else None
     role = role_of(user) if user else None
     # The tableau acted at, in its own casino's chain only (a person of several casinos is journaled in each).

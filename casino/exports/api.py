@@ -20,6 +20,7 @@ from casino.accounts.roles import role_of
 from casino.exports.build import (
     export_file,
     fingerprint,
+    open_export,
     public_key_base64,
     request_export,
     retry_export,
@@ -228,12 +229,11 @@ class ExportViewSet(IdempotentPostMixin, mixins.ListModelMixin, mixins.RetrieveM
             raise InvalidTransition(
                 "export_not_ready", f"Cet export n'est pas prêt (état : {export.get_state_display()})."
             )
-        path = export_file(export)
-        if path is None:
+        name = export_file(export)
+        if name is None:
             raise Http404("Cet export n'est plus disponible.")
-        response = FileResponse(  # noqa: SIM115 (FileResponse closes the file once streamed)
-            open(path, "rb"), as_attachment=True, content_type="application/zip"
-        )
+        # FileResponse closes the file once streamed.
+        response = FileResponse(open_export(name), as_attachment=True, filename=name, content_type="application/zip")
         response["X-Content-SHA256"] = export.sha256
         return response
 

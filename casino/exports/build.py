@@ -38,7 +38,7 @@ from cashbox.models import Advance, ControlRegister, Count, season_of
 from casino.accounts.roles import role_of
 from casino.audit import journal, reconcile, signing, verification
 from casino.audit.seals import as_document, seal
-from casino.exports import history
+from casino.exports import history, storage
 from casino.models import Casino, Export, JournalEntry, Seal
 from casino.ops.broker import require_broker
 from casino.rules import InvalidTransition
@@ -600,7 +600,7 @@ def build(export_id, final_attempt=True, redelivered=False):
         # The sweeper may have given this build up meanwhile: the lock decides, and a build that lost keeps nothing.
         export = Export.objects.select_for_update().get(pk=export_id)
         if export.state != Export.State.RUNNING:
-            os.remove(os.path.join(settings.EXPORT_ROOT, name))
+            storage.export_storage().delete(name)
             return None
         export.state, export.progress, export.file_path, export.sha256 = Export.State.DONE, 100, name, digest
         export.row_counts, export.finished_at = counts, timezone.now()
@@ -821,7 +821,7 @@ def _write_tag_files(key, bag_dir, manifest, info):
 
 
 def _zip_bag(staging, bag_dir, bag_name):
-    """Zip the bag into EXPORT_ROOT; returns the archive's name and SHA-256."""
+    """Zip the bag, then hand it to the exports storage; returns the archive's stored name and SHA-256."""
     archive_name = f"{bag_name}.zip"
     partial = os.path.join(staging, archive_name)
     with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
@@ -833,9 +833,9 @@ def _zip_bag(staging, bag_dir, bag_name):
     with open(partial, "rb") as file:
         while chunk := file.read(CHUNK_BYTES):
             sha.update(chunk)
-    # Moved into place only once complete: a download never sees a half-written archive.
-    os.replace(partial, os.path.join(settings.EXPORT_ROOT, archive_name))
-    return archive_name, sha.hexdigest()
+    # Stored only once complete: on the local disk, moved into place by one rename (a download never sees a
+    # half-written archive).
+    return storage.store(partial, archive_name), sha.hexdigest()
 
 
 def _model_exists(label):
@@ -900,8 +900,13 @@ def bag_info(
 
 
 def export_file(export):
-    """The archive's path on disk, or None if it is not there."""
+    """The archive's name in the exports storage, or None if it is not there."""
     if export.state != Export.State.DONE or not export.file_path:
         return None
-    path = os.path.join(settings.EXPORT_ROOT, os.path.basename(export.file_path))
-    return path if os.path.exists(path) else None
+    name = os.path.basename(export.file_path)
+    return name if storage.stored(name) else None
+
+
+def open_export(name):
+    """The stored archive, opened for reading (FileResponse closes it once streamed)."""
+    return storage.export_storage().open(name, "rb")

@@ -10,7 +10,14 @@ from django.views import View
 
 from casino.accounts.roles import role_of
 from casino.audit.seals import as_document
-from casino.exports.build import export_file, fingerprint, public_key_base64, request_export, retry_export
+from casino.exports.build import (
+    export_file,
+    fingerprint,
+    open_export,
+    public_key_base64,
+    request_export,
+    retry_export,
+)
 from casino.models import Casino, CasinoKey, Export, Role, Seal
 from casino.rules import DomainError
 from casino.web.mixins import RoleRequiredMixin
@@ -166,10 +173,11 @@ class ExportDownloadView(ExportAccessMixin, View):
 
     def get(self, request, pk):
         export = get_object_or_404(Export.objects.for_user(request.user), pk=pk)
-        path = export_file(export)
-        if path is None:
+        name = export_file(export)
+        if name is None:
             raise Http404("Cet export n'est pas (ou plus) disponible.")
-        response = FileResponse(open(path, "rb"), as_attachment=True, content_type="application/zip")  # noqa: SIM115
+        # FileResponse closes the file once streamed.
+        response = FileResponse(open_export(name), as_attachment=True, filename=name, content_type="application/zip")
         response["X-Content-SHA256"] = export.sha256
         return response
 

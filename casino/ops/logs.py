@@ -1,12 +1,15 @@
 """One JSON object per log line, one schema, for every process: web (Django and gunicorn), worker and beat.
 
-Every line has `time` (UTC, ISO 8601), `level`, `logger` and `message`; a line may add fields of its own (the
+Every line has `time` (UTC, ISO 8601), `level`, `logger`, `message` and `request_id`; a line may add fields of its own (the
 security log adds `event`, an error adds `exc_info`). Used by casino.settings (LOGGING) and by gunicorn.conf.py.
 """
 
+import logging
+import logging.config
+
 FORMATTER = {
     "()": "pythonjsonlogger.json.JsonFormatter",
-    "fmt": "%(levelname)s %(name)s %(message)s",
+    "fmt": "%(levelname)s %(name)s %(message)s %(request_id)s",
     "rename_fields": {"levelname": "level", "name": "logger"},
     "timestamp": "time",
     "json_ensure_ascii": False,
@@ -19,7 +22,9 @@ def logging_config(level="INFO", gunicorn=False):
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"json": FORMATTER},
-        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
+        # The request's id (casino/ops/request_id.py) on every line, "-" outside a request or a task.
+        "filters": {"request_id": {"()": "casino.ops.request_id.RequestIdFilter"}},
+        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["request_id"]}},
         "root": {"handlers": ["console"], "level": level},
         "loggers": {
             # Django's own loggers get text handlers of their own by default (django.utils.log.DEFAULT_LOGGING):
@@ -34,3 +39,14 @@ def logging_config(level="INFO", gunicorn=False):
         for name in ("gunicorn.error", "gunicorn.access"):
             config["loggers"][name] = {"handlers": ["console"], "level": "INFO", "propagate": False}
     return config
+
+
+def configure(level="INFO"):
+    """Apply the JSON configuration now and route Python's warnings through it (logger `py.warnings`).
+
+    Django does both when it sets up, but a Celery worker speaks first: its start-up checks (the warning about
+    running as root, say) come before Django's setup, and would print plain text. casino/celery.py calls this on
+    `celeryd_init`, just before those checks; gunicorn.conf.py for the web's master process.
+    """
+    logging.config.dictConfig(logging_config(level))
+    logging.captureWarnings(True)

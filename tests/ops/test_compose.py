@@ -15,10 +15,18 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
 APP_SERVICES = ("migrate", "web", "worker", "beat")
-SECRETS = ("SECRET_KEY", "POSTGRES_PASSWORD", "APP_DB_PASSWORD", "REDIS_PASSWORD")
+SECRETS = (
+    "SECRET_KEY",
+    "POSTGRES_PASSWORD",
+    "OWNER_DB_PASSWORD",
+    "APP_DB_PASSWORD",
+    "REDIS_PASSWORD",
+    "BACKUP_DB_PASSWORD",
+)
 KEYS_HOST_DIR = "/srv/casino/signing-keys"
 REQUIRED_ENV = {name: f"{name.lower().replace('_', '-')}-value" for name in SECRETS} | {
-    "CASINO_SIGNING_KEYS": KEYS_HOST_DIR
+    "CASINO_SIGNING_KEYS": KEYS_HOST_DIR,
+    "CASINO_BACKUPS": "/mnt/offsite/casino-backups",
 }
 KEYS_MOUNT = "/run/secrets/casino-signing-keys"
 VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -60,7 +68,7 @@ def compose(**env):
 
 def test_the_compose_file_parses_and_declares_the_stack():
     services = compose()["services"]
-    assert set(services) == {"postgres", "redis", *APP_SERVICES}
+    assert set(services) == {"postgres", "redis", "backup", *APP_SERVICES}
 
 
 @pytest.mark.parametrize("secret", SECRETS)
@@ -100,7 +108,8 @@ def test_every_application_service_connects_with_the_required_passwords():
         assert environment["DEBUG"] == "0" and environment["SECRET_KEY"] == REQUIRED_ENV["SECRET_KEY"]
         assert REQUIRED_ENV["REDIS_PASSWORD"] in environment["CELERY_BROKER_URL"], name
     assert REQUIRED_ENV["APP_DB_PASSWORD"] in services["web"]["environment"]["DATABASE_URL"]
-    assert REQUIRED_ENV["POSTGRES_PASSWORD"] in services["migrate"]["environment"]["DATABASE_URL"]
+    assert urlsplit(services["migrate"]["environment"]["DATABASE_URL"]).username == "casino_owner"
+    assert REQUIRED_ENV["OWNER_DB_PASSWORD"] in services["migrate"]["environment"]["DATABASE_URL"]
     assert "--requirepass" in " ".join(services["redis"]["command"])
 
 
@@ -108,14 +117,15 @@ def test_web_worker_and_beat_have_health_checks_on_the_sante_checks():
     services = compose()["services"]
     assert services["web"]["healthcheck"]["test"] == ["CMD", "python", "docker/healthcheck.py"]
     assert "/sante/" in (ROOT / "docker" / "healthcheck.py").read_text()
-    for name in ("worker", "beat"):
-        assert services[name]["healthcheck"]["test"][1:] == [
-            "python",
-            "manage.py",
-            "health_check",
-            "health",
-            "--no-http",
-        ]
+    assert services["worker"]["healthcheck"]["test"][1:] == [
+        "python",
+        "manage.py",
+        "health_check",
+        "health",
+        "--no-http",
+    ]
+    # Beat's checks beat itself: a task it sent lately (tests/ops/test_check_beat.py).
+    assert services["beat"]["healthcheck"]["test"][1:] == ["python", "manage.py", "check_beat", "--minutes", "5"]
 
 
 def test_no_service_waits_for_one_that_waits_for_it():
@@ -184,3 +194,72 @@ def test_every_redis_url_in_any_service_carries_the_redis_password():
                 found.append((name, variable))
                 assert urlsplit(value).password == password, f"{name}: {variable}"
     assert {variable for _, variable in found} >= {"CACHE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND"}
+
+
+def test_postgresql_archives_every_wal_segment_into_the_backup_folder_the_backup_service_writes():
+    services = compose()["services"]
+    postgres, backup = services["postgres"], services["backup"]
+    settings = dict(
+        value.split("=", 1)
+        for flag, value in zip(postgres["command"], postgres["command"][1:], strict=False)
+        if flag == "-c"
+    )
+    assert settings["archive_mode"] == "on" and settings["wal_level"] == "replica"
+    assert int(settings["archive_timeout"]) <= 60  # the RPO the operations guide states
+    # Never over a segment already archived; written under a temporary name, then renamed.
+    assert settings["archive_command"].startswith("test ! -f /backups/wal/%f && cp %p /backups/wal/%f.tmp")
+    mounts = {volume.split(":")[1]: volume.split(":")[0] for volume in postgres["volumes"]}
+    assert mounts["/backups"] == REQUIRED_ENV["CASINO_BACKUPS"]
+    assert f"{REQUIRED_ENV['CASINO_BACKUPS']}:/backups" in backup["volumes"]
+    assert "exports:/exports:ro" in backup["volumes"]
+
+
+def test_the_backup_service_connects_with_the_replication_only_role_and_checks_its_last_base_backup():
+    backup = compose()["services"]["backup"]
+    assert backup["environment"]["PGUSER"] == "casino_backup"
+    assert backup["environment"]["PGPASSWORD"] == REQUIRED_ENV["BACKUP_DB_PASSWORD"]
+    assert backup["command"][-1] == "loop" and backup["healthcheck"]["test"][-1] == "check"
+    init = (ROOT / "docker" / "postgres-backup-init.sh").read_text()
+    assert "LOGIN REPLICATION" in init and "NOSUPERUSER" in init
+    assert (
+        "./docker/postgres-backup-init.sh:/docker-entrypoint-initdb.d/20-backup-role.sh:ro"
+        in (compose()["services"]["postgres"]["volumes"])
+    )
+
+
+def test_the_backups_require_their_folder():
+    with pytest.raises(MissingVariable, match="CASINO_BACKUPS"):
+        compose(CASINO_BACKUPS="")
+
+
+def test_every_image_is_pinned_to_an_exact_version():
+    services = compose()["services"]
+    for name in ("postgres", "backup", "redis"):
+        assert re.fullmatch(r"[a-z]+:\d+\.\d+(\.\d+)?-[a-z]+", services[name]["image"]), name
+    assert services["postgres"]["image"] == services["backup"]["image"]  # pg_basebackup of the server's version
+    base = re.search(r"^FROM (\S+)", (ROOT / "Dockerfile").read_text(), re.MULTILINE).group(1)
+    assert re.fullmatch(r"python:3\.11\.\d+-slim-[a-z]+", base)
+
+
+def test_every_service_has_resource_limits_and_rotated_logs():
+    for name, service in compose()["services"].items():
+        limits = service["deploy"]["resources"]["limits"]
+        assert float(limits["cpus"]) > 0 and re.fullmatch(r"\d+[mg]", limits["memory"]), name
+        assert service["logging"]["driver"] == "json-file", name
+        assert service["logging"]["options"]["max-size"] and int(service["logging"]["options"]["max-file"]) >= 2
+
+
+def test_the_worker_waits_longer_than_an_export_may_run_before_it_is_killed():
+    from casino.tasks import build_export
+
+    grace = re.fullmatch(r"(\d+)m", compose()["services"]["worker"]["stop_grace_period"])
+    assert int(grace.group(1)) * 60 > build_export.time_limit
+
+
+def test_migrations_run_as_the_owner_who_is_not_the_superuser():
+    services = compose()["services"]
+    assert services["postgres"]["environment"]["POSTGRES_USER"] == "postgres"
+    init = (ROOT / "docker" / "postgres-init.sh").read_text()
+    assert "CREATE ROLE casino_owner LOGIN PASSWORD '${OWNER_DB_PASSWORD}' NOSUPERUSER" in init
+    assert 'ALTER DATABASE "$POSTGRES_DB" OWNER TO casino_owner' in init
+    assert urlsplit(services["migrate"]["environment"]["DATABASE_URL"]).username == "casino_owner"

@@ -76,3 +76,49 @@ def test_celery_does_not_replace_the_logging_configuration_with_its_own_text_for
     from django.conf import settings
 
     assert settings.CELERY_WORKER_HIJACK_ROOT_LOGGER is False
+
+
+def test_a_celery_workers_start_up_warnings_are_json_lines():
+    """Celery warns (running as root, say) before Django's setup: celeryd_init puts the JSON logging in place first."""
+    records = run(
+        "import os, warnings; os.environ['DJANGO_SETTINGS_MODULE'] = 'casino.settings'\n"
+        "from celery import signals\n"
+        "import casino.celery\n"
+        "signals.celeryd_init.send(sender='worker@host', instance=None, conf=None, options={})\n"
+        "warnings.warn('You are running the worker with superuser privileges', UserWarning)\n"
+    )
+    assert [record["logger"] for record in records] == ["py.warnings"]
+    assert "UserWarning: You are running the worker with superuser privileges" in records[0]["message"]
+    assert records[0]["level"] == "WARNING"
+
+
+def test_gunicorns_access_lines_carry_their_fields_and_the_request_id_as_json_keys():
+    records = run(
+        "import datetime, runpy\n"
+        "from gunicorn.config import Config\n"
+        "config = runpy.run_path('gunicorn.conf.py')\n"
+        "assert config['logger_class'] == 'casino.ops.access_log.JsonAccessLogger'\n"
+        "cfg = Config()\n"
+        "for name in ('accesslog', 'logconfig_dict', 'access_log_format'):\n"
+        "    cfg.set(name, config[name])\n"
+        "from casino.ops.access_log import JsonAccessLogger\n"
+        "class Response:\n"
+        "    status, headers, sent = '404 Not Found', [('X-Request-ID', 'req-77')], 312\n"
+        "class Request:\n"
+        "    headers = []\n"
+        "environ = {'REMOTE_ADDR': '10.0.0.1', 'REQUEST_METHOD': 'GET', 'RAW_URI': '/x/?a=1', 'PATH_INFO': '/x/',\n"
+        "           'QUERY_STRING': 'a=1', 'SERVER_PROTOCOL': 'HTTP/1.1', 'HTTP_USER_AGENT': 'probe'}\n"
+        "JsonAccessLogger(cfg).access(Response(), Request(), environ, datetime.timedelta(milliseconds=4))\n"
+    )
+    [line] = [record for record in records if record["logger"] == "gunicorn.access"]
+    assert line["message"] == '10.0.0.1 "GET /x/?a=1 HTTP/1.1" 404 312 4ms'
+    assert {key: line[key] for key in ("client", "method", "path", "query", "status", "bytes", "duration_ms")} == {
+        "client": "10.0.0.1",
+        "method": "GET",
+        "path": "/x/",
+        "query": "a=1",
+        "status": 404,
+        "bytes": 312,
+        "duration_ms": 4,
+    }
+    assert line["request_id"] == "req-77" and line["user_agent"] == "probe"

@@ -55,6 +55,15 @@ def test_seed_demo_is_refused_when_debug_is_off_without_force(settings):
     assert not Casino.objects.exists()
 
 
+def test_seed_demo_spins_option_records_that_many_spins_per_apparatus():
+    """`--spins 2`: a quick seed (the production smoke test seeds with `--spins 0`), the rest of the demo unchanged."""
+    call_command("seed_demo", force=True, spins=2, stdout=io.StringIO())
+
+    assert Spin.objects.filter(apparatus__game=Game.BOULE).count() == 2
+    assert Spin.objects.filter(apparatus__game=Game.VINGT_TROIS).count() == 2
+    assert Advance.objects.count() == 2 and Opening.objects.count() == 3
+
+
 def test_seed_demo_runs_when_debug_is_on_and_is_idempotent(seeded, settings):
     settings.DEBUG = True
     first = counts()

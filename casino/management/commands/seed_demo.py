@@ -61,8 +61,15 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--force", action="store_true", help="Seed even with DEBUG off (tests only).")
+        parser.add_argument(
+            "--spins",
+            dest="spin_count",
+            type=int,
+            default=150,
+            help="Spins recorded per apparatus in today's séance (default 150; 0 for a quick seed, e.g. the smoke test).",
+        )
 
-    def handle(self, *args, force=False, **options):
+    def handle(self, *args, force=False, spin_count=150, **options):
         if not settings.DEBUG and not force:
             raise CommandError("seed_demo est réservé au mode démonstration (DEBUG activé) : refusé en production.")
         # The registry and the staff are written by the system actor; the day's services name the director
@@ -96,11 +103,11 @@ class Command(BaseCommand):
 
             lake = self.apparatus(other, Game.BOULE, "Boule du Lac")
             self.table(lake, "Table 1", [1])
-            self.todays_floor(demo)
+            self.todays_floor(demo, spin_count)
         logins = ", ".join(username for username, *_ in STAFF)
         self.stdout.write(self.style.SUCCESS(f"Démonstration prête. Identifiants : {logins} ; mot de passe « demo »."))
 
-    def todays_floor(self, casino):
+    def todays_floor(self, casino, spin_count=150):
         """Today's afternoon séance open, three tableaux opened and two of them with their initial advance."""
         date = GamingDay.date_at(casino)
         if Seance.objects.filter(gaming_day__casino=casino, gaming_day__date=date).exists():
@@ -115,9 +122,9 @@ class Command(BaseCommand):
             roster = roster_services.create_roster(director, afternoon, apparatus, chef, launchers)
             roster_services.publish_roster(director, roster, "directeur", PASSWORD)
         with at_its_time(afternoon):
-            self.play(casino, director, date, afternoon)
+            self.play(casino, director, date, afternoon, spin_count)
 
-    def play(self, casino, director, date, afternoon):
+    def play(self, casino, director, date, afternoon, spin_count=150):
         """Open the séance, then three tableaux, two advances and the spins, by the services (R30: all after it opens)."""
         change_seance_state(director, afternoon, Seance.State.OPEN)
         limits = {Game.BOULE: ("2.00", "200.00", "1000.00"), Game.VINGT_TROIS: ("1.00", "50.00", "250.00")}
@@ -138,7 +145,7 @@ class Command(BaseCommand):
                     PASSWORD,
                     brought_by="caissier1",
                 )
-        self.spins_of_the_day(casino, afternoon)
+        self.spins_of_the_day(casino, afternoon, spin_count)
 
     def spins_of_the_day(self, casino, seance, count=150):
         """A few hundred spins through the service, so that the floor, the report and the statistics show them."""
