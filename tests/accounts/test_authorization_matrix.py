@@ -34,6 +34,7 @@ from seances.spins import services as spins
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tests.conftest import PASSWORD
 from tests.helpers.cash_helpers import (
+from tests.helpers.spin_helpers import play
     chips_for,
     main_box,
     open_seance,
@@ -410,7 +411,7 @@ def demo(
     boule_tableau, vingt_trois_tableau = Tableau.objects.order_by("number")
     today = open_day.gaming_day.date
 
-    spin = spins.record_spin(
+    spin = play(
         chef, open_day, vingt_trois_tableau.table.apparatus, "croupier1", pocket=3, direction="horaire"
     )
 

@@ -10,6 +10,7 @@ from casino.models import Alert
 from seances.models import Seance
 from seances.spins import services as spins
 from tests.helpers.guard_helpers import drop_guard
+from tests.helpers.spin_helpers import play
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +39,9 @@ def first_and_second(playing, apparatus):
 
 
 def spin_at(chef, seance, boule, launcher, moment, number=3):
-    return spins.record_spin(chef, seance, boule, launcher, number=number, launched_at=moment)
+    # The server dates the spin (R30): the clock is moved to its moment.
+    with time_machine.travel(moment, tick=False):
+        return play(chef, seance, boule, launcher, number=number)
 
 
 def test_r4_the_report_compares_actual_and_planned_shares_of_spins(api, director, chef, playing, boule):

@@ -41,6 +41,7 @@ from tests.accounts.test_authorization_matrix import (
 )
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.cash_helpers import chips_for, main_box
+from tests.helpers.spin_helpers import play
 
 # The matrix's demo day: yesterday closed and registered, today open with advances, an interruption, a correction.
 demo = matrix.demo
@@ -281,7 +282,7 @@ def grow(casino, demo, cash_staff, n, first):
     direction = spin.direction
     for pocket in range(first, first + n):
         direction = next_direction(direction)
-        spins.record_spin(chef, seance, spin.apparatus, "croupier1", pocket=pocket + 1, direction=direction)
+        play(chef, seance, spin.apparatus, "croupier1", pocket=pocket + 1, direction=direction)
 
 
 def test_every_get_route_of_the_url_configuration_has_a_query_budget():
