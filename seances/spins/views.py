@@ -11,13 +11,13 @@ from django.utils import timezone
 from django.views import View
 
 from casino.rules import DomainError
+from casino.web.formats import euros
 from casino.web.middleware import mark_refusal, refusal_of
 from casino.web.mixins import RoleRequiredMixin
 from seances.models import Seance
 from seances.services import apparatus_in_play
 from seances.spins import services as spins
 from seances.spins import stats as spin_stats
-from casino.web.formats import euros
 from tables.games.rules import Direction
 from tables.models import Apparatus, Tableau
 

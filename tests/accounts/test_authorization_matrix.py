@@ -30,11 +30,9 @@ from casino.models import AccountChange, Alert, Casino, Employee, Export, Journa
 from seances.models import GamingDay, Opening, Roster, Seance, Spin
 from seances.rosters import services as roster_services
 from seances.services import change_seance_state, plan_seances
-from seances.spins import services as spins
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tests.conftest import PASSWORD
 from tests.helpers.cash_helpers import (
-from tests.helpers.spin_helpers import play
     chips_for,
     main_box,
     open_seance,
@@ -42,6 +40,7 @@ from tests.helpers.spin_helpers import play
     post_final_count,
     post_short_interruption,
 )
+from tests.helpers.spin_helpers import play
 
 pytestmark = pytest.mark.django_db
 
@@ -411,9 +410,7 @@ def demo(
     boule_tableau, vingt_trois_tableau = Tableau.objects.order_by("number")
     today = open_day.gaming_day.date
 
-    spin = play(
-        chef, open_day, vingt_trois_tableau.table.apparatus, "croupier1", pocket=3, direction="horaire"
-    )
+    spin = play(chef, open_day, vingt_trois_tableau.table.apparatus, "croupier1", pocket=3, direction="horaire")
 
     yesterday = today - datetime.timedelta(days=1)
     for seance in plan_seances(director, casino, yesterday):

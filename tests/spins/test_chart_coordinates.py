@@ -7,9 +7,8 @@ import re
 import pytest
 
 from seances.models import GamingDay
-from seances.spins import services as spins
-from tests.rosters.test_rosters import generated_rosters, launchers, roster_setup, seance  # noqa: F401 (fixtures)
 from tests.helpers.spin_helpers import play
+from tests.rosters.test_rosters import generated_rosters, launchers, roster_setup, seance  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 

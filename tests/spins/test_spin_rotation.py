@@ -8,7 +8,6 @@ from django.utils import timezone
 
 from casino.models import Alert
 from seances.models import Seance
-from seances.spins import services as spins
 from tests.helpers.guard_helpers import drop_guard
 from tests.helpers.spin_helpers import play
 

@@ -21,7 +21,6 @@ from cashbox.models import season_of
 from casino.models import Role
 from seances.models import Seance, Spin
 from seances.services import open_tableau, plan_seances
-from seances.spins import services as spins
 from tables.games.rules import next_direction
 from tables.models import Tableau
 from tables.services import register_tableau
