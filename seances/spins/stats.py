@@ -203,7 +203,8 @@ def pushed_back(apparatus, start=None, end=None):
     if end is not None:
         stakes = stakes.filter(recorded_at__lt=end)
     totals = stakes.aggregate(count=Count("pk"), total=Sum("amount"))
-    return {"count": totals["count"], "total": totals["total"] or Decimal("0.00")}
+    # SQLite's SUM drops the cents' zeros: the total is given back in cents.
+    return {"count": totals["count"], "total": (totals["total"] or Decimal("0")).quantize(Decimal("0.01"))}
 
 
 def apparatus_statistics(apparatus, start=None, end=None):
