@@ -142,6 +142,10 @@ def _require_recorder(user):
 
 def _require_playing(seance, apparatus):
     """A spin only while the séance is open and no tableau of the apparatus is interrupted (409)."""
+    if seance.state == Seance.State.PLANNED:
+        raise InvalidTransition(
+            "R30", "La séance n'est pas encore ouverte : rien ne s'y enregistre avant son ouverture, aucun coup"
+        )
     if seance.state != Seance.State.OPEN:
         raise InvalidTransition(
             "R9", f"La séance est {seance.get_state_display().lower()} : aucun coup ne peut y être enregistré"
