@@ -116,7 +116,12 @@ def test_r30_the_times_that_are_data_stay_accepted(api, regulator, casino, open_
     api.force_authenticate(regulator)
     response = api.post(
         "/api/v1/observations/",
-        {"casino": casino.pk, "visited_at": timezone.now().isoformat(), "text": "Visite de contrôle.", "password": PASSWORD},
+        {
+            "casino": casino.pk,
+            "visited_at": timezone.now().isoformat(),
+            "text": "Visite de contrôle.",
+            "password": PASSWORD,
+        },
         format="json",
     )
     assert response.status_code == 201, response.json()
