@@ -12,10 +12,8 @@ from cashbox.models import Advance, ControlRegister, Count, Interruption
 from casino.rules import ARTICLES, InvalidTransition
 from seances.models import Announcement, GamingDay, Opening, PushedBackStake, Seance, Spin
 from seances.services import change_seance_state, plan_seances
-from seances.spins import services as spins
 from tests.conftest import PASSWORD
 from tests.helpers.cash_helpers import main_box, post_advance, post_final_count, post_short_interruption
-from tests.helpers.openings import post_opening
 from tests.helpers.spin_helpers import post_announcement
 
 pytestmark = pytest.mark.django_db
