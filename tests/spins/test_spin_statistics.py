@@ -5,7 +5,7 @@ import os
 import threading
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -193,7 +193,9 @@ def test_r9_concurrent_spins_on_one_apparatus_get_distinct_sequence_numbers(chef
     def launch(number):
         try:
             barrier.wait()
-            play(chef, open_day, boule, "croupier1", number=number)
+            # The announcement and its spin in one transaction: the roster's lock keeps them together (R9).
+            with transaction.atomic():
+                play(chef, open_day, boule, "croupier1", number=number)
         except Exception as exc:  # noqa: BLE001 - collected and asserted below
             errors.append(exc)
         finally:
