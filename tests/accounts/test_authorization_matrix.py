@@ -30,6 +30,7 @@ from casino.models import AccountChange, Alert, Casino, Employee, Export, Journa
 from seances.models import Announcement, GamingDay, Opening, PushedBackStake, Roster, Seance, Spin
 from seances.rosters import services as roster_services
 from seances.services import change_seance_state, plan_seances
+from seances.spins import services as spins
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tests.conftest import PASSWORD
 from tests.helpers.cash_helpers import (
