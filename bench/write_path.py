@@ -170,6 +170,13 @@ class Work:
         self.cycle = {i: itertools.cycle(boxes) for i, boxes in world["boxes"].items()}
         self.lock = threading.Lock()
 
+    def before(self, kind, client):
+        """The untimed request that must precede one of this kind: « Rien ne va plus » before a spin (R9)."""
+        if kind == "spin":
+            w = self.world
+            return f"/api/v1/apparatus/{w['apparatus'][client]}/rien-ne-va-plus/", {"seance": w["seance"]}
+        return None
+
     def request(self, kind, client, n):
         w = self.world
         if kind == "insert":
@@ -201,6 +208,14 @@ def count_queries(work, show=False):
     found = {}
     for kind in ("insert", "topup", "count", "spin"):
         path, body = work.request(kind, 0, 0)
+        first = work.before(kind, 0)
+        if first is not None:
+            client.post(
+                first[0],
+                json.dumps(first[1]),
+                content_type="application/json",
+                HTTP_AUTHORIZATION=f"Token {work.world['tokens'][0]}",
+            )
         with CaptureQueriesContext(connection) as captured:
             response = client.post(
                 path,
@@ -248,6 +263,9 @@ def run(port, work, kind, clients, requests, seconds):
             if time.monotonic() > deadline:
                 return
             path, body = work.request(kind, index, n + 1)
+            first = work.before(kind, index)
+            if first is not None:
+                post(port, *first, token)
             elapsed, status, payload = post(port, path, body, token)
             if status == 201:
                 latencies.append(elapsed)
