@@ -1,9 +1,9 @@
 """The load generator of bench/write_path.py, run as its own process so that the server's figures are not those of
 a client sharing its interpreter (issue 39).
 
-Reads one JSON object on standard input: {"port": …, "clients": [{"token": …, "requests": [[path, body], …]}, …],
+Reads one JSON object on standard input: {"port": …, "clients": [{"token": …, "requests": [[path, body, before], …]}, …],
 "seconds": …}. Each client is a thread with one kept HTTP/1.1 connection (as a browser or a tablet keeps it), posting
-its requests in turn until they run out or `seconds` pass. Writes one JSON object on standard output: the latencies
+its requests in turn (each after its untimed `before` request, if any) until they run out or `seconds` pass. Writes one JSON object on standard output: the latencies
 of the answers 201, the refusals (status and the start of the body), the wall time.
 
 Standard library only: a load generator is not part of the product.
@@ -20,9 +20,17 @@ def client(port, token, requests, deadline, latencies, errors):
     headers = {"Content-Type": "application/json", "Authorization": f"Token {token}", "Host": "127.0.0.1"}
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     try:
-        for path, body in requests:
+        for path, body, before in requests:
             if time.monotonic() > deadline:
                 return
+            if before is not None:
+                # The act that must precede this one (« Rien ne va plus » before a spin, R9): sent, not timed.
+                connection.request("POST", before[0], json.dumps(before[1]), headers)
+                answer = connection.getresponse()
+                content = answer.read()
+                if answer.status not in (200, 201):
+                    errors.append(f"before: {answer.status} {content[:200]!r}")
+                    continue
             payload = json.dumps(body)
             started = time.perf_counter()
             try:

@@ -184,6 +184,13 @@ class Work:
     def next_n(self):
         return next(self.counter)
 
+    def before(self, kind, client):
+        """The untimed request that must precede one of this kind: « Rien ne va plus » before a spin (R9)."""
+        if kind == "spin":
+            w = self.world
+            return f"/api/v1/apparatus/{w['apparatus'][client]}/rien-ne-va-plus/", {"seance": w["seance"]}
+        return None
+
     def request(self, kind, client, n):
         w = self.world
         if kind == "insert":
@@ -215,6 +222,14 @@ def count_queries(work, show=False):
     found = {}
     for kind in ("insert", "topup", "count", "spin"):
         path, body = work.request(kind, 0, 0)
+        first = work.before(kind, 0)
+        if first is not None:
+            client.post(
+                first[0],
+                json.dumps(first[1]),
+                content_type="application/json",
+                HTTP_AUTHORIZATION=f"Token {work.world['tokens'][0]}",
+            )
         with CaptureQueriesContext(connection) as captured:
             response = client.post(
                 path,
@@ -246,6 +261,11 @@ def profile(work, kind, requests):
 
     def send(n):
         path, body = work.request(kind, 0, n)
+        first = work.before(kind, 0)
+        if first is not None:
+            client.post(
+                first[0], json.dumps(first[1]), content_type="application/json", HTTP_AUTHORIZATION=f"Token {token}"
+            )
         response = client.post(
             path, json.dumps(body), content_type="application/json", HTTP_AUTHORIZATION=f"Token {token}"
         )
@@ -339,7 +359,9 @@ def run(port, work, kind, clients, requests, seconds, meter):
         "clients": [
             {
                 "token": work.world["tokens"][index],
-                "requests": [work.request(kind, index, work.next_n()) for _ in range(per_client)],
+                "requests": [
+                    [*work.request(kind, index, work.next_n()), work.before(kind, index)] for _ in range(per_client)
+                ],
             }
             for index in range(clients)
         ],

@@ -722,8 +722,9 @@ def draw_up_register(user, gaming_day):
         # A séance declared « non tenue » is not waited for (R24).
         open_ones = [s for s in seances if s.state not in (Seance.State.CLOSED, Seance.State.NOT_HELD)]
         if open_ones:
+            # R30: the register follows the day's last séance, never precedes it.
             raise InvalidTransition(
-                "R22", "Toutes les séances de la journée doivent être closes : " + ", ".join(str(s) for s in open_ones)
+                "R30", "Toutes les séances de la journée doivent être closes : " + ", ".join(str(s) for s in open_ones)
             )
         lines = day_lines(gaming_day)
         # Decimal("0.00") for a day whose séances were all « non tenue » (R24): saved, it reads the same as 0.

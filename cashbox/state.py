@@ -25,10 +25,7 @@ def main_cashbox(tableau):
 
 
 def require_open_seance(seance):
-    if seance.state != Seance.State.OPEN:
-        raise InvalidTransition(
-            "R14", f"La séance est {seance.get_state_display().lower()} : aucune opération de caisse n'y est possible"
-        )
+    require_open_state(seance.state)
 
 
 def _shared_seance_state(seance_pk):
@@ -98,6 +95,12 @@ def cash_state(cashbox, seance, advances_total=False):  # pragma: no mutate
 
 
 def require_open_state(state):
+    """A cash operation only in an open séance: before it opens, R30 (nothing of a séance is written ahead of it);
+    once it is closed or declared « non tenue », R14."""
+    if state == Seance.State.PLANNED:
+        raise InvalidTransition(
+            "R30", "La séance n'est pas encore ouverte : rien ne s'inscrit au carnet avant son ouverture"
+        )
     if state != Seance.State.OPEN:
         raise InvalidTransition(
             "R14", f"La séance est {Seance.State(state).label.lower()} : aucune opération de caisse n'y est possible"

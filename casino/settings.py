@@ -108,6 +108,8 @@ MIDDLEWARE = [
     "casino.web.middleware.RefusalJournalMiddleware",
     # Inside the refusals' journal, before anything reads a page form's fields (the one-time token first).
     "casino.web.middleware.NulByteMiddleware",
+    # A page form that dates an act is refused before its view reads it (R30).
+    "casino.web.middleware.ActTimeMiddleware",
     # After authentication and messages: a page form's one-time token is checked before its view writes.
     "casino.web.form_tokens.FormTokenMiddleware",
     "casino.accounts.security.SecurityHeadersMiddleware",
@@ -237,11 +239,11 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["casino.accounts.permissions.RolePermission"],
     "DEFAULT_SCHEMA_CLASS": "casino.web.schema.AutoSchema",
-    # JSON nested past a limit is a 400, not a RecursionError (500).
+    # JSON nested past a limit is a 400, not a RecursionError (500); a body that dates an act is a 400 (R30).
     "DEFAULT_PARSER_CLASSES": [
         "casino.web.parsers.DepthLimitedJSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
+        "casino.web.parsers.ActTimeRefusingFormParser",
+        "casino.web.parsers.ActTimeRefusingMultiPartParser",
     ],
     # Per user on every API view; the token endpoint adds a stricter limit per client address. The rates are in
     # casino/accounts/throttling.py; the counts in the shared cache below.

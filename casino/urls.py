@@ -39,6 +39,8 @@ router.register("seances", seances_api.SeanceViewSet, basename="seance")
 router.register("openings", seances_api.OpeningViewSet, basename="opening")
 router.register("rosters", roster_api.RosterViewSet, basename="roster")
 router.register("spins", spin_api.SpinViewSet, basename="spin")
+router.register("announcements", spin_api.AnnouncementViewSet, basename="announcement")
+router.register("pushed-back-stakes", spin_api.PushedBackStakeViewSet, basename="pushed-back-stake")
 router.register("advances", cashbox_api.AdvanceViewSet, basename="advance")
 router.register("counts", cashbox_api.CountViewSet, basename="count")
 router.register("interruptions", cashbox_api.InterruptionViewSet, basename="interruption")
@@ -125,6 +127,12 @@ urlpatterns = [
     path("api/v1/prelevements/<int:season>/<int:n>/", books_api.LevySheetView.as_view(), name="api-levy-sheet"),
     path("api/v1/situations/<int:year>/<int:month>/", books_api.StatementView.as_view(), name="api-statement"),
     path("api/v1/apparatus/<int:pk>/check-stakes/", seances_api.CheckStakesView.as_view(), name="api-check-stakes"),
+    path("api/v1/apparatus/<int:pk>/rien-ne-va-plus/", spin_api.AnnounceView.as_view(), name="api-announce"),
+    path(
+        "api/v1/apparatus/<int:pk>/pushed-back-stakes/",
+        spin_api.PushBackStakeView.as_view(),
+        name="api-push-back-stake",
+    ),
     path(
         "api/v1/apparatus/<int:pk>/statistics/",
         spin_api.ApparatusStatisticsView.as_view(),

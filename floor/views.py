@@ -12,6 +12,7 @@ from casino.web.mixins import RoleRequiredMixin, requested_casino
 from floor.dashboard import director_dashboard
 from floor.rows import floor_rows
 from seances.models import Seance
+from seances.spins.services import announcements_in_force
 from seances.spins.views import floor_spins
 from seances.views import chosen_casino, chosen_date
 
@@ -72,6 +73,8 @@ class FloorView(RoleRequiredMixin, View):
             "rows": floor_rows(casino, date, seance, request.user),
             "blockers": blockers,
             "alerts": Alert.objects.open().filter(casino=casino).select_related("casino")[:50],
+            # R9: the apparatus where « Rien ne va plus » was announced and the number is not entered yet.
+            "announcements": announcements_in_force(seance) if seance else [],
             "now": timezone.now(),
         }
         if request.htmx:

@@ -3,7 +3,7 @@
 from django_filters import rest_framework as filters
 
 from casino.web.filters import IdFilter, period
-from seances.models import Opening, Roster, Seance, Spin
+from seances.models import Announcement, Opening, PushedBackStake, Roster, Seance, Spin
 
 
 class SeanceFilter(filters.FilterSet):
@@ -52,3 +52,30 @@ class SpinFilter(filters.FilterSet):
 
 
 period(SpinFilter, "launched_at", "Lancement")
+
+
+class AnnouncementFilter(filters.FilterSet):
+    casino = IdFilter(field_name="apparatus__casino", label="Établissement.")
+    apparatus = IdFilter(label="Appareil.")
+    seance = IdFilter(label="Séance.")
+
+    class Meta:
+        model = Announcement
+        fields = []
+
+
+period(AnnouncementFilter, "announced_at", "Annonce")
+
+
+class PushedBackStakeFilter(filters.FilterSet):
+    casino = IdFilter(field_name="apparatus__casino", label="Établissement.")
+    apparatus = IdFilter(label="Appareil.")
+    tableau = IdFilter(label="Tableau.")
+    announcement = IdFilter(label="Annonce « Rien ne va plus ».")
+
+    class Meta:
+        model = PushedBackStake
+        fields = []
+
+
+period(PushedBackStakeFilter, "recorded_at", "Enregistrement")

@@ -579,6 +579,117 @@ class RosterChange(models.Model):
         return f"{self.get_kind_display()} — {self.member} ({self.at:%H:%M})"
 
 
+# « Rien ne va plus » and the stakes pushed back after it (R9, art. 46 of 2007, art. 47 of 1959) ---------------------
+
+
+class AnnouncementQuerySet(ScopedQuerySet):
+    casino_path = "apparatus__casino"
+
+    def pending(self):
+        """The announcements no spin has followed yet: their apparatus takes no stake (R9)."""
+        return self.exclude(models.Exists(Spin.objects.filter(announcement=models.OuterRef("pk"))))
+
+    def in_force(self, apparatus, moment):
+        """When the « Rien ne va plus » that closed the apparatus to stakes at `moment` was announced, or None (R9).
+
+        An announcement is in force from its time until its spin's number is entered, or until its séance closes
+        without a spin. Spins recorded before announcements were records of their own carry their announcement's
+        time (`Spin.rien_ne_va_plus_at`) and are read too.
+        """
+        spun = Spin.objects.filter(announcement=models.OuterRef("pk"), recorded_at__lte=moment)
+        announced = (
+            self.filter(apparatus=apparatus, announced_at__lte=moment)
+            .exclude(models.Exists(spun))
+            .exclude(seance__actual_end__lte=moment)
+            .order_by("-announced_at")
+            .values_list("announced_at", flat=True)
+            .first()
+        )
+        earlier = Spin.objects.filter(apparatus=apparatus, announcement__isnull=True).announcement_in_force(moment)
+        return max((at for at in (announced, earlier) if at is not None), default=None)
+
+
+class Announcement(models.Model):
+    """« Rien ne va plus » announced at an apparatus, on the server's clock, before its spin (R9, R30).
+
+    The next spin of the apparatus in the séance follows it and links to it; until then the apparatus takes no
+    stake. Written once, never edited (R23).
+    """
+
+    seance = models.ForeignKey(Seance, on_delete=models.PROTECT, related_name="announcements", verbose_name="séance")
+    apparatus = models.ForeignKey(
+        "tables.Apparatus", on_delete=models.PROTECT, related_name="announcements", verbose_name="appareil"
+    )
+    announced_at = models.DateTimeField(
+        "annoncé à",
+        default=timezone.now,
+        help_text=f"Heure du serveur ; les enjeux ne sont plus admis ensuite (R9, R30, {article('R9')}).",
+    )
+    announced_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name="annoncé par"
+    )
+    announced_role = models.CharField("en qualité de", max_length=20, choices=Role.choices)
+
+    objects = AnnouncementQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "annonce « Rien ne va plus »"
+        verbose_name_plural = "annonces « Rien ne va plus »"
+        ordering = ["apparatus", "announced_at", "pk"]
+        indexes = [models.Index(fields=["apparatus", "announced_at"], name="announcement_apparatus_time")]
+
+    def __str__(self):
+        return f"« Rien ne va plus » — {self.apparatus.name}, {timezone.localtime(self.announced_at):%d/%m/%Y %H:%M:%S}"
+
+    @property
+    def casino(self):
+        return self.apparatus.casino
+
+
+class PushedBackStakeQuerySet(ScopedQuerySet):
+    casino_path = "apparatus__casino"
+
+
+class PushedBackStake(models.Model):
+    """A stake refused because « Rien ne va plus » had been announced: pushed back to the player (R9)."""
+
+    apparatus = models.ForeignKey(
+        "tables.Apparatus", on_delete=models.PROTECT, related_name="pushed_back_stakes", verbose_name="appareil"
+    )
+    tableau = models.ForeignKey(Tableau, on_delete=models.PROTECT, related_name="+", verbose_name="tableau")
+    announcement = models.ForeignKey(
+        Announcement,
+        on_delete=models.PROTECT,
+        related_name="pushed_back_stakes",
+        verbose_name="annonce « Rien ne va plus »",
+    )
+    amount = money(
+        verbose_name="montant repoussé",
+        help_text=f"Posé après « Rien ne va plus » : les enjeux ne sont plus admis (R9, {article('R9')}).",
+    )
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name="enregistré par"
+    )
+    recorded_at = models.DateTimeField("enregistré le", default=timezone.now)
+
+    objects = PushedBackStakeQuerySet.as_manager()
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "mise repoussée"
+        verbose_name_plural = "mises repoussées"
+        ordering = ["apparatus", "recorded_at", "pk"]
+        constraints = [models.CheckConstraint(condition=models.Q(amount__gt=0), name="r9_pushed_back_stake_positive")]
+
+    def __str__(self):
+        return f"Mise repoussée de {euros(self.amount)} — tableau n° {self.tableau.number}"
+
+    @property
+    def casino(self):
+        return self.apparatus.casino
+
+
 # The register of spins (coups): R1, R4, R9 ------------------------------------------------------------------------
 
 
@@ -629,6 +740,15 @@ class Spin(models.Model):
     )
     sequence = models.PositiveIntegerField("numéro du coup", help_text="Numéro d'ordre du coup dans la séance.")
     launched_at = models.DateTimeField("lancé à", default=timezone.now)
+    announcement = models.ForeignKey(
+        Announcement,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="spins",
+        verbose_name="annonce « Rien ne va plus »",
+        help_text=f"L'annonce qui précède le lancement ; une par coup (R9, {article('R9')}).",
+    )
     rien_ne_va_plus_at = models.DateTimeField(
         "« Rien ne va plus » à",
         help_text=f"Annoncé avant le coup ; les enjeux placés après sont refusés (R9, {article('R9')}).",
@@ -682,6 +802,12 @@ class Spin(models.Model):
                 fields=["seance", "apparatus", "sequence"],
                 condition=models.Q(corrects__isnull=True),
                 name="r9_one_spin_per_sequence_number",
+            ),
+            # R9: one announcement, one spin (its corrections carry the original's announcement).
+            models.UniqueConstraint(
+                fields=["announcement"],
+                condition=models.Q(corrects__isnull=True),
+                name="r9_one_spin_per_announcement",
             ),
             models.CheckConstraint(condition=models.Q(sequence__gte=1), name="r9_spin_sequence_positive"),
             models.CheckConstraint(condition=models.Q(number__gte=1, number__lte=14), name="r1_spin_number_range"),

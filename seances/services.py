@@ -13,7 +13,7 @@ from casino.accounts.roles import role_of
 from casino.audit.actors import actor_named
 from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
-from seances.models import GamingDay, Opening, Roster, Seance, Spin
+from seances.models import Announcement, GamingDay, Opening, Roster, Seance
 from tables.games.rules import check_player_stakes, check_stake_accepted, euros
 from tables.models import Apparatus, Tableau
 
@@ -304,8 +304,7 @@ def check_stakes(apparatus, date, stakes, placed_at=None):
 def stakes_after_announcement(apparatus, placed_at):
     """R9: the stakes placed between a « Rien ne va plus » and the number of its spin, one breach per announcement."""
     refused = {}
-    spins = Spin.objects.filter(apparatus=apparatus)
-    announcements = {moment: spins.announcement_in_force(moment) for moment in set(placed_at)}
+    announcements = {moment: Announcement.objects.in_force(apparatus, moment) for moment in set(placed_at)}
     for position, moment in enumerate(placed_at):
         try:
             check_stake_accepted(moment, announcements[moment])

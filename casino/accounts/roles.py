@@ -8,7 +8,14 @@ REGISTRY = ["tables.apparatus", "tables.table", "tables.tableau", "tables.cashbo
 STAFF = ["casino.employee", "casino.membership"]
 SEANCES = ["seances.gamingday", "seances.seance", "seances.opening"]
 # The rotation order (R4, R5): everyone of the floor and the regulator reads it.
-ROSTERS = ["seances.roster", "seances.rostermember", "seances.rosterchange", "seances.spin"]
+ROSTERS = [
+    "seances.roster",
+    "seances.rostermember",
+    "seances.rosterchange",
+    "seances.spin",
+    "seances.announcement",
+    "seances.pushedbackstake",
+]
 # The management sets and publishes the order; the chef de partie records the changes during play.
 ROSTERING = ["seances.roster:add", "seances.roster:change", "seances.rosterchange:add"]
 CASH = [
@@ -28,6 +35,8 @@ FLOOR_CONTROL = ["cashbox.interruption:add", "cashbox.interruption:change", "cas
 DIRECTING = ["seances.seance:add", "seances.seance:change", "seances.open_tableau"]
 # The register of spins (R4, R9): the chef de partie at the table, the management, or a results display.
 SPIN_ENTRY = ["seances.spin:add"]
+# « Rien ne va plus » and the stakes pushed back after it (R9): the chef de partie or a croupier at the table.
+ANNOUNCING = ["seances.announcement:add", "seances.pushedbackstake:add"]
 AUDIT = ["casino.casino", "casino.alert", "casino.journalentry"]
 # Proposed roles and approvals (R29): the administrator proposes, the direction decides with its signature.
 ACCOUNT_CHANGES = ["casino.accountchange", "casino.accountdecision"]
@@ -91,8 +100,14 @@ ROLE_PERMISSIONS = {
         "casino.alert:change",
         "seances.rosterchange:add",
         *SPIN_ENTRY,
+        *ANNOUNCING,
     ],
-    Role.CROUPIER: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino"]], *FLOOR_VIEW, *CASH_ENTRY],
+    Role.CROUPIER: [
+        *[f"{model}:view" for model in [*REGISTRY, "casino.casino"]],
+        *FLOOR_VIEW,
+        *CASH_ENTRY,
+        *ANNOUNCING,
+    ],
     Role.CAISSIER: [*[f"{model}:view" for model in [*REGISTRY, "casino.casino"]], *FLOOR_VIEW, *CASH_ENTRY],
     # The registre spécial d'observations is the only book the regulator writes in (R27).
     Role.CONTROLEUR: [*VIEW_ALL, "casino.view_audit", "books.observation:add"],

@@ -119,6 +119,9 @@ GUARDS = {
     "seances.RosterMember": Guard(free_while={"position": ROSTER_IS_DRAFT, "tableau": ROSTER_IS_DRAFT}),
     # The register of spins (R9, R4, R1): a spin is written once; a mistake is a new spin that corrects it (R23).
     "seances.Spin": WRITE_ONCE,
+    # « Rien ne va plus » and the stakes pushed back after it (R9): written once, at the server's time (R30).
+    "seances.Announcement": WRITE_ONCE,
+    "seances.PushedBackStake": WRITE_ONCE,
     "seances.RosterChange": WRITE_ONCE,
     # Cash (R14–R23): money is written once; an interruption is resumed once; a register is signed twice, once each.
     "cashbox.Signature": WRITE_ONCE,

@@ -117,6 +117,8 @@ NOUNS = {
     "seances.rostermember": ("Lanceur de l'ordre de roulement", ""),
     "seances.rosterchange": ("Changement de l'ordre de roulement", ""),
     "seances.spin": ("Coup", ""),
+    "seances.announcement": ("Annonce « Rien ne va plus »", FEMININE),
+    "seances.pushedbackstake": ("Mise repoussée", FEMININE),
     "books.observation": ("Observation", FEMININE),
     "books.observationaction": ("Suite donnée à une observation", FEMININE),
     "books.levyschedule": ("Barème de prélèvement", ""),

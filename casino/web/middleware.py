@@ -5,6 +5,8 @@ from django.shortcuts import render
 
 from casino.audit.journal import record_refusal
 from casino.models import Casino
+from casino.rules import cite
+from casino.web.clock import act_times_in, refusal_message
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +50,28 @@ class NulByteMiddleware:
     @staticmethod
     def holds_nul(data):
         return any("\x00" in name or any("\x00" in value for value in values) for name, values in data.lists())
+
+
+class ActTimeMiddleware:
+    """A page form that sends the time of an act is refused (400, R30) before its view reads it: the server dates
+    every act. The API's parsers refuse the same names (casino.web.parsers)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.method in UNSAFE and not request.path.startswith("/api/"):
+            sent = sorted(act_times_in(request.POST))
+            if sent:
+                message = cite("R30", refusal_message(sent[0]))
+                response = render(
+                    request,
+                    "_error.html",
+                    {"error_code": 400, "error_title": "Heure refusée", "error_text": message},
+                    status=400,
+                )
+                return mark_refusal(response, "R30", message)
+        return self.get_response(request)
 
 
 class RefusalJournalMiddleware:

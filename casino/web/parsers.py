@@ -1,9 +1,12 @@
-"""The API's JSON parser with a nesting limit: a body nested thousands deep is a 400, never a RecursionError."""
+"""The API's parsers: a JSON body nested thousands deep is a 400, never a RecursionError; a body that sends the time
+of an act is a 400 naming R30 (casino.web.clock)."""
 
 import io
 
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import JSONParser
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+
+from casino.web.clock import refuse_act_times
 
 # The deepest legitimate body (a correction's chips, a spin's bets) nests 3 levels; 32 leaves room.
 MAX_DEPTH = 32
@@ -46,4 +49,24 @@ class DepthLimitedJSONParser(JSONParser):
             raise ValidationError(
                 {"body": [f"Le contenu JSON est imbriqué sur plus de {MAX_DEPTH} niveaux : requête refusée."]}
             )
-        return super().parse(io.BytesIO(raw), media_type, parser_context)
+        data = super().parse(io.BytesIO(raw), media_type, parser_context)
+        refuse_act_times(data)
+        return data
+
+
+class ActTimeRefusingFormParser(FormParser):
+    """Form bodies of the API: a time of an act sent by the client is refused (R30)."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        data = super().parse(stream, media_type, parser_context)
+        refuse_act_times(data)
+        return data
+
+
+class ActTimeRefusingMultiPartParser(MultiPartParser):
+    """Multipart bodies of the API: a time of an act sent by the client is refused (R30)."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        data = super().parse(stream, media_type, parser_context)
+        refuse_act_times(data.data)
+        return data

@@ -24,6 +24,13 @@ class ReadRecordViewSet(IdempotentPostMixin, mixins.ListModelMixin, mixins.Retri
     def get_queryset(self):
         return self.queryset.for_user(self.request.user)
 
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        if request.method in ("POST", "PUT", "PATCH"):
+            # Parse the body now, once the caller may act: an action that reads no body (open a séance) still
+            # refuses one that dates the act (R30, casino.web.parsers).
+            request.data  # noqa: B018
+
     @extend_schema(responses=HistorySerializer(many=True))
     # The whole history in one answer, not paged: the schema must not announce a page.
     @action(detail=True, methods=["get"], pagination_class=None)

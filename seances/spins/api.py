@@ -2,6 +2,7 @@
 list with filters, and the statistics of an apparatus over a period."""
 
 import datetime
+from decimal import Decimal
 
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -12,15 +13,17 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from casino.rules import InvalidTransition
+from casino.web.idempotency import idempotent
 from casino.web.schema import AutoSchema
 from casino.web.transactions import request_transaction
-from casino.web.viewsets import RecordViewSet
-from seances.filters import SpinFilter
-from seances.models import Seance, Spin
+from casino.web.viewsets import ReadRecordViewSet, RecordViewSet
+from seances.filters import AnnouncementFilter, PushedBackStakeFilter, SpinFilter
+from seances.models import Announcement, PushedBackStake, Seance, Spin
 from seances.spins import services as spins
 from seances.spins import stats as spin_stats
 from tables.games.rules import Direction
-from tables.models import Apparatus
+from tables.models import Apparatus, Tableau
 
 
 class SpinSerializer(serializers.ModelSerializer):
@@ -41,6 +44,7 @@ class SpinSerializer(serializers.ModelSerializer):
             "game",
             "sequence",
             "launched_at",
+            "announcement",
             "rien_ne_va_plus_at",
             "launcher",
             "number",
@@ -65,7 +69,6 @@ class SpinCreateSerializer(serializers.Serializer):
     direction = serializers.ChoiceField(
         choices=Direction.choices, required=False, allow_blank=True, help_text="Vingt-trois : opposé au précédent (R9)."
     )
-    rien_ne_va_plus_at = serializers.DateTimeField(required=False, allow_null=True)
 
 
 class SpinCorrectionSerializer(serializers.Serializer):
@@ -96,7 +99,8 @@ class SpinViewSet(RecordViewSet):
 
     @extend_schema(request=SpinCreateSerializer, responses=SpinSerializer)
     def create(self, request, *args, **kwargs):
-        """Record a spin: apparatus, séance, launcher, number or case, direction (R1, R4, R9)."""
+        """Record a spin after its « Rien ne va plus » (R9): apparatus, séance, launcher, number or case, direction
+        (R1, R4). The server dates the launch; a time sent by the client is refused (R30)."""
         data = SpinCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
@@ -111,7 +115,6 @@ class SpinViewSet(RecordViewSet):
                 number=values.get("number"),
                 pocket=values.get("pocket"),
                 direction=values.get("direction") or "",
-                rien_ne_va_plus_at=values.get("rien_ne_va_plus_at"),
             )
         return Response(SpinSerializer(spin).data, status=status.HTTP_201_CREATED)
 
@@ -133,6 +136,160 @@ class SpinViewSet(RecordViewSet):
             direction=values.get("direction") or None,
         )
         return Response(SpinSerializer(correction).data, status=status.HTTP_201_CREATED)
+
+
+# « Rien ne va plus » and the stakes pushed back after it (R9) -------------------------------------------------------
+
+
+class AnnouncementSerializer(serializers.ModelSerializer):
+    casino = serializers.IntegerField(source="apparatus.casino_id", read_only=True)
+    apparatus_name = serializers.CharField(source="apparatus.name", read_only=True)
+    announced_by = serializers.CharField(source="announced_by.username", read_only=True)
+    spin = serializers.SerializerMethodField(
+        help_text="Le coup qui a suivi l'annonce, ou null tant qu'il n'est pas saisi."
+    )
+
+    class Meta:
+        model = Announcement
+        fields = [
+            "id",
+            "casino",
+            "seance",
+            "apparatus",
+            "apparatus_name",
+            "announced_at",
+            "announced_by",
+            "announced_role",
+            "spin",
+        ]
+        read_only_fields = fields
+
+    def get_spin(self, announcement) -> int | None:
+        spins_of = [spin for spin in announcement.spins.all() if spin.corrects_id is None]
+        return spins_of[0].pk if spins_of else None
+
+
+class AnnounceSerializer(serializers.Serializer):
+    seance = serializers.IntegerField(
+        required=False, help_text="Par défaut : la séance ouverte de l'établissement de l'appareil."
+    )
+
+
+class PushedBackStakeSerializer(serializers.ModelSerializer):
+    casino = serializers.IntegerField(source="apparatus.casino_id", read_only=True)
+    number = serializers.IntegerField(source="tableau.number", read_only=True)
+    recorded_by = serializers.CharField(source="recorded_by.username", read_only=True)
+
+    class Meta:
+        model = PushedBackStake
+        fields = [
+            "id",
+            "casino",
+            "apparatus",
+            "tableau",
+            "number",
+            "announcement",
+            "amount",
+            "recorded_by",
+            "recorded_at",
+        ]
+        read_only_fields = fields
+
+
+class PushBackSerializer(serializers.Serializer):
+    tableau = serializers.IntegerField(help_text="Identifiant du tableau où la mise était posée.")
+    amount = serializers.DecimalField(max_digits=14, decimal_places=2, min_value=Decimal("0.01"))
+    seance = serializers.IntegerField(
+        required=False, help_text="Par défaut : la séance ouverte de l'établissement de l'appareil."
+    )
+
+
+def seance_of(request, apparatus, seance_id):
+    """The séance named, or the open séance of the apparatus' casino (409 R30 when none is open)."""
+    if seance_id is not None:
+        return get_object_or_404(Seance.objects.for_user(request.user), pk=seance_id)
+    seance = (
+        Seance.objects.filter(gaming_day__casino=apparatus.casino_id, state=Seance.State.OPEN)
+        .order_by("-planned_start")
+        .first()
+    )
+    if seance is None:
+        raise InvalidTransition("R30", f"Aucune séance ouverte : rien ne peut être enregistré à {apparatus.name}")
+    return seance
+
+
+class AnnounceView(APIView):
+    """« Rien ne va plus » at the apparatus, recorded on the server's clock (R9, R30)."""
+
+    queryset = Announcement.objects.all()
+    schema = AutoSchema()
+
+    @extend_schema(
+        operation_id="apparatus_rien_ne_va_plus", request=AnnounceSerializer, responses=AnnouncementSerializer
+    )
+    @idempotent
+    def post(self, request, pk):
+        apparatus = get_object_or_404(Apparatus.objects.for_user(request.user), pk=pk)
+        data = AnnounceSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        seance = seance_of(request, apparatus, data.validated_data.get("seance"))
+        with request_transaction():
+            announcement, created = spins.announce(request.user, seance, apparatus)
+        return Response(
+            AnnouncementSerializer(announcement).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        )
+
+
+class PushBackStakeView(APIView):
+    """A stake refused after « Rien ne va plus », recorded as pushed back (« mise repoussée », R9)."""
+
+    queryset = PushedBackStake.objects.all()
+    schema = AutoSchema()
+
+    @extend_schema(
+        operation_id="apparatus_push_back_stake", request=PushBackSerializer, responses=PushedBackStakeSerializer
+    )
+    @idempotent
+    def post(self, request, pk):
+        apparatus = get_object_or_404(Apparatus.objects.for_user(request.user), pk=pk)
+        data = PushBackSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        seance = seance_of(request, apparatus, values.get("seance"))
+        tableau = Tableau.objects.for_user(request.user).select_related("table").filter(pk=values["tableau"]).first()
+        with request_transaction():
+            stake = spins.push_back_stake(request.user, seance, apparatus, tableau, values["amount"])
+        return Response(PushedBackStakeSerializer(stake).data, status=status.HTTP_201_CREATED)
+
+
+class AnnouncementViewSet(ReadRecordViewSet):
+    """The announcements « Rien ne va plus » of the apparatus, each with the spin that followed it (R9)."""
+
+    queryset = Announcement.objects.all()
+    serializer_class = AnnouncementSerializer
+    filterset_class = AnnouncementFilter
+
+    def get_queryset(self):
+        return (
+            super()
+            .get_queryset()
+            .select_related("apparatus", "announced_by")
+            .prefetch_related("spins")
+            .order_by("-announced_at", "-pk")
+        )
+
+
+class PushedBackStakeViewSet(ReadRecordViewSet):
+    """The stakes pushed back after « Rien ne va plus » (R9)."""
+
+    queryset = PushedBackStake.objects.all()
+    serializer_class = PushedBackStakeSerializer
+    filterset_class = PushedBackStakeFilter
+
+    def get_queryset(self):
+        return (
+            super().get_queryset().select_related("apparatus", "tableau", "recorded_by").order_by("-recorded_at", "-pk")
+        )
 
 
 def period(params):
@@ -173,6 +330,8 @@ def statistics_json(summary):
         else None,
         "longest_run": summary["longest_run"],
         "r9_refusals": summary["r9_refusals"],
+        # Money as a string, as every amount of the API (COERCE_DECIMAL_TO_STRING).
+        "pushed_back_stakes": {"count": summary["pushed_back"]["count"], "total": str(summary["pushed_back"]["total"])},
     }
 
 
@@ -203,6 +362,11 @@ class LongestRunSerializer(serializers.Serializer):
     length = serializers.IntegerField()
 
 
+class PushedBackTotalSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    total = serializers.DecimalField(max_digits=14, decimal_places=2)
+
+
 class StatisticsSerializer(serializers.Serializer):
     """The statistics of an apparatus over a period (seances.spins.stats.apparatus_statistics)."""
 
@@ -217,7 +381,10 @@ class StatisticsSerializer(serializers.Serializer):
     pockets = PocketFrequencySerializer(many=True)
     pocket_chi_square = ChiSquareSerializer(allow_null=True)
     longest_run = LongestRunSerializer()
-    r9_refusals = serializers.IntegerField(help_text="Refus R9 journalisés pour cet appareil sur la période.")
+    r9_refusals = serializers.IntegerField(
+        help_text="Coups et corrections refusés sur la période, sens du cylindre non alterné (refus R9 journalisés)."
+    )
+    pushed_back_stakes = PushedBackTotalSerializer(help_text="Mises repoussées après « Rien ne va plus » (R9).")
 
 
 StatisticsSerializer._declared_fields["from"] = serializers.DateTimeField(allow_null=True)

@@ -6,6 +6,7 @@ apparatus, so that a refusal writes nothing and two spins never take the same se
 """
 
 import datetime
+from decimal import Decimal, InvalidOperation
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -18,7 +19,7 @@ from casino.accounts.roles import role_of
 from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
 from casino.web.transactions import atomic_write
-from seances.models import Roster, RosterChange, Seance, Spin
+from seances.models import Announcement, PushedBackStake, Roster, RosterChange, Seance, Spin
 from seances.rosters import services as roster_services
 from seances.spins.stats import named_launchers
 from seances.tasks import check_spin
@@ -26,6 +27,9 @@ from tables.games.rules import DEFAULT_LAYOUTS, Direction, Game, check_direction
 
 # Who enters a spin: the chef de partie at the table, the management, or the service account of a display.
 RECORDERS = {Role.DIRECTOR, Role.CODIR, Role.CHEF, Role.AFFICHEUR}
+# Who announces « Rien ne va plus » and pushes back the stakes placed after it: the chef de partie, or a croupier at
+# the table (on the apparatus' rotation order for the séance, or relieving one of its launchers) (R9).
+ANNOUNCERS = {Role.CHEF, Role.CROUPIER}
 
 
 def _name(user):
@@ -138,6 +142,10 @@ def _require_recorder(user):
 
 def _require_playing(seance, apparatus):
     """A spin only while the séance is open and no tableau of the apparatus is interrupted (409)."""
+    if seance.state == Seance.State.PLANNED:
+        raise InvalidTransition(
+            "R30", "La séance n'est pas encore ouverte : rien ne s'y enregistre avant son ouverture, aucun coup"
+        )
     if seance.state != Seance.State.OPEN:
         raise InvalidTransition(
             "R9", f"La séance est {seance.get_state_display().lower()} : aucun coup ne peut y être enregistré"
@@ -215,20 +223,6 @@ def _check_direction(apparatus, direction, previous, seance):
     return direction
 
 
-def _check_announced_before(rien_ne_va_plus_at, launched_at):
-    """R9: « Rien ne va plus » is announced before the launch, never after it (400)."""
-    if rien_ne_va_plus_at is not None and rien_ne_va_plus_at > launched_at:
-        announced, launched = (
-            timezone.localtime(moment).strftime("%H:%M:%S") for moment in (rien_ne_va_plus_at, launched_at)
-        )
-        raise invalid(
-            "rien_ne_va_plus_at",
-            "R9",
-            f"« Rien ne va plus » s'annonce avant le lancement : l'annonce indiquée ({announced}) "
-            f"suit le lancement ({launched})",
-        )
-
-
 def _queue_checks(spin):
     # After the commit, and off the request: the launcher and bias checks read many spins, the spin itself is a
     # cheap write that must not wait for them (nor be rolled back by one of them failing).
@@ -236,18 +230,12 @@ def _queue_checks(spin):
 
 
 @atomic_write
-def record_spin(
-    user,
-    seance,
-    apparatus,
-    launcher,
-    number=None,
-    pocket=None,
-    direction="",
-    rien_ne_va_plus_at=None,
-    launched_at=None,
-):
-    """Record one spin of an apparatus in the open séance, with the next sequence number (R1, R4, R9)."""
+def record_spin(user, seance, apparatus, launcher, number=None, pocket=None, direction=""):
+    """Record one spin of an apparatus in the open séance, with the next sequence number (R1, R4, R9).
+
+    It follows the apparatus' « Rien ne va plus » of the séance that no spin has followed yet, and links to it: no
+    announcement, no spin (409 R9). The launch is dated by the server (R30).
+    """
     _require_recorder(user)
     roster = published_roster(seance, apparatus, lock=True)
     # Read after the roster's lock, with its day: the séance's state as it is now, not as the request found it.
@@ -278,14 +266,21 @@ def record_spin(
         .first()
     )
     direction = _check_direction(apparatus, direction or "", previous, seance)
-    launched_at = launched_at or timezone.now()
-    _check_announced_before(rien_ne_va_plus_at, launched_at)
+    # Read under the roster's lock, which an announcement takes too: the announcement is followed by one spin only.
+    announcement = pending_announcement(seance, apparatus)
+    if announcement is None:
+        raise InvalidTransition(
+            "R9",
+            f"{apparatus.name} : « Rien ne va plus » n'a pas été annoncé ; le coup se lance après l'annonce, "
+            "enregistrée par le serveur",
+        )
     spin = Spin.objects.create(
         seance=seance,
         apparatus=apparatus,
         sequence=(previous.seance_last_sequence or 0) + 1 if previous else 1,
-        launched_at=launched_at,
-        rien_ne_va_plus_at=rien_ne_va_plus_at or launched_at,
+        launched_at=timezone.now(),
+        announcement=announcement,
+        rien_ne_va_plus_at=announcement.announced_at,
         launcher=launcher_user,
         number=number,
         pocket=pocket,
@@ -324,8 +319,8 @@ def correct_spin(user, spin, reason, launcher=None, number=None, pocket=None, di
         if direction == after.direction:
             raise DomainError(
                 "R9",
-                f"« {apparatus.name} » : le {_designation(after, seance)} a tourné en "
-                f"{Direction(after.direction).label} ; le coup corrigé doit avoir tourné dans l'autre sens",
+                f"« {apparatus.name} » : le cylindre a tourné en {Direction(after.direction).label} au "
+                f"{_designation(after, seance)} ; le coup corrigé doit avoir tourné dans l'autre sens",
             )
     if (launcher_user.pk, number, pocket, direction) == (
         current.launcher_id,
@@ -339,6 +334,7 @@ def correct_spin(user, spin, reason, launcher=None, number=None, pocket=None, di
         apparatus=apparatus,
         sequence=original.sequence,
         launched_at=original.launched_at,
+        announcement_id=original.announcement_id,
         rien_ne_va_plus_at=original.rien_ne_va_plus_at,
         launcher=launcher_user,
         number=number,
@@ -350,6 +346,110 @@ def correct_spin(user, spin, reason, launcher=None, number=None, pocket=None, di
     )
     _queue_checks(correction)
     return correction
+
+
+# « Rien ne va plus » and the stakes pushed back after it (R9) -------------------------------------------------------
+
+
+def pending_announcement(seance, apparatus):
+    """The apparatus' « Rien ne va plus » of the séance that no spin has followed yet, or None (R9)."""
+    return Announcement.objects.filter(seance=seance, apparatus=apparatus).pending().order_by("-announced_at").first()
+
+
+def announcements_in_force(seance):
+    """The séance's announcements no spin has followed yet, one per apparatus at most: the floor shows them (R9)."""
+    return list(
+        Announcement.objects.filter(seance=seance).pending().select_related("apparatus").order_by("apparatus__name")
+    )
+
+
+def _require_announcer(user, roster):
+    """The chef de partie, or a croupier at the table (on the roster or relieving one of its launchers), approved."""
+    role = role_of(user)
+    if role not in ANNOUNCERS:
+        label = role.label if role else "aucun rôle"
+        raise RoleForbidden(
+            "R9",
+            f"Seuls le chef de partie ou un croupier de la table annoncent « Rien ne va plus » (votre rôle : {label})",
+        )
+    if not user.employee.approval_valid:
+        raise RoleForbidden("R9", "Votre agrément n'est pas valide ce jour : vous ne pouvez pas agir à la table")
+    if role == Role.CROUPIER and roster is not None and user.pk not in rostered(roster):
+        raise RoleForbidden(
+            "R9", f"{_name(user)} ne sert pas {roster.apparatus.name} à cette séance (ordre de roulement, R4)"
+        )
+
+
+def _table_in_play(user, seance, apparatus):
+    """Lock the séance's roster of the apparatus (announcements and spins of one apparatus queue on it) and check
+    that play goes on there; returns the séance as it is now."""
+    roster = published_roster(seance, apparatus, lock=True)
+    seance = Seance.objects.select_related("gaming_day").get(pk=seance.pk)
+    _require_announcer(user, roster)
+    if apparatus.casino_id != seance.gaming_day.casino_id:
+        raise invalid("apparatus", "R1", "L'appareil n'appartient pas à l'établissement de la séance")
+    _require_playing(seance, apparatus)
+    if roster is None:
+        raise InvalidTransition("R4", f"Aucun ordre de roulement publié pour {apparatus.name} à cette séance")
+    return seance
+
+
+@atomic_write
+def announce(user, seance, apparatus):
+    """« Rien ne va plus » at the apparatus, on the server's clock (R9, R30): from now until the number is entered,
+    the apparatus takes no stake. Returns (announcement, created): announced again before the spin, the first
+    announcement stands and nothing is written (a second tap of the tablet)."""
+    seance = _table_in_play(user, seance, apparatus)
+    pending = pending_announcement(seance, apparatus)
+    if pending is not None:
+        return pending, False
+    announcement = Announcement.objects.create(
+        seance=seance, apparatus=apparatus, announced_by=user, announced_role=role_of(user).value
+    )
+    return announcement, True
+
+
+def _amount(value):
+    try:
+        amount = Decimal(str(value).replace(",", ".").replace(" ", "").replace("\u202f", ""))
+    except (InvalidOperation, ValueError):
+        raise invalid("amount", None, "Indiquez le montant de la mise repoussée, en euros") from None
+    if not amount.is_finite() or amount <= 0 or amount != amount.quantize(Decimal("0.01")):
+        raise invalid("amount", None, "Le montant d'une mise repoussée est positif, au centime près")
+    return amount
+
+
+@atomic_write
+def push_back_stake(user, seance, apparatus, tableau, amount):
+    """Record a stake refused after « Rien ne va plus » (« mise repoussée »), at the server's time (R9, R30).
+
+    Only while the apparatus' announcement is in force: before it, or once the number is entered, the stake is
+    admitted and nothing is pushed back (409 R9).
+    """
+    seance = _table_in_play(user, seance, apparatus)
+    amount = _amount(amount)
+    if tableau is None or tableau.table.apparatus_id != apparatus.pk:
+        raise invalid("tableau", "R9", f"Ce tableau n'est pas servi par {apparatus.name}")
+    announcement = pending_announcement(seance, apparatus)
+    if announcement is None:
+        raise InvalidTransition(
+            "R9",
+            f"{apparatus.name} : « Rien ne va plus » n'est pas annoncé ; les enjeux sont admis, aucune mise n'est "
+            "repoussée",
+        )
+    return PushedBackStake.objects.create(
+        apparatus=apparatus, tableau=tableau, announcement=announcement, amount=amount, recorded_by=user
+    )
+
+
+def pushed_back_of(spins):
+    """{announcement id: (count, total)} of the stakes pushed back after the announcements of these spins."""
+    totals = {}
+    ids = [spin.announcement_id for spin in spins if spin.announcement_id]
+    for stake in PushedBackStake.objects.filter(announcement_id__in=ids).only("announcement_id", "amount"):
+        count, total = totals.get(stake.announcement_id, (0, Decimal("0")))
+        totals[stake.announcement_id] = (count + 1, total + stake.amount)
+    return totals
 
 
 # What the floor tablet shows --------------------------------------------------------------------------------------
@@ -375,8 +475,13 @@ def spin_panel(seance, apparatus, moment=None, last=12):
     if roster is not None:
         users = roster_services.users_of(roster)
         launchers = [users[pk] for pk in sorted(rostered(roster), key=lambda pk: users[pk].username) if pk in users]
+    announcement = pending_announcement(seance, apparatus) if seance else None
     return {
         "apparatus": apparatus,
+        "announcement": announcement,
+        "pushed_back": list(announcement.pushed_back_stakes.select_related("tableau").order_by("pk"))
+        if announcement
+        else [],
         "roster": roster,
         "expected": expected,
         "launchers": launchers,

@@ -8,13 +8,14 @@ import bisect
 import datetime
 from collections import Counter
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import NamedTuple
 
 from django.db import connection
-from django.db.models import Exists, OuterRef
+from django.db.models import Count, Exists, OuterRef, Sum
 
 from casino.models import JournalEntry
-from seances.models import Roster, RosterChange, RosterMember, Seance, Spin
+from seances.models import PushedBackStake, Roster, RosterChange, RosterMember, Seance, Spin
 from seances.rosters import rotation
 from seances.rosters.plans import published_order, roster_changes, rosters_with_everything
 from tables.games.rules import DEFAULT_LAYOUTS, Game
@@ -181,20 +182,36 @@ def _outcomes_as_text(spins):
 
 
 def r9_refusals(apparatus, start=None, end=None):
-    """Spins refused because the cylinder did not alternate, counted in the journal (every refusal is journaled)."""
+    """Spins and corrections refused because the cylinder did not alternate, counted in the journal (every refusal is
+    journaled): the R9 refusals that say « <apparatus> » : le cylindre…, and no other R9 refusal (a spin without its
+    announcement)."""
     entries = JournalEntry.objects.filter(casino_id=apparatus.casino_id, action="refusal")
     if start is not None:
         entries = entries.filter(recorded_at__gte=start)
     if end is not None:
         entries = entries.filter(recorded_at__lt=end)
-    # The R9 refusal names the apparatus between guillemets; names are unique within a casino.
-    return entries.filter(document__contains='"rule":"R9"').filter(document__contains=f"« {apparatus.name} »").count()
+    # The alternation refusal names the apparatus between guillemets; names are unique within a casino.
+    marker = f"« {apparatus.name} » : le cylindre"
+    return entries.filter(document__contains='"rule":"R9"').filter(document__contains=marker).count()
+
+
+def pushed_back(apparatus, start=None, end=None):
+    """{"count", "total"} of the stakes pushed back after « Rien ne va plus » at the apparatus over the period (R9)."""
+    stakes = PushedBackStake.objects.filter(apparatus=apparatus)
+    if start is not None:
+        stakes = stakes.filter(recorded_at__gte=start)
+    if end is not None:
+        stakes = stakes.filter(recorded_at__lt=end)
+    totals = stakes.aggregate(count=Count("pk"), total=Sum("amount"))
+    # SQLite's SUM drops the cents' zeros: the total is given back in cents.
+    return {"count": totals["count"], "total": (totals["total"] or Decimal("0")).quantize(Decimal("0.01"))}
 
 
 def apparatus_statistics(apparatus, start=None, end=None):
     numbers, pockets = outcomes(apparatus, start, end)
     summary = summarise(apparatus.game, numbers, pockets)
     summary["r9_refusals"] = r9_refusals(apparatus, start, end)
+    summary["pushed_back"] = pushed_back(apparatus, start, end)
     summary["apparatus"] = apparatus
     summary["from"], summary["to"] = start, end
     return summary

@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.views import View
 
 from casino.rules import DomainError
+from casino.web.formats import euros
 from casino.web.middleware import mark_refusal, refusal_of
 from casino.web.mixins import RoleRequiredMixin
 from seances.models import Seance
@@ -18,7 +19,7 @@ from seances.services import apparatus_in_play
 from seances.spins import services as spins
 from seances.spins import stats as spin_stats
 from tables.games.rules import Direction
-from tables.models import Apparatus
+from tables.models import Apparatus, Tableau
 
 CHART_WIDTH, CHART_HEIGHT, CHART_MARGIN = 640, 240, 36
 
@@ -49,6 +50,9 @@ class SpinEntryView(RoleRequiredMixin, View):
 
     def render(self, status=200, error=None, chosen=None):
         panel = spins.spin_panel(self.seance, self.apparatus)
+        pushed_back = spins.pushed_back_of(panel["last"])
+        for spin in panel["last"]:
+            spin.pushed_back = pushed_back.get(spin.announcement_id)
         # The buttons wear the colours of the table: the boule's fixed ones (R6), the vingt-trois colours of the day.
         layout = self.apparatus.casino.layout(self.apparatus.game)
         colours = {index: pocket.colour for index, pocket in enumerate(layout.pockets, start=1)}
@@ -64,6 +68,7 @@ class SpinEntryView(RoleRequiredMixin, View):
             "directions": Direction.choices,
             "launcher": chosen.get("launcher") or (panel["expected"].username if panel["expected"] else ""),
             "direction": chosen.get("direction") or panel["required_direction"] or "",
+            "tableaux": Tableau.objects.filter(table__apparatus=self.apparatus, in_service=True).order_by("number"),
             "error": error,
         }
         return render(self.request, "seances/spins/entry.html", context, status=status)
@@ -80,7 +85,6 @@ class SpinEntryView(RoleRequiredMixin, View):
             return self.render(409, "Aucune séance ouverte : aucun coup ne peut être enregistré.")
         data = request.POST
         try:
-            moment = spins.parse_moment(data.get("rien_ne_va_plus_at"), "rien_ne_va_plus_at")
             with transaction.atomic():
                 spin = spins.record_spin(
                     request.user,
@@ -90,15 +94,65 @@ class SpinEntryView(RoleRequiredMixin, View):
                     number=_int(data.get("number")),
                     pocket=_int(data.get("pocket")),
                     direction=data.get("direction") or "",
-                    rien_ne_va_plus_at=moment,
                 )
         except (ValidationError, DomainError) as exc:
-            # The savepoint above is rolled back: nothing of the refused spin is written.
-            status = exc.status_code if isinstance(exc, DomainError) else 400
-            message = exc.message if isinstance(exc, DomainError) else " ".join(exc.messages)
-            response = self.render(status, message, {"launcher": data.get("launcher"), "direction": ""})
-            return mark_refusal(response, *refusal_of(exc))
+            return self.refused(exc, {"launcher": data.get("launcher"), "direction": ""})
         messages.success(request, f"Coup n° {spin.sequence} : {spin.number} ({spin.launcher.username}).")
+        return redirect(reverse("spin-entry", args=[self.apparatus.pk]))
+
+    def refused(self, exc, chosen=None):
+        # The savepoint of the write is rolled back: nothing of the refused act is written.
+        status = exc.status_code if isinstance(exc, DomainError) else 400
+        message = exc.message if isinstance(exc, DomainError) else " ".join(exc.messages)
+        response = self.render(status, message, chosen)
+        return mark_refusal(response, *refusal_of(exc))
+
+
+class AnnounceView(SpinEntryView):
+    """« Rien ne va plus »: one tap of the chef (or a croupier at the table), recorded on the server's clock (R9)."""
+
+    permission_required = "seances.add_announcement"
+
+    def get(self, request, pk):
+        return redirect(reverse("spin-entry", args=[pk]))
+
+    def post(self, request, pk):
+        self.setup_objects(pk)
+        if self.seance is None:
+            return self.render(409, "Aucune séance ouverte : « Rien ne va plus » ne peut être annoncé.")
+        try:
+            with transaction.atomic():
+                announcement, _created = spins.announce(request.user, self.seance, self.apparatus)
+        except (ValidationError, DomainError) as exc:
+            return self.refused(exc)
+        moment = timezone.localtime(announcement.announced_at)
+        messages.success(request, f"« Rien ne va plus » annoncé à {moment:%H:%M:%S}.")
+        return redirect(reverse("spin-entry", args=[self.apparatus.pk]))
+
+
+class PushBackStakeView(SpinEntryView):
+    """A stake placed after « Rien ne va plus », recorded as pushed back (« mise repoussée », R9)."""
+
+    permission_required = "seances.add_pushedbackstake"
+
+    def get(self, request, pk):
+        return redirect(reverse("spin-entry", args=[pk]))
+
+    def post(self, request, pk):
+        self.setup_objects(pk)
+        if self.seance is None:
+            return self.render(409, "Aucune séance ouverte : aucune mise ne peut être repoussée.")
+        raw = request.POST.get("tableau", "")
+        tableaux = Tableau.objects.for_user(request.user).select_related("table")
+        tableau = tableaux.filter(pk=int(raw)).first() if raw.isdigit() else None
+        try:
+            with transaction.atomic():
+                stake = spins.push_back_stake(
+                    request.user, self.seance, self.apparatus, tableau, request.POST.get("amount", "")
+                )
+        except (ValidationError, DomainError) as exc:
+            return self.refused(exc)
+        messages.success(request, f"Mise repoussée : {euros(stake.amount)} au tableau n° {stake.tableau.number}.")
         return redirect(reverse("spin-entry", args=[self.apparatus.pk]))
 
 
@@ -175,9 +229,12 @@ class SpinStatisticsView(RoleRequiredMixin, View):
 
 
 def floor_spins(casino, seance, last=8):
-    """The last spins of each apparatus in play, for the floor page."""
+    """The last spins of each apparatus in play, and whether it is « Rien ne va plus » (R9), for the floor page."""
+    announced = {a.apparatus_id: a for a in spins.announcements_in_force(seance)} if seance else {}
     panels = []
     for apparatus in apparatus_in_play(casino):
         recent = spins.effective_spins(seance, apparatus)[-last:] if seance else []
-        panels.append({"apparatus": apparatus, "last": list(reversed(recent))})
+        panels.append(
+            {"apparatus": apparatus, "last": list(reversed(recent)), "announcement": announced.get(apparatus.pk)}
+        )
     return panels

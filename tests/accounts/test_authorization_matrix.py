@@ -27,7 +27,7 @@ from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption
 from casino.accounts.services import propose, state_of
 from casino.exports.build import request_export
 from casino.models import AccountChange, Alert, Casino, Employee, Export, JournalEntry, Passkey
-from seances.models import GamingDay, Opening, Roster, Seance, Spin
+from seances.models import Announcement, GamingDay, Opening, PushedBackStake, Roster, Seance, Spin
 from seances.rosters import services as roster_services
 from seances.services import change_seance_state, plan_seances
 from seances.spins import services as spins
@@ -42,6 +42,7 @@ from tests.helpers.cash_helpers import (
     post_short_interruption,
 )
 from tests.helpers.passkey_helpers import enrolled_key
+from tests.helpers.spin_helpers import play
 
 pytestmark = pytest.mark.django_db
 
@@ -56,6 +57,7 @@ ANYONE = ANY_ROLE | {ANONYMOUS}  # public
 DIRECTION = frozenset({DIRECTOR, CODIR})  # seances, openings, rosters, register (DIRECTING, ROSTERING)
 FLOOR_CONTROL = DIRECTION | {CHEF}  # interruptions, resumptions, corrections, alerts, roster changes
 SPIN_ENTRY = DIRECTION | {CHEF}  # the register of spins (and the results display's service account)
+ANNOUNCING = frozenset({CHEF, CROUPIER})  # « Rien ne va plus » and the stakes pushed back after it (R9)
 CASH_ENTRY = FLOOR_CONTROL | {CROUPIER, CAISSIER}  # advances and counts
 REGISTRY_WRITE = frozenset({DIRECTOR, ADMINISTRATOR})
 STAFF_WRITE = frozenset({ADMINISTRATOR})
@@ -194,6 +196,8 @@ EXPECTATIONS = {
     "roster-change": page(post=FLOOR_CONTROL),
     "roster-print": page(get=ANY_ROLE),
     "spin-entry": page(get=ANY_ROLE, post=SPIN_ENTRY),
+    "spin-announce": page(get=ANNOUNCING, post=ANNOUNCING),
+    "spin-push-back": page(get=ANNOUNCING, post=ANNOUNCING),
     "spin-statistics": page(get=ANY_ROLE),
     # Cash (R14–R23)
     "floor": page(get=ANY_ROLE),
@@ -235,6 +239,8 @@ EXPECTATIONS = {
     "api-settle": api(post=ANY_ROLE),
     "api-check-stakes": api(post=ANY_ROLE),
     "api-apparatus-statistics": api(get=ANY_ROLE),
+    "api-announce": api(post=ANNOUNCING),
+    "api-push-back-stake": api(post=ANNOUNCING),
     "api-schema": api(get=ANY_ROLE),
     "api-docs": api(get=ANY_ROLE),
     "api:api-root": api(get=ANY_ROLE),
@@ -288,6 +294,8 @@ EXPECTATIONS = {
         },
     ),
     **records("spin", add=SPIN_ENTRY, actions={"correct": ("post", SPIN_ENTRY)}),
+    **records("announcement"),
+    **records("pushed-back-stake"),
     **records("advance", add=CASH_ENTRY),
     **records("count", add=CASH_ENTRY),
     **records("interruption", add=FLOOR_CONTROL, actions={"resume": ("post", FLOOR_CONTROL)}),
@@ -357,6 +365,10 @@ PK_MODELS = {
     "roster-print": Roster,
     "spin-entry": Apparatus,
     "spin-statistics": Apparatus,
+    "spin-announce": Apparatus,
+    "spin-push-back": Apparatus,
+    "api-announce": Apparatus,
+    "api-push-back-stake": Apparatus,
     "advance-create": Tableau,
     "final-count-create": Tableau,
     "interruption-short": Tableau,
@@ -435,9 +447,10 @@ def build_demo(api, capture_on_commit_callbacks, cash_staff, open_day, casino, r
     boule_tableau, vingt_trois_tableau = Tableau.objects.order_by("number")
     today = open_day.gaming_day.date
 
-    spin = spins.record_spin(
-        chef, open_day, vingt_trois_tableau.table.apparatus, "croupier1", pocket=3, direction="horaire"
-    )
+    spin = play(chef, open_day, vingt_trois_tableau.table.apparatus, "croupier1", pocket=3, direction="horaire")
+    # « Rien ne va plus » at the boule, and a stake pushed back after it (R9).
+    spins.announce(chef, open_day, boule_tableau.table.apparatus)
+    pushed_back = spins.push_back_stake(chef, open_day, boule_tableau.table.apparatus, boule_tableau, "10.00")
 
     yesterday = today - datetime.timedelta(days=1)
     for seance in plan_seances(director, casino, yesterday):
@@ -508,6 +521,8 @@ def build_demo(api, capture_on_commit_callbacks, cash_staff, open_day, casino, r
         Opening: Opening.objects.get(tableau=boule_tableau, gaming_day=open_day.gaming_day),
         Roster: roster,
         Spin: spin,
+        Announcement: spin.announcement,
+        PushedBackStake: pushed_back,
         Advance: Advance.objects.filter(seance=open_day).first(),
         Count: count,
         Interruption: Interruption.objects.get(pk=interruption.json()["id"]),

@@ -33,7 +33,7 @@ from cashbox.models import (
 from casino.audit import append_only
 from casino.models import Alert, Casino, Employee, Export, IdempotentRequest, JournalEntry, Membership, Passkey, Role
 from casino.regulated import regulated_labels
-from seances.models import GamingDay, Opening, RosterChange, RosterMember, Seance, Spin
+from seances.models import GamingDay, Opening, PushedBackStake, RosterChange, RosterMember, Seance, Spin
 from seances.rosters import services as roster_services
 from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
@@ -294,7 +294,8 @@ def other_day(world, days, **changes):
 def other_spin(**changes):
     """A copy of the world's spin with some values changed, under a sequence number of its own unless given."""
     spin = Spin.objects.order_by("pk").first()
-    return clone(spin, **{"sequence": spin.sequence + 100, **changes})
+    # Without the original's announcement unless given: one announcement is followed by one spin (R9).
+    return clone(spin, **{"sequence": spin.sequence + 100, "announcement": None, **changes})
 
 
 def other_amendment(**changes):
@@ -383,6 +384,13 @@ CONSTRAINT_TESTS = {
         "r9_one_spin_per_sequence_number", [other_spin(sequence=Spin.objects.order_by("pk").first().sequence)]
     ),
     "r9_spin_sequence_positive": lambda w: constraint_refuses("r9_spin_sequence_positive", [other_spin(sequence=0)]),
+    # R9: a second spin following the announcement another spin already followed.
+    "r9_one_spin_per_announcement": lambda w: constraint_refuses(
+        "r9_one_spin_per_announcement", [other_spin(announcement=Spin.objects.order_by("pk").first().announcement)]
+    ),
+    "r9_pushed_back_stake_positive": lambda w: constraint_refuses(
+        "r9_pushed_back_stake_positive", [clone(PushedBackStake.objects.order_by("pk").first(), amount=Decimal("0"))]
+    ),
     "r1_spin_number_range": lambda w: constraint_refuses("r1_spin_number_range", [other_spin(number=15)]),
     "r1_spin_pocket_range": lambda w: constraint_refuses("r1_spin_pocket_range", [other_spin(pocket=28)]),
     "r9_spin_direction_known": lambda w: constraint_refuses("r9_spin_direction_known", [other_spin(direction="x")]),

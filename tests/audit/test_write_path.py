@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 
 from casino.audit import journal, verification
 from casino.models import Casino, JournalEntry
+from seances.spins import services as spins
 from tests.conftest import PASSWORD, require_postgres
 from tests.helpers.cash_helpers import main_box, post_advance
 
@@ -110,7 +111,10 @@ def test_a_spin_through_the_api_stays_within_its_query_budget(cash_staff, open_d
     api = APIClient()
     api.force_authenticate(cash_staff["chef"])
     body = {"apparatus": boule.pk, "seance": open_day.pk, "launcher": "croupier1", "number": 4}
+    # « Rien ne va plus » is an act of its own, before each spin (R9): not the spin's cost.
+    spins.announce(cash_staff["chef"], open_day, boule)
     assert api.post("/api/v1/spins/", body, format="json").status_code == 201
+    spins.announce(cash_staff["chef"], open_day, boule)
     response = within_budget(SPIN_QUERIES, lambda: api.post("/api/v1/spins/", {**body, "number": 5}, format="json"))
     assert response.status_code == 201, response.json()
     assert response.json()["sequence"] == 2 and len(queued) == 2
@@ -121,6 +125,7 @@ def test_r23_a_spin_journals_the_same_canonical_entry_as_the_frozen_form(cash_st
     api = APIClient()
     api.force_authenticate(cash_staff["chef"])
     body = {"apparatus": boule.pk, "seance": open_day.pk, "launcher": "croupier1", "number": 4}
+    spins.announce(cash_staff["chef"], open_day, boule)
     assert api.post("/api/v1/spins/", body, format="json").status_code == 201
     entry = JournalEntry.objects.filter(action="seances.spin.create").get()
     document = json.loads(entry.document)

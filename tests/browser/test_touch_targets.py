@@ -4,6 +4,7 @@ named in the header (signatures are typed on shared tablets), the boule's number
 import pytest
 
 from seances.models import Roster
+from seances.spins import services as spins
 from tests.helpers.browser import log_in
 from tests.helpers.cash_helpers import post_advance, post_short_interruption
 
@@ -53,6 +54,8 @@ def floor_day(api, cash_staff, chef, open_day, boule_tableau, vingt_trois_tablea
     """The boule tableau in play, the vingt-trois one under a short interruption: every floor form has a page."""
     assert post_advance(api, chef, boule_tableau, open_day).status_code == 201
     assert post_advance(api, chef, vingt_trois_tableau, open_day).status_code == 201
+    # « Rien ne va plus » at the boule: its spin page shows the numbers and the pushed-back stake form (R9).
+    spins.announce(chef, open_day, boule_tableau.table.apparatus)
     response = post_short_interruption(api, chef, vingt_trois_tableau, open_day)
     assert response.status_code == 201, response.content
     return {"interruption": response.json()["id"]}
@@ -104,8 +107,9 @@ def test_the_boule_number_buttons_wear_the_colours_of_the_table(tablet, floor_da
     log_in(tablet, chef)
     tablet.goto(f"/coups/{boule.pk}/")
     colours = {
-        number: tablet.get_by_role("button", name=f"Numéro {number}").evaluate(
-            "(button) => getComputedStyle(button).backgroundColor"
+        # The number is a radio as large as its label, which wears the colour.
+        number: tablet.get_by_role("radio", name=f"Numéro {number}").evaluate(
+            "(radio) => getComputedStyle(radio.closest('label')).backgroundColor"
         )
         for number in range(1, 10)
     }

@@ -187,12 +187,12 @@ def test_r20_the_final_count_signs_its_encaisse_advances_result_and_chips_in_wor
     )
 
 
-def test_r14_no_advance_enters_a_seance_that_is_not_open(cash_staff, open_day, boule_tableau):
+def test_r30_no_advance_enters_a_seance_that_is_not_yet_open(cash_staff, open_day, boule_tableau):
     evening = Seance.objects.get(gaming_day=open_day.gaming_day, kind="soiree")
     error = refusal(InvalidTransition, lambda: advance(cash_staff, boule_tableau, evening))
     assert (error.rule, error.message) == (
-        "R14",
-        cite("R14", "La séance est prévue : aucune opération de caisse n'y est possible"),
+        "R30",
+        cite("R30", "La séance n'est pas encore ouverte : rien ne s'inscrit au carnet avant son ouverture"),
     )
 
 

@@ -92,19 +92,19 @@ def closed_day(staff, casino, boule_tableau, vingt_trois_tableau):
     )
 
 
-def test_r22_no_register_while_a_seance_of_the_day_is_open(api, staff, open_day, casino):
+def test_r30_no_register_while_a_seance_of_the_day_is_open(api, staff, open_day, casino):
     before = rows()
     response = draw_up(api, staff["director"], casino, open_day.gaming_day)
-    assert response.status_code == 409 and response.json()["code"] == "R22"
+    assert response.status_code == 409 and response.json()["code"] == "R30"
     assert "de l'arrêté du 14 mai 2007" in response.json()["message"]
     assert rows() == before
 
 
-def test_r22_no_register_while_a_seance_of_the_day_is_only_planned(api, staff, open_day, casino):
+def test_r30_no_register_while_a_seance_of_the_day_is_only_planned(api, staff, open_day, casino):
     change_seance_state(staff["director"], open_day, Seance.State.CLOSED)
     before = rows()
     response = draw_up(api, staff["director"], casino, open_day.gaming_day)
-    assert response.status_code == 409 and response.json()["code"] == "R22"
+    assert response.status_code == 409 and response.json()["code"] == "R30"
     assert rows() == before
 
 

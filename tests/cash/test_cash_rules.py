@@ -126,11 +126,11 @@ def test_r10_an_advance_before_the_tableau_is_opened_is_refused(api, staff, open
     assert_refused(post_advance(api, staff["chef"], unopened, open_day), 409, "R10", before)
 
 
-def test_r14_an_advance_in_a_planned_seance_is_refused(api, staff, open_day, boule_tableau):
+def test_r30_an_advance_in_a_planned_seance_is_refused(api, staff, open_day, boule_tableau):
     evening = open_day.gaming_day.seances.get(state=Seance.State.PLANNED)
     before = rows()
-    body = assert_refused(post_advance(api, staff["chef"], boule_tableau, evening), 409, "R14", before)
-    assert "prévue" in body["message"]
+    body = assert_refused(post_advance(api, staff["chef"], boule_tableau, evening), 409, "R30", before)
+    assert "pas encore ouverte" in body["message"]
 
 
 def test_r14_an_advance_in_a_closed_seance_is_refused(api, staff, open_day, boule_tableau):

@@ -431,8 +431,8 @@ def test_r22_the_register_waits_for_every_seance_and_names_those_still_open(cash
     error = refusal(InvalidTransition, lambda: services.draw_up_register(cash_staff["director"], open_day.gaming_day))
     names = ", ".join(str(seance) for seance in seances)
     assert len(seances) == 2 and (error.rule, error.message) == (
-        "R22",
-        cite("R22", f"Toutes les séances de la journée doivent être closes : {names}"),
+        "R30",
+        cite("R30", f"Toutes les séances de la journée doivent être closes : {names}"),
     )
 
 

@@ -89,15 +89,17 @@ def test_r17_r20_the_final_count_of_one_tableau_does_not_stop_another_being_inte
 
 
 @pytest.mark.parametrize("interrupt", ["with_count", "short"])
-def test_r14_no_interruption_is_logged_in_a_seance_that_is_not_open(cash_staff, open_day, boule_tableau, interrupt):
+def test_r30_no_interruption_is_logged_in_a_seance_that_is_not_yet_open(cash_staff, open_day, boule_tableau, interrupt):
     evening = Seance.objects.get(gaming_day=open_day.gaming_day, kind="soiree")
     with pytest.raises(InvalidTransition) as caught:
         if interrupt == "with_count":
             services.interrupt_with_count(cash_staff["chef"], boule_tableau, evening, chips_for("8000"), "croupier1")
         else:
             services.interrupt_short(cash_staff["chef"], boule_tableau, evening, "chef", PASSWORD, True, True, True)
-    assert caught.value.rule == "R14"
-    assert caught.value.message == cite("R14", "La séance est prévue : aucune opération de caisse n'y est possible")
+    assert caught.value.rule == "R30"
+    assert caught.value.message == cite(
+        "R30", "La séance n'est pas encore ouverte : rien ne s'inscrit au carnet avant son ouverture"
+    )
     assert not Interruption.objects.exists()
 
 

@@ -61,6 +61,8 @@ def world(
     # The rotation order open_day published before the séance opened (R4), changed during play.
     roster = Roster.objects.get(seance=seance, apparatus=boule)
     roster_services.record_change(chef, roster, RosterChange.Kind.ABSENCE, croupier2.username, "Malaise")
+    spins.announce(chef, seance, boule)
+    spins.push_back_stake(chef, seance, boule, boule_tableau, "10.00")
     spins.record_spin(chef, seance, boule, croupier.username, number=5)
     box = main_box(boule_tableau)
     advance = casino.advance_amount(Game.BOULE)
@@ -165,6 +167,8 @@ SAMPLES = {
     "seances.RosterMember": lambda w: first_pk(RosterMember),
     "seances.RosterChange": lambda w: first_pk(RosterChange),
     "seances.Spin": lambda w: first_pk(Spin),
+    "seances.Announcement": lambda w: first_pk(apps.get_model("seances", "Announcement")),
+    "seances.PushedBackStake": lambda w: first_pk(apps.get_model("seances", "PushedBackStake")),
     "cashbox.Deputy": lambda w: first_pk(apps.get_model("cashbox", "Deputy")),
     "cashbox.RegisterAmendment": lambda w: first_pk(apps.get_model("cashbox", "RegisterAmendment")),
     "cashbox.RegisterAmendmentLine": lambda w: first_pk(apps.get_model("cashbox", "RegisterAmendmentLine")),

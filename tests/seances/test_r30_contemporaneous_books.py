@@ -90,18 +90,18 @@ def test_no_advance_count_interruption_or_spin_for_a_seance_not_open(
     evening = open_day.gaming_day.seances.get(kind=Seance.Kind.EVENING)
     before = written()
     advance = post_advance(api, chef, boule_tableau, evening)
-    assert advance.status_code == 409 and advance.json()["code"] == "R14", advance.json()
+    assert advance.status_code == 409 and advance.json()["code"] == "R30", advance.json()
     count = post_final_count(api, chef, boule_tableau, evening, "8000")
-    assert count.status_code == 409 and count.json()["code"] == "R14"
+    assert count.status_code == 409 and count.json()["code"] == "R30"
     interruption = post_short_interruption(api, chef, boule_tableau, evening)
-    assert interruption.status_code == 409 and interruption.json()["code"] == "R14"
+    assert interruption.status_code == 409 and interruption.json()["code"] == "R30"
     api.force_authenticate(chef)
     spin = api.post(
         "/api/v1/spins/",
         {"seance": evening.pk, "apparatus": boule_tableau.table.apparatus_id, "launcher": "croupier1", "number": 3},
         format="json",
     )
-    assert spin.status_code == 409 and spin.json()["code"] == "R9"
+    assert spin.status_code == 409 and spin.json()["code"] == "R30"
     assert written() == before
 
 
@@ -109,5 +109,5 @@ def test_no_control_register_before_the_last_seance_of_the_day_has_closed(direct
     services.change_seance_state(director, open_day, Seance.State.CLOSED)
     with pytest.raises(InvalidTransition) as refusal:
         cash_services.draw_up_register(director, open_day.gaming_day)
-    assert refusal.value.rule == "R22" and "Séance de la soirée" in refusal.value.message
+    assert refusal.value.rule == "R30" and "Séance de la soirée" in refusal.value.message
     assert not ControlRegister.objects.exists()

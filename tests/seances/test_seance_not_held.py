@@ -110,7 +110,7 @@ def test_r24_without_the_declaration_a_planned_seance_still_blocks_the_register(
     change_seance_state(staff["director"], afternoon, Seance.State.CLOSED)
     with pytest.raises(InvalidTransition) as refusal:
         services.draw_up_register(staff["director"], afternoon.gaming_day)
-    assert refusal.value.rule == "R22" and not ControlRegister.objects.exists()
+    assert refusal.value.rule == "R30" and not ControlRegister.objects.exists()
 
 
 def test_r24_through_the_pages_the_day_and_the_register_show_the_seance_not_held(

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from seances.models import GamingDay
-from seances.spins import services as spins
+from tests.helpers.spin_helpers import play
 from tests.rosters.test_rosters import generated_rosters, launchers, roster_setup, seance  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
@@ -38,7 +38,7 @@ def test_the_spin_statistics_chart_writes_its_coordinates_with_decimal_points(
     as_user, regulator, chef, open_day, vingt_trois
 ):
     for pocket, direction in ((1, "horaire"), (27, "antihoraire"), (5, "horaire")):
-        spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=pocket, direction=direction)
+        play(chef, open_day, vingt_trois, "croupier1", pocket=pocket, direction=direction)
     page = as_user(regulator).get(f"/coups/{vingt_trois.pk}/statistiques/").content.decode()
     values = svg_numbers(page)
     assert any("." in value for value in values)  # the bars do have fractional coordinates

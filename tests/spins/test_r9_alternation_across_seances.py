@@ -12,6 +12,7 @@ from seances.rosters.services import designated_launcher
 from seances.services import change_seance_state, plan_seances
 from seances.spins import services as spins
 from tests.helpers.cash_helpers import open_seance
+from tests.helpers.spin_helpers import play, post_announcement
 
 pytestmark = pytest.mark.django_db
 
@@ -28,8 +29,8 @@ def evening_after(director, afternoon):
 @pytest.fixture
 def evening(director, chef, open_day, vingt_trois):
     """The afternoon's last vingt-trois spin turned « horaire »; the afternoon closed, the evening open."""
-    spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=1, direction="antihoraire")
-    spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=2, direction="horaire")
+    play(chef, open_day, vingt_trois, "croupier1", pocket=1, direction="antihoraire")
+    play(chef, open_day, vingt_trois, "croupier1", pocket=2, direction="horaire")
     return evening_after(director, open_day)
 
 
@@ -40,6 +41,7 @@ def in_turn(seance, apparatus):
 
 
 def post_spin(api, user, seance, apparatus, direction, pocket=5):
+    assert post_announcement(api, user, apparatus, seance=seance.pk).status_code in (200, 201)
     api.force_authenticate(user)
     body = {"apparatus": apparatus.pk, "seance": seance.pk, "launcher": in_turn(seance, apparatus), "pocket": pocket}
     return api.post("/api/v1/spins/", {**body, "direction": direction}, format="json")
@@ -58,13 +60,11 @@ def test_r9_the_evenings_first_spin_in_the_afternoons_last_direction_is_refused_
 
 def test_r9_the_evenings_first_spin_alternates_with_the_afternoons_last_and_is_numbered_1(chef, vingt_trois, evening):
     with pytest.raises(DomainError) as refusal:
-        spins.record_spin(chef, evening, vingt_trois, in_turn(evening, vingt_trois), pocket=5, direction="horaire")
+        play(chef, evening, vingt_trois, in_turn(evening, vingt_trois), pocket=5, direction="horaire")
     assert refusal.value.rule == "R9"
-    first = spins.record_spin(
-        chef, evening, vingt_trois, in_turn(evening, vingt_trois), pocket=5, direction="antihoraire"
-    )
+    first = play(chef, evening, vingt_trois, in_turn(evening, vingt_trois), pocket=5, direction="antihoraire")
     assert (first.sequence, first.direction) == (1, "antihoraire")
-    second = spins.record_spin(chef, evening, vingt_trois, in_turn(evening, vingt_trois), pocket=6, direction="horaire")
+    second = play(chef, evening, vingt_trois, in_turn(evening, vingt_trois), pocket=6, direction="horaire")
     assert second.sequence == 2
 
 
@@ -75,9 +75,9 @@ def test_r9_the_floor_tablet_proposes_the_direction_opposite_to_the_afternoons_l
 def test_r9_a_correction_of_the_afternoons_last_spin_keeps_the_alternation_with_the_evenings_first(
     director, chef, open_day, vingt_trois
 ):
-    last = spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=1, direction="horaire")
+    last = play(chef, open_day, vingt_trois, "croupier1", pocket=1, direction="horaire")
     evening = evening_after(director, open_day)
-    spins.record_spin(chef, evening, vingt_trois, in_turn(evening, vingt_trois), pocket=5, direction="antihoraire")
+    play(chef, evening, vingt_trois, in_turn(evening, vingt_trois), pocket=5, direction="antihoraire")
     with pytest.raises(DomainError) as refusal:
         spins.correct_spin(chef, last, "Sens mal saisi", direction="antihoraire")
     assert refusal.value.rule == "R9" and "coup n° 1 (séance de la soirée" in refusal.value.message
@@ -85,9 +85,7 @@ def test_r9_a_correction_of_the_afternoons_last_spin_keeps_the_alternation_with_
 
 
 def test_r9_a_correction_of_the_evenings_first_spin_is_checked_against_the_afternoons_last(chef, vingt_trois, evening):
-    first = spins.record_spin(
-        chef, evening, vingt_trois, in_turn(evening, vingt_trois), pocket=5, direction="antihoraire"
-    )
+    first = play(chef, evening, vingt_trois, in_turn(evening, vingt_trois), pocket=5, direction="antihoraire")
     with pytest.raises(DomainError) as refusal:
         spins.correct_spin(chef, first, "Sens mal saisi", direction="horaire")
     assert refusal.value.rule == "R9" and "séance de l'après-midi" in refusal.value.message
@@ -112,6 +110,6 @@ def test_r9_the_days_first_spin_alternates_with_the_previous_days_last(
         recorded_by=chef,
     )
     with pytest.raises(DomainError) as refusal:
-        spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=5, direction="antihoraire")
+        play(chef, open_day, vingt_trois, "croupier1", pocket=5, direction="antihoraire")
     assert refusal.value.rule == "R9" and "coup n° 40 (séance de la soirée" in refusal.value.message
-    assert spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=5, direction="horaire").sequence == 1
+    assert play(chef, open_day, vingt_trois, "croupier1", pocket=5, direction="horaire").sequence == 1

@@ -1,35 +1,36 @@
-"""R9 (art. 47): a stake placed after « Rien ne va plus » and before its spin's number is pushed back."""
+"""R9 (art. 46 of 2007, art. 47 of 1959): from « Rien ne va plus » until the number the apparatus takes no stake; a
+stake refused that way is recorded as pushed back (« mise repoussée »), and shows in the register and the
+statistics."""
 
 import datetime
+import html
 from decimal import Decimal
 
 import pytest
 import time_machine
 from django.utils import timezone
 
+from casino.models import JournalEntry, Role
 from casino.rules import ARTICLES
-from seances.models import GamingDay
+from seances.models import GamingDay, PushedBackStake
 from seances.services import check_stakes
 from seances.spins import services as spins
 from tables.games.rules import PlayerStake
+from tests.conftest import make_employee
+from tests.helpers.days import reach
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def announced(chef, open_day, boule):
-    """A boule spin announced 30 s ago, launched 20 s ago, its number entered now: the times of its window."""
-    now = timezone.now()
-    announcement = now - datetime.timedelta(seconds=30)
-    spin = spins.record_spin(
-        chef,
-        open_day,
-        boule,
-        "croupier1",
-        number=4,
-        rien_ne_va_plus_at=announcement,
-        launched_at=now - datetime.timedelta(seconds=20),
-    )
+    """A boule spin announced 10 s from now, its number entered 30 s later; the clock then goes on from there."""
+    start = timezone.now()
+    with time_machine.travel(start + datetime.timedelta(seconds=10), tick=False):
+        spins.announce(chef, open_day, boule)
+    with time_machine.travel(start + datetime.timedelta(seconds=40), tick=False):
+        spin = spins.record_spin(chef, open_day, boule, "croupier1", number=4)
+    reach(start + datetime.timedelta(seconds=41))
     return spin
 
 
@@ -41,33 +42,45 @@ def post_check(api, user, apparatus, tableau, placed_at=None):
     return api.post(f"/api/v1/apparatus/{apparatus.pk}/check-stakes/", {"stakes": [stake]}, format="json")
 
 
-def test_r9_a_stake_placed_after_rien_ne_va_plus_is_refused_through_the_api(api, chef, boule, boule_tableau, announced):
-    response = post_check(api, chef, boule, boule_tableau, announced.rien_ne_va_plus_at + datetime.timedelta(seconds=5))
-    assert response.status_code == 200, response.json()
-    body = response.json()
+def post_push_back(api, user, apparatus, tableau, amount="10.00", **extra):
+    api.force_authenticate(user)
+    body = {"tableau": tableau.pk, "amount": amount, **extra}
+    return api.post(f"/api/v1/apparatus/{apparatus.pk}/pushed-back-stakes/", body, format="json")
+
+
+# The stake check ---------------------------------------------------------------------------------------------------
+
+
+def test_r9_every_stake_is_refused_while_rien_ne_va_plus_is_in_force(api, chef, open_day, boule, boule_tableau):
+    spins.announce(chef, open_day, boule)
+    body = post_check(api, chef, boule, boule_tableau).json()
     assert body["accepted"] is False
     [breach] = body["breaches"]
     assert breach["rule"] == "R9" and breach["stakes"] == [0]
     assert "les enjeux ne sont plus admis" in breach["message"] and ARTICLES["R9"] in breach["message"]
 
 
-def test_r9_a_stake_checked_now_between_the_announcement_and_the_number_is_refused(
+def test_r9_stakes_are_admitted_again_once_the_number_is_entered(api, chef, open_day, boule, boule_tableau):
+    spins.announce(chef, open_day, boule)
+    spins.record_spin(chef, open_day, boule, "croupier1", number=4)
+    assert post_check(api, chef, boule, boule_tableau).json()["accepted"] is True
+
+
+def test_r9_a_stake_placed_between_the_announcement_and_the_number_is_refused(
     api, chef, boule, boule_tableau, announced
 ):
-    # The number was entered at recorded_at: a moment earlier, the apparatus was « Rien ne va plus ».
-    with time_machine.travel(announced.recorded_at - datetime.timedelta(seconds=10), tick=False):
-        body = post_check(api, chef, boule, boule_tableau).json()
+    placed = announced.rien_ne_va_plus_at + datetime.timedelta(seconds=5)
+    body = post_check(api, chef, boule, boule_tableau, placed).json()
     assert body["accepted"] is False and body["breaches"][0]["rule"] == "R9"
 
 
 def test_r9_a_stake_before_the_announcement_or_after_the_number_is_accepted(api, chef, boule, boule_tableau, announced):
     before = announced.rien_ne_va_plus_at - datetime.timedelta(seconds=1)
     assert post_check(api, chef, boule, boule_tableau, before).json()["accepted"] is True
-    # Once the number is entered the table takes the stakes of the next spin.
     assert post_check(api, chef, boule, boule_tableau).json()["accepted"] is True
 
 
-def test_r9_the_service_pushes_back_the_stakes_of_the_window_only(casino, boule, boule_tableau, announced):
+def test_r9_the_service_refuses_the_stakes_of_the_window_only(casino, boule, boule_tableau, announced):
     stakes = [
         PlayerStake("plein", Decimal("10.00"), 5, boule_tableau),
         PlayerStake("rouge", Decimal("10.00"), None, boule_tableau),
@@ -81,3 +94,106 @@ def test_r9_the_service_pushes_back_the_stakes_of_the_window_only(casino, boule,
 def test_a_stake_placed_later_than_now_is_invalid(api, chef, boule, boule_tableau):
     response = post_check(api, chef, boule, boule_tableau, timezone.now() + datetime.timedelta(minutes=5))
     assert response.status_code == 400
+
+
+# Pushed back stakes ------------------------------------------------------------------------------------------------
+
+
+def test_r9_a_stake_refused_after_the_announcement_is_recorded_as_pushed_back(
+    api, chef, croupier, open_day, boule, boule_tableau
+):
+    announcement, _ = spins.announce(chef, open_day, boule)
+    before = timezone.now()
+    response = post_push_back(api, croupier, boule, boule_tableau, "25.50")
+    assert response.status_code == 201, response.json()
+    stake = PushedBackStake.objects.get()
+    assert stake.amount == Decimal("25.50") and stake.tableau == boule_tableau and stake.apparatus == boule
+    assert stake.announcement == announcement and stake.recorded_by == croupier
+    assert before <= stake.recorded_at <= timezone.now()
+    assert response.json()["amount"] == "25.50" and response.json()["number"] == boule_tableau.number
+    assert stake.history.count() == 1
+    assert JournalEntry.objects.filter(action="seances.pushedbackstake.create", object_id=str(stake.pk)).exists()
+
+
+def test_r9_no_stake_is_pushed_back_without_rien_ne_va_plus(api, chef, open_day, boule, boule_tableau):
+    response = post_push_back(api, chef, boule, boule_tableau)
+    assert response.status_code == 409 and response.json()["code"] == "R9"
+    spins.announce(chef, open_day, boule)
+    spins.record_spin(chef, open_day, boule, "croupier1", number=4)
+    # Once the number is entered, the stakes are admitted: none is pushed back.
+    response = post_push_back(api, chef, boule, boule_tableau)
+    assert response.status_code == 409 and response.json()["code"] == "R9"
+    assert not PushedBackStake.objects.exists()
+
+
+def test_r9_a_pushed_back_stake_on_a_tableau_of_another_apparatus_is_refused(
+    api, chef, open_day, boule, vingt_trois_tableau
+):
+    spins.announce(chef, open_day, boule)
+    response = post_push_back(api, chef, boule, vingt_trois_tableau)
+    assert response.status_code == 400 and response.json()["code"] == "R9"
+    assert not PushedBackStake.objects.exists()
+
+
+@pytest.mark.parametrize("amount", ["0", "-5", "abc", "1.234"])
+def test_a_pushed_back_amount_is_a_positive_sum_in_cents(api, chef, open_day, boule, boule_tableau, amount):
+    spins.announce(chef, open_day, boule)
+    assert post_push_back(api, chef, boule, boule_tableau, amount).status_code == 400
+    assert not PushedBackStake.objects.exists()
+
+
+def test_r30_a_pushed_back_stake_dated_by_the_client_is_refused(api, chef, open_day, boule, boule_tableau):
+    spins.announce(chef, open_day, boule)
+    response = post_push_back(api, chef, boule, boule_tableau, recorded_at=timezone.now().isoformat())
+    assert response.status_code == 400 and response.json()["code"] == "R30"
+    assert not PushedBackStake.objects.exists()
+
+
+@pytest.mark.parametrize("persona", ["caissier", "director", "regulator"])
+def test_only_the_chef_or_a_croupier_of_the_table_pushes_back_a_stake(
+    api, request, chef, persona, open_day, boule, boule_tableau
+):
+    spins.announce(chef, open_day, boule)
+    assert post_push_back(api, request.getfixturevalue(persona), boule, boule_tableau).status_code == 403
+    assert not PushedBackStake.objects.exists()
+
+
+def test_a_croupier_of_another_apparatus_may_not_push_back_a_stake(casino, chef, open_day, boule, boule_tableau):
+    other = make_employee("croupier9", Role.CROUPIER, casino).user
+    spins.announce(chef, open_day, boule)
+    with pytest.raises(Exception) as refusal:
+        spins.push_back_stake(other, open_day, boule, boule_tableau, "10.00")
+    assert refusal.value.rule == "R9"
+    assert not PushedBackStake.objects.exists()
+
+
+def test_r9_the_floor_tablet_pushes_back_a_stake(as_user, chef, open_day, boule, boule_tableau):
+    client = as_user(chef)
+    refused = client.post(f"/coups/{boule.pk}/mise-repoussee/", {"tableau": boule_tableau.pk, "amount": "10"})
+    assert refused.status_code == 409 and not PushedBackStake.objects.exists()
+    spins.announce(chef, open_day, boule)
+    page = client.get(f"/coups/{boule.pk}/").content.decode()
+    assert 'id="push-back-form"' in page
+    response = client.post(f"/coups/{boule.pk}/mise-repoussee/", {"tableau": boule_tableau.pk, "amount": "12,50"})
+    assert response.status_code == 302
+    assert PushedBackStake.objects.get().amount == Decimal("12.50")
+    assert "12,50" in html.unescape(client.get(f"/coups/{boule.pk}/").content.decode())
+
+
+def test_r9_pushed_back_stakes_show_in_the_register_and_the_statistics(
+    api, as_user, chef, regulator, open_day, boule, boule_tableau
+):
+    spins.announce(chef, open_day, boule)
+    spins.push_back_stake(chef, open_day, boule, boule_tableau, "10.00")
+    spins.push_back_stake(chef, open_day, boule, boule_tableau, "5.00")
+    spins.record_spin(chef, open_day, boule, "croupier1", number=4)
+    register = html.unescape(as_user(chef).get(f"/coups/{boule.pk}/").content.decode())
+    row = register[register.index('data-sequence="1"') :].split("</tr>")[0]
+    assert "2 · 15,00" in row
+    statistics = html.unescape(as_user(regulator).get(f"/coups/{boule.pk}/statistiques/").content.decode())
+    assert 'id="pushed-back">2 · 15,00' in statistics
+    api.force_authenticate(regulator)
+    body = api.get(f"/api/v1/apparatus/{boule.pk}/statistics/").json()
+    assert body["pushed_back_stakes"] == {"count": 2, "total": "15.00"}
+    listed = api.get(f"/api/v1/pushed-back-stakes/?apparatus={boule.pk}").json()
+    assert listed["count"] == 2

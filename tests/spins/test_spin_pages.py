@@ -6,11 +6,13 @@ from casino.models import JournalEntry
 from casino.rules import ARTICLES
 from seances.models import Spin
 from seances.spins import services as spins
+from tests.helpers.spin_helpers import play
 
 pytestmark = pytest.mark.django_db
 
 
 def test_the_entry_page_shows_the_launcher_the_direction_and_the_27_cases(as_user, chef, open_day, vingt_trois):
+    spins.announce(chef, open_day, vingt_trois)
     page = as_user(chef).get(f"/coups/{vingt_trois.pk}/").content.decode()
     assert 'id="expected-launcher"' in page and 'id="required-direction">sens horaire<' in page
     assert page.count('name="pocket"') == 27
@@ -18,19 +20,23 @@ def test_the_entry_page_shows_the_launcher_the_direction_and_the_27_cases(as_use
 
 
 def test_the_boule_entry_page_has_nine_number_buttons(as_user, chef, open_day, boule):
+    spins.announce(chef, open_day, boule)
     page = as_user(chef).get(f"/coups/{boule.pk}/").content.decode()
     assert page.count('name="number"') == 9 and 'name="pocket"' not in page
 
 
-def test_one_tap_on_the_page_records_a_spin(as_user, chef, open_day, boule):
-    response = as_user(chef).post(f"/coups/{boule.pk}/", {"launcher": "croupier1", "number": "6"})
+def test_rien_ne_va_plus_then_the_number_validated_on_the_page_records_a_spin(as_user, chef, open_day, boule):
+    client = as_user(chef)
+    assert client.post(f"/coups/{boule.pk}/rien-ne-va-plus/").status_code == 302
+    response = client.post(f"/coups/{boule.pk}/", {"launcher": "croupier1", "number": "6"})
     assert response.status_code == 302
     spin = Spin.objects.get()
     assert (spin.sequence, spin.number, spin.launcher.username) == (1, 6, "croupier1")
 
 
 def test_r9_a_refused_page_spin_is_journaled_with_its_rule_and_counted(as_user, chef, open_day, vingt_trois):
-    spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=3, direction="horaire")
+    play(chef, open_day, vingt_trois, "croupier1", pocket=3, direction="horaire")
+    spins.announce(chef, open_day, vingt_trois)
     client = as_user(chef)
     response = client.post(f"/coups/{vingt_trois.pk}/", {"launcher": "croupier1", "direction": "horaire", "pocket": 5})
     assert response.status_code == 409
@@ -41,7 +47,8 @@ def test_r9_a_refused_page_spin_is_journaled_with_its_rule_and_counted(as_user, 
     assert 'id="r9-refusals">1<' in page
 
 
-def test_a_croupier_sees_the_spins_but_cannot_enter_one(as_user, croupier, open_day, boule):
+def test_a_croupier_sees_the_spins_but_cannot_enter_one(as_user, chef, croupier, open_day, boule):
+    spins.announce(chef, open_day, boule)
     client = as_user(croupier)
     page = client.get(f"/coups/{boule.pk}/").content.decode()
     assert 'name="number"' not in page
@@ -51,7 +58,7 @@ def test_a_croupier_sees_the_spins_but_cannot_enter_one(as_user, croupier, open_
 
 def test_the_floor_shows_the_last_spins_of_each_apparatus(as_user, chef, open_day, boule):
     for number in (4, 9, 2):
-        spins.record_spin(chef, open_day, boule, "croupier1", number=number)
+        play(chef, open_day, boule, "croupier1", number=number)
     page = as_user(chef).get("/caisse/plancher/").content.decode()
     section = page[page.index('id="floor-spins"') :]
     assert f'data-apparatus="{boule.pk}"' in section
@@ -60,15 +67,16 @@ def test_the_floor_shows_the_last_spins_of_each_apparatus(as_user, chef, open_da
 
 def test_the_statistics_page_draws_observed_against_expected(as_user, regulator, chef, open_day, vingt_trois):
     for pocket, direction in ((1, "horaire"), (27, "antihoraire"), (27, "horaire")):
-        spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=pocket, direction=direction)
+        play(chef, open_day, vingt_trois, "croupier1", pocket=pocket, direction=direction)
     page = as_user(regulator).get(f"/coups/{vingt_trois.pk}/statistiques/").content.decode()
     assert 'id="spin-count">3<' in page and "<svg" in page
     assert page.count('class="observed"') == 14 + 27
     assert 'id="longest-run">2 fois le 14<' in page
 
 
-def test_a_malformed_rien_ne_va_plus_time_is_refused_not_a_crash(as_user, chef, open_day, boule):
+def test_r30_a_rien_ne_va_plus_time_sent_by_the_page_is_refused_not_a_crash(as_user, chef, open_day, boule):
+    spins.announce(chef, open_day, boule)
     data = {"launcher": "croupier1", "number": "6", "rien_ne_va_plus_at": "hier soir"}
     response = as_user(chef).post(f"/coups/{boule.pk}/", data)
-    assert response.status_code == 400
+    assert response.status_code == 400 and ARTICLES["R30"] in response.content.decode().replace("&#x27;", "'")
     assert not Spin.objects.exists()

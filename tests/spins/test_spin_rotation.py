@@ -10,8 +10,8 @@ from django.utils import timezone
 from casino.models import Alert
 from seances.models import Seance
 from seances.rosters import services as roster_services
-from seances.spins import services as spins
 from tests.helpers.guard_helpers import drop_guard
+from tests.helpers.spin_helpers import play
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +42,7 @@ def first_and_second(playing, apparatus):
 def spin_at(chef, seance, boule, launcher, moment, number=3):
     """A spin recorded at `moment` on the server's clock: the launcher the order designates then (R4)."""
     with time_machine.travel(moment, tick=False):
-        return spins.record_spin(chef, seance, boule, launcher, number=number, launched_at=moment)
+        return play(chef, seance, boule, launcher, number=number)
 
 
 def spin_out_of_turn(chef, seance, boule, launcher, moment, number=3):

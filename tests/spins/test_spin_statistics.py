@@ -5,7 +5,7 @@ import os
 import threading
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,6 +16,7 @@ from seances.spins import services as spins
 from seances.spins import stats as spin_stats
 from seances.tasks import check_bias
 from tables.games.rules import DEFAULT_LAYOUTS, Game
+from tests.helpers.spin_helpers import play
 
 CASES = [pocket.number for pocket in DEFAULT_LAYOUTS[Game.VINGT_TROIS].pockets]
 
@@ -148,9 +149,7 @@ def test_the_statistics_api_answers_frequencies_chi_square_run_and_refusals(
     api, regulator, chef, open_day, vingt_trois
 ):
     for index, pocket in enumerate([27, 26, 25, 1], start=1):
-        spins.record_spin(
-            chef, open_day, vingt_trois, "croupier1", pocket=pocket, direction=("horaire", "antihoraire")[index % 2]
-        )
+        play(chef, open_day, vingt_trois, "croupier1", pocket=pocket, direction=("horaire", "antihoraire")[index % 2])
     api.force_authenticate(regulator)
     body = api.get(f"/api/v1/apparatus/{vingt_trois.pk}/statistics/").json()
     assert body["spins"] == 4 and body["longest_run"] == {"number": 14, "length": 3}
@@ -165,7 +164,7 @@ def test_the_statistics_api_answers_frequencies_chi_square_run_and_refusals(
 
 @pytest.mark.django_db
 def test_the_statistics_follow_the_corrections(api, regulator, chef, open_day, boule):
-    spin = spins.record_spin(chef, open_day, boule, "croupier1", number=3)
+    spin = play(chef, open_day, boule, "croupier1", number=3)
     spins.correct_spin(chef, spin, "Mal lu", number=8)
     api.force_authenticate(regulator)
     body = api.get(f"/api/v1/apparatus/{boule.pk}/statistics/").json()
@@ -194,7 +193,9 @@ def test_r9_concurrent_spins_on_one_apparatus_get_distinct_sequence_numbers(chef
     def launch(number):
         try:
             barrier.wait()
-            spins.record_spin(chef, open_day, boule, "croupier1", number=number)
+            # The announcement and its spin in one transaction: the roster's lock keeps them together (R9).
+            with transaction.atomic():
+                play(chef, open_day, boule, "croupier1", number=number)
         except Exception as exc:  # noqa: BLE001 - collected and asserted below
             errors.append(exc)
         finally:

@@ -15,18 +15,22 @@ from tables.games.rules import DEFAULT_LAYOUTS, Game
 from tests.conftest import make_employee
 from tests.helpers.cash_helpers import post_advance, post_short_interruption
 from tests.helpers.guard_helpers import drop_guard
+from tests.helpers.spin_helpers import chef_of, play, post_announcement
 
 pytestmark = pytest.mark.django_db
 
 
-def post_spin(api, user, seance, apparatus, launcher="croupier1", **values):
+def post_spin(api, user, seance, apparatus, launcher="croupier1", announce=True, **values):
+    if announce:
+        announced = post_announcement(api, chef_of(user), apparatus, seance=seance.pk)
+        assert announced.status_code in (200, 201), announced.json()
     api.force_authenticate(user)
     body = {"apparatus": apparatus.pk, "seance": seance.pk, "launcher": launcher, **values}
     return api.post("/api/v1/spins/", body, format="json")
 
 
 def spin_vt(chef, seance, vingt_trois, pocket, direction, launcher="croupier1"):
-    return spins.record_spin(chef, seance, vingt_trois, launcher, pocket=pocket, direction=direction)
+    return play(chef, seance, vingt_trois, launcher, pocket=pocket, direction=direction)
 
 
 # Recording (R1, R4, R9) -------------------------------------------------------------------------------------------
@@ -130,7 +134,7 @@ def test_r9_a_spin_refused_for_its_direction_is_journaled_and_counted_for_the_ap
 
 def test_no_spin_while_the_seance_is_only_planned(api, chef, open_day, boule):
     evening = open_day.gaming_day.seances.get(state=Seance.State.PLANNED)
-    response = post_spin(api, chef, evening, boule, number=3)
+    response = post_spin(api, chef, evening, boule, number=3, announce=False)
     assert response.status_code == 409
     assert not Spin.objects.exists()
 
@@ -138,7 +142,7 @@ def test_no_spin_while_the_seance_is_only_planned(api, chef, open_day, boule):
 def test_no_spin_while_a_tableau_of_the_apparatus_is_interrupted(api, chef, cash_staff, open_day, boule, boule_tableau):
     assert post_advance(api, chef, boule_tableau, open_day).status_code == 201
     assert post_short_interruption(api, chef, boule_tableau, open_day).status_code == 201
-    response = post_spin(api, chef, open_day, boule, number=3)
+    response = post_spin(api, chef, open_day, boule, number=3, announce=False)
     assert response.status_code == 409 and response.json()["code"] == "R18"
     assert not Spin.objects.exists()
 
@@ -152,7 +156,7 @@ def test_only_the_chef_the_direction_or_a_display_records_a_spin(request, api, o
 
 
 def test_the_director_of_another_casino_cannot_record_on_our_apparatus(api, outsider, open_day, boule):
-    assert post_spin(api, outsider, open_day, boule, number=3).status_code == 404
+    assert post_spin(api, outsider, open_day, boule, number=3, announce=False).status_code == 404
     assert not Spin.objects.exists()
 
 
@@ -195,7 +199,7 @@ def test_r9_a_correction_cannot_break_the_alternation_with_the_next_spin(chef, o
 
 
 def test_r4_a_correction_cannot_name_a_chef_as_launcher(chef, open_day, boule):
-    spin = spins.record_spin(chef, open_day, boule, "croupier1", number=3)
+    spin = play(chef, open_day, boule, "croupier1", number=3)
     with pytest.raises(ValidationError) as refusal:
         spins.correct_spin(chef, spin, "Mauvais lanceur", launcher="chef")
     assert refusal.value.error_dict["launcher"][0].code == "R4"
@@ -206,7 +210,7 @@ def test_r4_a_correction_cannot_name_a_chef_as_launcher(chef, open_day, boule):
 
 
 def test_r9_the_database_refuses_two_spins_with_the_same_sequence_number(chef, open_day, boule, croupier):
-    spin = spins.record_spin(chef, open_day, boule, "croupier1", number=3)
+    spin = play(chef, open_day, boule, "croupier1", number=3)
     with pytest.raises(IntegrityError), transaction.atomic():
         Spin.objects.create(
             seance=open_day,
@@ -250,8 +254,11 @@ def display(casino):
     return make_employee("afficheur", Role.AFFICHEUR, casino, approved=False).user
 
 
-def test_a_results_display_records_spins_with_its_token(client, display, open_day, vingt_trois):
+def test_a_results_display_records_spins_with_its_token(client, display, chef, open_day, vingt_trois):
     from knox.models import AuthToken
+
+    # The chef announces « Rien ne va plus » at the table; the display posts the number (R9).
+    spins.announce(chef, open_day, vingt_trois)
 
     _instance, key = AuthToken.objects.create(user=display)
     headers = {"HTTP_AUTHORIZATION": f"Token {key}"}
@@ -280,8 +287,8 @@ def test_the_display_token_reaches_nothing_but_the_spins(client, display, open_d
 
 
 def test_the_spins_are_listed_by_apparatus_seance_and_period(api, chef, regulator, open_day, boule, vingt_trois):
-    spins.record_spin(chef, open_day, boule, "croupier1", number=3)
-    spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=9, direction="horaire")
+    play(chef, open_day, boule, "croupier1", number=3)
+    play(chef, open_day, vingt_trois, "croupier1", pocket=9, direction="horaire")
     api.force_authenticate(regulator)
     assert api.get("/api/v1/spins/").json()["count"] == 2
     assert api.get(f"/api/v1/spins/?apparatus={boule.pk}").json()["results"][0]["number"] == 3
@@ -290,7 +297,7 @@ def test_the_spins_are_listed_by_apparatus_seance_and_period(api, chef, regulato
 
 
 def test_the_director_of_another_casino_lists_none_of_our_spins(api, chef, outsider, open_day, boule):
-    spins.record_spin(chef, open_day, boule, "croupier1", number=3)
+    play(chef, open_day, boule, "croupier1", number=3)
     api.force_authenticate(outsider)
     assert api.get("/api/v1/spins/").json()["count"] == 0
 
@@ -318,7 +325,7 @@ def test_r4_a_correction_naming_a_launcher_other_than_the_one_named_by_the_roste
     named = roster_services.roster_status(roster)["now"]
     other = "croupier2" if named.username == "croupier1" else "croupier1"
     with django_capture_on_commit_callbacks(execute=True):
-        spin = spins.record_spin(chef, open_day, boule, named.username, number=3)
+        spin = play(chef, open_day, boule, named.username, number=3)
     assert not Alert.objects.filter(kind="launcher").exists()
     with django_capture_on_commit_callbacks(execute=True):
         spins.correct_spin(chef, spin, "Lanceur mal saisi", launcher=other)
@@ -330,9 +337,9 @@ def test_r23_the_effective_spins_are_the_uncorrected_originals_and_the_latest_co
     from seances.models import Spin
     from seances.spins import services as spins
 
-    kept = spins.record_spin(chef, open_day, boule, "croupier1", number=3)
-    twice = spins.record_spin(chef, open_day, boule, "croupier1", number=4)
-    once = spins.record_spin(chef, open_day, boule, "croupier1", number=5)
+    kept = play(chef, open_day, boule, "croupier1", number=3)
+    twice = play(chef, open_day, boule, "croupier1", number=4)
+    once = play(chef, open_day, boule, "croupier1", number=5)
     first = spins.correct_spin(chef, twice, "Mal lu", number=6)
     latest = spins.correct_spin(chef, twice, "Encore mal lu", number=7)
     only = spins.correct_spin(chef, once, "Mal lu", number=8)

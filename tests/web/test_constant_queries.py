@@ -21,7 +21,6 @@ from cashbox.models import season_of
 from casino.models import Role
 from seances.models import Seance, Spin
 from seances.services import open_tableau, plan_seances
-from seances.spins import services as spins
 from tables.games.rules import next_direction
 from tables.models import Tableau
 from tests.accounts import test_authorization_matrix as matrix
@@ -40,6 +39,7 @@ from tests.accounts.test_authorization_matrix import (
 )
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.cash_helpers import chips_for, main_box, staffed_tableaux
+from tests.helpers.spin_helpers import play
 
 # The matrix's demo day: yesterday closed and registered, today open with advances, an interruption, a correction.
 demo = matrix.demo
@@ -100,6 +100,8 @@ BUDGETS = {
     "roster-detail": CONSTANT,
     "roster-print": CONSTANT,
     "spin-entry": CONSTANT,
+    "spin-announce": CONSTANT,
+    "spin-push-back": CONSTANT,
     "spin-statistics": CONSTANT,
     "floor": CONSTANT,
     "advance-create": CONSTANT,
@@ -170,6 +172,12 @@ BUDGETS = {
     "api:spin-list": CONSTANT,
     "api:spin-detail": CONSTANT,
     "api:spin-history": CONSTANT,
+    "api:announcement-list": CONSTANT,
+    "api:announcement-detail": CONSTANT,
+    "api:announcement-history": CONSTANT,
+    "api:pushed-back-stake-list": CONSTANT,
+    "api:pushed-back-stake-detail": CONSTANT,
+    "api:pushed-back-stake-history": CONSTANT,
     "api:advance-list": CONSTANT,
     "api:advance-detail": CONSTANT,
     "api:advance-history": CONSTANT,
@@ -293,7 +301,7 @@ def grow(casino, demo, cash_staff, n, first):
     direction = spin.direction
     for pocket in range(first, first + n):
         direction = next_direction(direction)
-        spins.record_spin(chef, seance, spin.apparatus, "croupier1", pocket=pocket + 1, direction=direction)
+        play(chef, seance, spin.apparatus, "croupier1", pocket=pocket + 1, direction=direction)
 
 
 def test_every_get_route_of_the_url_configuration_has_a_query_budget():

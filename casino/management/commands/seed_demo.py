@@ -158,6 +158,8 @@ class Command(BaseCommand):
                 # previous spin, of this séance or an earlier one (R9).
                 panel = spins.spin_panel(seance, apparatus)
                 launcher = panel["expected"]
+                # « Rien ne va plus » first, announced by the chef and dated by the server (R9, R30).
+                spins.announce(chef, seance, apparatus)
                 if apparatus.game == Game.BOULE:
                     spins.record_spin(chef, seance, apparatus, launcher.username, number=rng.randint(1, 9))
                 else:

@@ -1,0 +1,34 @@
+"""Spins as the table plays them: « Rien ne va plus » announced (by the chef), then the spin recorded (R9)."""
+
+from casino.models import Role
+from seances.spins import services as spins
+
+
+def play(user, seance, apparatus, launcher, announcer=None, **outcome):
+    """Announce « Rien ne va plus » (by `announcer`, by default `user` or a chef of theirs), then record the spin."""
+    spins.announce(announcer or chef_of(user), seance, apparatus)
+    return spins.record_spin(user, seance, apparatus, launcher, **outcome)
+
+
+def post_announcement(api, user, apparatus, **body):
+    api.force_authenticate(user)
+    return api.post(f"/api/v1/apparatus/{apparatus.pk}/rien-ne-va-plus/", body, format="json")
+
+
+def post_spin(api, user, seance, apparatus, launcher="croupier1", announcer=None, **values):
+    """« Rien ne va plus » through the API (by `announcer`, by default `user`), then the spin through the API."""
+    announced = post_announcement(api, announcer or chef_of(user), apparatus, seance=seance.pk)
+    assert announced.status_code in (200, 201), announced.json()
+    api.force_authenticate(user)
+    body = {"apparatus": apparatus.pk, "seance": seance.pk, "launcher": launcher, **values}
+    return api.post("/api/v1/spins/", body, format="json")
+
+
+def chef_of(user):
+    """Who announces for `user`: themselves when they may (a chef de partie), else a chef de partie of their casino."""
+    if user.employee.role in (Role.CHEF, Role.CROUPIER):
+        return user
+    casino = user.employee.memberships.first().casino
+    return (
+        type(user).objects.filter(employee__role=Role.CHEF, employee__memberships__casino=casino).order_by("pk").first()
+    )
