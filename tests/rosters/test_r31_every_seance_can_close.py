@@ -14,6 +14,7 @@ from seances.services import change_seance_state, open_tableau, plan_seances
 from tables.models import Tableau
 from tables.services import register_tableau
 from tests.conftest import PASSWORD, make_employee
+from tests.helpers import spin_helpers
 from tests.helpers.cash_helpers import post_advance, post_final_count
 from tests.helpers.days import reach_opening
 from tests.helpers.roster_helpers import designated
@@ -54,9 +55,8 @@ def post_opening(api, user, tableau, seance):
 
 
 def post_spin(api, user, seance, apparatus, launcher, number=4):
-    api.force_authenticate(user)
-    body = {"apparatus": apparatus.pk, "seance": seance.pk, "launcher": launcher, "number": number}
-    return api.post("/api/v1/spins/", body, format="json")
+    """« Rien ne va plus », then the spin, through the API (R9)."""
+    return spin_helpers.post_spin(api, user, seance, apparatus, launcher, number=number)
 
 
 # More tableaux than croupiers: the cash day -----------------------------------------------------------------------

@@ -29,11 +29,11 @@ from casino.rules import DomainError
 from seances.models import GamingDay, RosterChange, Seance, Spin
 from seances.rosters import services as roster_services
 from seances.services import change_seance_state, open_tableau, plan_seances
-from seances.spins import services as spins
 from tables.services import register_tableau
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.cash_helpers import chips_for
 from tests.helpers.days import reach_opening
+from tests.helpers.spin_helpers import play
 
 pytestmark = pytest.mark.django_db
 
@@ -160,9 +160,7 @@ class SeanceCanClose(RuleBasedStateMachine):
     @rule(launcher=st.sampled_from([*CROUPIERS, SPARE, "chef"]), number=st.integers(1, 9))
     def spin(self, launcher, number):
         boule = self.world["boule"]
-        if self.attempt(
-            lambda: spins.record_spin(self.world["chef"], self.seance, boule, launcher, number=number), Spin
-        ):
+        if self.attempt(lambda: play(self.world["chef"], self.seance, boule, launcher, number=number), Spin):
             # R4: only the designated launcher launches.
             assert (
                 launcher

@@ -15,6 +15,7 @@ from seances.rosters import rotation
 from seances.rosters import services as roster_services
 from seances.services import change_seance_state, plan_seances
 from tests.conftest import PASSWORD, make_employee
+from tests.helpers import spin_helpers
 from tests.helpers.cash_helpers import open_seance
 from tests.helpers.roster_helpers import designated
 
@@ -70,9 +71,8 @@ def seance(director, casino, chef, croupier, croupier2, boule_tableau):
 
 
 def post_spin(api, user, seance, apparatus, launcher, number=4):
-    api.force_authenticate(user)
-    body = {"apparatus": apparatus.pk, "seance": seance.pk, "launcher": launcher, "number": number}
-    return api.post("/api/v1/spins/", body, format="json")
+    """« Rien ne va plus », then the spin, through the API (R9)."""
+    return spin_helpers.post_spin(api, user, seance, apparatus, launcher, number=number)
 
 
 def post_skip(api, user, roster, replacement, reason="Le lanceur désigné recompte une caisse", **extra):

@@ -10,6 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from cashbox.models import Signature
+from casino.accounts import services as account_services
 from casino.models import Role
 from casino.rules import ARTICLES
 from seances.models import GamingDay, Roster, RosterChange, RosterMember, Seance
@@ -103,10 +104,16 @@ def test_r4_director_builds_a_roster_and_the_product_proposes_the_order(api, dir
     assert body["now"]["next"]["username"] == "croupier1"
 
 
-def test_r4_the_period_is_the_casinos_setting(api, director, casino, roster_setup):
-    casino.rotation_period_minutes = 30
-    casino.save()
-    roster = build(director, roster_setup)
+def test_r4_the_period_is_the_casinos_setting(api, director, casino, boule, boule_table, chef, launchers):
+    # A change of the period applies from the next gaming day not yet planned (R29): tomorrow's séance, planned after.
+    account_services.change_settings(
+        director, casino, casino.latest_settings() | {"rotation_period_minutes": 30}, "Périodes plus longues", PASSWORD
+    )
+    tomorrow = casino.day_settings.order_by("-effective_from").first().effective_from
+    assert tomorrow > GamingDay.date_at(casino) and casino.setting("rotation_period_minutes", tomorrow) == 30
+    seance = plan_seances(director, casino, tomorrow)[0]
+    setup = {"seance": seance, "apparatus": boule, "chef": chef, "launchers": launchers}
+    roster = build(director, setup)
     assert roster.period_minutes == 30
     turns = roster_services.roster_status(roster_services.rosters_with_everything(Roster.objects).get())["turns"]
     assert (turns[0]["end"] - turns[0]["start"]) == datetime.timedelta(minutes=30)

@@ -77,7 +77,7 @@ def test_r9_the_announcement_is_dated_by_the_server_and_the_spin_links_to_it(api
 def test_r9_an_announcement_is_followed_by_one_spin_only(api, chef, open_day, boule):
     assert post_announcement(api, chef, boule).status_code == 201
     assert post_spin_alone(api, chef, open_day, boule, number=3).status_code == 201
-    second = post_spin_alone(api, chef, open_day, boule, launcher="croupier2", number=4)
+    second = post_spin_alone(api, chef, open_day, boule, launcher="croupier1", number=4)
     assert second.status_code == 409 and second.json()["code"] == "R9"
     assert Spin.objects.count() == 1
 
