@@ -497,15 +497,7 @@ def compliance_report(casino, date_from, date_to, apparatus=None):
         spin_stats.tally_shares(tallies),
         extra=[u.pk for u in eligible],
     )
-    return {
-        "casino": casino,
-        "from": date_from,
-        "to": date_to,
-        "apparatus": apparatus,
-        "sections": [whole, *sections],
-        "threshold_percent": in_force.value("launch_share_threshold"),
-        "consecutive_seances_max": in_force.value("consecutive_seances_max"),
-    }
+    return {"casino": casino, "from": date_from, "to": date_to, "apparatus": apparatus, "sections": [whole, *sections]}
 
 
 def _roster_heads(published):
