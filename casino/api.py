@@ -53,11 +53,13 @@ class CasinoViewSet(RecordViewSet):
         partial = kwargs.pop("partial", False)
         casino = self.get_object()
         refuse_unless_director(request.user)
+        # Before the serializer sets the values sent on `casino`: what the unsent fields keep.
+        latest = casino.latest_settings()
         serializer = self.get_serializer(casino, data=request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         # Unsent fields keep the values last signed; sent ones were normalised by the model's clean() on `casino`.
-        values = casino.latest_settings() | {name: getattr(casino, name) for name in DIRECTED_SETTINGS if name in data}
+        values = latest | {name: getattr(casino, name) for name in DIRECTED_SETTINGS if name in data}
         change_settings(
             request.user, casino, values, data.get("reason", ""), data.get("password", ""), otp=data.get("otp", "")
         )

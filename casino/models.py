@@ -373,8 +373,9 @@ DAY_FIXED_SETTINGS = (
 )
 
 # The casino's regulatory thresholds and durations (R29): changed by the directeur responsable only, signed, with a
-# reason, from the next gaming day. Each version of DaySettings carries them; a version written before they were
-# versioned leaves them empty, and the casino's own column (its value at that time, never written since) holds.
+# reason, from the next gaming day. A version the director signed carries them all; a version without them (a new
+# casino's first, or one written before they were versioned) leaves them empty, and the casino's own column holds,
+# which the product never writes after the casino's creation: the signed versions alone change them.
 REGULATORY_SETTINGS = (
     "short_interruption_minutes",
     "rotation_period_minutes",
@@ -481,8 +482,8 @@ class DaySettings(models.Model):
         latest = stored.day_settings.order_by("-effective_from", "-pk").first()  # pragma: no mutate (SETTINGS_ORDER)
         values = {name: getattr(stored, name) for name in DAY_FIXED_SETTINGS}
         if latest is None:
-            # A new casino: its first settings hold from the start, no day was played before them.
-            values |= {name: getattr(stored, name) for name in REGULATORY_SETTINGS}
+            # A new casino: its first settings hold from the start, no day was played before them. Its thresholds
+            # stay the casino's own columns until the director signs a change (value()).
             return cls.objects.create(casino=stored, effective_from=datetime.date.min, **values)
         carried = {name: latest.value(name) for name in REGULATORY_SETTINGS}
         values |= carried | (regulatory or {})
@@ -493,7 +494,8 @@ class DaySettings(models.Model):
     def value(self, name):
         """The setting in this version; a threshold this version does not carry is the casino's own column."""
         value = getattr(self, name)
-        return getattr(self.casino, name) if value is None else value
+        # Only a threshold falls back: a day-fixed value of None means what it says (no colour correction).
+        return getattr(self.casino, name) if value is None and name in REGULATORY_SETTINGS else value
 
     @property
     def effective_label(self):

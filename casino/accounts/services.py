@@ -405,7 +405,9 @@ def change_settings(actor, casino, values, reason, password, otp=None):
     reason = (reason or "").strip()
     if not reason:
         raise invalid("reason", "R29", "Indiquez le motif du changement des réglages")
-    current = casino.latest_settings()
+    # Read afresh: the form or the serializer has set the new values on `casino`, which a threshold a version does not
+    # carry would read back (DaySettings.value).
+    current = Casino.objects.get(pk=casino.pk).latest_settings()
     changed = {name: values[name] for name in DIRECTED_SETTINGS if values[name] != current[name]}
     if not changed:
         return None

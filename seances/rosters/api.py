@@ -420,13 +420,15 @@ class RosterViewSet(RecordViewSet):
 
 
 def report_json(report):
+    # The thresholds in force on the period's last day, as the report judged it (R4, R29).
+    in_force = report["casino"].settings_on(report["to"])
     return {
         "casino": report["casino"].pk,
         "from": report["from"],
         "to": report["to"],
         "apparatus": report["apparatus"].pk if report["apparatus"] else None,
-        "threshold_percent": report["threshold_percent"],
-        "consecutive_seances_max": report["consecutive_seances_max"],
+        "threshold_percent": in_force.value("launch_share_threshold"),
+        "consecutive_seances_max": in_force.value("consecutive_seances_max"),
         "sections": [
             {
                 "title": section["title"],

@@ -654,8 +654,6 @@ def compliance_report(casino, date_from, date_to, apparatus=None):
         "to": date_to,
         "apparatus": apparatus,
         "sections": [whole, *sections],
-        "threshold_percent": in_force.value("launch_share_threshold"),
-        "consecutive_seances_max": in_force.value("consecutive_seances_max"),
         "changes": reliefs_and_skips(published),
     }
 

@@ -236,7 +236,7 @@ class RosterReportView(RoleRequiredMixin, View):
         report = services.compliance_report(casino, date_from, date_to, apparatus)
         if self.csv:
             return self.as_csv(report)
-        threshold = report["threshold_percent"]
+        threshold = casino.settings_on(date_to).value("launch_share_threshold")
         for section in report["sections"]:
             section["bars"] = [
                 {**row, "y": 8 + index * 26, "width": round(row["share"] * BAR_SCALE, 1)}

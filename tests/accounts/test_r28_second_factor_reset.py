@@ -242,8 +242,9 @@ def test_r29_a_confirmed_grant_of_a_role_with_a_second_factor_opens_its_first_en
     from casino.accounts.services import state_of
 
     settings.REQUIRE_2FA = True
+    director_phone = TOTPDevice.objects.create(user=director, name="téléphone", confirmed=True)
     change = propose_role(administrator, croupier.employee, state_of(croupier.employee) | {"role": "codir"})
-    confirmed = decide(api, director, change.pk)
+    confirmed = decide(api, director, change.pk, otp=current_code(director_phone))
     assert confirmed.status_code == 200
     croupier.employee.refresh_from_db()
     assert croupier.employee.role == "codir"

@@ -14,6 +14,7 @@ from casino.audit.verification import verify_casino
 from casino.models import Employee, JournalEntry, Membership, Role
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.journal_helpers import MOMENT, entries_of
+from tests.helpers.role_helpers import never_activated
 
 pytestmark = pytest.mark.django_db
 
@@ -82,12 +83,19 @@ def test_r29_every_account_event_of_a_life_cycle_is_journaled(
     reset = api.post(f"/api/v1/employees/{employee.pk}/second-factor-reset/", {}, format="json").json()
     settings.REQUIRE_2FA = False  # the director signs with a password only here, as above
     api.force_authenticate(director)
+    # The new code comes with the confirmation, to the director who hands it over (R28).
     api.post(
         f"/api/v1/account-changes/{reset['id']}/decide/", {"decision": "confirm", "password": PASSWORD}, format="json"
     )
+    # A CoDir member's deactivation is proposed, then confirmed by the director (R29).
     api.force_authenticate(administrator)
-    api.post(f"/api/v1/employees/{employee.pk}/activation-code/", {}, format="json")
-    api.patch(f"/api/v1/employees/{employee.pk}/", {"is_active": False}, format="json")
+    deactivation = api.patch(f"/api/v1/employees/{employee.pk}/", {"is_active": False}, format="json").json()
+    api.force_authenticate(director)
+    api.post(
+        f"/api/v1/account-changes/{deactivation['pending_change']}/decide/",
+        {"decision": "confirm", "password": PASSWORD},
+        format="json",
+    )
 
     assert actions(casino, employee) == [
         "account.created",
@@ -104,6 +112,8 @@ def test_r29_every_account_event_of_a_life_cycle_is_journaled(
         "account.change_confirmed",
         "account.second_factor_reset",
         "account.activation_code_issued",
+        "account.deactivation_proposed",
+        "account.change_confirmed",
         "account.deactivated",
     ]
     entries = JournalEntry.objects.filter(casino=casino, object_id=str(employee.pk), action__startswith="account.")
@@ -124,6 +134,7 @@ def test_r29_the_regulator_reads_the_account_events_on_the_journal_page(
 ):
     api.force_authenticate(administrator)
     api.patch(f"/api/v1/employees/{croupier.employee.pk}/", {"role": "chef"}, format="json")
+    never_activated(croupier)  # the administrator issues codes for accounts never activated only (R28)
     api.post(f"/api/v1/employees/{croupier.employee.pk}/activation-code/", {}, format="json")
     client.force_login(regulator)
     page = client.get("/journal/", {"action": "account."})
