@@ -69,6 +69,24 @@ TEXT_WEAKENINGS = [
     ("casino_key_statements", "casino_key.second_key_in_service", "AND k.retired_at IS NULL)", "AND FALSE)"),
 ]
 
+# Weakenings that change nothing a database user can do, each with its reason; not run, reported apart.
+EQUIVALENT = {
+    "text:employee_role.second_factor_reset_counts": (
+        "a second-factor reset carries the role the person has when it is proposed, and decide() refuses it if the "
+        "role changed since; no other proposal is pending meanwhile: the latest decision names the current role "
+        "whether resets count or not"
+    ),
+    "text:journal_head.may_move_back@sqlite": (
+        "on SQLite the same trigger also requires the head to be the last entry, which an earlier number never is; "
+        "on PostgreSQL that check is deferred, and this one is the immediate refusal"
+    ),
+}
+
+
+def equivalent(mutant, vendor):
+    return EQUIVALENT.get(f"{mutant}@{vendor}") or EQUIVALENT.get(mutant)
+
+
 # The tests most likely to see a weakening of each guard that reads another table, tried first.
 FIRST_TESTS = {"journal_head": "journal_head", "employee_role": "role_changes", "casino_key": "trust_anchor"}
 
@@ -295,14 +313,16 @@ def pytest_runtestloop(session):
         return None
     _remember()
     known = weakenings()
-    results = {} if os.environ.get("GUARD_MUTATION_AGAIN") else load()
+    again = bool(os.environ.get("GUARD_MUTATION_AGAIN"))
+    # Verdicts of weakenings that no longer exist (a column removed, a move now allowed) are dropped.
+    results = {mutant: verdict for mutant, verdict in load().items() if mutant in known}
     items = session.items
     baseline = _run(items, "")
     if baseline is not None:
         raise SystemExit(f"the guard tests fail without any weakening: {baseline}")
     try:
         for mutant in known:
-            if selection not in mutant or mutant in results:
+            if selection not in mutant or (mutant in results and not again) or equivalent(mutant, _vendor()):
                 continue
             started = time.monotonic()
             weakened = (
@@ -335,12 +355,16 @@ def pytest_runtestloop(session):
 
 
 def report(results, known):
+    results = {mutant: result for mutant, result in results.items() if mutant in known}
+    same = {mutant for mutant in known if equivalent(mutant, _vendor())}
     killed = sum(1 for r in results.values() if r["verdict"] == "killed")
-    print(f"{_vendor()}: {killed} killed / {len(results)} tried ({len(known)} weakenings in all)")
+    print(f"{_vendor()}: {killed} killed / {len(results)} tried ({len(known)} weakenings, {len(same)} equivalent)")
     for mutant, result in sorted(results.items()):
         if result["verdict"] != "killed":
-            print(f"  {result['verdict']}: {mutant} — {known.get(mutant, '(no longer a weakening)')}")
-    untried = sorted(set(known) - set(results))
+            print(f"  {result['verdict']}: {mutant} — {known[mutant]}")
+    for mutant in sorted(same):
+        print(f"  equivalent: {mutant} — {equivalent(mutant, _vendor())}")
+    untried = sorted(set(known) - set(results) - same)
     if untried:
         print(f"  not tried yet: {len(untried)}")
 
@@ -381,7 +405,7 @@ def main():
     subprocess.run([*command, *TESTS], cwd=ROOT, env=env, check=False)
     results = load()
     report(results, known)
-    return 0 if all(r["verdict"] == "killed" for r in results.values()) else 1
+    return 0 if all(r["verdict"] == "killed" for m, r in results.items() if m in known) else 1
 
 
 if __name__ == "__main__":
