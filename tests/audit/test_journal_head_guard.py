@@ -70,6 +70,19 @@ def test_r23_a_head_inserted_that_is_not_the_last_entry_is_refused(chained):
     assert head_of(chained) == (sequence, digest)
 
 
+@pytest.mark.parametrize("sequence", [1, 2], ids=["first entry", "entry before the last"])
+def test_r23_a_head_inserted_at_an_earlier_entry_with_its_own_hash_is_refused(chained, sequence):
+    # A real entry, number and hash, but not the last: the next append would chain onto it and fork the chain.
+    digest = JournalEntry.objects.get(casino=chained, sequence=sequence).hash
+    JournalHead.objects.filter(casino=chained).delete()
+    with pytest.raises(IntegrityError, match="la tête du journal"):
+        write(
+            "INSERT INTO casino_journalhead (casino_id, sequence, hash) VALUES (%s, %s, %s)",
+            [chained.pk, sequence, digest],
+        )
+    assert not JournalHead.objects.filter(casino=chained).exists()
+
+
 def test_r23_the_appends_move_the_head_within_the_guard(chained):
     start = last_of(chained)[0]
     journal.append(chained.pk, "seul")

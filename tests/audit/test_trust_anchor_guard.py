@@ -69,6 +69,15 @@ def test_r23_the_key_in_service_is_retired_by_the_owner_s_rotation_only(keyed, a
     assert [key["key_id"] for key in served] == [keyed.signing_key.key_id] != [real.key_id]
 
 
+@pytest.mark.parametrize("owner", [False, True], ids=["application role", "owner"])
+def test_r23_a_key_inserted_already_retired_is_refused_even_without_a_key_in_service(casino, owner):
+    # A retired key still verifies the signatures of its time: planting one would rewrite what the past proves.
+    with as_owner(connection) if owner else transaction.atomic():
+        with pytest.raises(IntegrityError, match=REFUSAL):
+            insert_key(casino, other_pem(), retired=True)
+    assert not CasinoKey.objects.filter(casino=casino).exists()
+
+
 def test_r23_a_casino_without_a_key_in_service_gets_its_first_key(casino, settings, tmp_path):
     settings.CASINO_SIGNING_KEY_DIR = tmp_path
     settings.CASINO_SIGNING_KEY_AUTOCREATE = True
