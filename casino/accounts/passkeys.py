@@ -55,6 +55,10 @@ TIMEOUT_MS = 120_000
 
 
 def rp_id():
+    if not settings.WEBAUTHN_RP_ID or not settings.WEBAUTHN_ORIGINS:
+        raise InvalidTransition(
+            "R28", "Les clés de signature ne sont pas configurées : WEBAUTHN_RP_ID et WEBAUTHN_ORIGIN manquent"
+        )
     return settings.WEBAUTHN_RP_ID
 
 

@@ -151,3 +151,18 @@ def test_r23_a_keys_public_key_holder_and_counter_cannot_be_rewritten(api, casin
 def test_r28_the_casinos_signature_method_defaults_to_the_password(casino):
     assert casino.signature_method == Casino.SignatureMethod.PASSWORD
     assert passkeys.rp_id() == "localhost"
+
+
+def test_r28_without_an_rp_id_no_key_is_enrolled(api, casino, croupier, settings):
+    settings.WEBAUTHN_RP_ID = ""
+    api.force_authenticate(croupier)
+    refused = api.post("/api/v1/passkeys/register/options/", {"casino": casino.pk}, format="json")
+    assert (refused.status_code, refused.json()["code"]) == (409, "R28")
+
+
+def test_r28_the_director_switches_the_casino_to_keys(api, casino, director):
+    api.force_authenticate(director)
+    changed = api.patch(f"/api/v1/casinos/{casino.pk}/", {"signature_method": "passkey"}, format="json")
+    assert changed.status_code == 200, changed.content
+    casino.refresh_from_db()
+    assert casino.signature_method == Casino.SignatureMethod.PASSKEY

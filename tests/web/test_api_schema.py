@@ -134,6 +134,12 @@ POSTS_WITHOUT_IDEMPOTENCY_KEY = {
     "/api/v1/account-changes/{id}/decide/",
     "/api/v1/apparatus/{id}/check-stakes/",
     "/api/v1/games/{game}/settle/",
+    # The signing keys (R28, R29): each enrolment consumes its single-use challenge, a confirmation or a revocation is
+    # signed once (the second answers 409); the enrolment's options write only a challenge.
+    "/api/v1/passkeys/",
+    "/api/v1/passkeys/register/options/",
+    "/api/v1/passkeys/{id}/confirm/",
+    "/api/v1/passkeys/{id}/revoke/",
 }
 
 
