@@ -12,6 +12,8 @@ beat's tasks seal and verify):
 
 - casino_export_duration_seconds: histogram of the built exports (started → finished)
 - casino_last_seal_sequence{casino}, casino_last_seal_timestamp_seconds{casino}: the journal's last seal
+- casino_last_verified_seal_timestamp_seconds{casino}, casino_last_verified_sequence{casino},
+  casino_last_verification_timestamp_seconds{casino}: the newest seal the nightly verification proved intact
 - casino_celery_queue_length{queue}, casino_celery_broker_up
 """
 
@@ -64,7 +66,8 @@ class DatabaseCollector:
     def collect(self):
         # Imported here: casino.models needs the app registry, and this module is imported by the settings' middleware
         # list before it is ready.
-        from casino.models import Export, Seal
+        from casino.audit.verification import last_proven
+        from casino.models import Casino, Export, Seal
 
         durations = [
             (finished - started).total_seconds()
@@ -93,6 +96,27 @@ class DatabaseCollector:
             sealed_at.add_metric([str(row["casino"])], row["at"].timestamp())
         yield sequence
         yield sealed_at
+
+        verified_at = GaugeMetricFamily(
+            "casino_last_verified_seal_timestamp_seconds",
+            "When the newest seal an intact nightly verification proved was made",
+            labels=["casino"],
+        )
+        verified_sequence = GaugeMetricFamily(
+            "casino_last_verified_sequence", "The journal entry that seal covers", labels=["casino"]
+        )
+        ran_at = GaugeMetricFamily(
+            "casino_last_verification_timestamp_seconds", "When the last intact verification ended", labels=["casino"]
+        )
+        for casino in Casino.objects.order_by("pk"):
+            run = last_proven(casino)
+            if run is not None:
+                verified_at.add_metric([str(casino.pk)], run.seal.sealed_at.timestamp())
+                verified_sequence.add_metric([str(casino.pk)], run.seal.sequence)
+                ran_at.add_metric([str(casino.pk)], run.finished_at.timestamp())
+        yield verified_at
+        yield verified_sequence
+        yield ran_at
 
 
 class ThisProcess:
