@@ -22,29 +22,16 @@ import os
 import time
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import F, Max
 from django.http import Http404, HttpResponse
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 
-METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
-EXPORT_BUCKETS = (1, 5, 15, 60, 300, 900, 1800)
-
-REQUESTS = Counter("casino_http_requests", "HTTP requests answered", ["method", "status"])
-LATENCY = Histogram("casino_http_request_duration_seconds", "Time to answer a request", ["method"])
-SIGNED_WRITES = Counter("casino_signed_writes", "Signatures committed, by kind", ["kind"])
-REFUSALS = Counter("casino_refusals", "Writes refused, by rule", ["rule"])
-
-
-def count_signed_write(kind):
-    """Count a signature once its transaction commits (a rolled-back write signed nothing)."""
-    transaction.on_commit(lambda: SIGNED_WRITES.labels(kind=str(kind)).inc())
-
-
-def count_refusal(rule):
-    REFUSALS.labels(rule=str(rule or "unknown")[:32]).inc()
+from casino.audit.verification import last_proven
+from casino.celery import app
+from casino.models import Casino, Export, Seal
+from casino.ops.counters import EXPORT_BUCKETS, LATENCY, METHODS, REQUESTS
 
 
 class RequestMetricsMiddleware:
@@ -64,11 +51,6 @@ class DatabaseCollector:
     """What the database knows, read at each scrape: true whichever process did the work, and across restarts."""
 
     def collect(self):
-        # Imported here: casino.models needs the app registry, and this module is imported by the settings' middleware
-        # list before it is ready.
-        from casino.audit.verification import last_proven
-        from casino.models import Casino, Export, Seal
-
         durations = [
             (finished - started).total_seconds()
             for started, finished in Export.objects.filter(
@@ -130,8 +112,6 @@ class BrokerCollector:
     """The Celery queue's length, asked of the broker with a short timeout (a broker down is a 0, not a hang)."""
 
     def collect(self):
-        from casino.celery import app  # imported here: the Celery app loads the settings
-
         up = GaugeMetricFamily("casino_celery_broker_up", "Whether the broker answered this scrape")
         length = GaugeMetricFamily("casino_celery_queue_length", "Tasks waiting in the queue", labels=["queue"])
         queue = app.conf.task_default_queue or "celery"
