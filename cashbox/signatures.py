@@ -15,7 +15,7 @@ from casino.accounts.passkeys import act_statement, verify_assertion
 from casino.accounts.roles import role_of
 from casino.accounts.security import check_secrets, signer_among
 from casino.models import Casino, Role
-from casino.ops.metrics import count_signed_write
+from casino.ops.counters import count_signed_write
 from casino.rules import InvalidTransition, RoleForbidden, invalid
 from seances.models import GamingDay, Roster, RosterChange
 

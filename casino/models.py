@@ -1032,6 +1032,42 @@ def seal_message(casino_id, sequence, digest, at):
     return canonical({"casino": casino_id, "sequence": sequence, "hash": digest, "at": json_value(at)})
 
 
+class JournalVerification(models.Model):
+    """One run of the nightly verification of a casino's journal (casino.tasks.verify_casino_journal, R23).
+
+    Incremental runs start from the last seal a previous run proved (its entry must still hold its signed hash) and
+    check every entry after it; a full run, spread over the month casino by casino, checks the whole chain and
+    reconciles every journaled record. `seal` is the newest seal the run proved: the operator's metric
+    casino_last_verified_seal_timestamp_seconds and the alert when it grows old."""
+
+    casino = models.ForeignKey(Casino, on_delete=models.PROTECT, related_name="verifications")
+    full = models.BooleanField("vérification complète", default=False)
+    from_sequence = models.PositiveBigIntegerField("à partir du numéro", default=0)
+    through_sequence = models.PositiveBigIntegerField("jusqu'au numéro", default=0)
+    seal = models.ForeignKey(
+        Seal,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name="dernier scellement prouvé",
+    )
+    problems = models.PositiveIntegerField("anomalies", default=0)
+    started_at = models.DateTimeField("commencée le", default=timezone.now)
+    finished_at = models.DateTimeField("terminée le", default=timezone.now)
+
+    class Meta:
+        verbose_name = "vérification du journal"
+        verbose_name_plural = "vérifications du journal"
+        ordering = ["casino", "-finished_at", "-pk"]
+        indexes = [models.Index(fields=["casino", "-finished_at"], name="verification_casino_latest")]
+
+    def __str__(self):
+        return (
+            f"Vérification {'complète' if self.full else 'incrémentale'} — {self.casino} ({self.finished_at:%d/%m/%Y})"
+        )
+
+
 class ExportQuerySet(ScopedQuerySet):
     pass
 

@@ -4,10 +4,11 @@ from django.utils import timezone
 
 from casino.audit import anchors
 from casino.audit.seals import seal_ended_days
-from casino.audit.verification import verify_casino
+from casino.audit.verification import last_proven, run_verification
 from casino.exports.build import build
 from casino.exports.build import sweep_stuck_exports as sweep
 from casino.models import APPROVED_ROLES, Casino, Employee
+from casino.rules import cite
 from casino.services import alert_journal_problems, raise_alert
 from casino.web.idempotency import prune
 
@@ -48,20 +49,61 @@ def check_approvals(today=None):
     return raised
 
 
-# Verification reads every journal entry: allow it more time than the default.
+# Each casino's full verification falls on one day of the month (its id modulo 28, plus one): a group's whole chains
+# are re-read over the month, a few casinos a night; the other nights read only what was written since.
+FULL_CYCLE_DAYS = 28
+# A casino whose journal no intact run verified for this long raises an alert (R23).
+STALE_VERIFICATION = timezone.timedelta(hours=36)
+
+
+def full_verification_day(casino_id, day):
+    return casino_id % FULL_CYCLE_DAYS + 1 == day.day
+
+
+@shared_task(soft_time_limit=5 * 60, time_limit=6 * 60, **NIGHTLY_RETRIES)
+def verify_journal(today=None):
+    """The nightly dispatcher: one verification task per casino, whole on its day of the month and incremental on
+    the others; first, an alert for each casino no intact run verified lately. Returns {casino id: full}."""
+    day = timezone.datetime.fromisoformat(today).date() if today else timezone.localdate()
+    alert_stale_verifications()
+    plan = {}
+    for casino_id in Casino.objects.order_by("pk").values_list("pk", flat=True):
+        plan[casino_id] = full_verification_day(casino_id, day)
+        verify_casino_journal.delay(casino_id, plan[casino_id])
+    return plan
+
+
+# A full run reads every journal entry of one casino: allow it more time than the default.
 @shared_task(soft_time_limit=50 * 60, time_limit=55 * 60, **NIGHTLY_RETRIES)
-def verify_journal():
-    """Verify every casino's live chain; raise an alert at the first bad entry. Returns {casino id: problems}."""
-    found = {}
-    for casino in Casino.objects.all():
-        # The chain against the seals of the database and the latest seals files outside it (casino.audit.anchors).
-        external, _used, unreadable = anchors.latest(casino.pk)
-        _count, problems = verify_casino(casino, seals=external)
-        problems = [(None, what) for what in unreadable] + problems
-        if problems:
-            found[casino.pk] = problems
-            alert_journal_problems(casino, problems)
-    return found
+def verify_casino_journal(casino_id, full=False):
+    """Verify one casino's journal (casino.audit.verification.run_verification); an alert at the first bad entry.
+    Returns the number of problems."""
+    casino = Casino.objects.get(pk=casino_id)
+    # The chain against the seals of the database and the latest seals files outside it (casino.audit.anchors).
+    external, _used, unreadable = anchors.latest(casino.pk)
+    _run, problems = run_verification(casino, full=full, seals=external)
+    problems = [(None, what) for what in unreadable] + problems
+    if problems:
+        alert_journal_problems(casino, problems)
+    return len(problems)
+
+
+def alert_stale_verifications(now=None):
+    """An alert for each casino with a journal that no intact run verified within STALE_VERIFICATION."""
+    now = now or timezone.now()
+    raised = 0
+    for casino in Casino.objects.filter(journal__recorded_at__lt=now - STALE_VERIFICATION).distinct():
+        last = last_proven(casino)
+        if last is not None and last.finished_at >= now - STALE_VERIFICATION:
+            continue
+        if last is None:
+            what = "Le journal n'a jamais été vérifié par la vérification de nuit."
+        else:
+            what = f"Le journal n'a pas été vérifié depuis le {timezone.localtime(last.finished_at):%d/%m/%Y à %H:%M}."
+        message = cite("R23", what + " Voyez les journaux du worker (tâche verify_casino_journal).")
+        if raise_alert(casino, "journal", f"verification-stale:{now.date().isoformat()}", message, "R23"):
+            raised += 1
+    return raised
 
 
 @shared_task(soft_time_limit=5 * 60, time_limit=6 * 60)

@@ -24,7 +24,7 @@ from casino.accounts.roles import role_of
 from casino.audit.actors import current_actor
 from casino.audit.canonical import canonical
 from casino.models import Casino, Employee, JournalEntry, JournalHead, Membership
-from casino.ops.metrics import count_refusal
+from casino.ops.counters import count_refusal
 
 GENESIS = "0" * 64
 

@@ -2,21 +2,24 @@
 reconciled (casino/audit/reconcile.py); on PostgreSQL an intact journal is first proven in bulk (journal_fast)."""
 
 from django.db import connection
+from django.db.models import Max
+from django.utils import timezone
 
 from casino.audit import history_check, journal_fast
 from casino.audit import seals as sealing
 from casino.audit.journal import GENESIS, chain_hash, head_problem
 from casino.audit.reconcile import column_mismatch, journaled_labels, reconcile_records
-from casino.models import JournalEntry
+from casino.models import JournalEntry, JournalVerification, Seal
 
 
-def verify_chain(entries):
-    """Check a chain of (sequence, previous_hash, hash, document bytes) in order.
+def verify_chain(entries, first=1, previous=GENESIS):
+    """Check a chain of (sequence, previous_hash, hash, document bytes) in order, from entry `first` whose previous
+    hash must be `previous` (the genesis for a whole chain; a proven seal's hash for the entries after it).
 
     Returns a list of problems [(sequence, what)], empty when the chain is intact.
     """
     problems = []
-    expected_sequence, previous = 1, GENESIS
+    expected_sequence = first
     for sequence, previous_hash, digest, document in entries:
         if sequence != expected_sequence:
             missing = sequence > expected_sequence  # pragma: no mutate (≥ is the same here: the numbers differ)
@@ -112,3 +115,85 @@ def chain_state(casino, reconcile=True, seals=None, want_documents=True, process
         records += [(None, m["message"]) for m in history_check.history_mismatches(casino.pk)]
         return count, head + records, last_documents
     return count, head, last_documents
+
+
+ROW_FIELDS = (
+    "sequence",
+    "previous_hash",
+    "hash",
+    "document",
+    "action",
+    "actor__username",
+    "actor_role",
+    "object_type",
+    "object_id",
+    "tableau_number",
+    "recorded_at",
+)
+
+
+def verify_since(casino, seal):
+    """Verify the entries after `seal`, a seal a previous run proved: (number of entries checked, problems).
+
+    The starting point is trusted only while it holds: every seal of the casino is checked first (its signature, and
+    the live entry at its number still has the signed hash), `seal` included; then each later entry is chained onto
+    the sealed hash, its filter columns checked against its document, and the head checked. The records themselves
+    are reconciled by the full runs (verify_casino), spread over the month."""
+    problems = sealing.check(casino)
+    if problems:
+        return 0, problems
+    rows = JournalEntry.objects.filter(casino=casino, sequence__gt=seal.sequence).order_by("sequence")
+    mismatches, last, count = [], [seal.sequence, seal.hash], [0]
+
+    def chain():
+        for row in rows.values_list(*ROW_FIELDS).iterator():
+            if not mismatches:
+                mismatch = column_mismatch(row)
+                if mismatch:
+                    mismatches.append((row[0], mismatch))
+            last[:] = [row[0], row[2]]
+            count[0] += 1
+            yield row[:4]
+
+    problems = verify_chain(chain(), first=seal.sequence + 1, previous=seal.hash)
+    if problems:
+        return count[0], problems
+    head = [(None, problem) for problem in [head_problem(casino.pk, *last)] if problem]
+    return count[0], mismatches + head
+
+
+def last_proven(casino):
+    """The newest run that found the journal intact and proved a seal, or None."""
+    return (
+        JournalVerification.objects.filter(casino=casino, problems=0, seal__isnull=False)
+        .select_related("seal")
+        .order_by("-finished_at", "-pk")
+        .first()
+    )
+
+
+def run_verification(casino, full=False, seals=None):
+    """One nightly run for one casino, recorded (JournalVerification): incremental from the last proven seal, or
+    whole (`full`, or when no seal was proven yet), the whole run also against `seals` (the external seals files,
+    casino.audit.anchors). Returns (the run, its problems)."""
+    started = timezone.now()
+    through = JournalEntry.objects.filter(casino=casino).aggregate(head=Max("sequence"))["head"] or 0
+    previous = None if full else last_proven(casino)
+    if previous is None:
+        count, problems = verify_casino(casino, seals=seals)
+    else:
+        count, problems = verify_since(casino, previous.seal)
+    proven = None
+    if not problems:
+        proven = Seal.objects.filter(casino=casino, sequence__lte=through).order_by("-sequence", "-sealed_at").first()
+    run = JournalVerification.objects.create(
+        casino=casino,
+        full=previous is None,
+        from_sequence=previous.seal.sequence if previous else 0,
+        through_sequence=through,
+        seal=proven,
+        problems=len(problems),
+        started_at=started,
+        finished_at=timezone.now(),
+    )
+    return run, problems

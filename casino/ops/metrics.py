@@ -12,6 +12,8 @@ beat's tasks seal and verify):
 
 - casino_export_duration_seconds: histogram of the built exports (started → finished)
 - casino_last_seal_sequence{casino}, casino_last_seal_timestamp_seconds{casino}: the journal's last seal
+- casino_last_verified_seal_timestamp_seconds{casino}, casino_last_verified_sequence{casino},
+  casino_last_verification_timestamp_seconds{casino}: the newest seal the nightly verification proved intact
 - casino_celery_queue_length{queue}, casino_celery_broker_up
 """
 
@@ -20,29 +22,16 @@ import os
 import time
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import F, Max
 from django.http import Http404, HttpResponse
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 
-METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
-EXPORT_BUCKETS = (1, 5, 15, 60, 300, 900, 1800)
-
-REQUESTS = Counter("casino_http_requests", "HTTP requests answered", ["method", "status"])
-LATENCY = Histogram("casino_http_request_duration_seconds", "Time to answer a request", ["method"])
-SIGNED_WRITES = Counter("casino_signed_writes", "Signatures committed, by kind", ["kind"])
-REFUSALS = Counter("casino_refusals", "Writes refused, by rule", ["rule"])
-
-
-def count_signed_write(kind):
-    """Count a signature once its transaction commits (a rolled-back write signed nothing)."""
-    transaction.on_commit(lambda: SIGNED_WRITES.labels(kind=str(kind)).inc())
-
-
-def count_refusal(rule):
-    REFUSALS.labels(rule=str(rule or "unknown")[:32]).inc()
+from casino.audit.verification import last_proven
+from casino.celery import app
+from casino.models import Casino, Export, Seal
+from casino.ops.counters import EXPORT_BUCKETS, LATENCY, METHODS, REQUESTS
 
 
 class RequestMetricsMiddleware:
@@ -62,10 +51,6 @@ class DatabaseCollector:
     """What the database knows, read at each scrape: true whichever process did the work, and across restarts."""
 
     def collect(self):
-        # Imported here: casino.models needs the app registry, and this module is imported by the settings' middleware
-        # list before it is ready.
-        from casino.models import Export, Seal
-
         durations = [
             (finished - started).total_seconds()
             for started, finished in Export.objects.filter(
@@ -94,6 +79,27 @@ class DatabaseCollector:
         yield sequence
         yield sealed_at
 
+        verified_at = GaugeMetricFamily(
+            "casino_last_verified_seal_timestamp_seconds",
+            "When the newest seal an intact nightly verification proved was made",
+            labels=["casino"],
+        )
+        verified_sequence = GaugeMetricFamily(
+            "casino_last_verified_sequence", "The journal entry that seal covers", labels=["casino"]
+        )
+        ran_at = GaugeMetricFamily(
+            "casino_last_verification_timestamp_seconds", "When the last intact verification ended", labels=["casino"]
+        )
+        for casino in Casino.objects.order_by("pk"):
+            run = last_proven(casino)
+            if run is not None:
+                verified_at.add_metric([str(casino.pk)], run.seal.sealed_at.timestamp())
+                verified_sequence.add_metric([str(casino.pk)], run.seal.sequence)
+                ran_at.add_metric([str(casino.pk)], run.finished_at.timestamp())
+        yield verified_at
+        yield verified_sequence
+        yield ran_at
+
 
 class ThisProcess:
     """The counters of this process (one process serves: runserver, or gunicorn with one worker)."""
@@ -106,8 +112,6 @@ class BrokerCollector:
     """The Celery queue's length, asked of the broker with a short timeout (a broker down is a 0, not a hang)."""
 
     def collect(self):
-        from casino.celery import app  # imported here: the Celery app loads the settings
-
         up = GaugeMetricFamily("casino_celery_broker_up", "Whether the broker answered this scrape")
         length = GaugeMetricFamily("casino_celery_queue_length", "Tasks waiting in the queue", labels=["queue"])
         queue = app.conf.task_default_queue or "celery"

@@ -112,7 +112,7 @@ def test_r23_postgresql_refuses_truncate(api, cash_staff, open_day, boule_tablea
 def test_r23_editing_behind_the_databases_back_is_caught_at_the_exact_entry(
     api, cash_staff, open_day, boule_tableau, casino
 ):
-    from casino.tasks import verify_journal
+    from casino.tasks import verify_casino_journal
 
     post_advance(api, cash_staff["chef"], boule_tableau, open_day)
     target = JournalEntry.objects.get(casino=casino, action="cashbox.advance.create")
@@ -122,7 +122,7 @@ def test_r23_editing_behind_the_databases_back_is_caught_at_the_exact_entry(
         cursor.execute("UPDATE casino_journalentry SET document = %s WHERE id = %s", [tampered, target.pk])
     problems = verify_chain(chain(casino))
     assert problems and problems[0][0] == target.sequence and "modifiée" in problems[0][1]
-    assert verify_journal()[casino.pk][0][0] == target.sequence
+    assert verify_casino_journal(casino.pk) >= 1
     alert = Alert.objects.get(kind="journal")
     assert f"n° {target.sequence}" in alert.message
 

@@ -1,0 +1,128 @@
+"""The nightly verification scales with a group (R23): a dispatcher queues one task per casino; each run starts from
+the last seal a previous run proved and reads only what came after it, except on the casino's day of the month,
+when it reads the whole chain and reconciles the records; each run is recorded, the last proven seal is a metric,
+and a casino left unverified raises an alert."""
+
+import datetime
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from casino.audit.seals import seal
+from casino.models import Alert, JournalEntry, JournalVerification, Seal
+from casino.tasks import (
+    FULL_CYCLE_DAYS,
+    alert_stale_verifications,
+    full_verification_day,
+    verify_casino_journal,
+    verify_journal,
+)
+from tests.helpers.cash_helpers import post_advance
+from tests.helpers.guard_helpers import drop_guard
+
+pytestmark = pytest.mark.django_db
+
+
+def sealed(casino):
+    return seal(casino, Seal.Reason.DAY_END)
+
+
+def runs(casino):
+    return list(JournalVerification.objects.filter(casino=casino).order_by("pk"))
+
+
+@pytest.fixture
+def advanced(api, cash_staff, open_day, boule_tableau):
+    assert post_advance(api, cash_staff["chef"], boule_tableau, open_day).status_code == 201
+    return boule_tableau.casino
+
+
+def test_the_dispatcher_queues_one_run_per_casino_whole_on_its_day_of_the_month(casino, other_casino):
+    day = datetime.date(2026, 12, casino.pk % FULL_CYCLE_DAYS + 1)
+    plan = verify_journal(today=day.isoformat())
+    assert plan == {casino.pk: True, other_casino.pk: full_verification_day(other_casino.pk, day)}
+    assert [run.full for run in runs(casino)] == [True]
+    assert len(runs(other_casino)) == 1
+    # Every casino has its full day once in each cycle of FULL_CYCLE_DAYS days.
+    days = [datetime.date(2026, 2, n) for n in range(1, FULL_CYCLE_DAYS + 1)]
+    assert sum(full_verification_day(casino.pk, d) for d in days) == 1
+
+
+def test_a_run_after_a_proven_seal_reads_only_the_entries_after_it(advanced, api, cash_staff, open_day):
+    casino = advanced
+    first_seal = sealed(casino)
+    verify_casino_journal(casino.pk)
+    [first] = runs(casino)
+    assert first.full and first.problems == 0 and first.seal == first_seal and first.from_sequence == 0
+
+    second_seal = sealed(casino)  # a seal of the same head, later: the newest one proven next
+    verify_casino_journal(casino.pk)
+    second = runs(casino)[-1]
+    assert not second.full and second.from_sequence == first_seal.sequence
+    assert second.seal == second_seal and second.problems == 0
+
+
+def test_an_incremental_run_names_an_entry_changed_after_the_proven_seal(
+    advanced, api, cash_staff, vingt_trois_tableau, open_day
+):
+    casino = advanced
+    proven = sealed(casino)
+    verify_casino_journal(casino.pk)
+    assert post_advance(api, cash_staff["chef"], vingt_trois_tableau, open_day).status_code == 201
+    target = JournalEntry.objects.filter(
+        casino=casino, sequence__gt=proven.sequence, action="cashbox.advance.create"
+    ).get()
+    drop_guard("casino_journalentry")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE casino_journalentry SET document = %s WHERE id = %s",
+            [target.document.replace('"kind":"initial"', '"kind":"complement"'), target.pk],
+        )
+    assert verify_casino_journal(casino.pk) >= 1
+    run = runs(casino)[-1]
+    assert not run.full and run.problems >= 1 and run.seal is None
+    assert f"n° {target.sequence}" in Alert.objects.get(kind="journal").message
+
+
+def test_an_incremental_run_does_not_trust_a_seal_whose_entry_was_rewritten(advanced):
+    casino = advanced
+    proven = sealed(casino)
+    verify_casino_journal(casino.pk)
+    drop_guard("casino_journalentry")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE casino_journalentry SET hash = %s WHERE casino_id = %s AND sequence = %s",
+            ["0" * 64, casino.pk, proven.sequence],
+        )
+    assert verify_casino_journal(casino.pk) >= 1
+    assert runs(casino)[-1].problems >= 1
+
+
+def test_a_casino_left_unverified_raises_an_alert_and_a_recent_intact_run_none(advanced):
+    casino = advanced
+    later = timezone.now() + datetime.timedelta(hours=40)
+    assert alert_stale_verifications(later) == 1
+    alert = Alert.objects.get(kind="journal", casino=casino)
+    assert "Le journal n'a jamais été vérifié" in alert.message and alert.rule == "R23"
+    sealed(casino)
+    verify_casino_journal(casino.pk)
+    assert alert_stale_verifications(timezone.now() + datetime.timedelta(hours=1)) == 0
+    # That run too grows old: a new alert, of its own day (an open one is not raised twice).
+    assert alert_stale_verifications(later + datetime.timedelta(days=1)) == 1
+    assert "n'a pas été vérifié depuis le" in Alert.objects.filter(kind="journal").order_by("pk").last().message
+
+
+def test_the_last_proven_seal_is_a_metric(advanced, client, settings, other_casino):
+    settings.METRICS_TOKEN = "t" * 32
+    casino = advanced
+    proven = sealed(casino)
+    verify_casino_journal(casino.pk)
+    text = client.get("/metrics/", HTTP_AUTHORIZATION=f"Bearer {'t' * 32}").content.decode()
+    samples = dict(line.rsplit(" ", 1) for line in text.splitlines() if line and not line.startswith("#"))
+    label = f'{{casino="{casino.pk}"}}'
+    assert float(samples[f"casino_last_verified_seal_timestamp_seconds{label}"]) == pytest.approx(
+        proven.sealed_at.timestamp()
+    )
+    assert float(samples[f"casino_last_verified_sequence{label}"]) == proven.sequence
+    assert f'casino_last_verified_sequence{{casino="{other_casino.pk}"}}' not in text  # never verified: no sample
