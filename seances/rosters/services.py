@@ -459,6 +459,8 @@ def record_change(
         if kind == RosterChange.Kind.SKIP:
             member, replacement = _skip_people(roster, member_username, replacement_username, moment)
         else:
+            if not member_username:
+                raise invalid("member", "R4", "Indiquez le lanceur concerné par le changement")
             member = _user(member_username, "member", casino)
             replacement = _checked_change(roster, kind, member, replacement_username, moment, casino, day)
         signature = None
