@@ -115,7 +115,7 @@ def roster_timeline(roster, moment=None):
     """The turns of the séance; a séance still open past its planned end keeps its rotation up to `moment` and the
     turn after it, as the launcher in turn is checked (designated_launcher)."""
     end = roster.ends_at
-    if moment is not None and roster.seance.actual_end is None and moment >= end:
+    if moment is not None and roster.seance.state == Seance.State.OPEN and moment >= end:
         end = moment + roster.period
     return rotation.timeline(published_order(roster), roster_changes(roster), roster.starts_at, end, roster.period)
 
