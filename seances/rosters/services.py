@@ -115,7 +115,7 @@ def roster_timeline(roster, moment=None):
     """The turns of the séance; a séance still open past its planned end keeps its rotation up to `moment` and the
     turn after it, as the launcher in turn is checked (designated_launcher)."""
     end = roster.ends_at
-    if moment is not None and roster.seance.actual_end is None and moment >= end:
+    if moment is not None and roster.seance.state == Seance.State.OPEN and moment >= end:
         end = moment + roster.period
     return rotation.timeline(published_order(roster), roster_changes(roster), roster.starts_at, end, roster.period)
 
@@ -459,6 +459,8 @@ def record_change(
         if kind == RosterChange.Kind.SKIP:
             member, replacement = _skip_people(roster, member_username, replacement_username, moment)
         else:
+            if not member_username:
+                raise invalid("member", "R4", "Indiquez le lanceur concerné par le changement")
             member = _user(member_username, "member", casino)
             replacement = _checked_change(roster, kind, member, replacement_username, moment, casino, day)
         signature = None

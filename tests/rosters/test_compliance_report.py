@@ -152,7 +152,8 @@ def test_r4_the_report_gives_each_launchers_minutes_shares_flags_and_spins(casin
         "to": datetime.date(2026, 3, 10),
         "apparatus": None,
     }
-    assert set(report) == {"casino", "from", "to", "apparatus", "sections"}
+    assert set(report) == {"casino", "from", "to", "apparatus", "sections", "changes"}
+    assert [(c.kind, c.member.username) for c in report["changes"]] == [("relief", "croupier1")]
     whole, first, second, third = (flat(section) for section in report["sections"])
     # Casino-wide: 5 séances (one without launchers), 260 minutes of launching; every eligible croupier is expected somewhere; séances of
     # two apparatus are not consecutive, so nobody is flagged for them; chef2 launched a spin the roster gave to

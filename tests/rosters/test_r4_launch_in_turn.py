@@ -235,3 +235,23 @@ def test_r4_a_closed_seance_takes_no_skip(api, director, chef, boule, seance):
     response = post_skip(api, chef, roster, "croupier2", signer="chef", password=PASSWORD)
     assert response.status_code == 409 and response.json()["code"] == "R4"
     assert not RosterChange.objects.exists()
+
+
+def test_r4_a_change_other_than_a_skip_names_its_launcher(api, chef, boule, seance):
+    roster = Roster.objects.published().get(seance=seance, apparatus=boule)
+    api.force_authenticate(chef)
+    response = api.post(f"/api/v1/rosters/{roster.pk}/change/", {"kind": "absence", "reason": "Malaise"}, format="json")
+    assert response.status_code == 400 and response.json()["code"] == "R4"
+    assert "Indiquez le lanceur concerné" in response.json()["message"]
+    assert not RosterChange.objects.exists()
+
+
+def test_r4_the_roster_page_refuses_a_skip_signed_by_the_director(as_user, director, chef, boule, seance):
+    roster = Roster.objects.published().get(seance=seance, apparatus=boule)
+    replacement = the_other(designated(seance, boule))
+    data = {"kind": "skip", "member": "", "replacement": replacement, "reason": "Malaise passager"}
+    data |= {"signer": "directeur", "password": PASSWORD}
+    page = as_user(chef).post(f"/roulement/{roster.pk}/changement/", data, follow=True).content.decode()
+    assert "Seul peut signer : chef de partie" in page
+    assert not RosterChange.objects.exists()
+    assert not Signature.objects.filter(purpose=Signature.Purpose.ROSTER_CHANGE).exists()
