@@ -33,6 +33,7 @@ from django.db import DatabaseError, connection, models, transaction
 # (`reconcile.compare_record`…): the two import each other as modules, which Python resolves whichever comes first.
 from casino.audit import history_check, journal, reconcile
 from casino.audit import seals as sealing
+from casino.audit.canonical import canonical
 from casino.models import JournalEntry
 
 # Below this many entries, one process: starting others costs more than it saves.
@@ -415,41 +416,80 @@ def history_mismatches(casino_id):
     return history_check.history_mismatches(casino_id, flagged) if flagged else []
 
 
+def canonical_payload_sql(model, alias="h"):
+    """SQL building, from a history row, the canonical JSON text (casino.audit.canonical) of the payload its entry
+    holds (record_payload, and `_reason` first when there is one), or None for a model with a field this cannot write
+    (a JSONField): that model's documents are parsed instead. The text is compared with the document's payload as
+    text, no JSON parsed; a payload written in another form (a decimal given as "12.5") only sends its record to the
+    exact comparison in Python."""
+    parts = []
+    for model_field in sorted(model._meta.concrete_fields, key=lambda f: f.attname):
+        column = f'{alias}."{model_field.column}"'
+        if isinstance(model_field, models.BooleanField):
+            value = f"CASE WHEN {column} THEN 'true' WHEN NOT {column} THEN 'false' END"  # NULL stays null
+        elif isinstance(model_field, models.DecimalField):
+            value = f"'\"' || CASE WHEN {column} = round({column}, 2) THEN round({column}, 2)::text ELSE {column}::text END || '\"'"
+        elif isinstance(model_field, models.DateTimeField):
+            value = f"""'"' || to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '"'"""
+        elif isinstance(model_field, models.DateField):
+            value = f"""'"' || to_char({column}, 'YYYY-MM-DD') || '"'"""
+        elif isinstance(model_field, (models.CharField, models.TextField)):
+            value = f"to_json({column})::text"
+        elif isinstance(model_field, (models.IntegerField, models.AutoField, models.BigAutoField, models.ForeignKey)):
+            value = f"{column}::text"
+        else:
+            return None
+        parts.append(f"""'{canonical(model_field.attname).decode()}:' || coalesce({value}, 'null')""")
+    reason = (
+        f"CASE WHEN coalesce({alias}.history_change_reason, '') <> '' THEN "
+        f"""'"_reason":' || to_json({alias}.history_change_reason)::text || ',' ELSE '' END"""
+    )
+    return "'{' || " + reason + " || " + " || ',' || ".join(parts) + " || '}'"
+
+
 def _flag_history(model, casino_id):
     """The ids of the model's records whose history rows and history entries differ in any way.
 
     The entry's action, time and actor are read from its columns, not its document: the fast path's result is used
-    only when every entry's columns say what its signed document says (checked at the same time, in the children)."""
+    only when every entry's columns say what its signed document says (checked at the same time, in the children).
+    The payload is compared as canonical text where the model's fields allow it (canonical_payload_sql), else parsed."""
     label = model._meta.label_lower
     history = model.history.model
     record = model._meta.pk.column
     subquery, params = (
         history_check.history_rows_of(model, casino_id).order_by().values("history_id").query.sql_with_params()
     )
-    same = " AND ".join(surely_equal(f, alias="h") for f in model._meta.concrete_fields)
     actions = [f"{label}.{verb}" for verb in history_check.KINDS]
-    # Each document is parsed once (a MATERIALIZED CTE), its payload only.
+    expected = canonical_payload_sql(model)
+    if expected is not None:
+        # The document's payload, cut out by its known start and its end, which the entry's columns give.
+        payload = """substr(j.document, strpos(j.document, '"payload":') + 10,
+                length(j.document) - strpos(j.document, '"payload":') - 9 - length(',"role":' || to_json(j.actor_role)::text
+                || ',"sequence":' || j.sequence::text || ',"tableau":' || coalesce(j.tableau_number::text, 'null') || '}'))"""
+        same = f"d.p = {expected}"
+    else:
+        payload = "j.document::jsonb -> 'payload'"
+        same = " AND ".join(surely_equal(f, alias="h") for f in model._meta.concrete_fields)
+        same += " AND coalesce(d.p ->> '_reason', '') = coalesce(h.history_change_reason, '')"
     sql = f"""
         WITH h AS (
             SELECT r.*, row_number() OVER (PARTITION BY r."{record}" ORDER BY r.history_id) AS k
             FROM "{history._meta.db_table}" r
             WHERE r.history_id IN ({subquery})
         ), d AS MATERIALIZED (
-            SELECT j.object_id, j.action, j.recorded_at, j.actor_id, j.document::jsonb -> 'payload' AS p,
+            SELECT j.object_id, j.action, j.recorded_at, j.actor_id, {payload} AS p,
                 row_number() OVER (PARTITION BY j.object_id ORDER BY j.sequence) AS k
             FROM {JournalEntry._meta.db_table} j
             WHERE j.casino_id = %s AND j.object_type = %s AND j.action = ANY(%s)
         )
         SELECT DISTINCT coalesce(h."{record}"::text, d.object_id)
         FROM h FULL JOIN d ON d.object_id = h."{record}"::text AND d.k = h.k
-        WHERE h."{record}" IS NULL OR d.object_id IS NULL OR NOT (
+        WHERE h."{record}" IS NULL OR d.object_id IS NULL OR NOT coalesce(
             d.action = %s || '.' || CASE h.history_type WHEN '+' THEN 'create' WHEN '~' THEN 'change'
                 WHEN '-' THEN 'delete' END
             AND d.recorded_at = h.history_date
             AND d.actor_id IS NOT DISTINCT FROM h.history_user_id
-            AND coalesce(d.p ->> '_reason', '') = coalesce(h.history_change_reason, '')
-            AND {same}
-        )
+            AND {same}, false)
     """
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, casino_id, label, actions, label])
