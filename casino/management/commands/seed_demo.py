@@ -10,8 +10,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.test.utils import override_settings
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
-from books.models import LevySchedule, Observation
+from books.models import LevySchedule, MonthlyStatement, Observation
 from books.services import enter_levy_schedule, record_action, record_observation, sign_statement
 from cashbox.models import Count, RegisterAmendment, season_of
 from cashbox.services import (
@@ -96,10 +97,12 @@ def launch(chef, seance, apparatus, rng):
     moment, and at vingt-trois the cylinder opposite to the apparatus' previous spin."""
     panel = spins.spin_panel(seance, apparatus)
     launcher = panel["expected"].username
-    if apparatus.game == Game.BOULE:
-        return spins.record_spin(chef, seance, apparatus, launcher, number=rng.randint(1, 9))
-    direction = panel["required_direction"]
-    return spins.record_spin(chef, seance, apparatus, launcher, pocket=rng.randint(1, 27), direction=direction)
+    # record_spin names no actor outside a request: the chef who enters it is the actor of its history row (R23).
+    with acting_as(chef):
+        if apparatus.game == Game.BOULE:
+            return spins.record_spin(chef, seance, apparatus, launcher, number=rng.randint(1, 9))
+        direction = panel["required_direction"]
+        return spins.record_spin(chef, seance, apparatus, launcher, pocket=rng.randint(1, 27), direction=direction)
 
 
 def chips_for(casino, amount):
@@ -187,8 +190,9 @@ class Season:
         day = GamingDay.objects.get(casino=self.casino, date=date)
         clock.at(at(date, 33))  # 09:00 the next morning, before the gaming day ends (R22)
         register, _ = draw_up_register(director, day)
-        sign_register(register, "directeur", PASSWORD)
-        sign_register(register, "codir1", PASSWORD)
+        for signer in ("directeur", "codir1"):
+            with acting_as(self.user(signer)):
+                sign_register(register, signer, PASSWORD)
         if offset == self.AMENDED:
             self.amend(afternoon)
         clock.at(at(date, 34, 5))  # the gaming day has ended: its journal head is sealed (R23)
@@ -306,12 +310,14 @@ class Season:
             PASSWORD,
         )
         amendment = RegisterAmendment.objects.get(correction=correction)
-        sign_amendment(amendment, "directeur", PASSWORD)
-        sign_amendment(amendment, "codir1", PASSWORD)
+        for signer in ("directeur", "codir1"):
+            with acting_as(self.user(signer)):
+                sign_amendment(amendment, signer, PASSWORD)
 
     def seal(self, date):
         try:
-            seal(self.casino, Seal.Reason.DAY_END, gaming_day=date)
+            with acting_as(system_user()):
+                seal(self.casino, Seal.Reason.DAY_END, gaming_day=date)
         except ImproperlyConfigured as exc:
             # No key and none may be created (CASINO_SIGNING_KEY_AUTOCREATE off): the days stay unsealed, as the
             # beat task would leave them, and `create_signing_key --demo` then the task seal the current one.
@@ -322,47 +328,53 @@ class Season:
         season = season_of(date)
         if LevySchedule.objects.filter(casino=self.casino, season=season).exists():
             return
-        enter_levy_schedule(
-            self.director,
-            self.casino,
-            season,
-            "Prélèvement progressif de l'État",
-            LEVY_BRACKETS,
-            "directeur",
-            PASSWORD,
-        )
+        with acting_as(self.director):
+            enter_levy_schedule(
+                self.director,
+                self.casino,
+                season,
+                "Prélèvement progressif de l'État",
+                LEVY_BRACKETS,
+                "directeur",
+                PASSWORD,
+            )
 
     def monthly_statement(self, date):
         """R26: the situation of the month just ended, signed before the 5th (here the 3rd)."""
         month = date.replace(day=1) - datetime.timedelta(days=1)
+        if MonthlyStatement.objects.filter(casino=self.casino, year=month.year, month=month.month).exists():
+            return
         if GamingDay.objects.filter(casino=self.casino, date__year=month.year, date__month=month.month).exists():
-            sign_statement(self.director, self.casino, month.year, month.month, "directeur", PASSWORD)
+            with acting_as(self.director):
+                sign_statement(self.director, self.casino, month.year, month.month, "directeur", PASSWORD)
 
     def visit(self, date, injunction):
         """R27: the police des jeux records a visit in the registre spécial d'observations."""
         self.clock.at(at(date, 17, 30))
-        record_observation(
-            self.user("controleur"),
-            self.casino,
-            at(date, 16, 40),
-            "Visite de la salle pendant la séance de l'après-midi : ordre de roulement affiché, carnets à jour.",
-            "Afficher le minimum et le maximum de chaque tableau de façon lisible depuis les places assises."
-            if injunction
-            else "",
-            PASSWORD,
-        )
+        with acting_as(self.user("controleur")):
+            record_observation(
+                self.user("controleur"),
+                self.casino,
+                at(date, 16, 40),
+                "Visite de la salle pendant la séance de l'après-midi : ordre de roulement affiché, carnets à jour.",
+                "Afficher le minimum et le maximum de chaque tableau de façon lisible depuis les places assises."
+                if injunction
+                else "",
+                PASSWORD,
+            )
 
     def follow_up(self, date):
         """R27: the direction records what was done about the injunction, within its 8 days."""
         observation = Observation.objects.filter(casino=self.casino).exclude(injunction="").order_by("pk").first()
         if observation is not None and not observation.actions.exists():
-            record_action(
-                self.director,
-                observation,
-                "Panneaux des limites refaits en gros caractères et posés à chaque tableau.",
-                "directeur",
-                PASSWORD,
-            )
+            with acting_as(self.director):
+                record_action(
+                    self.director,
+                    observation,
+                    "Panneaux des limites refaits en gros caractères et posés à chaque tableau.",
+                    "directeur",
+                    PASSWORD,
+                )
 
 
 def at(date, hour, minute=0):
@@ -379,16 +391,26 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--force", action="store_true", help="Seed even with DEBUG off (tests only).")
-        parser.add_argument("--days", type=int, default=SEASON_DAYS, help="Past gaming days to play (default 21).")
+        parser.add_argument(
+            "--days",
+            type=int,
+            default=SEASON_DAYS,
+            help="Past gaming days to play (default 21, and at least back to the 3rd of the month).",
+        )
 
     def handle(self, *args, force=False, days=SEASON_DAYS, **options):
         if not settings.DEBUG and not force:
             raise CommandError("seed_demo est réservé au mode démonstration (DEBUG activé) : refusé en production.")
-        hashers = [f"{DemoPasswordHasher.__module__}.DemoPasswordHasher", *settings.PASSWORD_HASHERS]
+        hashers = settings.PASSWORD_HASHERS
+        if import_string(hashers[0]).algorithm == DemoPasswordHasher.algorithm:
+            # The configured hasher verifies the demo's hashes after the seed (same algorithm, iterations in the hash).
+            hashers = [f"{DemoPasswordHasher.__module__}.DemoPasswordHasher", *hashers]
         # The registry and the staff are written by the system actor; the day's services name the director
         # they are given (casino.audit.actors.names_actor): every history row and journal entry has its actor.
         with override_settings(PASSWORD_HASHERS=hashers), transaction.atomic(), Clock() as clock:
             today = self.present_date(clock)
+            # At least back to the 3rd of this month, the day the seed signs last month's situation (R26).
+            days = max(days, today.day - 2)
             first = today - datetime.timedelta(days=days)
             if not Casino.objects.filter(name=DEMO).exists():
                 # The casino was set up the morning of the first day played: nothing it records predates it.
@@ -399,6 +421,7 @@ class Command(BaseCommand):
             for offset in range(days, 0, -1):
                 season.day(today - datetime.timedelta(days=offset), offset)
             clock.at(clock.present)
+            season.monthly_statement(today)
             self.todays_floor(demo, season, today)
         logins = ", ".join(username for username, *_ in STAFF)
         self.stdout.write(self.style.SUCCESS(f"Démonstration prête. Identifiants : {logins} ; mot de passe « demo »."))
