@@ -1,6 +1,7 @@
 """Pages of the register of spins: the chef's one-tap entry on the floor tablet, and the statistics of an apparatus."""
 
 import datetime
+import math
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
@@ -10,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views import View
 
+from casino.charts import bar_chart, percent_axis
 from casino.rules import DomainError
 from casino.web.middleware import mark_refusal, refusal_of
 from casino.web.mixins import RoleRequiredMixin
@@ -19,8 +21,6 @@ from seances.spins import services as spins
 from seances.spins import stats as spin_stats
 from tables.games.rules import Direction
 from tables.models import Apparatus
-
-CHART_WIDTH, CHART_HEIGHT, CHART_MARGIN = 640, 240, 36
 
 
 def open_seance(casino):
@@ -102,43 +102,31 @@ class SpinEntryView(RoleRequiredMixin, View):
         return redirect(reverse("spin-entry", args=[self.apparatus.pk]))
 
 
-def chart(rows, label_key="number"):
-    """Geometry of a server-side SVG bar chart: observed frequency (bar) against expected (tick), in print too."""
-    if not rows:
+def french(value, places=3):
+    return f"{value:.{places}f}".replace(".", ",")
+
+
+def chart(rows, total, title, label_key="number"):
+    """Observed frequency per number (bars) against its probability (a dash) and the 95 % band where the frequency
+    falls by chance alone over `total` spins (p ± 1,96 √(p(1 − p)/n)): a bar outside its band stands out."""
+    if not rows or not total:
         return None
-    top = max(max(r["frequency"] for r in rows), max(r["expected"] for r in rows)) * 1.15 or 1
-    width = (CHART_WIDTH - CHART_MARGIN) / len(rows)
-    plot = CHART_HEIGHT - CHART_MARGIN - 20  # room below the bars for their labels
-    bars = []
-    for index, row in enumerate(rows):
-        x = CHART_MARGIN + index * width
-        height = plot * row["frequency"] / top
-        expected_y = 10 + plot - plot * row["expected"] / top
-        bars.append(
-            {
-                "x": round(x + width * 0.15, 1),
-                "width": round(width * 0.7, 1),
-                "x2": round(x + width * 0.85, 1),
-                "y": round(10 + plot - height, 1),
-                "height": round(height, 1),
-                "expected_y": round(expected_y, 1),
-                "label_x": round(x + width / 2, 1),
-                "label": row[label_key],
-                "observed": row["frequency"],
-                "expected": row["expected"],
-            }
-        )
-    ticks = [{"y": round(10 + plot - plot * t / top, 1), "label": f"{t:.0%}"} for t in _ticks(top)]
-    return {"width": CHART_WIDTH, "height": CHART_HEIGHT, "base": 10 + plot, "bars": bars, "ticks": ticks}
-
-
-def _ticks(top):
-    step = 0.05 if top > 0.15 else 0.02 if top > 0.06 else 0.01
-    value, ticks = 0.0, []
-    while value <= top:
-        ticks.append(value)
-        value += step
-    return ticks
+    expected = {row[label_key]: row["expected"] for row in rows}
+    bands = []
+    for row in rows:
+        p = row["expected"]
+        margin = 1.96 * math.sqrt(p * (1 - p) / total)
+        bands.append((max(p - margin, 0.0), min(p + margin, 1.0)))
+    return bar_chart(
+        f"spins-{label_key}",
+        f"{title} : fréquence observée (barres), probabilité attendue (tirets) et bande de confiance à 95 %",
+        [row[label_key] for row in rows],
+        [{"key": "observed", "label": "observé", "values": [row["frequency"] for row in rows]}],
+        axis=percent_axis,
+        marks=[row["expected"] for row in rows],
+        bands=bands,
+        title=lambda _serie, label, value: f"{label} : observé {french(value)}, attendu {french(expected[label])}",
+    )
 
 
 class SpinStatisticsView(RoleRequiredMixin, View):
@@ -167,8 +155,12 @@ class SpinStatisticsView(RoleRequiredMixin, View):
             "from": date_from,
             "to": date_to,
             "summary": summary,
-            "chart": chart(summary["numbers"]),
-            "pocket_chart": chart(summary["pockets"], "pocket") if summary["pockets"] else None,
+            "chart": chart(summary["numbers"], summary["spins"], "Numéros"),
+            "pocket_chart": chart(
+                summary["pockets"], sum(row["observed"] for row in summary["pockets"]), "Cases", "pocket"
+            )
+            if summary["pockets"]
+            else None,
             "threshold": apparatus.casino.spin_bias_p_value,
         }
         return render(request, "seances/spins/statistics.html", context)

@@ -127,7 +127,7 @@ def test_every_persona_finds_content_on_first_login(season, client):
     yesterday = today - datetime.timedelta(days=1)
     director = login(client, "directeur")
     home = director.get("/").content.decode()
-    assert "Aucun registre de contrôle établi cette saison" not in home and 'class="bar-boule"' in home
+    assert "Aucun registre de contrôle établi cette saison" not in home and 'class="bar bar-boule"' in home
     registers = director.get("/caisse/registres/").content.decode()
     assert f"{yesterday:%d/%m/%Y}" in registers or yesterday.strftime("%d") in registers
     assert "Arrêté à la somme de" in director.get(f"/caisse/registres/{yesterday:%Y-%m-%d}/").content.decode()
