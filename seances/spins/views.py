@@ -129,6 +129,30 @@ def chart(rows, total, title, label_key="number"):
     )
 
 
+def count_axis(value):
+    return f"{value:g}"
+
+
+def direction_chart(apparatus, start, end):
+    """At vingt-trois, each launcher's spins per direction of the cylinder: a rotation followed gives every croupier
+    both directions, one who always turns one way stands out (R4, R9, art. 46)."""
+    tallies = spin_stats.launches_by_direction(apparatus, start, end)
+    if apparatus.game != "vingt_trois" or not tallies:
+        return None
+    names = list(tallies)
+    return bar_chart(
+        "directions",
+        "Coups de chaque lanceur par sens du cylindre",
+        names,
+        [
+            {"key": value, "label": label, "values": [tallies[name].get(value, 0) for name in names]}
+            for value, label in Direction.choices
+        ],
+        axis=count_axis,
+        title=lambda serie, name, value: f"{name}, {serie['label']} : {value} coup(s)",
+    )
+
+
 class SpinStatisticsView(RoleRequiredMixin, View):
     """Frequencies of an apparatus over a period against the plateau, chi-square, longest run, R9 refusals."""
 
@@ -162,6 +186,7 @@ class SpinStatisticsView(RoleRequiredMixin, View):
             if summary["pockets"]
             else None,
             "threshold": apparatus.casino.spin_bias_p_value,
+            "direction_chart": direction_chart(apparatus, start, end),
         }
         return render(request, "seances/spins/statistics.html", context)
 
