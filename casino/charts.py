@@ -25,12 +25,11 @@ def nice_ticks(low, high, count=5):
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
     value, ticks = math.floor(low / step) * step, []
-    while value < high + step / 2:
+    while True:
         ticks.append(round(value, 10))
-        if value >= high:
-            break
+        if value >= high - step * 1e-9:
+            return ticks
         value += step
-    return ticks
 
 
 def euros_axis(value):
