@@ -436,7 +436,9 @@ ACTIVATION_CODE_HOURS = int(os.environ.get("ACTIVATION_CODE_HOURS", "72"))
 
 # Logging -----------------------------------------------------------------------------------------------------
 # Every line is one JSON object with one schema (casino/ops/logs.py), the security log included.
-LOGGING = logging_config(os.environ.get("LOG_LEVEL", "INFO"))
+# The demo's console reads as text (one line per request); production, and LOG_FORMAT=json, write JSON lines.
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "text" if DEBUG and not TESTING else "json")
+LOGGING = logging_config(os.environ.get("LOG_LEVEL", "INFO"), readable=LOG_FORMAT == "text")
 # The worker and beat keep this configuration rather than Celery's own text format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # End of the logging block.
