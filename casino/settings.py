@@ -99,6 +99,10 @@ MIDDLEWARE = [
     # Last, as django-axes asks: it turns a lockout into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
+if DEBUG:
+    # The demo shows the site's French 404 and 500 pages, not Django's technical ones (outermost: it sees the final
+    # response).
+    MIDDLEWARE.insert(1, "casino.web.errors.FrenchErrorPagesMiddleware")
 
 AUTHENTICATION_BACKENDS = ["casino.accounts.auth.AxesBackend", "django.contrib.auth.backends.ModelBackend"]
 
