@@ -78,7 +78,6 @@ MIDDLEWARE = [
     "casino.accounts.security.LockoutMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -166,6 +165,8 @@ if TESTING:
     # Hashing cost is not what the tests measure.
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
+# One language, French, the language of the books (docs/architecture.md, « One language »): no LocaleMiddleware to
+# negotiate another; Django's own messages (forms, admin, dates) come from its French catalogue through USE_I18N.
 LANGUAGE_CODE = "fr"
 LANGUAGES = [("fr", "Français")]
 TIME_ZONE = "Europe/Paris"
