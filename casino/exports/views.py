@@ -100,7 +100,9 @@ class ExportListView(ExportAccessMixin, View):
             response = self.render(form, status=exc.status_code)
             transaction.set_rollback(True)
             return response
-        messages.success(request, "Export demandé : il est préparé en arrière-plan.")
+        # Said before the build is queued (on commit): the state itself is on the page it leads to, as it is then, so
+        # that the message never contradicts it (issue 40: « préparé en arrière-plan » above « Prêt 100 % »).
+        messages.success(request, f"Export n° {export.pk} demandé.")
         return redirect(export)
 
     def render(self, form, status=200):
@@ -157,7 +159,7 @@ class ExportRetryView(ExportAccessMixin, View):
         except DomainError as exc:
             messages.error(request, exc.message)
             return detail_response(request, export, status=exc.status_code)
-        messages.success(request, "Export relancé : il est préparé en arrière-plan.")
+        messages.success(request, f"Export n° {retry.pk} demandé, en relance de l'export n° {export.pk}.")
         return redirect(retry)
 
 
