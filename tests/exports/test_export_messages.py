@@ -45,3 +45,13 @@ def test_an_export_in_progress_reads_in_preparation_and_not_ready(as_user, regul
     export = Export.objects.create(casino=casino, requested_by=regulator, date_from="2025-01-01", date_to="2025-01-02")
     page = as_user(regulator).get(f"/exports/{export.pk}/").content.decode()
     assert "en préparation" in page and "L'export est prêt." not in page
+
+
+def test_the_progress_endpoint_answers_404_outside_the_readers_casinos(client, regulator, casino, other_casino):
+    from casino.models import Role
+    from tests.conftest import make_employee
+
+    export = Export.objects.create(casino=casino, requested_by=regulator, date_from="2025-01-01", date_to="2025-01-02")
+    stranger = make_employee("controleur2", Role.CONTROLEUR, other_casino, approved=False).user
+    client.force_login(stranger)
+    assert client.get(f"/exports/{export.pk}/etat/").status_code == 404
