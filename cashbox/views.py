@@ -1,3 +1,4 @@
+import datetime
 from decimal import Decimal
 
 from django.contrib import messages
@@ -37,6 +38,7 @@ from cashbox.signatures import people_of
 from casino.accounts import passkeys
 from casino.accounts.security import signer_among
 from casino.audit.journal import mark_tableau
+from casino.charts import bar_chart, timeline
 from casino.rules import DomainError, RoleForbidden
 from casino.web.form_tokens import keep_form_token
 from casino.web.formats import euros
@@ -382,6 +384,18 @@ class CorrectionView(ServiceFormView):
         )
 
 
+def month_chart(tableau, carnet):
+    """The tableau's result per gaming day of the month, as its carnet carries it (R21)."""
+    days = [day for day in carnet["days"] if day["complete"]]
+    return bar_chart(
+        f"tableau-{tableau.number}",
+        f"Tableau n° {tableau.number} : résultat de chaque journée du mois",
+        [f"{day['date']:%d}" for day in days],
+        [{"key": "tableau", "label": f"Tableau n° {tableau.number}", "values": [day["result"] for day in days]}],
+        title=lambda _serie, label, value: f"Journée du {label} : {euros(value)}",
+    )
+
+
 class CarnetView(RoleRequiredMixin, View):
     """The carnet d'avances (modèle 10) of a cash box for a season, printable."""
 
@@ -443,6 +457,7 @@ class CarnetView(RoleRequiredMixin, View):
         context = {
             "cashbox": cashbox,
             "carnet": carnet,
+            "month_chart": None if month == ALL_MONTHS else month_chart(cashbox.tableau, carnet),
             "season": season,
             "previous": season - 1,
             "next": season + 1,
@@ -467,7 +482,43 @@ class RegisterListView(RoleRequiredMixin, View):
         registers = {}
         for day in days:
             registers[day] = getattr(day, "control_register", None)
-        return render(request, "cashbox/register_list.html", {"casino": casino, "registers": registers})
+        context = {"casino": casino, "registers": registers, "interruptions": interruption_timeline(casino)}
+        return render(request, "cashbox/register_list.html", context)
+
+
+def interruption_timeline(casino, now=None):
+    """The last 30 days' interruptions on one lane per tableau: counted (R17) in red, under key (R18) in orange."""
+    now = now or timezone.now()
+    start = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0) - datetime.timedelta(days=29)
+    stops = (
+        Interruption.objects.filter(tableau__casino=casino, started_at__gte=start)
+        .select_related("tableau")
+        .order_by("tableau__number", "started_at")
+    )
+    lanes = {}
+    for stop in stops:
+        lane = lanes.setdefault(stop.tableau.number, {"label": f"Tableau n° {stop.tableau.number}", "spans": []})
+        begun = timezone.localtime(stop.started_at)
+        ended = f"{timezone.localtime(stop.resumed_at):%H:%M}" if stop.resumed_at else "en cours"
+        lane["spans"].append(
+            {
+                "start": stop.started_at,
+                "end": stop.resumed_at,
+                "key": stop.kind,
+                "title": f"{stop.get_kind_display()} du {begun:%d/%m/%Y} de {begun:%H:%M} à {ended}",
+            }
+        )
+    ticks = [
+        (start + datetime.timedelta(days=d), f"{start + datetime.timedelta(days=d):%d/%m}") for d in range(0, 30, 5)
+    ]
+    return timeline(
+        "interruptions",
+        "Interruptions des 30 derniers jours, par tableau",
+        [lanes[number] for number in sorted(lanes)],
+        start,
+        now,
+        day_ticks=ticks,
+    )
 
 
 class RegisterView(RoleRequiredMixin, View):

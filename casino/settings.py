@@ -93,7 +93,6 @@ MIDDLEWARE = [
     "casino.accounts.security.LockoutMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -116,6 +115,10 @@ MIDDLEWARE = [
     # Last, as django-axes asks: it turns a lockout into the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
+if DEBUG:
+    # The demo shows the site's French 404 and 500 pages, not Django's technical ones (outermost: it sees the final
+    # response).
+    MIDDLEWARE.insert(1, "casino.web.errors.FrenchErrorPagesMiddleware")
 
 AUTHENTICATION_BACKENDS = ["casino.accounts.auth.AxesBackend", "django.contrib.auth.backends.ModelBackend"]
 
@@ -187,6 +190,8 @@ if TESTING:
     # Hashing cost is not what the tests measure.
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
+# One language, French, the language of the books (docs/architecture.md, « One language »): no LocaleMiddleware to
+# negotiate another; Django's own messages (forms, admin, dates) come from its French catalogue through USE_I18N.
 LANGUAGE_CODE = "fr"
 LANGUAGES = [("fr", "Français")]
 TIME_ZONE = "Europe/Paris"
@@ -467,7 +472,9 @@ ACTIVATION_CODE_HOURS = int(os.environ.get("ACTIVATION_CODE_HOURS", "72"))
 
 # Logging -----------------------------------------------------------------------------------------------------
 # Every line is one JSON object with one schema (casino/ops/logs.py), the security log included.
-LOGGING = logging_config(os.environ.get("LOG_LEVEL", "INFO"))
+# The demo's console reads as text (one line per request); production, and LOG_FORMAT=json, write JSON lines.
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "text" if DEBUG and not TESTING else "json")
+LOGGING = logging_config(os.environ.get("LOG_LEVEL", "INFO"), readable=LOG_FORMAT == "text")
 # The worker and beat keep this configuration rather than Celery's own text format.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # End of the logging block.

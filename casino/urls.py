@@ -110,6 +110,7 @@ urlpatterns = [
     path("journal/verification/", journal_views.ChainCheckView.as_view(), name="journal-check"),
     path("exports/", export_views.ExportListView.as_view(), name="export-list"),
     path("exports/<int:pk>/", export_views.ExportDetailView.as_view(), name="export-detail"),
+    path("exports/<int:pk>/etat/", export_views.ExportProgressView.as_view(), name="export-progress"),
     path("exports/<int:pk>/relancer/", export_views.ExportRetryView.as_view(), name="export-retry"),
     path("exports/<int:pk>/telecharger/", export_views.ExportDownloadView.as_view(), name="export-download"),
     path("exports/cles/<int:pk>.pem", export_views.PublicKeyView.as_view(), name="export-public-key"),

@@ -8,6 +8,8 @@ from decimal import Decimal
 from cashbox.carnets import season_bounds
 from cashbox.models import ControlRegisterLine, Count, season_of
 from cashbox.state import corrected_advances, with_result
+from casino.charts import bar_chart
+from casino.web.formats import euros
 from floor.rows import floor_rows
 from seances.models import GamingDay, Seance
 from tables.games.rules import Game
@@ -36,18 +38,20 @@ def money_by_tableau(seances):
     return money
 
 
-def season_chart(casino, date, width=560, height=180):
-    """Cumulative results of the season to date per game, month by month, from the control registers (R22)."""
+def season_chart(casino, date, width=640, height=220):
+    """The season's results to date per month and game, from the control registers (R22), with a value axis; the
+    series carry the cumulative totals the caption reads."""
     season = season_of(date)
     start, end = season_bounds(season)
     totals = {game: [ZERO] * 12 for game, _ in GAMES}
-    lines = ControlRegisterLine.objects.filter(
-        register__gaming_day__casino=casino, register__gaming_day__date__range=(start, min(end, date))
-    ).values_list("register__gaming_day__date", "cashbox__tableau__table__apparatus__game", "result")
+    lines = list(
+        ControlRegisterLine.objects.filter(
+            register__gaming_day__casino=casino, register__gaming_day__date__range=(start, min(end, date))
+        ).values_list("register__gaming_day__date", "cashbox__tableau__table__apparatus__game", "result")
+    )
     for day, game, result in lines:
         if game in totals:
             totals[game][(day.month - 11) % 12] += result
-    lines = list(lines)
     months_shown = (date.month - 11) % 12 + 1
     series = []
     for game, label in GAMES:
@@ -56,39 +60,16 @@ def season_chart(casino, date, width=560, height=180):
             running += totals[game][month]
             points.append(running)
         series.append({"game": game, "label": label, "points": points, "total": running})
-    values = [value for serie in series for value in serie["points"]] + [ZERO]
-    low, high = min(values), max(values)
-    span = (high - low) or Decimal("1")
-    step = Decimal(width - 60) / max(months_shown, 1)
-    bar = step / 3
-
-    def y(value):
-        return round(float(Decimal(height - 30) - (value - low) / span * Decimal(height - 40)), 1)
-
-    bars = []
-    for index, serie in enumerate(series):
-        for month, value in enumerate(serie["points"]):
-            top, bottom = sorted((y(value), y(ZERO)))
-            bars.append(
-                {
-                    "x": round(float(50 + step * month + bar * index + bar / 2), 1),
-                    "y": top,
-                    "height": max(round(bottom - top, 1), 1),
-                    "width": round(float(bar), 1),
-                    "game": serie["game"],
-                    "title": f"{serie['label']}, fin {MONTHS[month]} : {value}",
-                }
-            )
-    return {
-        "season": f"{season}-{season + 1}",
-        "series": series,
-        "bars": bars,
-        "months": [{"label": MONTHS[m], "x": round(float(50 + step * m + step / 2), 1)} for m in range(months_shown)],
-        "zero_y": y(ZERO),
-        "empty": not lines,
-        "width": width,
-        "height": height,
-    }
+    drawing = bar_chart(
+        "season",
+        f"Saison {season}-{season + 1} : résultats par mois et par jeu",
+        [MONTHS[m] for m in range(months_shown)],
+        [{"key": game, "label": label, "values": totals[game][:months_shown]} for game, label in GAMES],
+        width=width,
+        height=height,
+        title=lambda serie, month, value: f"{serie['label']}, {month} : {euros(value)}",
+    )
+    return {**drawing, "season": f"{season}-{season + 1}", "series": series, "empty": not lines}
 
 
 def director_dashboard(casino):

@@ -529,7 +529,9 @@ def smoke(stack):
     # (Their counts are not the server's: they write none into its metrics folder.)
     command_env = {key: value for key, value in app_env.items() if key != "PROMETHEUS_MULTIPROC_DIR"}
     seed_env = {**command_env, "REQUIRE_2FA": "0"}
-    stack.run("seed", ["python", "manage.py", "seed_demo", "--force", "--spins", "0"], seed_env, timeout=180)
+    stack.run(
+        "seed", ["python", "manage.py", "seed_demo", "--force", "--days", "0", "--spins", "0"], seed_env, timeout=180
+    )
     values = setup_values(stack.run("setup", ["python", "manage.py", "shell", "-c", SETUP], command_env))
     key_env = {**owner_env, "CASINO_SIGNING_KEY_DIR": str(stack.keys)}
     stack.run("signing-key", ["python", "manage.py", "create_signing_key", "--casino", str(values["casino"])], key_env)

@@ -219,7 +219,7 @@ from django.core.management import call_command
 from casino.audit.seals import as_document, seal
 from casino.models import Casino, JournalEntry, Seal
 if {seed}:
-    call_command("seed_demo", force=True, spin_count=0, stdout=sys.stderr)
+    call_command("seed_demo", force=True, days=0, spin_count=0, stdout=sys.stderr)
 casino = Casino.objects.get(name={casino!r})
 for name in {apparatus!r}:
     call_command("register", "apparatus", casino=casino.name, game="boule", name=name, stdout=sys.stderr)

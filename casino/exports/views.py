@@ -24,8 +24,10 @@ from casino.web.mixins import RoleRequiredMixin
 
 # Bound the work one request may queue; a longer period is several exports.
 MAX_PERIOD_DAYS = 400
-# The detail page reloads itself while the export is in progress: every 2 s at first, then less and less often
-# (a tenth of the time waited so far, at most once a minute), and not at all once the export is done or failed.
+# The detail page follows the export while it is in progress (static/js/export-progress.js asks its state every
+# few seconds: every 2 s at first, then less and less often — a tenth of the time waited so far, at most once a
+# minute), and stops once it is done or failed. No meta refresh: a page that reloads itself on a timer fails WCAG
+# 2.2.1 (axe: meta-refresh), and a reload loses the reader's place.
 REFRESH_FIRST_SECONDS = 2
 REFRESH_MAX_SECONDS = 60
 
@@ -107,7 +109,9 @@ class ExportListView(ExportAccessMixin, View):
             response = self.render(form, status=exc.status_code)
             transaction.set_rollback(True)
             return response
-        messages.success(request, "Export demandé : il est préparé en arrière-plan.")
+        # Said before the build is queued (on commit): the state itself is on the page it leads to, as it is then, so
+        # that the message never contradicts it (issue 40: « préparé en arrière-plan » above « Prêt 100 % »).
+        messages.success(request, f"Export n° {export.pk} demandé.")
         return redirect(export)
 
     def render(self, form, status=200):
@@ -135,11 +139,7 @@ def detail_response(request, export, status=200):
         "can_retry": request.user.has_perm("casino.view_audit"),
         "retried_by": Export.objects.filter(retry_of=export).first(),
     }
-    response = render(request, "casino/export_detail.html", context, status=status)
-    if context["refresh"]:
-        # The page follows the progress without JavaScript.
-        response["Refresh"] = str(context["refresh"])
-    return response
+    return render(request, "casino/export_detail.html", context, status=status)
 
 
 class ExportDetailView(ExportAccessMixin, View):
@@ -148,6 +148,22 @@ class ExportDetailView(ExportAccessMixin, View):
             Export.objects.for_user(request.user).select_related("casino", "requested_by"), pk=pk
         )
         return detail_response(request, export)
+
+
+class ExportProgressView(ExportAccessMixin, View):
+    """The export's state as the worker leaves it, for the detail page's script: JSON, read-only."""
+
+    def get(self, request, pk):
+        export = get_object_or_404(Export.objects.for_user(request.user), pk=pk)
+        return JsonResponse(
+            {
+                "state": export.state,
+                "state_label": export.get_state_display(),
+                "progress": export.progress,
+                "in_progress": export.in_progress,
+                "next_seconds": refresh_seconds(export),
+            }
+        )
 
 
 class ExportRetryView(ExportAccessMixin, View):
@@ -164,7 +180,7 @@ class ExportRetryView(ExportAccessMixin, View):
         except DomainError as exc:
             messages.error(request, exc.message)
             return detail_response(request, export, status=exc.status_code)
-        messages.success(request, "Export relancé : il est préparé en arrière-plan.")
+        messages.success(request, f"Export n° {retry.pk} demandé, en relance de l'export n° {export.pk}.")
         return redirect(retry)
 
 

@@ -1,4 +1,6 @@
-"""One JSON object per log line, one schema, for every process: web (Django and gunicorn), worker and beat.
+"""One JSON object per log line, one schema, for every process: web (Django and gunicorn), worker and beat. In the
+demo (`make run`, DEBUG) one readable text line instead, and the libraries' chatter left out (LOG_FORMAT=json keeps
+JSON there too).
 
 Every line has `time` (UTC, ISO 8601), `level`, `logger`, `message` and `request_id`; a line may add fields of its own (the
 security log adds `event`, an error adds `exc_info`). Used by casino.settings (LOGGING) and by gunicorn.conf.py.
@@ -16,15 +18,26 @@ FORMATTER = {
 }
 
 
-def logging_config(level="INFO", gunicorn=False):
-    """A logging.config.dictConfig dictionary that sends everything, as JSON lines, to standard error."""
+# The demo's console: a time, a level and the message (runserver's is « "GET / HTTP/1.1" 200 5120 »), never the
+# raw request and socket objects runserver passes as extra fields, which a JSON formatter writes out.
+READABLE = {"format": "%(asctime)s %(levelname)-7s %(message)s", "datefmt": "%H:%M:%S"}
+
+# Chatter of the demo's libraries: kombu's « No hostname was supplied » (no broker, tasks run eagerly), each eager
+# task's success line, axes' clean-ups at every login. Their warnings about real trouble still show.
+QUIET = {"kombu": "ERROR", "celery.app.trace": "WARNING", "axes": "WARNING"}
+
+
+def logging_config(level="INFO", gunicorn=False, readable=False):
+    """A logging.config.dictConfig dictionary that sends everything, as JSON lines, to standard error; `readable`:
+    one text line per event for a person at the demo's console."""
+    formatter = "text" if readable else "json"
     config = {
         "version": 1,
         "disable_existing_loggers": False,
-        "formatters": {"json": FORMATTER},
+        "formatters": {"json": FORMATTER, "text": READABLE},
         # The request's id (casino/ops/request_id.py) on every line, "-" outside a request or a task.
         "filters": {"request_id": {"()": "casino.ops.request_id.RequestIdFilter"}},
-        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["request_id"]}},
+        "handlers": {"console": {"class": "logging.StreamHandler", "formatter": formatter, "filters": ["request_id"]}},
         "root": {"handlers": ["console"], "level": level},
         "loggers": {
             # Django's own loggers get text handlers of their own by default (django.utils.log.DEFAULT_LOGGING):
@@ -35,6 +48,9 @@ def logging_config(level="INFO", gunicorn=False):
             "casino.accounts.security": {"handlers": ["console"], "level": "INFO", "propagate": False},
         },
     }
+    if readable:
+        for name, quiet in QUIET.items():
+            config["loggers"][name] = {"handlers": ["console"], "level": quiet, "propagate": False}
     if gunicorn:
         for name in ("gunicorn.error", "gunicorn.access"):
             config["loggers"][name] = {"handlers": ["console"], "level": "INFO", "propagate": False}

@@ -6,6 +6,7 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DataError, IntegrityError
 from django.http import Http404
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.fields import get_error_detail
 from rest_framework.response import Response
@@ -125,3 +126,24 @@ def _handle(exc, context):
     if code == "permission_denied" and detail and str(detail) != str(exceptions.PermissionDenied.default_detail):
         message = str(detail)
     return Response(error_body(code, message), status=exc.status_code, headers=headers)
+
+
+# Django's technical pages (DEBUG) end with this sentence; the site's own error pages never carry it.
+TECHNICAL_PAGE = b"because you have <code>DEBUG = True</code>"
+
+
+class FrenchErrorPagesMiddleware:
+    """DEBUG only (`make run`): answer a 404 or a 500 with the site's French pages (templates/404.html, 500.html), as
+    production does, instead of Django's English technical page listing every URL. The 500's traceback stays on the
+    console (django.request logs it); an API answer, already JSON, is left as it is."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if response.status_code in (404, 500) and TECHNICAL_PAGE in getattr(response, "content", b""):
+            if response.status_code == 404:
+                return defaults.page_not_found(request, Http404())
+            return defaults.server_error(request)
+        return response

@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.views import View
 
 from cashbox.forms import people, user_first
+from casino.charts import horizontal_bars
 from casino.models import Casino, Role
 from casino.rules import DomainError
 from casino.web.mixins import RoleRequiredMixin, ScopedDetailView, posted_key
@@ -19,8 +20,6 @@ from seances.models import Roster, RosterChange, Seance
 from seances.rosters import services
 from seances.views import chosen_casino, chosen_date
 from tables.models import Apparatus
-
-BAR_SCALE = 4  # pixels per percent of launching in the report's chart
 
 
 def refusal(request, exc):
@@ -224,6 +223,31 @@ def report_period(request, casino):
     return date_from, date_to, apparatus
 
 
+def share_axis(value):
+    return f"{value:g} %"
+
+
+def launch_share_chart(section, threshold):
+    """Each launcher's share of the launching time against the casino's threshold: the picture of a specialisation
+    art. 46 forbids (R4); a flagged share is red, a launcher who never launched orange."""
+
+    def key(row):
+        if row["above_threshold"] or row["chef_listed"] or row["too_many_consecutive"]:
+            return "over"
+        return "short" if row["never_launched"] else "launcher"
+
+    return horizontal_bars(
+        "launch-shares",
+        f"Parts de lancement par employé — {section['title']}",
+        [
+            {"label": row["name"], "value": row["share"], "key": key(row), "title": f"{row['name']} : {row['share']} %"}
+            for row in section["rows"]
+        ],
+        axis=share_axis,
+        threshold=threshold,
+    )
+
+
 class RosterReportView(RoleRequiredMixin, View):
     """Compliance of the rotation over any period (R4): shares, chart, flags; CSV for offline checks."""
 
@@ -238,18 +262,12 @@ class RosterReportView(RoleRequiredMixin, View):
             return self.as_csv(report)
         threshold = casino.settings_on(date_to).value("launch_share_threshold")
         for section in report["sections"]:
-            section["bars"] = [
-                {**row, "y": 8 + index * 26, "width": round(row["share"] * BAR_SCALE, 1)}
-                for index, row in enumerate(section["rows"])
-            ]
-            section["chart_height"] = 16 + 26 * len(section["rows"])
+            section["chart"] = launch_share_chart(section, threshold)
         context = {
             "report": report,
             "casino": casino,
             "casinos": Casino.objects.for_user(request.user),
             "apparatus_list": Apparatus.objects.filter(casino=casino),
-            "threshold_x": 180 + threshold * BAR_SCALE,
-            "chart_width": 180 + 100 * BAR_SCALE + 80,
             "query": request.GET.urlencode(),
         }
         return render(request, "seances/roster_report.html", context)

@@ -217,6 +217,23 @@ def apparatus_statistics(apparatus, start=None, end=None):
     return summary
 
 
+def launches_by_direction(apparatus, start=None, end=None):
+    """{launcher's name: {direction: spins}} over the period, effective spins only (R4, R9): whether each croupier
+    launches in both directions, as the alternation makes them when the rotation is followed."""
+    spins = Spin.objects.filter(apparatus=apparatus).effective()
+    if start is not None:
+        spins = spins.filter(launched_at__gte=start)
+    if end is not None:
+        spins = spins.filter(launched_at__lt=end)
+    tallies = {}
+    rows = spins.values_list("launcher__first_name", "launcher__last_name", "launcher__username", "direction")
+    for first, last, username, direction in rows.order_by("launcher__last_name", "launcher__username"):
+        name = f"{first} {last}".strip() or username
+        tallies.setdefault(name, {}).setdefault(direction, 0)
+        tallies[name][direction] += 1
+    return tallies
+
+
 def last_window(apparatus, size):
     """The numbers of the apparatus's last `size` effective spins, oldest first."""
     rows = list(

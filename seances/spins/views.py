@@ -1,6 +1,7 @@
 """Pages of the register of spins: the chef's one-tap entry on the floor tablet, and the statistics of an apparatus."""
 
 import datetime
+import math
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
@@ -10,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views import View
 
+from casino.charts import bar_chart, percent_axis
 from casino.rules import DomainError
 from casino.web.formats import euros
 from casino.web.middleware import mark_refusal, refusal_of
@@ -20,8 +22,6 @@ from seances.spins import services as spins
 from seances.spins import stats as spin_stats
 from tables.games.rules import Direction
 from tables.models import Apparatus, Tableau
-
-CHART_WIDTH, CHART_HEIGHT, CHART_MARGIN = 640, 240, 36
 
 
 def open_seance(casino):
@@ -156,43 +156,55 @@ class PushBackStakeView(SpinEntryView):
         return redirect(reverse("spin-entry", args=[self.apparatus.pk]))
 
 
-def chart(rows, label_key="number"):
-    """Geometry of a server-side SVG bar chart: observed frequency (bar) against expected (tick), in print too."""
-    if not rows:
+def french(value, places=3):
+    return f"{value:.{places}f}".replace(".", ",")
+
+
+def chart(rows, total, title, label_key="number"):
+    """Observed frequency per number (bars) against its probability (a dash) and the 95 % band where the frequency
+    falls by chance alone over `total` spins (p ± 1,96 √(p(1 − p)/n)): a bar outside its band stands out."""
+    if not rows or not total:
         return None
-    top = max(max(r["frequency"] for r in rows), max(r["expected"] for r in rows)) * 1.15 or 1
-    width = (CHART_WIDTH - CHART_MARGIN) / len(rows)
-    plot = CHART_HEIGHT - CHART_MARGIN - 20  # room below the bars for their labels
-    bars = []
-    for index, row in enumerate(rows):
-        x = CHART_MARGIN + index * width
-        height = plot * row["frequency"] / top
-        expected_y = 10 + plot - plot * row["expected"] / top
-        bars.append(
-            {
-                "x": round(x + width * 0.15, 1),
-                "width": round(width * 0.7, 1),
-                "x2": round(x + width * 0.85, 1),
-                "y": round(10 + plot - height, 1),
-                "height": round(height, 1),
-                "expected_y": round(expected_y, 1),
-                "label_x": round(x + width / 2, 1),
-                "label": row[label_key],
-                "observed": row["frequency"],
-                "expected": row["expected"],
-            }
-        )
-    ticks = [{"y": round(10 + plot - plot * t / top, 1), "label": f"{t:.0%}"} for t in _ticks(top)]
-    return {"width": CHART_WIDTH, "height": CHART_HEIGHT, "base": 10 + plot, "bars": bars, "ticks": ticks}
+    expected = {row[label_key]: row["expected"] for row in rows}
+    bands = []
+    for row in rows:
+        p = row["expected"]
+        margin = 1.96 * math.sqrt(p * (1 - p) / total)
+        bands.append((max(p - margin, 0.0), min(p + margin, 1.0)))
+    return bar_chart(
+        f"spins-{label_key}",
+        f"{title} : fréquence observée (barres), probabilité attendue (tirets) et bande de confiance à 95 %",
+        [row[label_key] for row in rows],
+        [{"key": "observed", "label": "observé", "values": [row["frequency"] for row in rows]}],
+        axis=percent_axis,
+        marks=[row["expected"] for row in rows],
+        bands=bands,
+        title=lambda _serie, label, value: f"{label} : observé {french(value)}, attendu {french(expected[label])}",
+    )
 
 
-def _ticks(top):
-    step = 0.05 if top > 0.15 else 0.02 if top > 0.06 else 0.01
-    value, ticks = 0.0, []
-    while value <= top:
-        ticks.append(value)
-        value += step
-    return ticks
+def count_axis(value):
+    return f"{value:g}"
+
+
+def direction_chart(apparatus, start, end):
+    """At vingt-trois, each launcher's spins per direction of the cylinder: a rotation followed gives every croupier
+    both directions, one who always turns one way stands out (R4, R9, art. 46)."""
+    tallies = spin_stats.launches_by_direction(apparatus, start, end)
+    if apparatus.game != "vingt_trois" or not tallies:
+        return None
+    names = list(tallies)
+    return bar_chart(
+        "directions",
+        "Coups de chaque lanceur par sens du cylindre",
+        names,
+        [
+            {"key": value, "label": label, "values": [tallies[name].get(value, 0) for name in names]}
+            for value, label in Direction.choices
+        ],
+        axis=count_axis,
+        title=lambda serie, name, value: f"{name}, {serie['label']} : {value} coup(s)",
+    )
 
 
 class SpinStatisticsView(RoleRequiredMixin, View):
@@ -221,9 +233,14 @@ class SpinStatisticsView(RoleRequiredMixin, View):
             "from": date_from,
             "to": date_to,
             "summary": summary,
-            "chart": chart(summary["numbers"]),
-            "pocket_chart": chart(summary["pockets"], "pocket") if summary["pockets"] else None,
+            "chart": chart(summary["numbers"], summary["spins"], "Numéros"),
+            "pocket_chart": chart(
+                summary["pockets"], sum(row["observed"] for row in summary["pockets"]), "Cases", "pocket"
+            )
+            if summary["pockets"]
+            else None,
             "threshold": apparatus.casino.setting("spin_bias_p_value", date_to),
+            "direction_chart": direction_chart(apparatus, start, end),
         }
         return render(request, "seances/spins/statistics.html", context)
 

@@ -149,6 +149,7 @@ EXPECTATIONS = {
     # The regulator requests exports; the director follows and downloads them.
     "export-list": page(get=EXPORTS, post=frozenset({REGULATOR})),
     "export-detail": page(get=EXPORTS),
+    "export-progress": page(get=EXPORTS),
     # Only the regulator relaunches a failed export; the director, let through by the view, is refused the POST.
     "export-retry": page(post=frozenset({REGULATOR}), guard=EXPORTS),
     "export-download": page(get=EXPORTS),
@@ -337,6 +338,7 @@ PK_MODELS = {
     "casino-update": Casino,
     "alert-acknowledge": Alert,
     "export-detail": Export,
+    "export-progress": Export,
     "export-retry": Export,
     "export-download": Export,
     "export-public-key": Casino,

@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SIZES = ({"width": 1366, "height": 900}, {"width": 1024, "height": 768})
 BLOCKING = {"serious", "critical"}
 # Not pages: files, feeds and machine endpoints reached by a GET.
-NOT_A_PAGE = {"export-download", "export-public-key", "roster-report-csv", "health"}
+NOT_A_PAGE = {"export-download", "export-progress", "export-public-key", "roster-report-csv", "health"}
 
 
 def pages_by_reader(objects):

@@ -340,11 +340,22 @@ def test_r23_the_casino_page_shows_the_public_key(as_user, export, director, cas
     assert CasinoKey.objects.get(casino=casino).public_key_pem in page.content.decode()
 
 
-def test_r23_the_page_refreshes_while_the_export_is_running(as_user, regulator, casino):
+def test_r23_the_page_follows_the_export_while_it_is_running_without_a_meta_refresh(as_user, regulator, casino):
+    """The page's script asks the export's state (WCAG 2.2.1: no page reloading itself on a timer)."""
     export = Export.objects.create(casino=casino, requested_by=regulator, date_from="2025-01-01", date_to="2025-01-02")
-    page = as_user(regulator).get(f"/exports/{export.pk}/")
-    assert page["Refresh"] == "2"
-    assert '<meta http-equiv="refresh"' in page.content.decode()
+    client = as_user(regulator)
+    page = client.get(f"/exports/{export.pk}/")
+    text = page.content.decode()
+    assert "Refresh" not in page and 'http-equiv="refresh"' not in text
+    assert f'data-progress-url="/exports/{export.pk}/etat/"' in text and "js/export-progress.js" in text
+    state = client.get(f"/exports/{export.pk}/etat/").json()
+    assert state == {
+        "state": "pending",
+        "state_label": export.get_state_display(),
+        "progress": 0,
+        "in_progress": True,
+        "next_seconds": 2,
+    }
 
 
 def test_r23_another_casinos_regulator_cannot_download_the_export(client, export, other_casino):

@@ -13,7 +13,7 @@ from django.test import Client
 
 from cashbox.models import Advance
 from casino.audit.actors import SYSTEM_USERNAME
-from casino.management.commands.seed_demo import PASSWORD, STAFF
+from casino.management.commands.seed_demo import PASSWORD, STAFF, TODAY_SPINS
 from casino.models import Alert, Casino, Employee, JournalEntry, Membership, Role
 from seances.models import Opening, Seance, Spin
 from tables.games.rules import Game
@@ -196,9 +196,12 @@ def test_the_demo_administrator_finds_nothing_of_casino_du_lac_in_the_admin(seed
 
 def test_seed_demo_records_spins_of_the_day_through_the_service(seeded, client):
     """A fresh `make run` shows spins on the floor, in the report and in the statistics."""
-    boule = Spin.objects.filter(apparatus__game=Game.BOULE)
-    vingt_trois = Spin.objects.filter(apparatus__game=Game.VINGT_TROIS).order_by("sequence")
-    assert boule.count() == 150 and vingt_trois.count() == 150
+    today = Seance.objects.filter(state=Seance.State.OPEN).get()
+    assert Spin.objects.filter(seance=today, apparatus__game=Game.BOULE).count() == TODAY_SPINS
+    assert Spin.objects.filter(seance=today, apparatus__game=Game.VINGT_TROIS).count() == TODAY_SPINS
+    vingt_trois = Spin.objects.filter(apparatus__game=Game.VINGT_TROIS).order_by("pk")
+    total = vingt_trois.count()
+    assert total > TODAY_SPINS
     # Through the service: each spin has its history row, and the cylinder alternates (R9).
     assert Spin.history.count() == Spin.objects.count()
     directions = list(vingt_trois.values_list("direction", flat=True))
@@ -206,4 +209,4 @@ def test_seed_demo_records_spins_of_the_day_through_the_service(seeded, client):
     client.force_login(get_user_model().objects.get(username="controleur"))
     apparatus = vingt_trois.first().apparatus
     page = client.get(f"/coups/{apparatus.pk}/statistiques/").content.decode()
-    assert 'id="spin-count">150<' in page and "<svg" in page
+    assert f'id="spin-count">{total}<' in page and "<svg" in page

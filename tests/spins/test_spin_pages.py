@@ -70,7 +70,9 @@ def test_the_statistics_page_draws_observed_against_expected(as_user, regulator,
         play(chef, open_day, vingt_trois, "croupier1", pocket=pocket, direction=direction)
     page = as_user(regulator).get(f"/coups/{vingt_trois.pk}/statistiques/").content.decode()
     assert 'id="spin-count">3<' in page and "<svg" in page
-    assert page.count('class="observed"') == 14 + 27
+    # One bar, one expected dash and one 95 % band per number (14) and per case of the plateau (27).
+    assert page.count('class="bar bar-observed"') == 14 + 27
+    assert page.count('class="expected"') == 14 + 27 and page.count('class="band"') == 14 + 27
     assert 'id="longest-run">2 fois le 14<' in page
 
 

@@ -67,6 +67,7 @@ BUDGETS = {
     "journal-check": CONSTANT,
     "export-list": CONSTANT,
     "export-detail": CONSTANT,
+    "export-progress": CONSTANT,
     "export-download": CONSTANT,
     "export-public-key": CONSTANT,
     "seal-list": CONSTANT,
