@@ -280,7 +280,7 @@ class Casino(models.Model):
         latest = self.day_settings.order_by("-effective_from", "-pk").first() if self.pk else None  # pragma: no mutate
         latest = latest or DaySettings.of(self, datetime.date.min)
         return {name: latest.value(name) for name in (*DAY_FIXED_SETTINGS, *REGULATORY_SETTINGS)} | {
-            "chip_denominations": self.chip_denominations
+            name: getattr(self, name) for name in IMMEDIATE_SETTINGS
         }
 
     def gaming_date(self, moment=None):
@@ -387,9 +387,12 @@ REGULATORY_SETTINGS = (
     "approval_warning_days",
 )
 
-# Everything the settings page and the API change: only by the director's signed act (R29). The chip values are
-# the casino's own column (a count lists the chips of the casino).
-DIRECTED_SETTINGS = (*DAY_FIXED_SETTINGS, *REGULATORY_SETTINGS, "chip_denominations")
+# Settings the director's signed act writes on the casino's row, in force at once: the chip values (a count lists
+# the chips of the casino) and the signature method (R28: keys once the staff is enrolled).
+IMMEDIATE_SETTINGS = ("chip_denominations", "signature_method")
+
+# Everything the settings page and the API change: only by the director's signed act (R29).
+DIRECTED_SETTINGS = (*DAY_FIXED_SETTINGS, *REGULATORY_SETTINGS, *IMMEDIATE_SETTINGS)
 
 
 class DaySettings(models.Model):

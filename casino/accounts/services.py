@@ -25,6 +25,7 @@ from casino.models import (
     DAY_FIXED_SETTINGS,
     DIRECTED_SETTINGS,
     GRANTED_ROLES,
+    IMMEDIATE_SETTINGS,
     REGULATORY_SETTINGS,
     AccountChange,
     AccountDecision,
@@ -421,7 +422,7 @@ def change_settings(actor, casino, values, reason, password, otp=None):
     )
     # Lock the casino: two changes at once are versioned one after the other, each on the latest.
     locked = Casino.objects.select_for_update().get(pk=casino.pk)
-    for name in (*DAY_FIXED_SETTINGS, "chip_denominations"):
+    for name in (*DAY_FIXED_SETTINGS, *IMMEDIATE_SETTINGS):
         setattr(locked, name, values[name])
     # The thresholds are never written on the casino's row (its columns keep the values older versions fall back to):
     # they live in the version only, from its day (Casino.setting).

@@ -162,7 +162,9 @@ def test_r28_without_an_rp_id_no_key_is_enrolled(api, casino, croupier, settings
 
 def test_r28_the_director_switches_the_casino_to_keys(api, casino, director):
     api.force_authenticate(director)
-    changed = api.patch(f"/api/v1/casinos/{casino.pk}/", {"signature_method": "passkey"}, format="json")
+    # The director's signed act, with its reason (R29), in force at once (casino.models.IMMEDIATE_SETTINGS).
+    body = {"signature_method": "passkey", "password": PASSWORD, "reason": "personnel équipé de clés"}
+    changed = api.patch(f"/api/v1/casinos/{casino.pk}/", body, format="json")
     assert changed.status_code == 200, changed.content
     casino.refresh_from_db()
     assert casino.signature_method == Casino.SignatureMethod.PASSKEY

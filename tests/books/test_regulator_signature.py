@@ -63,24 +63,24 @@ def test_r28_a_wrong_regulator_password_counts_in_the_shared_lockout_and_the_six
         refused = observe(api, regulator, casino, password="mauvais")
         assert refused.status_code == 400 and refused.json()["code"] == "R27"
         assert "Signature refusée" in refused.json()["message"]
-    # Recorded although each refused request rolled back its transaction.
-    assert failures("controleur") == 5
+    # Recorded although each refused request rolled back its transaction, against the signer as typed by this person
+    # (casino.accounts.security.signature_lockout_key): here the regulator himself.
+    assert failures("controleur|controleur") == 5
     sixth = observe(api, regulator, casino)
     assert sixth.status_code == 403 and sixth.json()["code"] == "R27"
     assert "15 minutes" in sixth.json()["message"]
     assert not Observation.objects.exists() and not Signature.objects.exists()
     assert JournalEntry.objects.filter(casino=casino, action="account.lockout", object_id=str(regulator.pk)).exists()
-    # The same lockout stops the regulator's own login and token from this address.
-    assert client.post("/connexion/", {"username": "controleur", "password": PASSWORD}).status_code == 429
-    api.force_authenticate(None)
-    assert api.post(TOKEN, {"username": "controleur", "password": PASSWORD}, format="json").status_code == 429
+    # The signature's lockout is not the login's: a signature lockout never locks anyone out of their account.
+    assert client.post("/connexion/", {"username": "controleur", "password": PASSWORD}).status_code == 302
 
 
-def test_r28_failures_at_login_lock_the_regulator_s_signature(api, client, regulator, casino):
+def test_r28_failures_at_login_lock_the_login_not_the_signature(api, client, regulator, casino):
     for _ in range(5):
         client.post("/connexion/", {"username": "controleur", "password": "mauvais"})
-    assert observe(api, regulator, casino).status_code == 403
-    assert not Observation.objects.exists()
+    assert client.post("/connexion/", {"username": "controleur", "password": PASSWORD}).status_code == 429
+    # Login failures no longer lock signatures (nobody locks another's signing from a shared tablet).
+    assert observe(api, regulator, casino).status_code == 201
 
 
 def test_r28_the_observation_page_counts_a_wrong_password_and_locks_at_the_sixth(as_user, regulator, casino):
@@ -89,7 +89,7 @@ def test_r28_the_observation_page_counts_a_wrong_password_and_locks_at_the_sixth
     for _ in range(5):
         refused = client.post(url, page_data(password="mauvais"))
         assert refused.status_code == 400 and "Signature refusée" in refused.content.decode()
-    assert failures("controleur") == 5
+    assert failures("controleur|controleur") == 5
     sixth = client.post(url, page_data(password=PASSWORD))
     assert sixth.status_code == 403 and "15 minutes" in sixth.content.decode()
     assert not Observation.objects.exists()
@@ -103,8 +103,8 @@ def test_r28_outside_demo_mode_the_regulator_signs_with_a_totp_code_through_the_
     wrong = observe(api, regulator, casino, otp="000000")
     assert wrong.status_code == 400 and "otp" in wrong.json()["errors"]
     assert not Observation.objects.exists() and not Signature.objects.exists()
-    # A wrong code is a failure of the shared lockout too.
-    assert failures("controleur") == 1
+    # A wrong code is a failure of the signature's lockout too.
+    assert failures("controleur|controleur") == 1
     signed = observe(api, regulator, casino, otp=current_code(regulator_device))
     assert signed.status_code == 201, signed.json()
     assert Observation.objects.get().signature.signer == regulator

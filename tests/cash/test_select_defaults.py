@@ -23,7 +23,7 @@ def options(page, name):
 def floor_staff(director, codir, chef, croupier, croupier2, caissier, casino):
     # Sorted before « chef » and before « directeur » in their roles: a browser would pick them were nobody proposed.
     make_employee("alain", Role.CHEF, casino)
-    make_employee("bernard", Role.DIRECTOR, casino)
+    make_employee("bernard", Role.CODIR, casino)  # one directeur responsable per casino (R29): a second CoDir
 
 
 def test_the_short_interruptions_key_holder_defaults_to_the_logged_in_chef(

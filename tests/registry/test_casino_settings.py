@@ -37,6 +37,7 @@ def settings_form(casino, **overrides):
         "spin_bias_p_value": "0.00100",
         "approval_warning_days": "30",
         "vingt_trois_colours": "",
+        "signature_method": "password",
         # The director's signature of the change (R29).
         "reason": "réglage",
         "password": PASSWORD,

@@ -102,7 +102,7 @@ def test_r19_only_an_approved_director_or_codir_member_directs(casino, director,
         services.require_director(chef, "R10", "planifier les séances")
     assert caught.value.rule == "R10"
     assert f"peut planifier les séances (votre rôle : {Role.CHEF.label})" in caught.value.message
-    unapproved = make_employee("dir2", Role.DIRECTOR, casino, approved=False).user
+    unapproved = make_employee("codir2", Role.CODIR, casino, approved=False).user  # one director per casino (R29)
     with pytest.raises(RoleForbidden) as caught:
         services.require_director(unapproved, "R19", "ouvrir une séance")
     assert caught.value.rule == "R19"
