@@ -145,7 +145,9 @@ def test_r23_a_deleted_entry_is_named_by_its_sequence_number():
 @pytest.mark.usefixtures("seance_of_today")  # limits are fixed once a séance of the day is open (R30)
 def test_r23_a_refused_form_is_journaled_with_its_rule(as_user, director, boule_tableau, casino):
     from seances.models import GamingDay
+    from tests.helpers.openings import staff
 
+    staff(boule_tableau)  # R31: the séance's roster serves the tableau
     url = f"/seances/tableaux/{boule_tableau.pk}/ouvrir/"
     data = {
         "gaming_day": GamingDay.date_at(casino).isoformat(),

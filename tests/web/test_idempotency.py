@@ -14,6 +14,7 @@ from casino.models import IdempotentRequest
 from seances.models import Opening, Roster, Seance
 from tests.conftest import PASSWORD
 from tests.helpers.cash_helpers import chips_for, post_advance, post_final_count
+from tests.helpers.openings import staff as staff_tableau
 
 pytestmark = pytest.mark.django_db
 
@@ -117,6 +118,7 @@ def test_openings_rosters_corrections_and_signatures_accept_a_key(api, staff, ca
 
     api.force_authenticate(staff["director"])
     tableau = register_tableau(boule_tableau.table, 2)
+    staff_tableau(tableau)  # R31: the open séance's roster serves the new tableau
     body = {
         "tableau": tableau.pk,
         "gaming_day": open_day.gaming_day.date.isoformat(),
