@@ -117,8 +117,12 @@ def test_openings_rosters_corrections_and_signatures_accept_a_key(api, staff, ca
     from tables.services import register_tableau
 
     api.force_authenticate(staff["director"])
-    tableau = register_tableau(boule_tableau.table, 2)
-    staff_tableau(tableau)  # R31: the open séance's roster serves the new tableau
+    from tables.models import Apparatus, Table
+
+    # A second boule, not rostered when the séance opened: its rotation order, published now, serves the tableau (R31).
+    machine = Apparatus.objects.create(casino=casino, game=boule_tableau.game, name="Boule 2")
+    tableau = register_tableau(Table.objects.create(apparatus=machine, name="Table 2"), 7)
+    staff_tableau(tableau)
     body = {
         "tableau": tableau.pk,
         "gaming_day": open_day.gaming_day.date.isoformat(),
