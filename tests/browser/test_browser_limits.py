@@ -7,6 +7,7 @@ import pytest
 from casino.rules import ARTICLES
 from seances.models import Opening
 from tests.helpers.browser import log_in
+from tests.helpers.openings import staff
 
 try:
     from playwright.sync_api import expect
@@ -18,6 +19,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 @pytest.mark.usefixtures("seance_of_today")  # limits are fixed once a séance of the day is open (R30)
 def test_r12_director_opens_a_tableau_and_sees_the_ranges_follow_the_minimum(page, director, boule_tableau):  # noqa: F811
+    staff(boule_tableau)  # R31: the séance's roster serves the tableau
     log_in(page, director)
     page.get_by_role("link", name="Journée", exact=True).click()
     row = page.locator("tr[data-tableau='1']")
