@@ -405,7 +405,10 @@ from django.contrib.auth import get_user_model
 
 casino = Casino.objects.get(name="Casino de démonstration")
 date = GamingDay.date_at(casino)
-seance = Seance.objects.get(gaming_day__casino=casino, gaming_day__date=date, state=Seance.State.OPEN)
+# The séance the seed opened: the current gaming day's, or the previous day's last when the seed ran before the
+# gaming day turned (seed_demo.todays_floor).
+seance = Seance.objects.filter(gaming_day__casino=casino, state=Seance.State.OPEN).latest("planned_start")
+date = seance.gaming_day.date
 tableau = Tableau.objects.get(casino=casino, number=2)
 keys = {}
 for username in ("directeur", "controleur"):
