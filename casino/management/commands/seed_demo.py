@@ -197,8 +197,12 @@ class Season:
                 sign_register(register, signer, PASSWORD)
         if offset == self.AMENDED:
             self.amend(afternoon)
-        clock.at(at(date, 34, 5))  # the gaming day has ended: its journal head is sealed (R23)
-        self.seal(date)
+        sealed_at = at(date, 34, 5)  # the gaming day has ended: its journal head is sealed (R23)
+        if sealed_at <= clock.present:
+            clock.at(sealed_at)
+            self.seal(date)
+        # Seeded in the first minutes of the next gaming day: its seal is the nightly task's, not the seed's (no act
+        # is dated in the future).
 
     def rosters(self, seance):
         """R4: the rotation order of each apparatus, published before the séance opens."""
