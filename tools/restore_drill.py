@@ -189,8 +189,9 @@ class Cluster:
         return f"postgres://{role}:{self.passwords[role]}@127.0.0.1:{self.port}/{DATABASE}"
 
 
-def manage(cluster, role, *arguments, check=True, name=None):
-    """A manage.py command connected as `role`; DEBUG on (the drill is about the database: no broker, local key)."""
+def manage(cluster, role, *arguments, check=True, name=None, exports=None):
+    """A manage.py command connected as `role`; DEBUG on (the drill is about the database: no broker, local key).
+    `exports`: the export storage it reads (default the live one), where the signed seals files are."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": os.environ.get("HOME", "/root"),
@@ -198,7 +199,7 @@ def manage(cluster, role, *arguments, check=True, name=None):
         "DEBUG": "1",
         "DATABASE_URL": cluster.url(role),
         "CASINO_SIGNING_KEY_DIR": str(cluster.workdir / "keys"),
-        "EXPORT_ROOT": str(cluster.workdir / "exports"),
+        "EXPORT_ROOT": str(exports or cluster.workdir / "exports"),
         "PYTHONDONTWRITEBYTECODE": "1",
     }
     command = [sys.executable, "manage.py", *arguments]
@@ -300,6 +301,10 @@ def drill(cluster):
 
     # 3. More writes and their seal, then T on the server's clock, a moment after their commit.
     at_target = write(cluster, ["Boule après la sauvegarde"])
+    # The export storage as it stood at T (its signed seals files, casino.audit.anchors): what a storage snapshot
+    # taken with the database's would restore. The live storage keeps the seals written after T.
+    exports_at_target = workdir / "exports-at-target"
+    shutil.copytree(workdir / "exports", exports_at_target)
     time.sleep(1)
     target = cluster.psql("SELECT clock_timestamp()")
     time.sleep(1)
@@ -349,7 +354,15 @@ def drill(cluster):
 
     # 7. The proofs.
     verified = manage(
-        cluster, APP_ROLE, "verify_journal", "--casino", str(casino), "--seals", str(seals_at_target), check=False
+        cluster,
+        APP_ROLE,
+        "verify_journal",
+        "--casino",
+        str(casino),
+        "--seals",
+        str(seals_at_target),
+        check=False,
+        exports=exports_at_target,
     )
     if verified.returncode != 0:
         raise DrillFailure(f"verify_journal refused the restored casino:\n{verified.stdout}{verified.stderr}")
