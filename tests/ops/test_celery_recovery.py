@@ -315,14 +315,17 @@ def test_only_the_regulator_of_the_casino_relaunches(client, as_user, regulator,
 
 
 def test_the_export_page_reloads_less_often_as_the_wait_grows(as_user, regulator, casino):
+    # The page follows the export by its progress endpoint (static/js/export-progress.js), never by a meta refresh
+    # (WCAG 2.2.1): the wait between two reads grows with the export's age.
     client = as_user(regulator)
     fresh = stale_export(casino, regulator, Export.State.PENDING, 0)
     older = stale_export(casino, regulator, Export.State.RUNNING, 3)
     old = stale_export(casino, regulator, Export.State.RUNNING, 30)
-    assert client.get(f"/exports/{fresh.pk}/")["Refresh"] == "2"
-    assert client.get(f"/exports/{older.pk}/")["Refresh"] == "18"
-    page = client.get(f"/exports/{old.pk}/")
-    assert page["Refresh"] == "60" and '<meta http-equiv="refresh" content="60">' in page.content.decode()
+    for export, seconds in ((fresh, 2), (older, 18), (old, 60)):
+        page = client.get(f"/exports/{export.pk}/")
+        assert "Refresh" not in page and 'http-equiv="refresh"' not in page.content.decode()
+        assert f'data-next="{seconds}"' in page.content.decode()
+        assert client.get(f"/exports/{export.pk}/etat/").json()["next_seconds"] == seconds
 
 
 def test_the_export_page_stops_reloading_once_the_export_failed_or_is_done(as_user, regulator, casino):
