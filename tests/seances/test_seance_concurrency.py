@@ -15,6 +15,7 @@ from tables.services import register_tableau
 from tests.conftest import PASSWORD, require_postgres
 from tests.helpers.cash_helpers import publish_rosters
 from tests.helpers.concurrency import at_once
+from tests.helpers.openings import staff
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -55,6 +56,7 @@ def test_r10_two_directors_opening_one_tableau_at_once_with_other_minimums_fix_o
     director, codir, casino, boule_tableau, monkeypatch
 ):
     day = GamingDay.date_at(casino)
+    staff(boule_tableau)  # served by the open séance's roster (R31)
     slowed(monkeypatch, Opening, "full_clean")
     answers = at_once(open_with(director, boule_tableau, day, "2.00"), open_with(codir, boule_tableau, day, "5.00"))
     assert sorted(r.status_code for r in answers)[0] == 201, [r.json() for r in answers]
@@ -72,6 +74,7 @@ def test_r15_the_first_openings_of_two_tableaux_at_once_fix_the_days_advance_onc
 ):
     day = GamingDay.date_at(casino)
     other = register_tableau(boule_tableau.table, 2)
+    staff(boule_tableau, other)  # both served by the open séance's roster (R31)
     answers = at_once(open_with(director, boule_tableau, day, "2.00"), open_with(codir, other, day, "2.00"))
     assert [r.status_code for r in answers] == [201, 201], [r.json() for r in answers]
     gaming_day = GamingDay.objects.get(casino=casino, date=day)
