@@ -258,16 +258,28 @@ def record_spin(user, seance, apparatus, launcher, number=None, pocket=None, dir
         .order_by("-sequence")
         .values("sequence")[:1]
     )
+    # The séance's announcement no spin has followed yet (R9), read in the same query: read under the roster's lock,
+    # which an announcement takes too, so that one announcement is followed by one spin only.
+    pending = Announcement.objects.filter(seance=seance, apparatus=apparatus).pending().order_by("-announced_at")
     previous = (
         Spin.objects.filter(apparatus=apparatus)
         .effective()
-        .annotate(seance_last_sequence=Subquery(last_sequence))
+        .annotate(
+            seance_last_sequence=Subquery(last_sequence),
+            pending_id=Subquery(pending.values("pk")[:1]),
+            pending_at=Subquery(pending.values("announced_at")[:1]),
+        )
         .order_by("-launched_at", "-sequence", "-pk")
         .first()
     )
     direction = _check_direction(apparatus, direction or "", previous, seance)
-    # Read under the roster's lock, which an announcement takes too: the announcement is followed by one spin only.
-    announcement = pending_announcement(seance, apparatus)
+    if previous is None:
+        # The apparatus' first spin: no row carried the announcement.
+        announcement = pending.first()
+    elif previous.pending_id is not None:
+        announcement = Announcement(pk=previous.pending_id, announced_at=previous.pending_at)
+    else:
+        announcement = None
     if announcement is None:
         raise InvalidTransition(
             "R9",
@@ -279,7 +291,7 @@ def record_spin(user, seance, apparatus, launcher, number=None, pocket=None, dir
         apparatus=apparatus,
         sequence=(previous.seance_last_sequence or 0) + 1 if previous else 1,
         launched_at=timezone.now(),
-        announcement=announcement,
+        announcement_id=announcement.pk,
         rien_ne_va_plus_at=announcement.announced_at,
         launcher=launcher_user,
         number=number,
