@@ -204,6 +204,15 @@ class IsRegulator(BasePermission):
         return bool(user and user.is_authenticated and user.has_perm("casino.view_audit"))
 
 
+# The path's casino as its converter takes it (<int:casino>: digits only), and a day's file by its date.
+SEAL_FILES_CASINO = OpenApiParameter(
+    "casino", {"type": "integer", "minimum": 0}, OpenApiParameter.PATH, description="Établissement."
+)
+SEAL_FILE_DAY = OpenApiParameter(
+    "day", OpenApiTypes.DATE, OpenApiParameter.PATH, description="Le jour (UTC) du fichier (AAAA-MM-JJ)."
+)
+
+
 class SealFileSerializer(serializers.Serializer):
     casino = serializers.IntegerField()
     date = serializers.DateField(help_text="Le jour (UTC) des scellements du fichier.")
@@ -221,6 +230,7 @@ class SealFileListView(APIView):
     @extend_schema(
         operation_id="seal_files_list",
         summary="Fichiers de scellements hors de la base (R23)",
+        parameters=[SEAL_FILES_CASINO],
         responses=SealFileSerializer(many=True),
     )
     def get(self, request, casino):
@@ -239,7 +249,12 @@ class SealFileView(APIView):
     permission_classes = [IsRegulator]
     schema = AutoSchema()
 
-    @extend_schema(operation_id="seal_file", summary="Un fichier de scellements (R23)", responses=OpenApiTypes.BINARY)
+    @extend_schema(
+        operation_id="seal_file",
+        summary="Un fichier de scellements (R23)",
+        parameters=[SEAL_FILES_CASINO, SEAL_FILE_DAY],
+        responses=OpenApiTypes.BINARY,
+    )
     def get(self, request, casino, day):
         item = get_object_or_404(Casino.objects.for_user(request.user), pk=casino)
         try:

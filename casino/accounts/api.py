@@ -137,8 +137,8 @@ class AccountChangeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
 
 class PasskeySerializer(serializers.ModelSerializer):
     holder = serializers.CharField(source="user.username", read_only=True)
-    confirmed_by = serializers.CharField(source="confirmed_by.username", default=None, read_only=True)
-    revoked_by = serializers.CharField(source="revoked_by.username", default=None, read_only=True)
+    confirmed_by = serializers.CharField(source="confirmed_by.username", default=None, allow_null=True, read_only=True)
+    revoked_by = serializers.CharField(source="revoked_by.username", default=None, allow_null=True, read_only=True)
     state = serializers.CharField(read_only=True)
 
     class Meta:

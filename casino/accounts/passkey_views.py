@@ -52,6 +52,15 @@ class EnrolForm(forms.Form):
         self.fields["casino"].queryset = Casino.objects.for_user(user)
 
 
+def _named_key(request, keys, field):
+    """The key a form names by its number in `field`, among `keys` (404 if it is not one of them). A value that is no
+    key number ("²", "-1", nothing) is refused as invalid data (400), before any lookup."""
+    value = request.POST.get(field, "").strip()
+    if not value.isdecimal():  # not isdigit: "²" is a digit that int() does not read
+        raise ValidationError(f"« {value} » n'est pas le numéro d'une clé de signature : rien n'a été enregistré.")
+    return get_object_or_404(keys, pk=value)
+
+
 def _refused(request, template, context, exc):
     status = getattr(exc, "status_code", 400)
     message = exc.message if isinstance(exc, DomainError) else " ".join(exc.messages)
@@ -101,8 +110,11 @@ class MyKeysView(LoginRequiredMixin, View):
         return redirect("passkeys-mine")
 
     def revoke(self, request):
-        key = get_object_or_404(Passkey.objects.filter(user=request.user), pk=request.POST.get("revoke"))
         form = RevocationForm(request.POST)
+        try:
+            key = _named_key(request, Passkey.objects.filter(user=request.user), "revoke")
+        except ValidationError as exc:
+            return _refused(request, self.template_name, self.context(revocation_form=form), exc)
         if not form.is_valid():
             return render(request, self.template_name, self.context(revocation_form=form), status=400)
         data = form.cleaned_data
@@ -146,8 +158,11 @@ class DirectionKeysView(LoginRequiredMixin, View):
 
     def post(self, request):
         revoking = "revoke" in request.POST
-        key = get_object_or_404(self.keys(), pk=request.POST.get("revoke" if revoking else "confirm"))
         form = (RevocationForm if revoking else SignatureForm)(request.POST)
+        try:
+            key = _named_key(request, self.keys(), "revoke" if revoking else "confirm")
+        except ValidationError as exc:
+            return _refused(request, self.template_name, self.context(form), exc)
         if not form.is_valid():
             return render(request, self.template_name, self.context(form), status=400)
         data = form.cleaned_data

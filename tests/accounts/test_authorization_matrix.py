@@ -19,12 +19,14 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 from django.utils import timezone
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+import casino.tasks  # noqa: F401 (registers build_export: the demo's export is built when its request commits)
 from books import services as books_services
 from books.models import Observation
 from cashbox import services as cash_services
 from cashbox import signatures
 from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment
 from casino.accounts.services import propose, state_of
+from casino.audit import anchors
 from casino.exports.build import request_export
 from casino.models import AccountChange, Alert, Casino, Employee, Export, JournalEntry, Passkey
 from seances.models import Announcement, GamingDay, Opening, PushedBackStake, Roster, Seance, Spin
@@ -75,6 +77,8 @@ class Route:
     the others 403); by default every role on the API, the roles allowed some method on the pages.
     `anonymous`: "login" (redirect to the login page), "api" (401 not_authenticated), or "405-first" (the method
     is checked before the login). `lands_on_login`: the route's success is a redirect to the login page (logout).
+    `hidden`: the route opens to a secret no role holds (a bearer token of the operator's); to every role, anonymous
+    and every method it answers 404, as if it were not there (not 401, 403 nor 405, which would tell it exists).
     """
 
     GET: frozenset = None
@@ -86,6 +90,7 @@ class Route:
     anonymous: str = "login"
     body: dict = field(default_factory=dict)
     lands_on_login: bool = False
+    hidden: bool = False
 
     def allowed(self, method):
         return getattr(self, method)
@@ -157,6 +162,10 @@ EXPECTATIONS = {
     # The journal's seals (R23): the regulator downloads them; the director reads them too.
     "seal-list": page(get=EXPORTS),
     "api-seals": api(get=EXPORTS),
+    # The signed seals files kept outside the database (casino/audit/anchors.py): the regulator alone downloads them
+    # (casino.view_audit); the view refuses the others before it looks at the method.
+    "api-seal-files": api(get=frozenset({REGULATOR}), guard=frozenset({REGULATOR})),
+    "api-seal-file": api(get=frozenset({REGULATOR}), guard=frozenset({REGULATOR})),
     "games": page(get=ANY_ROLE, anonymous="405-first"),
     "games-settle": page(get=ANY_ROLE, post=ANY_ROLE, anonymous="405-first"),
     # Registry (R1–R3)
@@ -233,6 +242,9 @@ EXPECTATIONS = {
     "health": page(get=ANYONE, guard=ANYONE),
     # /favicon.ico: a redirect to the static icon, for anyone (issue 40).
     "favicon": page(get=ANYONE, guard=ANYONE),
+    # Prometheus' scrape (casino/ops/metrics.py): for the bearer of METRICS_TOKEN only, which no role holds (its
+    # answer to the token: tests/ops/); anyone else, whatever the method, gets 404.
+    "metrics": page(get=NOBODY, guard=NOBODY, hidden=True),
     # Every person lists and revokes their own API tokens; the administrator those of their casinos' people too.
     "api-token-list": api(get=ANY_ROLE),
     "api-token-revoke": api(post=ANY_ROLE),
@@ -414,6 +426,8 @@ def concrete(route, name, objects):
         pk = objects[pk_model(name, route)].pk
         url = re.sub(r"<int:pk>|\(\?P<pk>[^)]+\)", str(pk), url)
     url = url.replace("<date:date>", objects["date"].isoformat())
+    # The seals files: the demo casino's, and the day of its latest file.
+    url = url.replace("<int:casino>", str(objects[Casino].pk)).replace("<str:day>", objects["seals day"].isoformat())
     url = url.replace("<str:game>", "boule").replace("<str:kind>", "comptage")
     # Admin patterns take object ids and app labels as regular expressions: any value reaches the login redirect.
     url = re.sub(r"<path:\w+>|<\w+:\w+>|<\w+>|\(\?P<\w+>[^)]+\)", "1", url)
@@ -500,6 +514,8 @@ def build_demo(api, capture_on_commit_callbacks, cash_staff, open_day, casino, r
     )
     with capture_on_commit_callbacks(execute=True):
         export = request_export(regulator, casino, yesterday, yesterday)
+    export.refresh_from_db()
+    assert export.state == Export.State.DONE, export.error
     alert = Alert.objects.create(casino=casino, rule="R18", kind="test", key="matrix", message="Alerte de test")
     caissier = cash_staff["caissier"].employee
     change = propose(administrator, caissier, state_of(caissier) | {"role": "chef"})
@@ -508,6 +524,8 @@ def build_demo(api, capture_on_commit_callbacks, cash_staff, open_day, casino, r
     )
     _authenticator, passkey = enrolled_key(cash_staff["croupier"], casino)
     return {
+        # The export sealed the journal; the seal was written to its day's file outside the database (R23).
+        "seals day": anchors.day_files(casino.pk)[0],
         Passkey: passkey,
         AccountChange: change,
         "date": yesterday,
@@ -584,6 +602,10 @@ def check_route(client, login, name, url, role):
     api_route = route.anonymous == "api"
     for method in METHODS:
         response = send(client, method, url, route.body)
+        if route.hidden:
+            if response.status_code != 404:
+                failures.append(f"{role} {method} {url} ({name}): {response.status_code}, expected 404")
+            continue
         allowed = route.allowed(method) or NOBODY
         if name == "logout":
             login()

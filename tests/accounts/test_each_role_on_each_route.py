@@ -115,6 +115,9 @@ def test_the_role_gets_on_the_route_what_the_table_says(world, client, name, met
         client.force_login(world["users"][role])
     response = matrix.send(client, method, url, route.body)
     where = f"{role} {method} {url} ({name}): {response.status_code} {response.get('Location', '')}"
+    if route.hidden:
+        assert response.status_code == 404, f"{where}, expected 404"
+        return
     if role in route.allowed(method):
         assert not matrix.refused(response, route) and response.status_code < 500, f"{where}, expected allowed"
         return

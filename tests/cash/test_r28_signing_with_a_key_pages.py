@@ -2,6 +2,7 @@
 challenge (sign_options), then the form carries the assertion. The keys' pages: « Mes clés de signature » and the
 direction's confirmation list (R29)."""
 
+import html
 import json
 
 import pytest
@@ -80,6 +81,22 @@ def test_r29_the_keys_pages_list_a_persons_keys_and_the_direction_confirms_one(a
     assert wrong.status_code == 400 and Passkey.objects.get().confirmed_at is None
     assert direction.post("/personnel/cles/", {"confirm": key.pk, "password": PASSWORD}).status_code == 302
     assert Passkey.objects.get().confirmed_by == codir
+
+
+@pytest.mark.parametrize("value", ["²", "abc", "-1", " "])
+def test_r29_a_key_named_by_no_number_is_refused_in_words_and_nothing_changes(as_user, casino, croupier, codir, value):
+    enrolled_key(croupier, casino)
+    signature = {"password": PASSWORD, "reason": "Perdue"}
+    for user, url, field in (
+        (croupier, "/compte/cles/", "revoke"),
+        (codir, "/personnel/cles/", "revoke"),
+        (codir, "/personnel/cles/", "confirm"),
+    ):
+        response = as_user(user).post(url, {field: value, **signature})
+        assert response.status_code == 400, (url, field)
+        assert "n'est pas le numéro d'une clé de signature" in html.unescape(response.content.decode())
+    key = Passkey.objects.get()
+    assert key.confirmed_at is None and key.revoked_at is None
 
 
 def test_r28_the_enrolment_page_gives_the_options_and_enrols_the_key(as_user, casino, caissier):

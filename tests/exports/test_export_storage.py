@@ -2,6 +2,7 @@
 by default, as before; any other storage (django-storages' S3 in production, Django's in-memory one here) holds the
 package, serves the download and is told to forget a build the sweeper gave up."""
 
+import datetime
 import hashlib
 import os
 
@@ -10,6 +11,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import storages
 
 import casino.tasks  # noqa: F401 (registers build_export: the export's task is queued by its name)
+from casino.audit import anchors
 from casino.exports import build
 from casino.exports.build import request_export
 from casino.exports.storage import LocalExportStorage, export_storage
@@ -36,8 +38,14 @@ def test_by_default_the_packages_are_files_under_export_root(export, settings): 
     assert export_storage().location == os.path.abspath(settings.EXPORT_ROOT)
     path = settings.EXPORT_ROOT / export.file_path
     assert hashlib.sha256(path.read_bytes()).hexdigest() == export.sha256
-    # Nothing is left of the build but the package: its staging folder is gone.
-    assert sorted(os.listdir(settings.EXPORT_ROOT)) == [export.file_path]
+    # Nothing is left of the build but the package, beside the seals folder (the export's seal, written to its day's
+    # signed file by casino/audit/anchors.py): the staging folder is gone.
+    assert sorted(os.listdir(settings.EXPORT_ROOT)) == sorted([export.file_path, anchors.FOLDER])
+    sealed = export.seals.get().sealed_at.astimezone(datetime.UTC).date()
+    seals = settings.EXPORT_ROOT / anchors.FOLDER
+    assert [str(p.relative_to(seals)) for p in sorted(seals.rglob("*.json"))] == [
+        f"casino-{export.casino_id}/{sealed}.json"
+    ]
 
 
 def test_another_storage_holds_the_package_and_serves_its_download(in_memory, export, settings, api, regulator):  # noqa: F811

@@ -72,6 +72,8 @@ BUDGETS = {
     "export-public-key": CONSTANT,
     "seal-list": CONSTANT,
     "api-seals": CONSTANT,
+    "api-seal-files": CONSTANT,
+    "api-seal-file": CONSTANT,
     "games": CONSTANT,
     "games-settle": CONSTANT,
     "apparatus-list": CONSTANT,
