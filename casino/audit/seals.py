@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from casino.audit import anchors, journal, signing
+from casino.audit.actors import current_actor
 from casino.audit.anchors import as_document
 from casino.audit.canonical import canonical
 from casino.models import Casino, CasinoKey, JournalEntry, Seal, seal_message
@@ -59,7 +60,15 @@ def seal(casino, reason, gaming_day=None, export=None):
         export=export,
     )
     made.key = key
-    journal.append(casino.pk, SEAL_ACTION, object_type="casino.seal", object_id=made.pk, payload=as_document(made))
+    # The actor in force (the system actor of the nightly task or of the demo's seed), none outside of one.
+    journal.append(
+        casino.pk,
+        SEAL_ACTION,
+        actor=current_actor(),
+        object_type="casino.seal",
+        object_id=made.pk,
+        payload=as_document(made),
+    )
     # robust: a storage out of reach must not fail the caller once the seal is committed; the next seal of the day
     # writes the file again with every seal of the day.
     transaction.on_commit(lambda: anchors.write_day(casino.pk, made.sealed_at), robust=True)

@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from casino.audit import journal
+from casino.audit.actors import current_actor
 from casino.models import Casino, CasinoKey
 
 
@@ -111,7 +112,14 @@ def key_document(key):
 
 def journal_key(key, action):
     """Journal a key added or retired by the rotation, in the caller's transaction (R23); returns the key."""
-    journal.append(key.casino_id, action, object_type="casino.casinokey", object_id=key.pk, payload=key_document(key))
+    journal.append(
+        key.casino_id,
+        action,
+        actor=current_actor(),
+        object_type="casino.casinokey",
+        object_id=key.pk,
+        payload=key_document(key),
+    )
     return key
 
 

@@ -25,7 +25,9 @@ def test_r29_two_directors_deciding_at_once_decide_once(administrator, director,
 
         return call
 
-    answers = at_once(decide_as(director, "confirm"), decide_as(codir, "refuse"))
+    # The directeur responsable decides a grant (a CoDir member only the director's own role, R29): the same
+    # proposal confirmed and refused at once, from two tablets.
+    answers = at_once(decide_as(director, "confirm"), decide_as(director, "refuse"))
     assert sorted(answers) == [200, 409]
     assert AccountDecision.objects.filter(change=change).count() == 1
 
