@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from django.conf import settings as django_settings
 from django.db import connection
 
 from casino.celery import app as celery_app
@@ -66,6 +67,9 @@ def worker_queue():
         "CASINO_SIGNING_KEY_DIR": tempfile.mkdtemp(prefix="worker-keys-"),
         "CASINO_SIGNING_KEY_AUTOCREATE": "1",
         "DJANGO_SETTINGS_MODULE": "casino.settings",
+        # The test's own export folder (tests/conftest.py gives each test one): where the worker writes the package
+        # and its seals files, and where the test reads them.
+        "EXPORT_ROOT": str(django_settings.EXPORT_ROOT),
     }
     worker = subprocess.Popen(
         [
