@@ -34,10 +34,12 @@ def test_r4_director_publishes_the_roster_and_the_chef_records_an_absence(
     make_employee("croupier3", Role.CROUPIER, casino)
     # A séance planned around now, whatever the hour the test runs at (the default hours leave gaps).
     now = timezone.now()
+    day = gaming_day_for(casino, GamingDay.date_at(casino))
     seance = Seance.objects.create(
-        gaming_day=gaming_day_for(casino, GamingDay.date_at(casino)),
+        gaming_day=day,
         kind=Seance.Kind.AFTERNOON,
-        planned_start=now - datetime.timedelta(hours=1),
+        # Within its gaming day, even in the day's first hour (a séance starts during its day).
+        planned_start=max(now - datetime.timedelta(hours=1), day.starts_at),
         planned_end=now + datetime.timedelta(hours=5),
     )
 
