@@ -213,30 +213,31 @@ class Work:
         raise ValueError(kind)
 
 
+def post_in_process(client, path, body, token):
+    """One JSON POST through Django's test client, authenticated by the token."""
+    return client.post(path, json.dumps(body), content_type="application/json", HTTP_AUTHORIZATION=f"Token {token}")
+
+
+def post_before(client, work, kind, token):
+    """The untimed request that must precede one of `kind` (Work.before), if any."""
+    first = work.before(kind, 0)
+    if first is not None:
+        post_in_process(client, *first, token)
+
+
 def count_queries(work, show=False):
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
     client = Client(HTTP_HOST="127.0.0.1")
+    token = work.world["tokens"][0]
     found = {}
     for kind in ("insert", "topup", "count", "spin"):
         path, body = work.request(kind, 0, 0)
-        first = work.before(kind, 0)
-        if first is not None:
-            client.post(
-                first[0],
-                json.dumps(first[1]),
-                content_type="application/json",
-                HTTP_AUTHORIZATION=f"Token {work.world['tokens'][0]}",
-            )
+        post_before(client, work, kind, token)
         with CaptureQueriesContext(connection) as captured:
-            response = client.post(
-                path,
-                json.dumps(body),
-                content_type="application/json",
-                HTTP_AUTHORIZATION=f"Token {work.world['tokens'][0]}",
-            )
+            response = post_in_process(client, path, body, token)
         if response.status_code != 201:
             sys.exit(f"{kind}: {response.status_code} {response.content[:300]!r}")
         found[kind] = len(captured.captured_queries)
@@ -261,14 +262,8 @@ def profile(work, kind, requests):
 
     def send(n):
         path, body = work.request(kind, 0, n)
-        first = work.before(kind, 0)
-        if first is not None:
-            client.post(
-                first[0], json.dumps(first[1]), content_type="application/json", HTTP_AUTHORIZATION=f"Token {token}"
-            )
-        response = client.post(
-            path, json.dumps(body), content_type="application/json", HTTP_AUTHORIZATION=f"Token {token}"
-        )
+        post_before(client, work, kind, token)
+        response = post_in_process(client, path, body, token)
         if response.status_code != 201:
             sys.exit(f"{kind}: {response.status_code} {response.content[:300]!r}")
 
