@@ -157,7 +157,7 @@ class CheckStakeView(SpinEntryView):
             if data.get("bet") not in BetKind.values:
                 raise invalid("bet", None, "Choisissez la mise")
             amount = spins.stake_amount(data.get("stake"), "stake")
-            number = _int(data.get("number"))
+            number = _int(data.get("bet_number"))
             stake = PlayerStake(bet=data["bet"], stake=amount, number=number, tableau=tableau)
             refusals = check_bet(self.apparatus.game, stake, 0)
             if refusals:

@@ -221,7 +221,8 @@ def test_r9_the_spin_form_posted_without_rien_ne_va_plus_is_refused_naming_the_r
 
 def check_stake(client, apparatus, tableau, stake="10.00", bet="plein", number="5"):
     return client.post(
-        f"/coups/{apparatus.pk}/controle-mise/", {"tableau": tableau.pk, "bet": bet, "number": number, "stake": stake}
+        f"/coups/{apparatus.pk}/controle-mise/",
+        {"tableau": tableau.pk, "bet": bet, "bet_number": number, "stake": stake},
     )
 
 
