@@ -140,6 +140,8 @@ class CheckStakeView(SpinEntryView):
     permission_required = "seances.view_opening"
 
     def get(self, request, pk):
+        # Another casino's apparatus is not found here either, as on the page it sends back to.
+        self.setup_objects(pk)
         return redirect(reverse("spin-entry", args=[pk]))
 
     def post(self, request, pk):
