@@ -12,6 +12,7 @@ from casino.charts import bar_chart
 from casino.web.formats import euros
 from floor.rows import floor_rows
 from seances.models import GamingDay, Seance
+from seances.spins.services import announcements_in_force
 from tables.games.rules import Game
 from tables.models import Cashbox
 
@@ -72,6 +73,14 @@ def season_chart(casino, date, width=640, height=220):
     return {**drawing, "season": f"{season}-{season + 1}", "series": series, "empty": not lines}
 
 
+def mark_rien_ne_va_plus(rows, announcements):
+    """Give each floor row the « Rien ne va plus » in force at its tableau's apparatus, or None (R9)."""
+    by_apparatus = {announcement.apparatus_id: announcement for announcement in announcements}
+    for row in rows:
+        row["rien_ne_va_plus"] = by_apparatus.get(row["tableau"].table.apparatus_id)
+    return rows
+
+
 def director_dashboard(casino):
     """The director's home for a casino: the floor's rows (state of every tableau) with the day's money."""
     date = GamingDay.date_at(casino)
@@ -92,12 +101,16 @@ def director_dashboard(casino):
         row["money"] = money.get(row["tableau"].pk)
         row["carnet_box"] = main_boxes.get(row["tableau"].pk)
     day_result = sum((m["result"] for m in money.values() if m["result"] is not None), ZERO)
+    # R9: from « Rien ne va plus » until the number, the apparatus and each of its tableaux take no stake.
+    announcements = announcements_in_force(open_seance) if open_seance else []
+    mark_rien_ne_va_plus(rows, announcements)
     return {
         "date": date,
         "seances": seances,
         "seance": open_seance,
         "rows": rows,
         "interruptions": [row for row in rows if row["interruption"] is not None],
+        "announcements": announcements,
         "day_result": day_result,
         "chart": season_chart(casino, date),
         "yesterday": date - datetime.timedelta(days=1),

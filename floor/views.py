@@ -9,7 +9,7 @@ from cashbox.state import closing_blockers
 from casino.accounts.roles import role_of
 from casino.models import APPROVED_ROLES, AccountChange, Alert, Casino, Employee, Role
 from casino.web.mixins import RoleRequiredMixin, requested_casino
-from floor.dashboard import director_dashboard
+from floor.dashboard import director_dashboard, mark_rien_ne_va_plus
 from floor.rows import floor_rows
 from seances.models import Seance
 from seances.spins.services import announcements_in_force
@@ -65,16 +65,17 @@ class FloorView(RoleRequiredMixin, View):
         seances = list(Seance.objects.of_day(casino, date))
         seance = next((s for s in seances if s.state == Seance.State.OPEN), None)
         blockers = closing_blockers(seance) if seance else []
+        # R9: the apparatus where « Rien ne va plus » was announced and the number is not entered yet.
+        announcements = announcements_in_force(seance) if seance else []
         context = {
             "casino": casino,
             "date": date,
             "seances": seances,
             "seance": seance,
-            "rows": floor_rows(casino, date, seance, request.user),
+            "rows": mark_rien_ne_va_plus(floor_rows(casino, date, seance, request.user), announcements),
             "blockers": blockers,
             "alerts": Alert.objects.open().filter(casino=casino).select_related("casino")[:50],
-            # R9: the apparatus where « Rien ne va plus » was announced and the number is not entered yet.
-            "announcements": announcements_in_force(seance) if seance else [],
+            "announcements": announcements,
             "now": timezone.now(),
         }
         if request.htmx:

@@ -999,12 +999,80 @@ def verify(path, public_key=None, seal_files=(), notes=None):
         else:
             problems.append(f"{JOURNAL} absent : la chaîne du journal ne peut être vérifiée")
 
-        # 6. Every personal signature made with a key, over the act's statement rebuilt from the exported rows (R28).
+        # 6. « Rien ne va plus » before every spin, and every stake pushed back while it was in force (R9); exports
+        # made before these files existed carry none of them and skip the check.
+        problems += check_rien_ne_va_plus(bag, payload)
+
+        # 7. Every personal signature made with a key, over the act's statement rebuilt from the exported rows (R28).
         if "data/signatures.csv" in payload:
             problems += check_personal_signatures(bag, payload, notes)
     finally:
         bag.close()
     return notes + problems if problems else []
+
+
+# « Rien ne va plus » and the stakes pushed back after it (R9) -------------------------------------------------------
+# announcements.csv, spins.csv and pushed_back_stakes.csv (casino/exports/build.py: _spin_datasets). Each row is
+# reconciled with the journal like any record; this checks what the rows say of one another: each spin follows its
+# own announcement of its apparatus and séance, one spin per announcement, and each stake was pushed back at its
+# apparatus between the announcement and the number.
+
+ANNOUNCEMENTS = "data/announcements.csv"
+SPINS = "data/spins.csv"
+PUSHED_BACK = "data/pushed_back_stakes.csv"
+
+
+def check_rien_ne_va_plus(bag, payload):
+    if ANNOUNCEMENTS not in payload:
+        return []
+    problems = []
+    announcements = {row["id"]: row for row in _table(bag, payload, ANNOUNCEMENTS)}
+    numbered = {}
+    for spin in _table(bag, payload, SPINS):
+        if spin.get("corrects"):
+            # A correction carries its original's announcement (R23): the original is the one checked.
+            continue
+        where = f"{SPINS}, coup n° {spin['sequence']} (id {spin['id']})"
+        announcement = announcements.get(spin.get("announcement") or "")
+        if announcement is None:
+            if spin.get("announcement"):
+                problems.append(f"{where} : son annonce « Rien ne va plus » n° {spin['announcement']} est absente")
+            # A spin recorded before announcements were records carries only its time (rien_ne_va_plus_at).
+            elif _at(spin["rien_ne_va_plus_at"]) > _at(spin["launched_at"]):
+                problems.append(f"{where} : « Rien ne va plus » après le lancement (R9)")
+            continue
+        if (announcement["apparatus"], announcement["seance"]) != (spin["apparatus"], spin["seance"]):
+            problems.append(
+                f"{where} : l'annonce n° {announcement['id']} est d'un autre appareil ou d'une autre séance"
+            )
+        if _at(announcement["announced_at"]) != _at(spin["rien_ne_va_plus_at"]):
+            problems.append(
+                f"{where} : l'heure de « Rien ne va plus » diffère de celle de l'annonce n° {announcement['id']}"
+            )
+        if _at(announcement["announced_at"]) > _at(spin["launched_at"]):
+            problems.append(f"{where} : lancé avant l'annonce « Rien ne va plus » n° {announcement['id']} (R9)")
+        if announcement["id"] in numbered:
+            problems.append(
+                f"{where} : l'annonce n° {announcement['id']} précède déjà le coup id {numbered[announcement['id']]['id']}"
+            )
+        else:
+            numbered[announcement["id"]] = spin
+    for stake in _table(bag, payload, PUSHED_BACK):
+        where = f"{PUSHED_BACK}, mise repoussée n° {stake['id']}"
+        announcement = announcements.get(stake["announcement"])
+        if announcement is None:
+            problems.append(f"{where} : son annonce « Rien ne va plus » n° {stake['announcement']} est absente")
+            continue
+        if announcement["apparatus"] != stake["apparatus"]:
+            problems.append(f"{where} : l'annonce n° {announcement['id']} est celle d'un autre appareil")
+        if _at(stake["recorded_at"]) < _at(announcement["announced_at"]):
+            problems.append(f"{where} : repoussée avant l'annonce « Rien ne va plus » n° {announcement['id']} (R9)")
+        spin = numbered.get(announcement["id"])
+        if spin is not None and _at(stake["recorded_at"]) > _at(spin["recorded_at"]):
+            problems.append(
+                f"{where} : repoussée après la saisie du numéro (coup id {spin['id']}) : les enjeux étaient admis"
+            )
+    return problems
 
 
 def _check_signature(bag, names, tags, public_key, notes):

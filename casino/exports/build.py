@@ -328,6 +328,7 @@ def datasets(casino, date_from, date_to, start, end):
         _seance_datasets(casino, period)
         + _cash_datasets(casino, period, start, end)
         + _roster_datasets(casino, period)
+        + _spin_datasets(casino, period)
         + _key_datasets(casino)
     )
 
@@ -463,6 +464,39 @@ def _roster_datasets(casino, period):
             ["id", ("roster", "roster_id"), "at", "kind", ("member", "member__username")]
             + [("replacement", "replacement__username"), "reason", ("recorded_by", "recorded_by__username")]
             + ["recorded_at"],
+        ),
+    ]
+
+
+def _spin_datasets(casino, period):
+    # The register of spins (R1, R4, R9) with the announcements « Rien ne va plus » that preceded each spin and the
+    # stakes pushed back after them: the verifier checks each spin follows its announcement and each stake belongs
+    # to an announcement of its apparatus (tools/verify_export.py, check_rien_ne_va_plus).
+    return [
+        (
+            "announcements.csv",
+            "seances.Announcement",
+            Q(apparatus__casino=casino, seance__gaming_day__date__range=period),
+            ["id", ("date", "seance__gaming_day__date"), ("seance", "seance_id"), ("apparatus", "apparatus_id")]
+            + [("apparatus_name", "apparatus__name"), "announced_at", ("announced_by", "announced_by__username")]
+            + ["announced_role"],
+        ),
+        (
+            "pushed_back_stakes.csv",
+            "seances.PushedBackStake",
+            Q(apparatus__casino=casino, announcement__seance__gaming_day__date__range=period),
+            ["id", ("date", "announcement__seance__gaming_day__date"), ("seance", "announcement__seance_id")]
+            + [("announcement", "announcement_id"), ("apparatus", "apparatus_id"), ("tableau", "tableau__number")]
+            + ["amount", ("recorded_by", "recorded_by__username"), "recorded_at"],
+        ),
+        (
+            "spins.csv",
+            "seances.Spin",
+            Q(apparatus__casino=casino, seance__gaming_day__date__range=period),
+            ["id", ("date", "seance__gaming_day__date"), ("seance", "seance_id"), ("apparatus", "apparatus_id")]
+            + ["sequence", ("announcement", "announcement_id"), "rien_ne_va_plus_at", "launched_at"]
+            + [("launcher", "launcher__username"), "number", "pocket", "direction", ("corrects", "corrects_id")]
+            + ["reason", ("recorded_by", "recorded_by__username"), "recorded_at"],
         ),
     ]
 

@@ -345,7 +345,13 @@ def publish_roster(user, roster, signer, password, otp=None):
         if roster.state != Roster.State.DRAFT:
             raise InvalidTransition("R23", "L'ordre de roulement est déjà publié")
         _require_open_seance(roster.seance, "publier son ordre de roulement")
-        members = list(roster.members.select_related("user", "tableau").order_by("position"))
+        members = list(roster.members.select_related("user__employee", "tableau").order_by("position"))
+        # The draft may be older than an approval's end: the order published names only people approved for the
+        # séance's day, the chef included (R4; a 400 naming them, never a 500 later at the table).
+        day = roster.seance.gaming_day.date
+        check_chef(roster.casino, roster.chef, day)
+        for member in members:
+            check_launcher(roster.casino, member.user, day)
         playing = tableaux_in_play(roster.apparatus)
         if playing:
             unassigned = [_name(m.user) for m in members if m.tableau_id is None]

@@ -4,10 +4,11 @@ list with filters, and the statistics of an apparatus over a period."""
 import datetime
 from decimal import Decimal
 
+from django.db.models import F, OuterRef
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django_filters import rest_framework as filters
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -26,12 +27,26 @@ from tables.games.rules import Direction
 from tables.models import Apparatus, Tableau
 
 
+class PushedBackTotalSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    total = serializers.DecimalField(max_digits=14, decimal_places=2)
+
+
+CENTS = Decimal("0.01")
+
+
 class SpinSerializer(serializers.ModelSerializer):
     casino = serializers.IntegerField(source="apparatus.casino_id", read_only=True)
     apparatus_name = serializers.CharField(source="apparatus.name", read_only=True)
     game = serializers.CharField(source="apparatus.game", read_only=True)
     launcher = serializers.CharField(source="launcher.username", read_only=True)
     recorded_by = serializers.CharField(source="recorded_by.username", read_only=True)
+    announced_by = serializers.SerializerMethodField(
+        help_text="Qui a annoncé « Rien ne va plus » avant ce coup (R9) ; null pour un coup antérieur aux annonces."
+    )
+    pushed_back_stakes = serializers.SerializerMethodField(
+        help_text="Mises repoussées après l'annonce de ce coup : nombre et total (R9)."
+    )
 
     class Meta:
         model = Spin
@@ -54,8 +69,27 @@ class SpinSerializer(serializers.ModelSerializer):
             "reason",
             "recorded_by",
             "recorded_at",
+            "announced_by",
+            "pushed_back_stakes",
         ]
         read_only_fields = fields
+
+    # The list annotates both (SpinViewSet.get_queryset) and record_spin sets them: a spin read otherwise costs a
+    # query or two.
+    def get_announced_by(self, spin) -> str | None:
+        if hasattr(spin, "announced_by_name"):
+            return spin.announced_by_name
+        return spin.announcement.announced_by.username if spin.announcement_id else None
+
+    @extend_schema_field(PushedBackTotalSerializer)
+    def get_pushed_back_stakes(self, spin):
+        if hasattr(spin, "pushed_back_count"):
+            count, total = spin.pushed_back_count, spin.pushed_back_total
+        else:
+            totals = spins.pushed_back_of([spin]).get(spin.announcement_id, (0, None))
+            count, total = totals
+        # Money as a string, as every amount of the API; SQLite's SUM drops the cents' zeros.
+        return {"count": count or 0, "total": str((Decimal(total or 0)).quantize(CENTS))}
 
 
 class SpinCreateSerializer(serializers.Serializer):
@@ -94,6 +128,10 @@ class SpinViewSet(RecordViewSet):
             super()
             .get_queryset()
             .select_related("apparatus", "launcher", "recorded_by")
+            .annotate(
+                announced_by_name=F("announcement__announced_by__username"),
+                **spins.pushed_back_totals(OuterRef("announcement_id")),
+            )
             .order_by("-launched_at", "-sequence", "-pk")
         )
 
@@ -332,6 +370,7 @@ def statistics_json(summary):
         "r9_refusals": summary["r9_refusals"],
         # Money as a string, as every amount of the API (COERCE_DECIMAL_TO_STRING).
         "pushed_back_stakes": {"count": summary["pushed_back"]["count"], "total": str(summary["pushed_back"]["total"])},
+        "announcements": summary["announcements"],
     }
 
 
@@ -362,9 +401,9 @@ class LongestRunSerializer(serializers.Serializer):
     length = serializers.IntegerField()
 
 
-class PushedBackTotalSerializer(serializers.Serializer):
+class AnnouncementTotalSerializer(serializers.Serializer):
     count = serializers.IntegerField()
-    total = serializers.DecimalField(max_digits=14, decimal_places=2)
+    without_spin = serializers.IntegerField(help_text="Annonces qu'aucun coup n'a suivies (séance close sur elles).")
 
 
 class StatisticsSerializer(serializers.Serializer):
@@ -385,6 +424,7 @@ class StatisticsSerializer(serializers.Serializer):
         help_text="Coups et corrections refusés sur la période, sens du cylindre non alterné (refus R9 journalisés)."
     )
     pushed_back_stakes = PushedBackTotalSerializer(help_text="Mises repoussées après « Rien ne va plus » (R9).")
+    announcements = AnnouncementTotalSerializer(help_text="Annonces « Rien ne va plus » de la période (R9).")
 
 
 StatisticsSerializer._declared_fields["from"] = serializers.DateTimeField(allow_null=True)

@@ -10,8 +10,9 @@ from decimal import Decimal, InvalidOperation
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import BooleanField, Subquery
+from django.db.models import BooleanField, Count, F, OuterRef, Subquery, Sum
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from cashbox.models import Interruption
@@ -20,8 +21,9 @@ from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
 from casino.web.transactions import atomic_write
 from seances.models import Announcement, PushedBackStake, Roster, RosterChange, Seance, Spin
+from seances.rosters import rotation
 from seances.rosters import services as roster_services
-from seances.spins.stats import named_launchers
+from seances.rosters.plans import published_order, roster_changes
 from seances.tasks import check_spin
 from tables.games.rules import DEFAULT_LAYOUTS, Direction, Game, check_direction, next_direction
 
@@ -261,6 +263,9 @@ def record_spin(user, seance, apparatus, launcher, number=None, pocket=None, dir
     # The séance's announcement no spin has followed yet (R9), read in the same query: read under the roster's lock,
     # which an announcement takes too, so that one announcement is followed by one spin only.
     pending = Announcement.objects.filter(seance=seance, apparatus=apparatus).pending().order_by("-announced_at")
+    # Who announced it and the stakes pushed back after it, read in the same query too: the spin's answer shows them
+    # (the register of spins, R9) without a query of its own.
+    pushed_back = pushed_back_totals(OuterRef("pending_id"))
     previous = (
         Spin.objects.filter(apparatus=apparatus)
         .effective()
@@ -268,16 +273,22 @@ def record_spin(user, seance, apparatus, launcher, number=None, pocket=None, dir
             seance_last_sequence=Subquery(last_sequence),
             pending_id=Subquery(pending.values("pk")[:1]),
             pending_at=Subquery(pending.values("announced_at")[:1]),
+            pending_by=Subquery(pending.values("announced_by__username")[:1]),
         )
+        .annotate(**pushed_back)
         .order_by("-launched_at", "-sequence", "-pk")
         .first()
     )
     direction = _check_direction(apparatus, direction or "", previous, seance)
     if previous is None:
         # The apparatus' first spin: no row carried the announcement.
-        announcement = pending.first()
+        announcement = pending.annotate(pending_by=F("announced_by__username"), **pushed_back_totals(OuterRef("pk")))
+        announcement = announcement.first()
     elif previous.pending_id is not None:
         announcement = Announcement(pk=previous.pending_id, announced_at=previous.pending_at)
+        announcement.pending_by = previous.pending_by
+        announcement.pushed_back_count = previous.pushed_back_count
+        announcement.pushed_back_total = previous.pushed_back_total
     else:
         announcement = None
     if announcement is None:
@@ -299,6 +310,8 @@ def record_spin(user, seance, apparatus, launcher, number=None, pocket=None, dir
         direction=direction,
         recorded_by=user,
     )
+    spin.announced_by_name = announcement.pending_by
+    spin.pushed_back_count, spin.pushed_back_total = announcement.pushed_back_count, announcement.pushed_back_total
     _queue_checks(spin)
     return spin
 
@@ -421,13 +434,14 @@ def announce(user, seance, apparatus):
     return announcement, True
 
 
-def _amount(value):
+def stake_amount(value, field="amount"):
+    """A stake's amount typed in euros (« 12,50 »): positive, to the cent; else a 400 on `field`."""
     try:
         amount = Decimal(str(value).replace(",", ".").replace(" ", "").replace("\u202f", ""))
     except (InvalidOperation, ValueError):
-        raise invalid("amount", None, "Indiquez le montant de la mise repoussée, en euros") from None
+        raise invalid(field, None, "Indiquez le montant de la mise, en euros") from None
     if not amount.is_finite() or amount <= 0 or amount != amount.quantize(Decimal("0.01")):
-        raise invalid("amount", None, "Le montant d'une mise repoussée est positif, au centime près")
+        raise invalid(field, None, "Le montant d'une mise est positif, au centime près")
     return amount
 
 
@@ -439,7 +453,7 @@ def push_back_stake(user, seance, apparatus, tableau, amount):
     admitted and nothing is pushed back (409 R9).
     """
     seance = _table_in_play(user, seance, apparatus)
-    amount = _amount(amount)
+    amount = stake_amount(amount)
     if tableau is None or tableau.table.apparatus_id != apparatus.pk:
         raise invalid("tableau", "R9", f"Ce tableau n'est pas servi par {apparatus.name}")
     announcement = pending_announcement(seance, apparatus)
@@ -454,6 +468,15 @@ def push_back_stake(user, seance, apparatus, tableau, amount):
     )
 
 
+def pushed_back_totals(announcement):
+    """Annotations: the count and total of the stakes pushed back after `announcement` (an OuterRef to its id)."""
+    stakes = PushedBackStake.objects.filter(announcement=announcement).order_by().values("announcement")
+    return {
+        "pushed_back_count": Coalesce(Subquery(stakes.annotate(n=Count("pk")).values("n")[:1]), 0),
+        "pushed_back_total": Subquery(stakes.annotate(total=Sum("amount")).values("total")[:1]),
+    }
+
+
 def pushed_back_of(spins):
     """{announcement id: (count, total)} of the stakes pushed back after the announcements of these spins."""
     totals = {}
@@ -464,6 +487,48 @@ def pushed_back_of(spins):
     return totals
 
 
+# The register of spins of a séance (R9, R23) ---------------------------------------------------------------------
+
+
+def spin_register(seance, apparatus):
+    """Every entry of the register of an apparatus in a séance, as written (originals and corrections, by sequence),
+    each with its « Rien ne va plus » and the stakes pushed back after it; the announcements no spin followed; the
+    count and total of the stakes pushed back. Five queries whatever the séance holds."""
+    entries = list(
+        Spin.objects.filter(seance=seance, apparatus=apparatus)
+        .select_related("launcher", "recorded_by", "announcement__announced_by", "corrects")
+        .order_by("sequence", "pk")
+    )
+    effective = set(Spin.objects.filter(seance=seance, apparatus=apparatus).effective().values_list("pk", flat=True))
+    stakes = list(
+        PushedBackStake.objects.filter(announcement__seance=seance, apparatus=apparatus)
+        .select_related("tableau", "recorded_by")
+        .order_by("recorded_at", "pk")
+    )
+    by_announcement = {}
+    for stake in stakes:
+        by_announcement.setdefault(stake.announcement_id, []).append(stake)
+    for entry in entries:
+        entry.effective = entry.pk in effective
+        # A correction carries its original's announcement: the stakes are shown once, with the original.
+        entry.stakes = by_announcement.get(entry.announcement_id, []) if entry.corrects_id is None else []
+    unspun = list(
+        Announcement.objects.filter(seance=seance, apparatus=apparatus)
+        .pending()
+        .select_related("announced_by")
+        .order_by("announced_at", "pk")
+    )
+    for announcement in unspun:
+        announcement.stakes = by_announcement.get(announcement.pk, [])
+    total = sum((stake.amount for stake in stakes), Decimal("0.00"))
+    return {
+        "entries": entries,
+        "unspun": unspun,
+        "pushed_back": {"count": len(stakes), "total": total},
+        "announcements": sum(1 for entry in entries if entry.announcement_id and not entry.corrects_id) + len(unspun),
+    }
+
+
 # What the floor tablet shows --------------------------------------------------------------------------------------
 
 
@@ -472,10 +537,20 @@ def spin_panel(seance, apparatus, moment=None, last=12):
     moment = moment or timezone.now()
     roster = published_roster(seance, apparatus) if seance else None
     expected = None
+    launchers = []
     if roster is not None:
         roster = roster_services.rosters_with_everything(Roster.objects.filter(pk=roster.pk)).get()
-        named = named_launchers(roster, [moment])[0]
-        expected = roster_services.users_of(roster).get(named) if named else None
+        users = roster_services.users_of(roster)
+        # The launcher the spin will be checked against (require_turn): from the séance's actual opening and the
+        # changes recorded, reliefs and skips included (R4).
+        named = roster_services.designated_launcher(roster.pk, moment)
+        expected = users.get(named) if named else None
+        # Those who may launch now, in the order of rotation in force: a relieving croupier in the place of the one
+        # relieved, who no longer launches (R4, R31).
+        in_force = rotation.effective_order(published_order(roster), roster_changes(roster), moment)
+        launchers = [users[pk] for pk in in_force if pk in users]
+        if expected is not None and expected not in launchers:
+            launchers.insert(0, expected)
     spins = effective_spins(seance, apparatus) if seance else []
     previous = spins[-1] if spins else None
     required = None
@@ -483,10 +558,6 @@ def spin_panel(seance, apparatus, moment=None, last=12):
         # Before the séance's first spin, the cylinder alternates with the apparatus' last spin of an earlier one.
         alternated = previous or previous_spin(apparatus)
         required = next_direction(alternated.direction if alternated else None)
-    launchers = []
-    if roster is not None:
-        users = roster_services.users_of(roster)
-        launchers = [users[pk] for pk in sorted(rostered(roster), key=lambda pk: users[pk].username) if pk in users]
     announcement = pending_announcement(seance, apparatus) if seance else None
     return {
         "apparatus": apparatus,

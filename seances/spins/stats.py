@@ -12,10 +12,10 @@ from decimal import Decimal
 from typing import NamedTuple
 
 from django.db import connection
-from django.db.models import Count, Exists, OuterRef, Sum
+from django.db.models import Count, Exists, OuterRef, Q, Sum
 
 from casino.models import JournalEntry
-from seances.models import PushedBackStake, Roster, RosterChange, RosterMember, Seance, Spin
+from seances.models import Announcement, PushedBackStake, Roster, RosterChange, RosterMember, Seance, Spin
 from seances.rosters import rotation
 from seances.rosters.plans import published_order, roster_changes, rosters_with_everything
 from tables.games.rules import DEFAULT_LAYOUTS, Game
@@ -207,11 +207,24 @@ def pushed_back(apparatus, start=None, end=None):
     return {"count": totals["count"], "total": (totals["total"] or Decimal("0")).quantize(Decimal("0.01"))}
 
 
+def announcements(apparatus, start=None, end=None):
+    """{"count", "without_spin"} of the « Rien ne va plus » announced at the apparatus over the period, and of those no
+    spin followed (the séance closed on them) (R9); one query."""
+    announced = Announcement.objects.filter(apparatus=apparatus)
+    if start is not None:
+        announced = announced.filter(announced_at__gte=start)
+    if end is not None:
+        announced = announced.filter(announced_at__lt=end)
+    spun = Exists(Spin.objects.filter(announcement=OuterRef("pk")))
+    return announced.aggregate(count=Count("pk"), without_spin=Count("pk", filter=~Q(spun)))
+
+
 def apparatus_statistics(apparatus, start=None, end=None):
     numbers, pockets = outcomes(apparatus, start, end)
     summary = summarise(apparatus.game, numbers, pockets)
     summary["r9_refusals"] = r9_refusals(apparatus, start, end)
     summary["pushed_back"] = pushed_back(apparatus, start, end)
+    summary["announcements"] = announcements(apparatus, start, end)
     summary["apparatus"] = apparatus
     summary["from"], summary["to"] = start, end
     return summary

@@ -6,21 +6,22 @@ import math
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views import View
 
 from casino.charts import bar_chart, percent_axis
-from casino.rules import DomainError
+from casino.rules import DomainError, invalid
 from casino.web.formats import euros
 from casino.web.middleware import mark_refusal, refusal_of
 from casino.web.mixins import RoleRequiredMixin
-from seances.models import Seance
-from seances.services import apparatus_in_play
+from seances.models import GamingDay, Seance
+from seances.services import apparatus_in_play, check_stakes
 from seances.spins import services as spins
 from seances.spins import stats as spin_stats
-from tables.games.rules import Direction
+from tables.games.rules import BetKind, Direction, PlayerStake, check_bet
 from tables.models import Apparatus, Tableau
 
 
@@ -70,6 +71,8 @@ class SpinEntryView(RoleRequiredMixin, View):
             "direction": chosen.get("direction") or panel["required_direction"] or "",
             "tableaux": Tableau.objects.filter(table__apparatus=self.apparatus, in_service=True).order_by("number"),
             "error": error,
+            "stake_check": getattr(self, "stake_check", None),
+            "bets": BetKind.choices,
         }
         return render(self.request, "seances/spins/entry.html", context, status=status)
 
@@ -130,6 +133,54 @@ class AnnounceView(SpinEntryView):
         return redirect(reverse("spin-entry", args=[self.apparatus.pk]))
 
 
+class CheckStakeView(SpinEntryView):
+    """A stake checked at the table against the limits in force and « Rien ne va plus » (R9, R10–R13), as the API's
+    check-stakes: nothing is recorded; a stake refused after the announcement can then be pushed back."""
+
+    permission_required = "seances.view_opening"
+
+    def get(self, request, pk):
+        # Another casino's apparatus is not found here either, as on the page it sends back to.
+        self.setup_objects(pk)
+        return redirect(reverse("spin-entry", args=[pk]))
+
+    def post(self, request, pk):
+        self.setup_objects(pk)
+        data = request.POST
+        raw = data.get("tableau", "")
+        tableau = (
+            Tableau.objects.filter(table__apparatus=self.apparatus, pk=int(raw)).select_related("table").first()
+            if raw.isdigit()
+            else None
+        )
+        try:
+            if tableau is None:
+                raise invalid("tableau", "R13", "Ce tableau n'appartient pas à l'appareil")
+            if data.get("bet") not in BetKind.values:
+                raise invalid("bet", None, "Choisissez la mise")
+            amount = spins.stake_amount(data.get("stake"), "stake")
+            number = _int(data.get("bet_number"))
+            stake = PlayerStake(bet=data["bet"], stake=amount, number=number, tableau=tableau)
+            refusals = check_bet(self.apparatus.game, stake, 0)
+            if refusals:
+                raise invalid(refusals[0].field, refusals[0].rule, refusals[0].message)
+            breaches = check_stakes(self.apparatus, GamingDay.date_at(self.apparatus.casino), [stake])
+        except (ValidationError, DomainError) as exc:
+            # A stake the game does not know, or an apparatus without limits fixed for the day: nothing to check.
+            status = 400 if isinstance(exc, ValidationError) or exc.status_code == 400 else exc.status_code
+            message = exc.message if isinstance(exc, DomainError) else " ".join(exc.messages)
+            response = self.render(status, message)
+            return mark_refusal(response, *refusal_of(exc))
+        self.stake_check = {
+            "accepted": not breaches,
+            "breaches": [{"rule": rule, "message": message} for rule, message, _positions in breaches],
+            "tableau": tableau,
+            "amount": amount,
+            "after_announcement": any(rule == "R9" for rule, _m, _p in breaches),
+        }
+        return self.render()
+
+
 class PushBackStakeView(SpinEntryView):
     """A stake placed after « Rien ne va plus », recorded as pushed back (« mise repoussée », R9)."""
 
@@ -154,6 +205,44 @@ class PushBackStakeView(SpinEntryView):
             return self.refused(exc)
         messages.success(request, f"Mise repoussée : {euros(stake.amount)} au tableau n° {stake.tableau.number}.")
         return redirect(reverse("spin-entry", args=[self.apparatus.pk]))
+
+
+class SpinRegisterView(RoleRequiredMixin, View):
+    """The register of spins of an apparatus for a séance, on screen and on paper: each spin with its « Rien ne va
+    plus », launcher, number, direction and the stakes pushed back after the announcement; the corrections with their
+    reason; the announcements no spin followed (R9, R23)."""
+
+    permission_required = "seances.view_spin"
+
+    def get(self, request, pk):
+        apparatus = get_object_or_404(Apparatus.objects.for_user(request.user).select_related("casino"), pk=pk)
+        played = (
+            Seance.objects.filter(gaming_day__casino=apparatus.casino, announcements__apparatus=apparatus)
+            .select_related("gaming_day")
+            .distinct()
+            .order_by("-planned_start")
+        )
+        seance = None
+        if request.GET.get("seance"):
+            try:
+                seance = (
+                    Seance.objects.for_user(request.user)
+                    .filter(gaming_day__casino=apparatus.casino)
+                    .select_related("gaming_day")
+                    .get(pk=int(request.GET["seance"]))
+                )
+            except (ValueError, Seance.DoesNotExist):
+                raise Http404("Séance introuvable.") from None
+        else:
+            seance = open_seance(apparatus.casino) or played.first()
+        context = {
+            "apparatus": apparatus,
+            "casino": apparatus.casino,
+            "seance": seance,
+            "seances": list(played[:14]),
+            "register": spins.spin_register(seance, apparatus) if seance else None,
+        }
+        return render(request, "seances/spins/register.html", context)
 
 
 def french(value, places=3):

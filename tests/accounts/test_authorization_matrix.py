@@ -209,6 +209,8 @@ EXPECTATIONS = {
     "spin-announce": page(get=ANNOUNCING, post=ANNOUNCING),
     "spin-push-back": page(get=ANNOUNCING, post=ANNOUNCING),
     "spin-statistics": page(get=ANY_ROLE),
+    "spin-register": page(get=ANY_ROLE),
+    "spin-check-stake": page(get=ANY_ROLE, post=ANY_ROLE),
     # Cash (R14–R23)
     "floor": page(get=ANY_ROLE),
     "advance-create": page(get=CASH_ENTRY, post=CASH_ENTRY),
@@ -379,6 +381,8 @@ PK_MODELS = {
     "roster-print": Roster,
     "spin-entry": Apparatus,
     "spin-statistics": Apparatus,
+    "spin-register": Apparatus,
+    "spin-check-stake": Apparatus,
     "spin-announce": Apparatus,
     "spin-push-back": Apparatus,
     "api-announce": Apparatus,

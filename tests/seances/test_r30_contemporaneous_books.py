@@ -111,3 +111,15 @@ def test_no_control_register_before_the_last_seance_of_the_day_has_closed(direct
         cash_services.draw_up_register(director, open_day.gaming_day)
     assert refusal.value.rule == "R30" and "Séance de la soirée" in refusal.value.message
     assert not ControlRegister.objects.exists()
+
+
+def test_r30_the_register_page_refuses_a_register_before_the_last_seance_has_closed(
+    as_user, director, casino, open_day
+):
+    services.change_seance_state(director, open_day, Seance.State.CLOSED)
+    url = f"/caisse/registres/{open_day.gaming_day.date.isoformat()}/?casino={casino.pk}"
+    response = as_user(director).post(url, {"action": "draw_up"})
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert escape("Séance de la soirée") in page and escape(ARTICLES["R30"]) in page
+    assert not ControlRegister.objects.exists()

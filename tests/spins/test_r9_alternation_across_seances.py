@@ -113,3 +113,16 @@ def test_r9_the_days_first_spin_alternates_with_the_previous_days_last(
         play(chef, open_day, vingt_trois, "croupier1", pocket=5, direction="antihoraire")
     assert refusal.value.rule == "R9" and "coup n° 40 (séance de la soirée" in refusal.value.message
     assert play(chef, open_day, vingt_trois, "croupier1", pocket=5, direction="horaire").sequence == 1
+
+
+def test_r9_the_floor_tablet_refuses_the_evenings_first_spin_in_the_afternoons_last_direction(
+    client, chef, vingt_trois, evening
+):
+    spins.announce(chef, evening, vingt_trois)
+    client.force_login(chef)
+    form = {"launcher": in_turn(evening, vingt_trois), "direction": "horaire", "pocket": "5"}
+    response = client.post(f"/coups/{vingt_trois.pk}/", form)
+    assert response.status_code == 409
+    page = response.content.decode().replace("&#x27;", "'").replace("&quot;", '"')
+    assert "coup n° 2 (séance de l'après-midi" in page and ARTICLES["R9"] in page
+    assert not Spin.objects.filter(seance=evening).exists()

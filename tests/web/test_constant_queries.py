@@ -106,6 +106,8 @@ BUDGETS = {
     "spin-announce": CONSTANT,
     "spin-push-back": CONSTANT,
     "spin-statistics": CONSTANT,
+    "spin-register": CONSTANT,
+    "spin-check-stake": CONSTANT,
     "floor": CONSTANT,
     "advance-create": CONSTANT,
     "final-count-create": CONSTANT,
