@@ -60,7 +60,6 @@ CHUNK_BYTES = 1024 * 1024
 # prove those exports verify.
 JOURNAL_FORMAT = 2
 JOURNAL_FILES = {1: "data/journal.csv", 2: "data/journal.txt"}
-JOURNAL_FILE = JOURNAL_FILES[JOURNAL_FORMAT]
 JOURNAL_LINE_HEADER = b"sequence previous_hash hash action object_type object_id document\n"
 SEAL_COLUMNS = ["casino", "sequence", "hash", "at", "key_id", "public_key", "signature", "reason", "gaming_day"]
 JOURNAL_COLUMNS = [
@@ -768,8 +767,9 @@ def _build(export, staging):
         for spec in [history.history_spec(filename, label, condition)]
         if spec is not None
     ]
-    first, last, manifest[JOURNAL_FILE], counts[JOURNAL_FILE] = _write_journal_file(
-        export, os.path.join(bag_dir, JOURNAL_FILE), specs, records, last_documents, start, end, absent
+    journal_file = JOURNAL_FILES[JOURNAL_FORMAT]
+    first, last, manifest[journal_file], counts[journal_file] = _write_journal_file(
+        export, os.path.join(bag_dir, journal_file), specs, records, last_documents, start, end, absent
     )
     _progress(export, 40)
     os.makedirs(os.path.join(data_dir, "history"))
@@ -829,7 +829,7 @@ def _write_journal_file(export, path, specs, records, last_documents, start, end
         last = JournalEntry.objects.get(casino=casino, sequence=export_seal.sequence)
         # A period without any entry still carries the sealed head, so that the seal can be checked offline.
         first = JournalEntry.objects.get(casino=casino, sequence=min(starts)) if starts else last
-    sha, _size, rows = write_journal(path, casino.pk, first and first.sequence, last and last.sequence)
+    sha, _size, rows = write_journal(path, casino.pk, first and first.sequence, last and last.sequence, JOURNAL_FORMAT)
     return first, last, sha, rows
 
 
@@ -947,7 +947,8 @@ def bag_info(
     lines += [("Record-File", f"{name} {label}") for name, label in sorted((records or {}).items())]
     # Which record's history rows each history file holds: the verifier pairs them with the history entries.
     lines += [("History-File", f"{name} {label}") for name, label in sorted((history_files or {}).items())]
-    lines += [("Journal-Format", str(JOURNAL_FORMAT))]
+    # Exports of format 1 (before the line format) carry no Journal-Format: the verifier reads them as format 1.
+    lines += [("Journal-Format", str(JOURNAL_FORMAT))] if JOURNAL_FORMAT != 1 else []
     lines += [("Journal-Reconciliation", f"{len(problems)} écart(s) constaté(s) à l'export (data/verification.txt)")]
     if first is not None:
         lines += [
