@@ -11,10 +11,12 @@ RSS (ru_maxrss) is its own:
   (a) the journal export as the real export does it (casino.exports.build.journal_range + write_journal: COPY through
       Django's connection, hashed while written), with its peak memory;
   (b) a raw `COPY (SELECT …) TO STDOUT` of the same rows, for reference;
-  (c) the verification of the exported file by tools/verify_export.py with reconciliation on: the chain in
-      parallel blocks stitched at their seams, and every current record row (one apparatus per three entries,
-      exported by COPY as the export writes them) against its last journal document (entries per second, records
-      included in the time);
+  (c) the verification of the exported file (format 2, data/journal.txt) by tools/verify_export.py with
+      reconciliation on: the chain in parallel blocks stitched at their seams, and every current record row (one
+      apparatus per three entries, exported by COPY as the export writes them) against its last journal document
+      (entries per second, records included in the time; and per CPU-second of the verifier and its pool, which
+      the other load of a shared machine barely moves); then once the same entries exported in format 1
+      (journal.csv, the documents CSV-quoted), for comparison;
   (d) `manage.py verify_journal --casino N` (the database-side verification: the live chain in parallel blocks, the
       filter columns, the seals, and every apparatus row reconciled with its last journal document);
   (e) the database's own ceiling for (d): the COPY that verify_journal reads, one connection per core, read and thrown
