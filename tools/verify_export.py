@@ -8,8 +8,10 @@ Needs only Python 3.11 and the `cryptography` package. Usage:
 Checks, in this order, and reports every problem it finds (exit code 0 when the export is intact, 1 otherwise):
 the Ed25519 signature of tagmanifest-sha256.txt (with the key given, or else the one the bag carries, which only
 proves the bag is consistent with itself), the tag manifest, the payload manifest and Payload-Oxum, the row counts
-and journal anchors of bag-info.txt, and the hash chain of data/journal.csv entry by entry. The chain is checked
-even when the manifest already failed, so that a tampered journal names the sequence number where it breaks.
+and journal anchors of bag-info.txt, and the hash chain of the journal entry by entry: data/journal.txt, one entry a
+line, when bag-info.txt says Journal-Format: 2; data/journal.csv (format 1) for exports built before it. The chain
+is checked even when the manifest already failed, so that a tampered journal names the sequence number where it
+breaks.
 
 The hash rules are those of casino/audit/journal.py, copied here on purpose (this file must not import Django):
 hash = SHA-256(previous hash, a line feed, the canonical JSON document).
