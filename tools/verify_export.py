@@ -752,7 +752,10 @@ def reconcile(bag, files, last_documents, processes=None):
         if "id" not in header:
             problems.append(f"{name} : pas de colonne id, les enregistrements ne peuvent être rapprochés du journal")
             continue
-        rows = list(rows)
+        # The rows proven equal in bulk first, here (C loops over columns: cheaper than starting processes); only
+        # those left are compared field by field, by the pool when they are many.
+        columns = {column: index for index, column in enumerate(header)}
+        rows = _unproven(list(rows), columns, label.encode(), last_documents)
         job = (name, label, header, rows, last_documents)
         if processes < 2 or len(rows) < PARALLEL_MINIMUM // 3 or not forks:  # pragma: no mutate
             problems += compare_rows(job, 0, len(rows))  # pragma: no mutate (rows[None:None] are rows[0:len])
