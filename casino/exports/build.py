@@ -813,7 +813,7 @@ def _record_files(specs):
 
 
 def _write_journal_file(export, path, specs, records, last_documents, start, end, absent=()):
-    """Seal the head and write journal.csv; returns its first and last entries (None if it is empty), its SHA-256
+    """Seal the head and write the journal file; returns its first and last entries (None if it is empty), its SHA-256
     and its row count."""
     casino = export.casino
     # The journal runs from the period's first entry (or the older last entry of an exported record, so that the
