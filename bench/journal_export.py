@@ -11,10 +11,12 @@ RSS (ru_maxrss) is its own:
   (a) the journal export as the real export does it (casino.exports.build.journal_range + write_journal: COPY through
       Django's connection, hashed while written), with its peak memory;
   (b) a raw `COPY (SELECT …) TO STDOUT` of the same rows, for reference;
-  (c) the verification of the exported file by tools/verify_export.py with reconciliation on: the chain in
-      parallel blocks stitched at their seams, and every current record row (one apparatus per three entries,
-      exported by COPY as the export writes them) against its last journal document (entries per second, records
-      included in the time);
+  (c) the verification of the exported file (format 2, data/journal.txt) by tools/verify_export.py with
+      reconciliation on: the chain in parallel blocks stitched at their seams, and every current record row (one
+      apparatus per three entries, exported by COPY as the export writes them) against its last journal document
+      (entries per second, records included in the time; and per CPU-second of the verifier and its pool, which
+      the other load of a shared machine barely moves); then once the same entries exported in format 1
+      (journal.csv, the documents CSV-quoted), for comparison;
   (d) `manage.py verify_journal --casino N` (the database-side verification: the live chain in parallel blocks, the
       filter columns, the seals, and every apparatus row reconciled with its last journal document);
   (e) the database's own ceiling for (d): the COPY that verify_journal reads, one connection per core, read and thrown
@@ -206,7 +208,7 @@ def write_records(casino_id, path):
 # Children: one measurement each, peak memory measured in its own process ---------------------------------------
 
 
-def child_export(casino_id, path):
+def child_export(casino_id, path, version="2"):
     import django
 
     django.setup()
@@ -222,7 +224,7 @@ def child_export(casino_id, path):
     first, last = journal_range(
         casino, datetime.datetime(2000, 1, 1, tzinfo=datetime.UTC), datetime.datetime(2100, 1, 1, tzinfo=datetime.UTC)
     )
-    _sha, size, rows = write_journal(path, casino_id, first.sequence, last.sequence)
+    _sha, size, rows = write_journal(path, casino_id, first.sequence, last.sequence, int(version))
     seconds = time.perf_counter() - began
     return {"seconds": seconds, "bytes": size, "rows": rows, "baseline_mb": baseline, "peak_mb": maxrss_mb()}
 
@@ -247,10 +249,18 @@ def child_raw(casino_id, path):
     return {"seconds": seconds, "bytes": size, "baseline_mb": baseline, "peak_mb": maxrss_mb()}
 
 
-def child_verify(path, records_path):
+def _cpu_seconds():
+    """CPU time of this process and of its children that have ended (the verifier's pool), user and system."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def child_verify(path, records_path, version="2"):
     """The chain check of tools/verify_export.py with reconciliation on, as it verifies an export: the journal in
     parallel blocks stitched at their seams (both cores), then every record row of `records_path` compared with its
-    last journal document, the rows split between the cores too."""
+    last journal document, the rows split between the cores too. Also its CPU time (this process and its pool), which
+    the other load of a shared machine barely moves: entries per CPU-second, times the cores, is what a quiet
+    machine would do."""
     sys.path.insert(0, str(BASE_DIR / "tools"))
     import verify_export
 
@@ -258,12 +268,16 @@ def child_verify(path, records_path):
     files = {os.path.basename(records_path): "tables.apparatus"}
     bag = verify_export.Bag(folder)
     baseline = maxrss_mb()
+    cpu = _cpu_seconds()
     began = time.perf_counter()
     wanted, last_documents = verify_export.wanted_records(files), {}
-    problems, summary = verify_export.check_journal_file(path, wanted=wanted, last_documents=last_documents)
+    problems, summary = verify_export.check_journal_file(
+        path, wanted=wanted, last_documents=last_documents, version=int(version)
+    )
     chain_seconds = time.perf_counter() - began
     problems += verify_export.reconcile(bag, files, last_documents)
     seconds = time.perf_counter() - began
+    cpu = _cpu_seconds() - cpu
     peak = maxrss_mb()
     # The bound: SHA-256 of every line of the same file by hashlib, one core, nothing else.
     began = time.perf_counter()
@@ -278,6 +292,7 @@ def child_verify(path, records_path):
         "records": len(last_documents),
         "chain_only_per_second": summary["count"] / chain_seconds,
         "per_second": summary["count"] / seconds,
+        "per_cpu_second": summary["count"] / cpu,
         "sha256_per_second": hashed / sha_seconds,
         "processes": os.cpu_count(),
         "baseline_mb": baseline,
@@ -388,7 +403,7 @@ def run_child(*args):
 
 
 def measure(casino_id, entries, folder, records_path):
-    exported, raw = os.path.join(folder, f"journal-{entries}.csv"), os.path.join(folder, f"raw-{entries}.csv")
+    exported, raw = os.path.join(folder, f"journal-{entries}.txt"), os.path.join(folder, f"raw-{entries}.csv")
     run_child("raw", casino_id, raw)  # warms PostgreSQL's cache for both
     runs = {"export": [], "raw": []}
     for _ in range(2):
@@ -402,6 +417,11 @@ def measure(casino_id, entries, folder, records_path):
     best = {kind: min(results, key=lambda r: r["seconds"]) for kind, results in runs.items()}
     os.remove(exported)
     verify = dict(verifies[0], median_per_second=verifies[len(verifies) // 2]["per_second"])
+    # The format before (journal.csv, documents quoted as CSV), exported and verified once, for comparison.
+    old = os.path.join(folder, f"journal-{entries}.csv")
+    run_child("export", casino_id, old, 1)
+    verify["format1"] = run_child("verify", old, records_path, 1)
+    os.remove(old)
     journal = sorted((run_child("journal", casino_id) for _ in range(VERIFY_RUNS)), key=lambda r: r["seconds"])
     journal = dict(journal[0], median_per_second=journal[len(journal) // 2]["per_second"])
     bound = run_child("database", casino_id)
@@ -447,7 +467,9 @@ def report(results):
             f"verification with reconciliation ≥ 1,000,000 entries/s ({big['verify']['per_second']:,.0f}/s best, "
             f"{big['verify']['median_per_second']:,.0f}/s median of {VERIFY_RUNS}, {big['verify']['records']:,} "
             f"records reconciled, {big['verify']['processes']} processes; SHA-256 alone over the same lines, one core: "
-            f"{big['verify']['sha256_per_second']:,.0f}/s)",
+            f"{big['verify']['sha256_per_second']:,.0f}/s; {big['verify']['per_cpu_second']:,.0f} entries per CPU-second; "
+            f"format 1, journal.csv: {big['verify']['format1']['per_second']:,.0f}/s, "
+            f"{big['verify']['format1']['per_cpu_second']:,.0f} per CPU-second)",
             big["verify"]["per_second"] >= 1_000_000,
         ),
         (f"verified chain intact ({big['verify']['problems']} problems)", big["verify"]["problems"] == 0),
@@ -479,6 +501,9 @@ def report(results):
         "verify_per_s": f"{verify['per_second']:.0f}",
         "verify_median_per_s": f"{verify['median_per_second']:.0f}",
         "chain_per_s": f"{verify['chain_only_per_second']:.0f}",
+        "verify_cpu_per_s": f"{verify['per_cpu_second']:.0f}",
+        "verify_format1_per_s": f"{verify['format1']['per_second']:.0f}",
+        "verify_format1_cpu_per_s": f"{verify['format1']['per_cpu_second']:.0f}",
         "sha256_per_s": f"{verify['sha256_per_second']:.0f}",
         "verify_journal_per_s": f"{big['verify_journal']['per_second']:.0f}",
         "db_copy_per_s": f"{big['database']['checked_per_second']:.0f}",

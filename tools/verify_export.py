@@ -8,8 +8,10 @@ Needs only Python 3.11 and the `cryptography` package. Usage:
 Checks, in this order, and reports every problem it finds (exit code 0 when the export is intact, 1 otherwise):
 the Ed25519 signature of tagmanifest-sha256.txt (with the key given, or else the one the bag carries, which only
 proves the bag is consistent with itself), the tag manifest, the payload manifest and Payload-Oxum, the row counts
-and journal anchors of bag-info.txt, and the hash chain of data/journal.csv entry by entry. The chain is checked
-even when the manifest already failed, so that a tampered journal names the sequence number where it breaks.
+and journal anchors of bag-info.txt, and the hash chain of the journal entry by entry: data/journal.txt, one entry a
+line, when bag-info.txt says Journal-Format: 2; data/journal.csv (format 1) for exports built before it. The chain
+is checked even when the manifest already failed, so that a tampered journal names the sequence number where it
+breaks.
 
 The hash rules are those of casino/audit/journal.py, copied here on purpose (this file must not import Django):
 hash = SHA-256(previous hash, a line feed, the canonical JSON document).
@@ -33,12 +35,18 @@ import shutil
 import sys
 import tarfile
 import tempfile
+import urllib.parse
 import zipfile
-from operator import itemgetter
+from itertools import compress
+from operator import and_, itemgetter, not_
 
 GENESIS = "0" * 64
 CHUNK = 1024 * 1024
-JOURNAL = "data/journal.csv"
+# The journal's file by format (bag-info Journal-Format, 1 when absent): 1, journal.csv, the document quoted as CSV
+# (exports built before format 2); 2, journal.txt, one entry a line that needs no un-quoting (casino/exports/build.py).
+JOURNAL_FILES = {1: "data/journal.csv", 2: "data/journal.txt"}
+JOURNAL = JOURNAL_FILES[1]
+JOURNAL_LINE_HEADER = b"sequence previous_hash hash action object_type object_id document"
 JOURNAL_HEADER = [
     "sequence",
     "recorded_at",
@@ -159,13 +167,16 @@ def raw_public_key(key):
 # The journal chain ------------------------------------------------------------------------------------------
 
 
-def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None, last_documents=None, sealed=None):
-    """Check the hash chain of a journal.csv binary stream (header included), entry by entry in file order.
+def verify_journal(
+    stream, first_sequence=None, first_previous=None, wanted=None, last_documents=None, sealed=None, version=1
+):
+    """Check the hash chain of a journal binary stream (header included), entry by entry in file order: format 1
+    (journal.csv, the document quoted as CSV) or 2 (journal.txt, one entry a line, split on its first six spaces).
 
     Every entry's hash must be SHA-256(its previous hash, a line feed, its document); its previous hash must be
     the hash of the entry before; the sequence numbers must follow one another, and each must be the one its
     signed document carries. (The other columns repeat the document for reading; the manifest and the signature
-    cover them, so the hot loop does not compare them: keeping it lean is what lets it check 200,000 entries/s.)
+    cover them, so the loop does not compare them.)
 
     Returns (problems, summary): problems as [(sequence, message)]; summary with the count and the first and last
     sequence and hash seen. Memory stays flat: only the numbers missing so far are remembered.
@@ -174,44 +185,31 @@ def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None
     `last_documents` (a dict keyed by (type, id)), unparsed, for the reconciliation of the exported records.
     sealed: {sequence: None} of the sealed entries; each one found gets its hash (bytes).
     """
-    _check_header(stream.readline())
+    header = stream.readline()
+    if version == 2:
+        _check_line_header(header)
+        entries = _line_entries(stream)
+    else:
+        _check_header(header)
+        entries = _csv_entries(stream)
     sha256 = hashlib.sha256
     problems = []
     missing = {}  # sequence number -> the sequence after which it should have come
     expected = first_sequence
     previous = first_previous.encode() if isinstance(first_previous, str) else first_previous
     count, first, last, last_hash = 0, None, None, None
-    for line in stream:
-        count += 1
-        # The export writes one entry per line: nine plain columns, then the document quoted as CSV does. That
-        # shape is split directly on bytes; any other line is read by the csv module, which gives the same fields.
-        # So the fast split only reads faster what it takes: a change that makes it take fewer lines changes nothing
-        # but the time (the lines marked `no mutate`, each of whose changes only narrows it); one that would make it
-        # take a line it cannot read is tested (quoted plain columns, a short line ending in a quoted field, CR LF).
-        row = line.split(b",", 9)  # pragma: no mutate
-        document = row[-1].rstrip(b"\r\n")  # pragma: no mutate
-        if (
-            len(row) == 10
-            and document[:1] == b'"'  # pragma: no mutate
-            and document[-1:] == b'"'  # pragma: no mutate
-            and len(document) > 1  # pragma: no mutate
-            and line.find(b'"', 0, len(line) - len(row[9])) == -1
-        ):
-            document = document[1:-1].replace(b'""', b'"')
-        else:
-            # A reader of one line always gives one row, [] for an empty one.
-            row = [field.encode() for field in next(csv.reader([line.decode("utf-8", "replace")]))]
-            if len(row) != 10:
-                problems.append((None, f"ligne {count + 1} de journal.csv : {len(row)} colonnes au lieu de 10"))
-                continue
-            document = row[9]
-        sequence_text, previous_hash, digest = row[0], row[7], row[8]
-        if wanted is not None and row[5] in wanted and row[4].startswith(row[5] + b"."):
-            last_documents[(row[5], row[6])] = (sequence_text, document)
+    for count, fields in enumerate(entries, start=1):
+        if isinstance(fields, str):  # a line that cannot be read: what is wrong with it
+            problems.append((None, fields))
+            continue
+        sequence_text, previous_hash, digest, action, object_type, object_id, document = fields
+        if wanted is not None and object_type in wanted and action.startswith(object_type + b"."):
+            last_documents[(object_type, object_id)] = (sequence_text, document)
         try:
             sequence = int(sequence_text)
         except ValueError:
-            problems.append((None, f"ligne {count + 1} de journal.csv : numéro d'ordre illisible {sequence_text!r}"))
+            name = JOURNAL_FILES[version].rpartition("/")[2]
+            problems.append((None, f"ligne {count + 1} de {name} : numéro d'ordre illisible {sequence_text!r}"))
             continue
         if sealed is not None and sequence in sealed:
             sealed[sequence] = digest
@@ -267,6 +265,55 @@ def verify_journal(stream, first_sequence=None, first_previous=None, wanted=None
     return problems, summary
 
 
+def _csv_entries(stream):
+    """The entries of a format-1 journal (journal.csv), as the fields verify_journal reads, or the problem of a line.
+
+    The export writes one entry per line: nine plain columns, then the document quoted as CSV does. That shape is
+    split directly on bytes; any other line is read by the csv module, which gives the same fields. So the fast split
+    only reads faster what it takes: a change that makes it take fewer lines changes nothing but the time (the lines
+    marked `no mutate`, each of whose changes only narrows it); one that would make it take a line it cannot read is
+    tested (quoted plain columns, a short line ending in a quoted field, CR LF)."""
+    for number, line in enumerate(stream, start=2):
+        row = line.split(b",", 9)  # pragma: no mutate
+        document = row[-1].rstrip(b"\r\n")  # pragma: no mutate
+        if (
+            len(row) == 10
+            and document[:1] == b'"'  # pragma: no mutate
+            and document[-1:] == b'"'  # pragma: no mutate
+            and len(document) > 1  # pragma: no mutate
+            and line.find(b'"', 0, len(line) - len(row[9])) == -1
+        ):
+            document = document[1:-1].replace(b'""', b'"')
+        else:
+            # A reader of one line always gives one row, [] for an empty one.
+            row = [field.encode() for field in next(csv.reader([line.decode("utf-8", "replace")]))]
+            if len(row) != 10:
+                yield f"ligne {number} de journal.csv : {len(row)} colonnes au lieu de 10"
+                continue
+            document = row[9]
+        yield row[0], row[7], row[8], row[4], row[5], row[6], document
+
+
+def _line_entries(stream):
+    """The entries of a format-2 journal (journal.txt), or the problem of a line: each line `sequence previous_hash
+    hash action object_type object_id document` ended by a line feed, the short columns percent-encoded."""
+    for number, line in enumerate(stream, start=2):
+        if not line.endswith(b"\n"):
+            yield f"ligne {number} de journal.txt : ligne tronquée, le fichier s'arrête au milieu d'une entrée"
+            continue
+        row = line[:-1].split(b" ", 6)
+        if len(row) != 7 or row[6][:1] != b"{":
+            yield f"ligne {number} de journal.txt : {len(row)} colonnes au lieu de 7, ou document illisible"
+            continue
+        action, object_type, object_id = (_unescape(field) for field in row[3:6])
+        yield row[0], row[1], row[2], action, object_type, object_id, row[6]
+
+
+def _unescape(column):
+    """A short column of the line format as the export wrote it before percent-encoding it."""
+    return urllib.parse.unquote_to_bytes(column) if b"%" in column else column
+
+
 # The journal chain, in parallel blocks ----------------------------------------------------------------------
 #
 # The file is cut into one block per core at line boundaries. Each block is read in pieces, in bulk: the piece is
@@ -311,9 +358,10 @@ def block_bounds(path, start, blocks):
     return bounds
 
 
-def scan_block(path, start, end, wanted=None, sealed=()):
+def scan_block(path, start, end, wanted=None, sealed=(), version=1):
     """Check the entries of one block, by pieces: returns its summary, the first break found in it and, for the
     wanted object types, the newest (sequence, document) of each object."""
+    scan_piece = _scan_lines if version == 2 else _scan_piece
     result = {"count": 0, "breaks": [], "last_documents": {}, "sealed": {}}
     documents = {}
     with open(path, "rb") as file:
@@ -327,8 +375,10 @@ def scan_block(path, start, end, wanted=None, sealed=()):
             position += len(data)
             if not data:  # the file was cut short while it was read
                 break  # pragma: no mutate
-            _scan_piece(data, result, documents, wanted, sealed)
+            scan_piece(data, result, documents, wanted, sealed)
     if wanted and not result["breaks"]:
+        if version == 2:  # handed back packed: two strings a type pickle at the speed of a copy (_unpack_documents)
+            documents = {kind: _pack_documents(by_id) for kind, by_id in documents.items()}
         result["last_documents"] = documents  # un-quoted, as verify_journal keeps them: _payload_of cuts inside
     return result
 
@@ -445,7 +495,138 @@ def _readable(line):
     )
 
 
-def scan_parallel(path, start, first_sequence=None, first_previous=None, wanted=None, sealed=(), processes=None):
+def _check_line_header(line):
+    """The first line of journal.txt must be the header of format 2."""
+    if line.rstrip(b"\n") != JOURNAL_LINE_HEADER:
+        raise ValueError(f"en-tête inattendu de journal.txt : {line.decode('utf-8', 'replace').strip()}")
+
+
+_digest_bytes = type(hashlib.sha256()).digest
+
+
+def _scan_lines(data, result, documents, wanted, sealed):
+    """One piece of a format-2 block: as _scan_piece, with nothing to un-quote. Each line is split once on its first
+    six spaces and the columns transposed in one step; the digests are compared as bytes, as one string; the signed
+    number is read where canonical JSON puts it, after the document's last `,"sequence":`, and must be followed by
+    the "tableau" key and nothing that opens an object (one closing brace in that tail, the document's own)."""
+    if data[-1:] != b"\n":  # the file's last line has no end: the file was cut
+        head = data.rpartition(b"\n")[2].split(b" ", 1)[0]
+        what = "ligne tronquée, le fichier s'arrête au milieu d'une entrée"
+        return _break(result, what, int(head) if head.isdigit() else None)
+    lines = data.split(b"\n")
+    lines.pop()
+    try:
+        sequence_texts, previous_hashes, hashes, actions, types, ids, documents_bytes = zip(
+            *map(bytes.split, lines, _repeat(b" "), _repeat(6)), strict=True
+        )
+        sequences = list(map(int, sequence_texts))
+    except ValueError:
+        return _unlocated_lines_break(result, lines, "ligne de forme inattendue")
+    count = len(sequences)
+    first = sequences[0]
+    digests = b"".join(
+        map(_digest_bytes, map(hashlib.sha256, map(b"\n".join, zip(previous_hashes, documents_bytes, strict=True))))
+    )
+    if digests.hex().encode() != b"".join(hashes):
+        index = next(i for i in range(count) if _digest(previous_hashes[i], documents_bytes[i]) != hashes[i])
+        return _break(result, "l'entrée a été modifiée", sequences[index])
+    if sequences != list(range(first, first + count)):
+        index = next(i for i in range(1, count) if sequences[i] != sequences[i - 1] + 1)
+        return _break(result, "numéro d'ordre discontinu", sequences[index - 1] + 1)
+    if previous_hashes[1:] != hashes[:-1]:
+        index = next(i for i in range(1, count) if previous_hashes[i] != hashes[i - 1])
+        return _break(result, "chaînage rompu", sequences[index])
+    tails = list(map(itemgetter(2), map(bytes.rpartition, documents_bytes, _repeat(b',"sequence":'))))
+    signed = tuple(map(itemgetter(0), map(bytes.partition, tails, _repeat(b","))))  # as _signed_numbers
+    if signed != sequence_texts or b"".join(tails).count(b"}") != count:
+        index = next(i for i in range(count) if signed[i] != sequence_texts[i] or tails[i].count(b"}") != 1)
+        return _break(result, "numéro d'ordre différent de celui du document signé", sequences[index])
+    if "first" not in result:
+        result.update(first=first, first_previous=previous_hashes[0])
+    elif first != result["last"] + 1:
+        return _break(result, "numéro d'ordre discontinu", result["last"] + 1)
+    elif previous_hashes[0] != result["last_hash"]:
+        return _break(result, "chaînage rompu", first)
+    result["count"] += count
+    result["last"], result["last_hash"] = sequences[-1], hashes[-1]
+    for sequence in sealed:
+        if first <= sequence <= sequences[-1]:
+            result["sealed"][sequence] = hashes[sequence - first]
+    if wanted:
+        if b"%" in b"".join(types) + b"".join(ids) + b"".join(actions):  # percent-encoded columns: rare
+            actions, types, ids = (tuple(map(_unescape, column)) for column in (actions, types, ids))
+        _keep_documents(documents, wanted, actions, types, ids, documents_bytes)
+    return None
+
+
+def _signed_numbers(documents):
+    """The number each canonical document signs, as text: what follows its last `,"sequence":`, up to a comma."""
+    tails = map(itemgetter(2), map(bytes.rpartition, documents, _repeat(b',"sequence":')))
+    return map(itemgetter(0), map(bytes.partition, tails, _repeat(b",")))
+
+
+def _pack_documents(by_id):
+    """{id: document} of one type as (ids, documents), each joined by line feeds (no document holds one); the dict
+    itself when an id holds one (percent-decoded)."""
+    ids = b"\n".join(by_id)
+    if ids.count(b"\n") != len(by_id) - 1:
+        return by_id
+    return ids, b"\n".join(by_id.values())
+
+
+def _merge_documents(last_documents, found):
+    """Add a block's last documents to `last_documents`, keyed (type, id), each with the number its document signs:
+    a block of format 1 hands them so; one of format 2 by type, packed (_pack_documents). Later blocks replace."""
+    if not found or next(iter(found)).__class__ is tuple:
+        last_documents.update(found)
+        return
+    for kind, packed in found.items():
+        if packed.__class__ is dict:
+            ids, documents = list(packed), list(packed.values())
+        else:
+            ids, documents = packed[0].split(b"\n"), packed[1].split(b"\n")
+        keys = zip(_repeat(kind), ids, strict=False)
+        last_documents.update(zip(keys, zip(_signed_numbers(documents), documents, strict=True), strict=True))
+
+
+def _keep_documents(documents, wanted, actions, types, ids, documents_bytes):
+    """Keep the newest document of each object of a wanted type whose entry is one of its history documents (its
+    action starts with the type), in `documents` as {type: {id: document}}: the pieces come in file order, so a later
+    one replaces. A dictionary keyed by the id, filled by dict.update in C, costs less than a pair of tuples a line;
+    the block turns it into verify_journal's keys and values once, the number read back from each document (the
+    same as its line's, checked before)."""
+    present = set(types)
+    for kind in present & wanted:
+        prefix = kind + b"."
+        chosen = None if len(present) == 1 else list(map(kind.__eq__, types))
+        # Whether every entry of the kind is one of its history documents decides only the quicker way below.
+        if not all(action.startswith(prefix) for action in set(compress(actions, chosen) if chosen else actions)):
+            starts = map(bytes.startswith, actions, _repeat(prefix))
+            chosen = list(map(and_, chosen, starts)) if chosen else list(starts)
+        by_id = documents.setdefault(kind, {})
+        if chosen is None:
+            by_id.update(zip(ids, documents_bytes, strict=True))
+        else:
+            by_id.update(zip(compress(ids, chosen), compress(documents_bytes, chosen), strict=False))
+
+
+def _unlocated_lines_break(result, lines, what):
+    """The first break of a format-2 block at the first line the fast reading cannot take, with its number if it
+    has one."""
+    # Some line always fails (the callers found one): the piece's first line is only a safe default.
+    line = next((line for line in lines if not _readable_line(line)), lines[0])  # pragma: no mutate
+    head = line.split(b" ", 1)[0]  # pragma: no mutate (any number of splits: the first column is the same)
+    return _break(result, what, int(head) if head.isdigit() else None)
+
+
+def _readable_line(line):
+    row = line.split(b" ", 6)
+    return len(row) == 7 and row[0].isdigit() and row[6][:1] == b"{"
+
+
+def scan_parallel(
+    path, start, first_sequence=None, first_previous=None, wanted=None, sealed=(), processes=None, version=1
+):
     """Verify the journal entries of `path` from byte `start` in blocks, in parallel, and stitch the blocks.
 
     Returns (breaks, summary, last_documents, sealed hashes): breaks as [(sequence, what)] — the first of each
@@ -453,7 +634,7 @@ def scan_parallel(path, start, first_sequence=None, first_previous=None, wanted=
     # How many processes, and whether one block is read here or in a pool of one, only changes the time taken.
     processes = processes or os.cpu_count() or 1  # pragma: no mutate
     bounds = block_bounds(path, start, processes)
-    jobs = [(path, begin, end, wanted, tuple(sealed)) for begin, end in bounds]
+    jobs = [(path, begin, end, wanted, tuple(sealed), version) for begin, end in bounds]
     if len(jobs) > 1:  # pragma: no mutate
         with _pool(len(jobs)) as pool:  # pragma: no mutate
             results = pool.starmap(scan_block, jobs)
@@ -475,7 +656,7 @@ def scan_parallel(path, start, first_sequence=None, first_previous=None, wanted=
             breaks.append((result["first"], "couture de blocs : chaînage rompu"))
         expected, previous = result["last"] + 1, result["last_hash"]
         summary["last"], summary["last_hash"] = result["last"], result["last_hash"].decode()
-        last_documents.update(result["last_documents"])
+        _merge_documents(last_documents, result["last_documents"])
         found_sealed.update(result["sealed"])
     return breaks, summary, last_documents, found_sealed
 
@@ -571,7 +752,10 @@ def reconcile(bag, files, last_documents, processes=None):
         if "id" not in header:
             problems.append(f"{name} : pas de colonne id, les enregistrements ne peuvent être rapprochés du journal")
             continue
-        rows = list(rows)
+        # The rows proven equal in bulk first, here (C loops over columns: cheaper than starting processes); only
+        # those left are compared field by field, by the pool when they are many.
+        columns = {column: index for index, column in enumerate(header)}
+        rows = _unproven(list(rows), columns, label.encode(), last_documents)
         job = (name, label, header, rows, last_documents)
         if processes < 2 or len(rows) < PARALLEL_MINIMUM // 3 or not forks:  # pragma: no mutate
             problems += compare_rows(job, 0, len(rows))  # pragma: no mutate (rows[None:None] are rows[0:len])
@@ -598,6 +782,57 @@ def _compare_inherited(begin, end):
     return compare_rows(_JOB, begin, end)  # pragma: no mutate
 
 
+# The quick comparison of the records: the canonical text of each row's payload, built from its cells column by column
+# (C loops), must be exactly the text of its last document's payload. A row it cannot prove so is compared field by
+# field by compare_rows, which alone decides what differs (and allows the other forms of a same value).
+_NOTHING = (b"", b"")
+_BOOLEANS = {"t": "true", "f": "false", "true": "true", "false": "false", "True": "true", "False": "false"}
+_NULLS = {"": "null"}
+_encode_string = getattr(json.encoder, "c_encode_basestring", None) or json.encoder.encode_basestring
+
+
+def _canonical_cells(value, cells):
+    """The canonical JSON text of each cell for a field whose value in a document is `value`; None when the cells of
+    such a field are not written as canonical JSON writes them (a time, a decimal number, an object)."""
+    if value.__class__ is str:
+        return map(_encode_string, cells)
+    if value.__class__ is int:
+        return cells
+    if value.__class__ is bool:
+        return map(_BOOLEANS.get, cells, _repeat("\x00"))  # an unknown text never matches: the row is compared
+    if value is None:
+        return map(_NULLS.get, cells, _repeat("\x00"))
+    return None
+
+
+def _unproven(rows, columns, object_type, last_documents):
+    """The rows that the quick comparison does not prove equal to their last documents' payloads (all of them when it
+    cannot be used: a field not exported, a value of another kind)."""
+    try:
+        ids = list(map(itemgetter(columns["id"]), rows))
+        keys = zip(_repeat(object_type), map(str.encode, ids), strict=False)
+        found = list(map(last_documents.get, keys, _repeat(_NOTHING)))
+        sample = next(document for _sequence, document in found if document)
+        payload = json.loads(_payload_of(sample))
+        parts, separator = [], ',"payload":{'
+        for field, value in payload.items():  # in the document's order, canonical JSON's
+            cells = _canonical_cells(value, map(itemgetter(columns[field]), rows))
+            if cells is None:
+                return rows
+            parts += [_repeat(f"{separator}{_encode_string(field)}:"), cells]
+            separator = ","
+        parts.append(_repeat('},"role":'))
+        needles = map(str.encode, map("".join, zip(*parts, strict=False)))
+        documents = list(map(itemgetter(1), found))
+        # The first `,"payload":` of a canonical document is its own: the keys before it hold no object, and a
+        # string's quotes are escaped. The needle must start there and end with the payload, then the "role" key.
+        starts = map(bytes.find, documents, _repeat(b',"payload":'))
+        proven = list(map(bytes.startswith, documents, needles, starts))
+    except (StopIteration, ValueError, KeyError, IndexError, AttributeError, TypeError):
+        return rows
+    return list(compress(rows, map(not_, proven)))
+
+
 def compare_rows(job, begin, end):
     """The problems of the rows [begin, end) of one record file against their last journal documents."""
     name, label, header, rows, last_documents = job
@@ -607,7 +842,7 @@ def compare_rows(job, begin, end):
     columns = {column: index for index, column in enumerate(header)}
     at, object_type = columns["id"], label.encode()
     pairs = None
-    for row in rows[begin:end]:
+    for row in _unproven(rows[begin:end], columns, object_type, last_documents):
         found = last_documents.get((object_type, row[at].encode()))
         if found is None:
             problems.append(
@@ -785,9 +1020,11 @@ def _at(text):
         return text
 
 
-def history_entries(bag, labels):
+def history_entries(bag, labels, version=1):
     """{(object type, id): [(sequence, document)]} of the history entries (create, change, delete) of the exported
     journal for the object types given, in chain order; and the time of the journal's first entry."""
+    if version == 2:
+        return _line_history_entries(bag, labels)
     entries, first_at = {}, None
     with bag.open(JOURNAL) as stream:
         lines = io.TextIOWrapper(stream, encoding="utf-8", newline="")
@@ -811,14 +1048,47 @@ def history_entries(bag, labels):
     return entries, first_at
 
 
-def check_history(bag, names, tags, files):
+def _line_history_entries(bag, labels):
+    """history_entries for a format-2 journal: the short columns choose the entries, only theirs are parsed."""
+    entries, first_at, wanted = {}, None, {label.encode() for label in labels}
+    with bag.open(JOURNAL_FILES[2]) as stream:
+        stream.readline()
+        for line in stream:
+            row = line.rstrip(b"\n").split(b" ", 6)
+            if len(row) != 7:
+                continue
+            if first_at is None:
+                first_at = _at(_loaded(row[6]).get("at", ""))
+            object_type = _unescape(row[4])
+            if object_type not in wanted:
+                continue
+            action = _unescape(row[3])
+            if action.rpartition(b".")[0] != object_type or action.rpartition(b".")[2].decode() not in KIND_WORDS:
+                continue
+            document = _loaded(row[6])
+            if document and row[0].isdigit():
+                key = (object_type.decode(), _unescape(row[5]).decode())
+                entries.setdefault(key, []).append((int(row[0]), document))
+    return entries, first_at
+
+
+def _loaded(document):
+    """A document parsed, or {} when it is no JSON object (the chain check names it)."""
+    try:
+        parsed = json.loads(document)
+    except ValueError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def check_history(bag, names, tags, files, version=1):
     """Every exported history row against its record's history entries in the exported journal: a row changed is
     named by field with both values and the entry, a row with no entry is an added one, an entry whose record is
     exported but whose row is not is a deleted one. Rows older than the exported journal are not compared."""
     listed = {name: label for name, label in history_files(tags).items() if name in names}
     if not listed:
         return []
-    entries, first_at = history_entries(bag, set(listed.values()))
+    entries, first_at = history_entries(bag, set(listed.values()), version)
     problems = []
     for name, label in sorted(listed.items()):
         rows = _rows(bag, name)
@@ -969,14 +1239,20 @@ def verify(path, public_key=None, seal_files=(), notes=None):
         # 4. Row counts announced in bag-info.txt.
         for value in tags.get("Row-Count", []):
             name, _, announced = value.rpartition(" ")
-            if name in payload and name != JOURNAL and name.endswith(".csv"):
+            if name in payload and name not in JOURNAL_FILES.values() and name.endswith(".csv"):
                 found = count_rows(bag, name)
                 if str(found) != announced:
                     problems.append(f"{name} : {found} lignes au lieu des {announced} annoncées dans bag-info.txt")
 
         # 5. The journal chain, even when the manifest already failed: it names the sequence number. Then every
         # exported record against its last journal document.
-        if JOURNAL in payload:
+        try:
+            version = journal_format(tags)
+        except ValueError as exc:
+            version = None
+            problems.append(f"journal : {exc}")
+        journal_name = JOURNAL_FILES.get(version)
+        if journal_name in payload:
             files = {name: label for name, label in record_files(tags).items() if name in payload}
             wanted, last_documents = wanted_records(files), {}
             try:
@@ -985,10 +1261,10 @@ def verify(path, public_key=None, seal_files=(), notes=None):
                 seals = []
                 problems.append(f"scellements illisibles : {exc}")
             sealed, summary = {int(seal["sequence"]): None for seal in seals}, {}
-            problems += _check_journal(bag, tags, wanted, last_documents, sealed, summary)
+            problems += _check_journal(bag, tags, wanted, last_documents, sealed, summary, version)
             problems += reconcile(bag, files, last_documents)
             problems += check_absent_records(bag, names, files, last_documents)
-            problems += check_history(bag, names, tags, files)
+            problems += check_history(bag, names, tags, files, version)
             try:
                 key = _given_key(public_key)
             except ValueError:
@@ -996,8 +1272,8 @@ def verify(path, public_key=None, seal_files=(), notes=None):
             problems += check_seals(seals, sealed, summary, key, notes)
             if not seals:
                 notes.append("attention : aucun scellement, la chaîne n'est ancrée à rien hors de la base")
-        else:
-            problems.append(f"{JOURNAL} absent : la chaîne du journal ne peut être vérifiée")
+        elif version is not None:
+            problems.append(f"{journal_name} absent : la chaîne du journal ne peut être vérifiée")
 
         # 6. « Rien ne va plus » before every spin, and every stake pushed back while it was in force (R9); exports
         # made before these files existed carry none of them and skip the check.
@@ -1120,7 +1396,18 @@ def _given_key(public_key):
     return load_public_key(public_key)
 
 
-def _check_journal(bag, tags, wanted=None, last_documents=None, sealed=None, summary_out=None):
+def journal_format(tags):
+    """The journal's format that bag-info.txt announces (Journal-Format; 1, journal.csv, when absent); ValueError for
+    a format this verifier does not know."""
+    announced = tags.get("Journal-Format", ["1"])[0]
+    if announced not in ("1", "2"):
+        raise ValueError(
+            f"format du journal inconnu (Journal-Format: {announced}) : ce vérificateur lit les formats 1 et 2"
+        )
+    return int(announced)
+
+
+def _check_journal(bag, tags, wanted=None, last_documents=None, sealed=None, summary_out=None, version=1):
     def tag(label):
         return tags.get(label, [None])[0]
 
@@ -1128,7 +1415,7 @@ def _check_journal(bag, tags, wanted=None, last_documents=None, sealed=None, sum
     first_previous = tag("Journal-First-Previous-Hash")
     problems = []
     try:
-        with _journal_file(bag) as path:
+        with _journal_file(bag, JOURNAL_FILES[version]) as path:
             chain_problems, summary = check_journal_file(
                 path,
                 int(first_sequence) if first_sequence else None,
@@ -1136,9 +1423,10 @@ def _check_journal(bag, tags, wanted=None, last_documents=None, sealed=None, sum
                 wanted,
                 last_documents,
                 sealed,
+                version=version,
             )
     except (ValueError, csv.Error, UnicodeDecodeError, OSError) as exc:
-        return [f"{JOURNAL} illisible : {exc}"]
+        return [f"{JOURNAL_FILES[version]} illisible : {exc}"]
     if summary_out is not None:
         summary_out.update(summary)
     for _sequence, message in chain_problems:
@@ -1162,19 +1450,19 @@ def _check_journal(bag, tags, wanted=None, last_documents=None, sealed=None, sum
 
 
 class _journal_file:
-    """The path of data/journal.csv on disk: in place for a folder; copied out of an archive (by chunks, memory
+    """The path of the journal file on disk: in place for a folder; copied out of an archive (by chunks, memory
     stays flat) into a temporary file otherwise, so that each block can be read at its own offset."""
 
-    def __init__(self, bag):
-        self.bag, self.temporary = bag, None
+    def __init__(self, bag, name=JOURNAL):
+        self.bag, self.name, self.temporary = bag, name, None
 
     def __enter__(self):
         # A folder's journal copied out too would verify the same (only slower), and the temporary file's name and the
         # copy's chunk size change nothing verified: those lines are marked `no mutate`.
         if self.bag.kind == "dir":  # pragma: no mutate
-            return os.path.join(self.bag.root, JOURNAL)
+            return os.path.join(self.bag.root, self.name)
         self.temporary = tempfile.NamedTemporaryFile(prefix="journal-", suffix=".csv", delete=False)  # noqa: SIM115  # pragma: no mutate
-        with self.temporary, self.bag.open(JOURNAL) as stream:
+        with self.temporary, self.bag.open(self.name) as stream:
             shutil.copyfileobj(stream, self.temporary, CHUNK)  # pragma: no mutate
         return self.temporary.name
 
@@ -1184,13 +1472,21 @@ class _journal_file:
 
 
 def check_journal_file(
-    path, first_sequence=None, first_previous=None, wanted=None, last_documents=None, sealed=None, processes=None
+    path,
+    first_sequence=None,
+    first_previous=None,
+    wanted=None,
+    last_documents=None,
+    sealed=None,
+    processes=None,
+    version=1,
 ):
-    """The chain of a journal.csv file: in parallel blocks (scan_parallel) when it is large; when a block or a seam
-    does not hold, or the file is small, entry by entry (verify_journal), which describes each problem."""
+    """The chain of a journal file of format `version`: in parallel blocks (scan_parallel) when it is large; when a
+    block or a seam does not hold, or the file is small, entry by entry (verify_journal), which describes each
+    problem."""
     with open(path, "rb") as stream:
         header = stream.readline()
-    _check_header(header)
+    (_check_line_header if version == 2 else _check_header)(header)
     # How many processes, and from what size the blocks are read in parallel, only change the time taken: both ways
     # give the same verdict (test_verify_parallel), hence the `no mutate` marks.
     processes = processes or os.cpu_count() or 1  # pragma: no mutate
@@ -1203,6 +1499,7 @@ def check_journal_file(
             wanted,
             sealed or (),
             processes=processes,  # pragma: no mutate (None: as many as the machine's cores, time only)
+            version=version,
         )
         if not breaks:
             if last_documents is not None:
@@ -1211,7 +1508,7 @@ def check_journal_file(
                 sealed.update(found_sealed)
             return [], summary
     with open(path, "rb", buffering=CHUNK) as stream:  # pragma: no mutate (the buffer's size: time only)
-        return verify_journal(stream, first_sequence, first_previous, wanted, last_documents, sealed)
+        return verify_journal(stream, first_sequence, first_previous, wanted, last_documents, sealed, version)
 
 
 # The command line, built once at import: its help texts are what --help shows and nothing else reads (mutation testing

@@ -52,7 +52,15 @@ CHUNK_ROWS = 5000
 # A build writes its package under EXPORT_ROOT in a folder .build-<export id>-<random>, moved into place at the end.
 STAGING_PREFIX = ".build-"
 CHUNK_BYTES = 1024 * 1024
-JOURNAL_FILE = "data/journal.csv"
+# The journal's file and format (bag-info `Journal-Format`): 2 writes one entry a line, `sequence previous_hash hash
+# action object_type object_id document`, the canonical document as it is (it holds no raw line feed) and the three
+# short columns percent-encoded where they hold a space, a % or a control character, so that the verifier splits a
+# line on its first six spaces and hashes the document without un-quoting anything. Format 1 (data/journal.csv, the
+# document quoted as CSV) is what exports built before it carry; write_journal still writes it for the tests that
+# prove those exports verify.
+JOURNAL_FORMAT = 2
+JOURNAL_FILES = {1: "data/journal.csv", 2: "data/journal.txt"}
+JOURNAL_LINE_HEADER = b"sequence previous_hash hash action object_type object_id document\n"
 SEAL_COLUMNS = ["casino", "sequence", "hash", "at", "key_id", "public_key", "signature", "reason", "gaming_day"]
 JOURNAL_COLUMNS = [
     ("sequence", "sequence"),
@@ -293,18 +301,75 @@ class _JournalRows:
             yield (row[0], row[1].astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"), *row[2:])
 
 
-def write_journal(path, casino_id, first, last):
-    """Write journal.csv for sequences first..last; returns (sha256, size, rows). Used by the benchmark too."""
+def write_journal(path, casino_id, first, last, version=JOURNAL_FORMAT):
+    """Write the journal file for sequences first..last in format `version`; returns (sha256, size, rows). Used by the
+    benchmark too."""
     out = HashingFile(path)
     try:
-        out.write(_csv_line([header for header, _lookup in JOURNAL_COLUMNS]))
-        if first is not None:
-            queryset = journal_queryset(casino_id, first, last)
-            copy_queryset(out, queryset if connection.vendor == "postgresql" else _JournalRows(queryset))
+        if version == 1:
+            out.write(_csv_line([header for header, _lookup in JOURNAL_COLUMNS]))
+            if first is not None:
+                queryset = journal_queryset(casino_id, first, last)
+                copy_queryset(out, queryset if connection.vendor == "postgresql" else _JournalRows(queryset))
+        else:
+            out.write(JOURNAL_LINE_HEADER)
+            if first is not None:
+                _copy_journal_lines(out, casino_id, first, last)
     finally:
         out.close()
     rows = 0 if first is None else last - first + 1
     return out.sha.hexdigest(), out.size, rows
+
+
+# Characters a short column of the line format may not hold as they are, and their percent-encoding.
+_LINE_ESCAPES = [("%", "%25"), (" ", "%20"), ("\n", "%0A"), ("\r", "%0D"), ("\x01", "%01"), ("\x02", "%02")]
+
+
+def line_column(text):
+    """A short column of the line format: empty for none, percent-encoded where it holds what would cut the line."""
+    for character, escape in _LINE_ESCAPES:
+        text = text.replace(character, escape)
+    return text
+
+
+def _sql_line_column(column):
+    expression = column
+    for character, escape in _LINE_ESCAPES:
+        literal = f"E'\\x{ord(character):02x}'" if character < " " else f"'{character}'"
+        expression = f"replace({expression}, {literal}, '{escape}')"
+    return expression
+
+
+def _copy_journal_lines(out, casino_id, first, last):
+    """The format-2 lines: on PostgreSQL one text column per entry built by the server and copied as CSV whose quote
+    and delimiter are control characters that no line holds (canonical JSON escapes them, the short columns are
+    percent-encoded), so that COPY writes each line as it is; elsewhere, by Python."""
+    if connection.vendor == "postgresql":
+        columns = ", ' ', ".join(
+            ["sequence::text", "previous_hash", "hash"]
+            + [_sql_line_column(name) for name in ("action", "object_type", "object_id")]
+            + ["document"]
+        )
+        query = (
+            f"COPY (SELECT concat({columns}) FROM casino_journalentry WHERE casino_id = {int(casino_id)} "
+            f"AND sequence BETWEEN {int(first)} AND {int(last)} ORDER BY sequence) "
+            "TO STDOUT WITH (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')"
+        )
+        with connection.cursor() as cursor:
+            with cursor.connection.cursor() as pg, pg.copy(query) as copy:
+                for chunk in copy:
+                    out.write(bytes(chunk))
+        return
+    queryset = JournalEntry.objects.filter(casino_id=casino_id, sequence__range=(first, last)).order_by("sequence")
+    lines = []
+    rows = queryset.values_list("sequence", "previous_hash", "hash", "action", "object_type", "object_id", "document")
+    for sequence, previous, digest, action, object_type, object_id, document in rows.iterator(chunk_size=CHUNK_ROWS):
+        columns = (str(sequence), previous, digest, line_column(action), line_column(object_type))
+        lines.append(" ".join((*columns, line_column(object_id), document)) + "\n")
+        if len(lines) == CHUNK_ROWS:
+            out.write("".join(lines).encode())
+            lines.clear()
+    out.write("".join(lines).encode())
 
 
 def journal_range(casino, start, end):
@@ -736,8 +801,9 @@ def _build(export, staging):
         for spec in [history.history_spec(filename, label, condition)]
         if spec is not None
     ]
-    first, last, manifest[JOURNAL_FILE], counts[JOURNAL_FILE] = _write_journal_file(
-        export, os.path.join(bag_dir, JOURNAL_FILE), specs, records, last_documents, start, end, absent
+    journal_file = JOURNAL_FILES[JOURNAL_FORMAT]
+    first, last, manifest[journal_file], counts[journal_file] = _write_journal_file(
+        export, os.path.join(bag_dir, journal_file), specs, records, last_documents, start, end, absent
     )
     _progress(export, 40)
     os.makedirs(os.path.join(data_dir, "history"))
@@ -781,7 +847,7 @@ def _record_files(specs):
 
 
 def _write_journal_file(export, path, specs, records, last_documents, start, end, absent=()):
-    """Seal the head and write journal.csv; returns its first and last entries (None if it is empty), its SHA-256
+    """Seal the head and write the journal file; returns its first and last entries (None if it is empty), its SHA-256
     and its row count."""
     casino = export.casino
     # The journal runs from the period's first entry (or the older last entry of an exported record, so that the
@@ -797,7 +863,7 @@ def _write_journal_file(export, path, specs, records, last_documents, start, end
         last = JournalEntry.objects.get(casino=casino, sequence=export_seal.sequence)
         # A period without any entry still carries the sealed head, so that the seal can be checked offline.
         first = JournalEntry.objects.get(casino=casino, sequence=min(starts)) if starts else last
-    sha, _size, rows = write_journal(path, casino.pk, first and first.sequence, last and last.sequence)
+    sha, _size, rows = write_journal(path, casino.pk, first and first.sequence, last and last.sequence, JOURNAL_FORMAT)
     return first, last, sha, rows
 
 
@@ -915,6 +981,8 @@ def bag_info(
     lines += [("Record-File", f"{name} {label}") for name, label in sorted((records or {}).items())]
     # Which record's history rows each history file holds: the verifier pairs them with the history entries.
     lines += [("History-File", f"{name} {label}") for name, label in sorted((history_files or {}).items())]
+    # Exports of format 1 (before the line format) carry no Journal-Format: the verifier reads them as format 1.
+    lines += [("Journal-Format", str(JOURNAL_FORMAT))] if JOURNAL_FORMAT != 1 else []
     lines += [("Journal-Reconciliation", f"{len(problems)} écart(s) constaté(s) à l'export (data/verification.txt)")]
     if first is not None:
         lines += [

@@ -98,8 +98,11 @@ def journal_lines(data):
     return header, lines
 
 
+JOURNAL = "data/journal.txt"  # format 2 (casino/exports/build.py JOURNAL_FILES); format 1 was data/journal.csv
+
+
 def sequence_of(line):
-    return int(line.split(",", 1)[0])
+    return int(line.replace(",", " ").split(" ", 1)[0])
 
 
 # The package ---------------------------------------------------------------------------------------------
@@ -110,7 +113,7 @@ def test_r23_an_export_is_a_signed_bagit_package(export, settings, casino):
         names = {name.split("/", 1)[1] for name in package.namelist()}
         root = package.namelist()[0].split("/", 1)[0]
         info = package.read(f"{root}/bag-info.txt").decode()
-        journal_csv = package.read(f"{root}/data/journal.csv").decode()
+        journal_text = package.read(f"{root}/{JOURNAL}").decode()
     for name in ("bagit.txt", "bag-info.txt", "manifest-sha256.txt", "tagmanifest-sha256.txt"):
         assert name in names
     assert "tagmanifest-sha256.txt.sig" in names
@@ -127,10 +130,9 @@ def test_r23_an_export_is_a_signed_bagit_package(export, settings, casino):
     from casino.exports.build import public_key_base64
 
     assert f"Signing-Public-Key: {public_key_base64(signing_key(casino))}" in info
-    assert journal_csv.startswith(
-        "sequence,recorded_at,actor,role,action,object_type,object_id,previous_hash,hash,document\n"
-    )
-    assert export.row_counts["data/advances.csv"] == 2 and export.row_counts["data/journal.csv"] > 10
+    assert "Journal-Format: 2" in info
+    assert journal_text.startswith("sequence previous_hash hash action object_type object_id document\n")
+    assert export.row_counts["data/advances.csv"] == 2 and export.row_counts[JOURNAL] > 10
     assert len(export.sha256) == 64
 
 
@@ -171,7 +173,7 @@ def test_r23_a_flipped_byte_in_the_journal_names_the_file_and_the_sequence(expor
     target_sequence = {}
 
     def flip(name, data):
-        if name != "data/journal.csv":
+        if name != JOURNAL:
             return data
         header, lines = journal_lines(data)
         line = lines[3]
@@ -184,8 +186,47 @@ def test_r23_a_flipped_byte_in_the_journal_names_the_file_and_the_sequence(expor
     key = public_key_file(casino, tmp_path)
     for code, output in (run_command(path, "--public-key", str(key)), run_script(path, "--public-key", str(key))):
         assert code == 1
-        assert "data/journal.csv : contenu modifié" in output
+        assert f"{JOURNAL} : contenu modifié" in output
         assert f"n° {target_sequence['n']} : l'entrée a été modifiée" in output
+
+
+@pytest.fixture
+def format1_export(regulator, casino, demo_day, django_capture_on_commit_callbacks, monkeypatch):
+    """An export built in the journal's format 1 (data/journal.csv, no Journal-Format), as exports were built before
+    format 2: the old writer path, kept for this."""
+    from casino.exports import build
+
+    monkeypatch.setattr(build, "JOURNAL_FORMAT", 1)
+    with django_capture_on_commit_callbacks(execute=True):
+        created = request_export(regulator, casino, demo_day.date, demo_day.date)
+    created.refresh_from_db()
+    assert created.state == Export.State.DONE, created.error
+    return created
+
+
+def test_r23_an_export_of_format_1_still_verifies_and_names_its_tampering(format1_export, settings, casino, tmp_path):
+    path, key = archive(format1_export, settings), public_key_file(casino, tmp_path)
+    with zipfile.ZipFile(path) as package:
+        root = package.namelist()[0].split("/", 1)[0]
+        assert "Journal-Format" not in package.read(f"{root}/bag-info.txt").decode()
+        assert package.read(f"{root}/data/journal.csv").startswith(b"sequence,recorded_at,")
+    for code, output in (run_command(path, "--public-key", str(key)), run_script(path, "--public-key", str(key))):
+        assert code == 0, output
+    target = {}
+
+    def flip(name, data):
+        if name != "data/journal.csv":
+            return data
+        header, lines = journal_lines(data)
+        target["n"] = sequence_of(lines[3])
+        lines[3] = lines[3].replace("payload", "paylOad", 1)
+        return (header + "".join(lines)).encode()
+
+    flipped = rewrite(path, tmp_path / "flipped-format1.zip", flip)
+    code, output = run_script(flipped, "--public-key", str(key))
+    assert code == 1
+    assert "data/journal.csv : contenu modifié" in output
+    assert f"n° {target['n']} : l'entrée a été modifiée" in output
 
 
 def test_r23_a_flipped_byte_in_another_csv_names_the_file(export, settings, tmp_path):
@@ -205,7 +246,7 @@ def test_r23_a_deleted_journal_row_names_the_missing_sequence(export, settings, 
     removed = {}
 
     def delete(name, data):
-        if name != "data/journal.csv":
+        if name != JOURNAL:
             return data
         header, lines = journal_lines(data)
         removed["n"] = sequence_of(lines[5])
@@ -215,7 +256,7 @@ def test_r23_a_deleted_journal_row_names_the_missing_sequence(export, settings, 
     path = rewrite(archive(export, settings), tmp_path / "deleted.zip", delete)
     for code, output in (run_command(path), run_script(path)):
         assert code == 1
-        assert "data/journal.csv : contenu modifié" in output
+        assert f"{JOURNAL} : contenu modifié" in output
         assert f"n° {removed['n']} : entrée manquante" in output
 
 
@@ -223,7 +264,7 @@ def test_r23_two_swapped_journal_rows_name_where_the_order_breaks(export, settin
     swapped = {}
 
     def swap(name, data):
-        if name != "data/journal.csv":
+        if name != JOURNAL:
             return data
         header, lines = journal_lines(data)
         swapped["n"] = sequence_of(lines[4])
