@@ -89,6 +89,22 @@ def file_message(casino_id, day, seals):
     return canonical({"casino": casino_id, "date": day.isoformat(), "seals": seals})
 
 
+def seal_holds(casino_id, document, keys):
+    """Whether a seal document is the casino's and signed by one of its keys `keys` ({key id: CasinoKey})."""
+    try:
+        key = keys.get(document.get("key_id"))
+        message = canonical(
+            {"casino": casino_id, "sequence": int(document["sequence"]), "hash": document["hash"], "at": document["at"]}
+        )
+        return (
+            key is not None
+            and int(document.get("casino", 0)) == casino_id
+            and signing.verify(key.public_key_pem, document["signature"], message)
+        )
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return False
+
+
 def write_day(casino_id, sealed_at):
     """(Re)write the casino's seals file of the day of `sealed_at`; the seals it held are kept. Returns its name, or
     None when it could not be written (logged: the seal itself is in the database and its journal)."""
@@ -97,8 +113,11 @@ def write_day(casino_id, sealed_at):
     rows = Seal.objects.filter(
         casino_id=casino_id, sealed_at__gte=start, sealed_at__lt=start + datetime.timedelta(days=1)
     ).select_related("key")
-    seals = {(d["sequence"], d["signature"]): d for d in read_file(casino_id, day)}
-    seals.update({(d["sequence"], d["signature"]): d for d in read_bucket_file(casino_id, day)})
+    # The seals the files held are kept, those whose own signature holds only: a seal slipped into a file by whoever
+    # can write there is never signed again by the casino's key.
+    keys = {k.key_id: k for k in CasinoKey.objects.filter(casino_id=casino_id)}
+    held = [d for d in read_file(casino_id, day) + read_bucket_file(casino_id, day) if seal_holds(casino_id, d, keys)]
+    seals = {(d["sequence"], d["signature"]): d for d in held}
     seals.update({(d["sequence"], d["signature"]): d for d in map(as_document, rows)})
     ordered = sorted(seals.values(), key=lambda d: (d["sequence"], d["at"]))
     name = file_name(casino_id, day)

@@ -186,6 +186,22 @@ def test_r23_a_later_version_or_a_delete_marker_hides_nothing_from_the_reader(
     ]
 
 
+def test_r23_a_seal_slipped_into_the_bucket_is_never_signed_again_by_the_casino(
+    journaled, locked_bucket, s3, django_capture_on_commit_callbacks
+):
+    """A version holding a made-up seal, put by whoever holds the bucket's credentials, is not carried into the next
+    file the casino signs."""
+    first = seal_now(journaled, django_capture_on_commit_callbacks)
+    key = key_of(journaled, first)
+    data = json.loads(s3.get_object(Bucket=locked_bucket, Key=key)["Body"].read())
+    made_up = dict(data["seals"][0], sequence=first.sequence + 1000, hash="f" * 64)
+    s3.put_object(Bucket=locked_bucket, Key=key, Body=json.dumps(dict(data, seals=[*data["seals"], made_up])).encode())
+    second = seal_now(journaled, django_capture_on_commit_callbacks)
+    latest = json.loads(s3.get_object(Bucket=locked_bucket, Key=key)["Body"].read())
+    assert [s["sequence"] for s in latest["seals"]] == [first.sequence, second.sequence]
+    assert anchors.file_problem(journaled.pk, latest) is None
+
+
 def test_r23_verify_journal_finds_a_database_seal_changed_against_the_bucket(
     journaled, locked_bucket, s3, settings, django_capture_on_commit_callbacks, capsys
 ):
