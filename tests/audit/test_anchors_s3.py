@@ -22,12 +22,12 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from moto.server import ThreadedMotoServer
 
-import casino.tasks  # noqa: F401 (registers build_export: the export's task is queued by its name)
 from casino.audit import anchor_bucket, anchors
 from casino.audit.actors import acting_as
 from casino.audit.seals import seal
 from casino.exports.build import request_export
-from casino.models import Seal
+from casino.models import Alert, Seal
+from casino.tasks import verify_casino_journal
 from tables.models import Apparatus
 from tests.exports.test_exports import demo_day  # noqa: F401 (fixture)
 from tests.helpers.days import PARIS
@@ -226,6 +226,9 @@ def test_r23_verify_journal_finds_a_database_seal_changed_against_the_bucket(
         f"'{forged}' en base, '{made.hash}' dans s3://{locked_bucket}/{key_of(journaled, made)} "
         f"(version {version['VersionId']})"
     ) in err
+    # The nightly task reads the bucket too, and alerts.
+    assert verify_casino_journal(journaled.pk, full=True) >= 1
+    assert Alert.objects.filter(casino=journaled, kind="journal").exists()
 
 
 def test_r23_verify_journal_finds_a_seal_deleted_from_the_database_and_its_export_file(
