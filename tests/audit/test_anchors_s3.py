@@ -11,6 +11,9 @@ import datetime
 import hashlib
 import json
 import logging
+import os
+import subprocess
+import sys
 import uuid
 
 import boto3
@@ -313,3 +316,35 @@ def export_on_s3(s3, s3_server, settings, regulator, casino, demo_day, django_ca
     created.refresh_from_db()
     assert created.state == created.State.DONE, created.error
     return bucket, created
+
+
+def settings_in_a_process(**environment):
+    """casino/settings.py read afresh with `environment`: (its STORAGES["anchors"] as JSON, or the error)."""
+    code = (
+        "import json, django; from django.conf import settings; django.setup(); "
+        "print(json.dumps(settings.STORAGES.get('anchors')))"
+    )
+    env = {**os.environ, "DEBUG": "1", "DJANGO_SETTINGS_MODULE": "casino.settings", **environment}
+    if "ANCHORS_S3_BUCKET" not in environment:
+        env.pop("ANCHORS_S3_BUCKET", None)
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    return result.returncode, result.stdout.strip(), result.stderr
+
+
+def test_the_environment_names_the_anchors_bucket_and_no_retention_under_ten_seasons():
+    assert settings_in_a_process()[:2] == (0, "null")  # no bucket: the export storage only
+    code, out, err = settings_in_a_process(
+        ANCHORS_S3_BUCKET="casino-anchors", ANCHORS_S3_REGION=REGION, ANCHORS_S3_ENDPOINT_URL="http://127.0.0.1:9"
+    )
+    assert code == 0, err
+    anchors_storage = json.loads(out)
+    assert anchors_storage["BACKEND"] == "casino.audit.anchor_bucket.ObjectLockS3Storage"
+    assert anchors_storage["OPTIONS"] | {"location": ""} == {
+        "bucket_name": "casino-anchors",
+        "endpoint_url": "http://127.0.0.1:9",
+        "region_name": REGION,
+        "location": "",
+        "retention_seasons": 10,
+    }
+    code, _out, err = settings_in_a_process(ANCHORS_S3_BUCKET="casino-anchors", ANCHORS_RETENTION_SEASONS="5")
+    assert code != 0 and "ANCHORS_RETENTION_SEASONS" in err
