@@ -238,13 +238,14 @@ class SealFileListView(APIView):
         return Response(
             [
                 {"casino": item.pk, "date": day, "url": reverse("api-seal-file", args=[item.pk, day.isoformat()])}
-                for day in anchors.day_files(item.pk)
+                for day in anchors.served_days(item.pk)
             ]
         )
 
 
 class SealFileView(APIView):
-    """One day's signed seals file (JSON), as the export storage holds it."""
+    """One day's signed seals file (JSON), as the export storage holds it (else the anchors bucket's latest
+    version)."""
 
     permission_classes = [IsRegulator]
     schema = AutoSchema()

@@ -231,6 +231,30 @@ STORAGES = {
 }
 # End of the static block.
 
+# The anchors bucket (R23, casino/audit/anchor_bucket.py): an S3-compatible bucket created with Object Lock, where each
+# day's seals file is also written in compliance mode, a new version at each write. Optional: without
+# ANCHORS_S3_BUCKET the seals files are kept in the export storage only. The credentials are boto3's own
+# (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the instance's role); ANCHORS_S3_OPTIONS (JSON) adds options of
+# django-storages' S3 backend.
+ANCHORS_S3_BUCKET = os.environ.get("ANCHORS_S3_BUCKET", "")
+# The seals files are locked until the end of the tenth season after the one they are written in (DOMAIN.md R23:
+# records are kept for the current season and the ten previous ones).
+ANCHORS_RETENTION_SEASONS = int(os.environ.get("ANCHORS_RETENTION_SEASONS") or 10)
+if ANCHORS_RETENTION_SEASONS < 10:
+    raise ImproperlyConfigured("ANCHORS_RETENTION_SEASONS: at least the ten previous seasons (R23).")
+if ANCHORS_S3_BUCKET:
+    STORAGES["anchors"] = {
+        "BACKEND": "casino.audit.anchor_bucket.ObjectLockS3Storage",
+        "OPTIONS": {
+            "bucket_name": ANCHORS_S3_BUCKET,
+            "endpoint_url": os.environ.get("ANCHORS_S3_ENDPOINT_URL") or None,
+            "region_name": os.environ.get("ANCHORS_S3_REGION") or None,
+            "location": os.environ.get("ANCHORS_S3_PREFIX", ""),
+            "retention_seasons": ANCHORS_RETENTION_SEASONS,
+            **json.loads(os.environ.get("ANCHORS_S3_OPTIONS") or "{}"),
+        },
+    }
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"

@@ -79,8 +79,9 @@ def verify_casino_journal(casino_id, full=False):
     """Verify one casino's journal (casino.audit.verification.run_verification); an alert at the first bad entry.
     Returns the number of problems."""
     casino = Casino.objects.get(pk=casino_id)
-    # The chain against the seals of the database and the latest seals files outside it (casino.audit.anchors).
-    external, _used, unreadable = anchors.latest(casino.pk)
+    # The chain against the seals of the database and those kept outside it (casino.audit.anchors: the export
+    # storage's seals files, the anchors bucket's versions), and each kept seal against its row.
+    external, _sources, unreadable = anchors.external(casino.pk)
     _run, problems = run_verification(casino, full=full, seals=external)
     problems = [(None, what) for what in unreadable] + problems
     if problems:

@@ -36,14 +36,20 @@ class Command(BaseCommand):
         casinos = Casino.objects.filter(pk=casino) if casino else Casino.objects.all()
         broken = False
         for item in casinos:
-            # The latest seals files outside the database (casino.audit.anchors): the chain is checked against them too.
-            external, used, unreadable = anchors.latest(item.pk)
-            if used:
-                self.stdout.write(
-                    f"{item.name} : scellements externes lus dans {len(used)} fichier(s), le plus récent {used[0]}"
-                )
-            else:
-                self.stdout.write(f"{item.name} : aucun fichier de scellements externe lisible")
+            # The seals kept outside the database (casino.audit.anchors): the export storage's seals files and, when
+            # the group has one, every version in the anchors bucket. The chain is checked against them too, and each
+            # seal they keep against the database's seal row.
+            external, sources, unreadable = anchors.external(item.pk)
+            for where, used in sources:
+                if used:
+                    self.stdout.write(
+                        f"{item.name} : scellements externes lus dans {len(used)} fichier(s), le plus récent "
+                        f"{used[0]}, du {where}"
+                    )
+                else:
+                    self.stdout.write(f"{item.name} : aucun fichier de scellements externe lisible du {where}")
+            if len(sources) == 1:
+                self.stdout.write(f"{item.name} : aucun compartiment à verrouillage configuré (ANCHORS_S3_BUCKET)")
             count, problems = verify_casino(item, seals=documents + external, processes=processes)
             problems = [(None, what) for what in unreadable] + problems
             if problems:
