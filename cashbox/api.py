@@ -24,6 +24,7 @@ from cashbox.serializers import (
     ControlRegisterSerializer,
     CorrectionCreateSerializer,
     CorrectionSerializer,
+    CosigningOptionsSerializer,
     CountSerializer,
     DeputyCreateSerializer,
     DeputySerializer,
@@ -144,7 +145,14 @@ class CountViewSet(CashViewSet):
         return (
             super()
             .get_queryset()
-            .select_related("cashbox__tableau", "counted_by", "caissier", "signature__signer")
+            .select_related(
+                "cashbox__tableau",
+                "counted_by",
+                "caissier",
+                "signature__signer",
+                "counter_signature__signer",
+                "caissier_signature__signer",
+            )
             .prefetch_related("witnesses", "corrections")
         )
 
@@ -159,15 +167,25 @@ class CountViewSet(CashViewSet):
 
     @extend_schema(
         request=FinalCountCreateSerializer,
-        responses=SigningOptionsSerializer,
-        summary="Certifier un comptage final avec une clé, étape 1 : le défi de l'acte (R20, R28)",
-        description="Le même corps que POST /counts/ sans secret ; la réponse donne la déclaration canonique du "
-        "comptage (montants, résultat, personnes présentes) et les options de navigator.credentials.get(). "
-        "Étape 2 : POST /counts/ avec le même corps et `assertion` = {nonce, credential}.",
+        responses=CosigningOptionsSerializer,
+        summary="Signer un comptage final avec les clés des présents, étape 1 : un défi par signataire (R20, R28)",
+        description="Le même corps que POST /counts/ sans secret ; la réponse donne, dans `signatures`, un défi par "
+        "personne qui signe avec sa clé, dans l'ordre où elles touchent leur clé : le croupier qui a compté "
+        "(`counted_by_assertion`), le caissier présent (`caissier_assertion`), le signataire qui certifie « exact » "
+        "(`assertion`) ; chacun porte la même déclaration canonique du comptage (montants, résultat, personnes "
+        "présentes) où il est nommé signataire. Les champs `nonce`, `act` et `publicKey` sont ceux du signataire "
+        "qui certifie. Étape 2 : POST /counts/ avec le même corps et les trois assertions {nonce, credential}.",
     )
     @action(detail=False, methods=["post"], url_path="sign/options")
     def sign_options(self, request):
-        return self.signing_options_for(request, services.final_count_act_as_entered)
+        data = self.validated(request, self.create_serializer_class)
+        cashbox, seance = data["cashbox"], data["seance"]
+        casino = cashbox.tableau.casino
+        if casino.signature_method != Casino.SignatureMethod.PASSKEY:
+            raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+        with request_transaction():
+            options = services.final_count_signing_options(cashbox, seance, data)
+        return Response(CosigningOptionsSerializer(options).data)
 
 
 class InterruptionViewSet(CashViewSet):

@@ -130,7 +130,9 @@ def default_signer(form, user):
     return form
 
 
-SECRETS = ("password", "otp", "assertion")
+# The assertions of the people who sign an act with their keys besides the signer (R20, R28) are secrets too: asked on
+# the confirmation page, where each person touches their key.
+SECRETS = ("password", "otp", "assertion", "counted_by_assertion", "caissier_assertion")
 
 
 def without_secrets(form):
@@ -218,6 +220,10 @@ class FinalCountForm(CashForm):
             label="caissier présent", choices=[CHOOSE, *people(self.casino, {Role.CAISSIER})]
         )
         signer_fields(self, {Role.DIRECTOR, Role.CODIR}, "certifié « exact » par", by_key=True)
+        if getattr(self, "by_key", False):
+            # Each person present signs with their own key, on the same tablet, in turn (R20, R28).
+            self.fields["counted_by_assertion"] = AssertionField(required=False)
+            self.fields["caissier_assertion"] = AssertionField(required=False)
 
 
 class FullInterruptionForm(CashForm):

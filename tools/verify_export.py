@@ -1158,8 +1158,8 @@ PARSER.add_argument("--seals", action="append", help="scellements téléchargés
 #
 # A signature made with a key is a WebAuthn assertion: the person's authenticator signed authenticatorData followed by
 # SHA-256(clientDataJSON), and clientDataJSON's challenge is SHA-256 of the canonical JSON {"act": …, "nonce": …}
-# (casino/accounts/passkeys.py: act_challenge). The act is rebuilt here from the exported rows (counts.csv,
-# count_witnesses.csv, advances.csv), so that a figure changed in a record — even by whoever holds the casino's export
+# (casino/accounts/passkeys.py: act_challenge). The act is rebuilt here from the exported rows (counts.csv — with the
+# co-signatures of the croupier and the caissier of a final count —, count_witnesses.csv, advances.csv), so that a figure changed in a record — even by whoever holds the casino's export
 # key and signs the bag again — no longer matches what the person signed. Only `cryptography` is used.
 
 UP, UV = 0x01, 0x04
@@ -1207,6 +1207,14 @@ def _acts(bag, payload):
             }
             name = f"le comptage final n° {row['id']} (tableau n° {row['tableau']}, {row['date']})"
             acts[row["signature"]] = (name, "cashbox.count", "final_count", figures)
+            # The croupier who counted and the caissier present sign the same figures with their keys (R20, R28);
+            # an export made before they did has no such columns.
+            for column, purpose in (
+                ("counter_signature", "final_count_counted"),
+                ("caissier_signature", "final_count_witnessed"),
+            ):
+                if row.get(column):
+                    acts[row[column]] = (name, "cashbox.count", purpose, figures)
     for row in _table(bag, payload, "data/advances.csv"):
         if row.get("signature"):
             figures = {

@@ -387,7 +387,9 @@ def _cash_datasets(casino, period, start, end):
             ["id", ("date", "seance__gaming_day__date"), ("seance", "seance_id"), ("cashbox", "cashbox_id")]
             + [("tableau", "cashbox__tableau__number"), "kind", "chips", "amount", "advances_total", "result"]
             + [("counted_by", "counted_by__username"), ("caissier", "caissier__username")]
-            + [("signature", "signature_id"), ("recorded_by", "recorded_by__username"), "recorded_at"],
+            + [("signature", "signature_id"), ("recorded_by", "recorded_by__username"), "recorded_at"]
+            # Where the casino signs with keys, the croupier and the caissier sign the final count too (R20, R28).
+            + [("counter_signature", "counter_signature_id"), ("caissier_signature", "caissier_signature_id")],
         ),
         (
             "count_witnesses.csv",
