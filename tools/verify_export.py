@@ -1228,6 +1228,7 @@ def _acts(bag, payload):
             }
             name = f"l'avance n° {row['id']} (tableau n° {row['tableau']}, {row['date']})"
             acts[row["signature"]] = (name, "cashbox.advance", "advance", figures)
+    acts.update(_floor_acts(bag, payload))
     lines = {}
     for row in _table(bag, payload, "data/control_register_lines.csv"):
         count = int(row["count"]) if row["count"] else None
@@ -1246,6 +1247,47 @@ def _acts(bag, payload):
         for column in ("first_signature", "second_signature"):
             if row.get(column):
                 acts[row[column]] = (name, "cashbox.controlregister", "register", figures)
+    return acts
+
+
+def _id(text):
+    return int(text) if text else None
+
+
+def _floor_acts(bag, payload):
+    """The floor's acts signed with a key besides the cash entries (R28): a roster's publication (rosters.csv,
+    roster_members.csv) and its reliefs and skips (roster_changes.csv). An export made before they were signed with
+    keys lacks some columns: its acts are all signed with passwords."""
+    acts = {}
+    members = {}
+    for row in _table(bag, payload, "data/roster_members.csv"):
+        tableau = row.get("tableau", row.get("tableau_id"))
+        members.setdefault(row["roster"], []).append([int(row["position"]), row["launcher"] or None, _id(tableau)])
+    for row in _table(bag, payload, "data/rosters.csv"):
+        signature = row.get("signature")
+        if signature:
+            figures = {
+                "roster": int(row["id"]),
+                "seance": int(row["seance"]),
+                "apparatus": _id(row.get("apparatus_id")),
+                "chef": row["chef"] or None,
+                "period_minutes": int(row["period_minutes"]),
+                "members": sorted(members.get(row["id"], [])),
+            }
+            name = f"l'ordre de roulement n° {row['id']} ({row['apparatus']}, {row['date']})"
+            acts[signature] = (name, "seances.roster", "roster", figures)
+    for row in _table(bag, payload, "data/roster_changes.csv"):
+        signature = row.get("signature", row.get("signature_id"))
+        if signature:
+            figures = {
+                "roster": int(row["roster"]),
+                "kind": row["kind"],
+                "member": row["member"] or None,
+                "replacement": row["replacement"] or None,
+                "reason": row["reason"],
+            }
+            name = f"le changement n° {row['id']} de l'ordre de roulement n° {row['roster']}"
+            acts[signature] = (name, "seances.rosterchange", "roster_change", figures)
     return acts
 
 

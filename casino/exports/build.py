@@ -456,7 +456,7 @@ def _roster_datasets(casino, period):
             "roster_members.csv",
             "seances.RosterMember",
             Q(roster__seance__gaming_day__casino=casino, roster__seance__gaming_day__date__range=period),
-            ["id", ("roster", "roster_id"), "position", ("launcher", "user__username")],
+            ["id", ("roster", "roster_id"), "position", ("launcher", "user__username"), ("tableau", "tableau_id")],
         ),
         (
             "roster_changes.csv",
@@ -464,7 +464,7 @@ def _roster_datasets(casino, period):
             Q(roster__seance__gaming_day__casino=casino, roster__seance__gaming_day__date__range=period),
             ["id", ("roster", "roster_id"), "at", "kind", ("member", "member__username")]
             + [("replacement", "replacement__username"), "reason", ("recorded_by", "recorded_by__username")]
-            + ["recorded_at"],
+            + ["recorded_at", ("signature", "signature_id")],
         ),
     ]
 
