@@ -236,8 +236,29 @@ class InterruptionViewSet(CashViewSet):
                 data["boxes_at_table"],
                 data["staff_at_post"],
                 otp=data.get("otp"),
+                assertion=data.get("assertion"),
             )
         return self.created(interruption)
+
+    @extend_schema(
+        request=InterruptionCreateSerializer,
+        responses=SigningOptionsSerializer,
+        summary="Attester une interruption momentanée avec une clé, étape 1 : le défi de l'acte (R18, R28)",
+        description="Le même corps que POST /interruptions/ (kind=short) sans secret ; la réponse donne la "
+        "déclaration canonique de l'attestation (tableau, séance, boîte fermée à clé, les trois conditions) et les "
+        "options de navigator.credentials.get() pour la clé du détenteur (`key_holder`). Étape 2 : POST "
+        "/interruptions/ avec le même corps et `assertion` = {nonce, credential}.",
+    )
+    @action(detail=False, methods=["post"], url_path="sign/options")
+    def sign_options(self, request):
+        data = self.validated(request, InterruptionCreateSerializer)
+        if data["kind"] != Interruption.Kind.SHORT:
+            raise ValidationError(
+                {"kind": ["Seule une interruption momentanée est signée, par le détenteur de la clé."]}
+            )
+        with request_transaction():
+            options = services.short_interruption_options(data["tableau"], data["seance"], data)
+        return Response(SigningOptionsSerializer(options).data)
 
     @extend_schema(request=ResumeSerializer, responses=InterruptionSerializer)
     @action(detail=True, methods=["post"])

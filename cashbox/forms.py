@@ -255,10 +255,15 @@ class ShortInterruptionForm(CashForm):
             label="détenteur de l'unique clé",
             choices=[CHOOSE, *people(self.casino, KEY_HOLDERS)],
         )
-        self.fields["password"] = forms.CharField(
-            label="mot de passe du détenteur de la clé", widget=forms.PasswordInput(attrs={"autocomplete": "off"})
-        )
-        otp_field(self, KEY_HOLDERS, "le détenteur de la clé")
+        if signs_with_key(self.casino):
+            # The key holder attests with their own key (R18, R28): « Signer avec ma clé », no password.
+            self.fields["assertion"] = AssertionField(required=False)
+            self.by_key = True
+        else:
+            self.fields["password"] = forms.CharField(
+                label="mot de passe du détenteur de la clé", widget=forms.PasswordInput(attrs={"autocomplete": "off"})
+            )
+            otp_field(self, KEY_HOLDERS, "le détenteur de la clé")
         self.fields["short"] = forms.BooleanField(
             label="J'atteste : interruption de courte durée (par exemple un entracte)", required=False
         )

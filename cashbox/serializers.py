@@ -228,6 +228,13 @@ class InterruptionCreateSerializer(serializers.Serializer):
     short = serializers.BooleanField(required=False, default=False)
     boxes_at_table = serializers.BooleanField(required=False, default=False)
     staff_at_post = serializers.BooleanField(required=False, default=False)
+    assertion = serializers.JSONField(
+        required=False,
+        write_only=True,
+        help_text="Interruption momentanée, établissement qui signe avec les clés (R18, R28) : l'assertion du "
+        'détenteur de la clé, {"nonce": <nonce rendu par …/sign/options/>, "credential": <PublicKeyCredential>} ; '
+        "aucun mot de passe.",
+    )
 
 
 class ResumeSerializer(serializers.Serializer):

@@ -51,7 +51,7 @@ from casino.accounts.passkeys import signing_options
 from casino.accounts.roles import role_of
 from casino.accounts.security import check_secrets, signer_among, signer_in
 from casino.audit.actors import actor_named
-from casino.models import Role
+from casino.models import Casino, Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, invalid
 from casino.web.formats import chips_text
 from casino.web.transactions import write_block
@@ -601,11 +601,44 @@ def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=())
         )
 
 
-def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at_table, staff_at_post, otp=None):
+def short_interruption_act(tableau, seance, box, attests, key_holder):
+    """The canonical statement of a short interruption's attestation (R18, R28), as interruptions.csv lets the
+    regulator rebuild it: the tableau, the séance, the box locked and the three conditions the key holder attests."""
+    figures = {
+        "seance": seance.pk,
+        "tableau": tableau.number,
+        "locked_box": getattr(box, "pk", None),
+        "attests": dict(zip(("short", "boxes_at_table", "staff_at_post"), attests, strict=True)),
+    }
+    purpose = Signature.Purpose.SHORT_INTERRUPTION.value
+    return act_of("cashbox.interruption", purpose, tableau.casino_id, key_holder, figures)
+
+
+def _interruption_box(tableau):
+    box_kind = Cashbox.Kind.INTERRUPTION_BOX if tableau.game == Game.BOULE else Cashbox.Kind.BUILT_IN
+    return tableau.cashboxes.filter(kind=box_kind).first()
+
+
+def short_interruption_options(tableau, seance, data):
+    """The first step of a short interruption attested with the key holder's key: the challenge of the attestation
+    the request describes (R18, R28); only the single-use challenge is written."""
+    casino = tableau.casino
+    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
+        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+    holder = data.get("key_holder") or ""
+    attests = tuple(data.get(field) is True for field in ("short", "boxes_at_table", "staff_at_post"))
+    act = short_interruption_act(tableau, seance, _interruption_box(tableau), attests, holder)
+    return signing_options(casino, signer_among(people_of(casino, [holder]), holder, "R28", "key_holder"), act)
+
+
+def interrupt_short(
+    user, tableau, seance, key_holder, password, short, boxes_at_table, staff_at_post, otp=None, assertion=None
+):
     """Lock the whole encaisse in the box R3 prescribes instead of counting it (R18).
 
     The key holder (directeur responsable, CoDir member or chef de partie) attests each of the three
-    conditions with their password; a missing one is refused.
+    conditions with their password, or with their key where the casino signs with keys (R28); a missing one is
+    refused.
     """
     with actor_named(user), transaction.atomic():
         require_floor_role(user, "R18", "interrompre la partie")
@@ -633,8 +666,7 @@ def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at
         }
         if errors:
             raise ValidationError(errors)
-        box_kind = Cashbox.Kind.INTERRUPTION_BOX if tableau.game == Game.BOULE else Cashbox.Kind.BUILT_IN
-        box = tableau.cashboxes.filter(kind=box_kind).first()
+        box = _interruption_box(tableau)
         if box is None:
             raise InvalidTransition(
                 "R18", f"Le tableau n° {tableau.number} n'a pas de boîte spéciale fermant à clé : comptez l'encaisse"
@@ -654,6 +686,8 @@ def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at
             "R18",
             otp=otp,
             field="key_holder",
+            act=short_interruption_act(tableau, seance, box, (True, True, True), key_holder),
+            assertion=assertion,
         )
         return Interruption.objects.create(
             tableau=tableau,

@@ -296,12 +296,17 @@ class ShortInterruptionView(TableauActionView):
             self.tableau,
             self.seance,
             data["key_holder"],
-            data["password"],
+            data.get("password"),
             data["short"],
             data["boxes_at_table"],
             data["staff_at_post"],
             otp=data.get("otp"),
+            assertion=data.get("assertion"),
         )
+
+    def options_as_entered(self, form):
+        # The key holder attests with their own key (R18, R28).
+        return services.short_interruption_options(self.tableau, self.seance, form.cleaned_data)
 
 
 class FullInterruptionView(TableauActionView):

@@ -1255,8 +1255,9 @@ def _id(text):
 
 
 def _floor_acts(bag, payload):
-    """The floor's acts signed with a key besides the cash entries (R28): a roster's publication (rosters.csv,
-    roster_members.csv) and its reliefs and skips (roster_changes.csv). An export made before they were signed with
+    """The floor's acts signed with a key besides the cash entries (R28): a short interruption's attestation
+    (interruptions.csv), a roster's publication (rosters.csv, roster_members.csv) and its reliefs and skips
+    (roster_changes.csv). An export made before they were signed with
     keys lacks some columns: its acts are all signed with passwords."""
     acts = {}
     members = {}
@@ -1276,6 +1277,17 @@ def _floor_acts(bag, payload):
             }
             name = f"l'ordre de roulement n° {row['id']} ({row['apparatus']}, {row['date']})"
             acts[signature] = (name, "seances.roster", "roster", figures)
+    for row in _table(bag, payload, "data/interruptions.csv"):
+        if row.get("attestation"):
+            attests = {name: row[f"attests_{name}"] == "t" for name in ("short", "boxes_at_table", "staff_at_post")}
+            figures = {
+                "seance": int(row["seance"]),
+                "tableau": int(row["tableau"]),
+                "locked_box": _id(row["locked_box"]),
+                "attests": attests,
+            }
+            name = f"l'interruption momentanée n° {row['id']} (tableau n° {row['tableau']}, {row['date']})"
+            acts[row["attestation"]] = (name, "cashbox.interruption", "short_interruption", figures)
     for row in _table(bag, payload, "data/roster_changes.csv"):
         signature = row.get("signature", row.get("signature_id"))
         if signature:
