@@ -297,10 +297,30 @@ class CorrectionViewSet(CashViewSet):
             data["reason"],
             data["approval_words"],
             data["signer"],
-            data["password"],
+            data.get("password"),
             otp=data.get("otp"),
+            assertion=data.get("assertion"),
         )
         return self.created(correction)
+
+    @extend_schema(
+        request=CorrectionCreateSerializer,
+        responses=SigningOptionsSerializer,
+        summary="Approuver une correction avec une clé, étape 1 : le défi de l'acte (R23, R28)",
+        description="Le même corps que POST /corrections/ sans secret ; la réponse donne la déclaration canonique de "
+        "la correction (inscription corrigée, montant antérieur et corrigé, jetons, motif, approbation en lettres) et "
+        "les options de navigator.credentials.get() pour la clé du directeur. Étape 2 : POST /corrections/ avec le "
+        "même corps et `assertion` = {nonce, credential}.",
+    )
+    @action(detail=False, methods=["post"], url_path="sign/options")
+    def sign_options(self, request):
+        data = self.validated(request, CorrectionCreateSerializer)
+        original = data.get("advance") or data.get("count")
+        with request_transaction():
+            options = services.correction_options(
+                original, data["chips"], data["reason"], data["approval_words"], data["signer"]
+            )
+        return Response(SigningOptionsSerializer(options).data)
 
 
 class ControlRegisterViewSet(CashViewSet):

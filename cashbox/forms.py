@@ -306,7 +306,7 @@ class CorrectionForm(CashForm):
             label="approbation du directeur, montant corrigé en toutes lettres",
             widget=forms.Textarea(attrs={"rows": 2}),
         )
-        signer_fields(self, {Role.DIRECTOR}, "approuvé par le directeur responsable")
+        signer_fields(self, {Role.DIRECTOR}, "approuvé par le directeur responsable", by_key=True)
 
 
 class SignForm(CashForm):

@@ -270,7 +270,7 @@ class CorrectionSerializer(serializers.ModelSerializer):
         ]
 
 
-class CorrectionCreateSerializer(SignerFields):
+class CorrectionCreateSerializer(KeySignerFields):
     advance = scoped(Advance, required=False, allow_null=True)
     count = scoped(Count, required=False, allow_null=True)
     chips = serializers.DictField()

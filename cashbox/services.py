@@ -761,8 +761,35 @@ def words_match(words, approval_words):
     return text.rpartition(":")[2].strip(LABEL_PUNCTUATION) == words.lower()
 
 
-def correct(user, original, chips, reason, approval_words, signer, password, otp=None):
-    """Correct an advance or a count by a new entry in red ink, approved in words by the director (R23)."""
+def correction_act(casino, original, chips, amount, previous, reason, approval_words, signer):
+    """The canonical statement of a correction's approval (R23, R28), as corrections.csv lets the regulator rebuild
+    it: the entry corrected, the amount it had and the one it gets, the chips, the reason and the words."""
+    figures = {
+        "advance": original.pk if isinstance(original, Advance) else None,
+        "count": original.pk if isinstance(original, Count) else None,
+        "chips": chips,
+        "previous_amount": previous,
+        "amount": amount,
+        "reason": (reason or "").strip(),
+        "approval_words": (approval_words or "").strip(),
+    }
+    return act_of("cashbox.correction", Signature.Purpose.CORRECTION.value, casino.pk, signer, figures)
+
+
+def correction_options(original, chips, reason, approval_words, signer):
+    """The first step of a correction approved with the director's key: the challenge of the correction the request
+    describes, with the amount the entry has now (R23, R28); only the single-use challenge is written."""
+    casino = original.cashbox.tableau.casino
+    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
+        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+    chips, amount = parse_chips(casino, chips, rule="R23")
+    act = correction_act(casino, original, chips, amount, effective_amount(original), reason, approval_words, signer)
+    return signing_options(casino, signer_among(people_of(casino, [signer]), signer, "R28"), act)
+
+
+def correct(user, original, chips, reason, approval_words, signer, password, otp=None, assertion=None):
+    """Correct an advance or a count by a new entry in red ink, approved in words by the director (R23): with their
+    password, or with their key where the casino signs with keys (R28)."""
     with actor_named(user), transaction.atomic():
         require_floor_role(user, "R23", "inscrire une correction")
         model = type(original)
@@ -820,7 +847,16 @@ def correct(user, original, chips, reason, approval_words, signer, password, otp
             f"approuvé : {approval_words}"
         )
         approval = sign(
-            casino, signer, password, Signature.Purpose.CORRECTION, statement, {Role.DIRECTOR}, "R23", otp=otp
+            casino,
+            signer,
+            password,
+            Signature.Purpose.CORRECTION,
+            statement,
+            {Role.DIRECTOR},
+            "R23",
+            otp=otp,
+            act=correction_act(casino, original, chips, amount, previous, reason, approval_words, signer),
+            assertion=assertion,
         )
         correction = Correction.objects.create(
             casino=casino,

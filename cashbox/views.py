@@ -394,8 +394,16 @@ class CorrectionView(ServiceFormView):
             data["reason"],
             data["approval_words"],
             data["signer"],
-            data["password"],
+            data.get("password"),
             otp=data.get("otp"),
+            assertion=data.get("assertion"),
+        )
+
+    def options_as_entered(self, form):
+        # The director approves with their own key (R23, R28).
+        data = form.cleaned_data
+        return services.correction_options(
+            self.original, form.chips(), data["reason"], data["approval_words"], data["signer"]
         )
 
 

@@ -1256,7 +1256,7 @@ def _id(text):
 
 def _floor_acts(bag, payload):
     """The floor's acts signed with a key besides the cash entries (R28): a short interruption's attestation
-    (interruptions.csv), a roster's publication (rosters.csv, roster_members.csv) and its reliefs and skips
+    (interruptions.csv), a correction's approval (corrections.csv), a roster's publication (rosters.csv, roster_members.csv) and its reliefs and skips
     (roster_changes.csv). An export made before they were signed with
     keys lacks some columns: its acts are all signed with passwords."""
     acts = {}
@@ -1288,6 +1288,19 @@ def _floor_acts(bag, payload):
             }
             name = f"l'interruption momentanée n° {row['id']} (tableau n° {row['tableau']}, {row['date']})"
             acts[row["attestation"]] = (name, "cashbox.interruption", "short_interruption", figures)
+    for row in _table(bag, payload, "data/corrections.csv"):
+        if row.get("approval"):
+            figures = {
+                "advance": _id(row["advance"]),
+                "count": _id(row["count"]),
+                "chips": json.loads(row["chips"] or "{}"),
+                "previous_amount": _money(row["previous_amount"]),
+                "amount": _money(row["amount"]),
+                "reason": row["reason"],
+                "approval_words": row["approval_words"],
+            }
+            name = f"la correction n° {row['id']}"
+            acts[row["approval"]] = (name, "cashbox.correction", "correction", figures)
     for row in _table(bag, payload, "data/roster_changes.csv"):
         signature = row.get("signature", row.get("signature_id"))
         if signature:
