@@ -74,6 +74,8 @@ def test_r28_the_final_count_is_confirmed_with_the_key_and_refused_for_another_f
     # The carnet says which method signed each entry (R28).
     carnet = floor.get(f"/caisse/carnets/{main_box(boule_tableau).pk}/").content.decode()
     assert "(mot de passe)" in carnet and "par clé" in carnet
+    # The croupier and the caissier who signed the count with their keys are named beside the certification (R20).
+    assert "signé aussi par clé par" in carnet and "Caissier" in carnet.split("signé aussi par clé par")[1][:80]
 
 
 def test_r29_the_keys_pages_list_a_persons_keys_and_the_direction_confirms_one(as_user, casino, croupier, codir):
