@@ -61,6 +61,9 @@ def test_r28_the_final_count_is_confirmed_with_the_key_and_refused_for_another_f
     }
     preview = floor.post(url, data).content.decode()
     assert "Signer avec ma clé" in preview and 'name="password"' not in preview
+    # One hidden field per person who signs, which the page's script fills in turn (R20).
+    for field in ("counted_by_assertion", "caissier_assertion", "assertion"):
+        assert f'name="{field}"' in preview
     options = floor.post(url, {**data, "sign_options": "1"}).json()
     changed = floor.post(url, {**data, "chips_100_00": "86", "confirm": "1", **assertions(keys, options)})
     assert changed.status_code == 400 and "assertion invalide pour cet acte" in changed.content.decode()
