@@ -20,7 +20,7 @@ from seances.models import Seance
 from seances.services import change_seance_state
 from tests.exports.test_exports import archive, rewrite, run_script
 from tests.helpers.authenticator import SoftAuthenticator
-from tests.helpers.cash_helpers import chips_for, main_box, open_seance
+from tests.helpers.cash_helpers import chips_for, main_box, open_seance, publish_rosters
 from tests.helpers.passkey_helpers import cosigned_post, enrolled_key, enrolled_keys, signed_post, use_keys
 
 pytestmark = pytest.mark.django_db
@@ -37,6 +37,9 @@ def keyed_day(api, cash_staff, casino, open_day, boule_tableau):
     """A day whose advance (ES256 key of the director) and final count (EdDSA key of the CoDir member, and the keys
     of the croupier and the caissier present) are signed with keys; the séances closed and the register drawn up."""
     director, codir, chef = cash_staff["director"], cash_staff["codir"], cash_staff["chef"]
+    # The day's other séances have their rosters published with the password, before the switch to keys.
+    for seance in open_day.gaming_day.seances.exclude(pk=open_day.pk):
+        publish_rosters(director, seance)
     use_keys(casino)
     directors, _ = enrolled_key(director, casino, confirmed_by=codir)
     codirs, _ = enrolled_key(codir, casino, SoftAuthenticator(algorithm=-8), confirmed_by=director)
