@@ -24,6 +24,7 @@ from cashbox.serializers import (
     ControlRegisterSerializer,
     CorrectionCreateSerializer,
     CorrectionSerializer,
+    CosigningOptionsSerializer,
     CountSerializer,
     DeputyCreateSerializer,
     DeputySerializer,
@@ -144,7 +145,14 @@ class CountViewSet(CashViewSet):
         return (
             super()
             .get_queryset()
-            .select_related("cashbox__tableau", "counted_by", "caissier", "signature__signer")
+            .select_related(
+                "cashbox__tableau",
+                "counted_by",
+                "caissier",
+                "signature__signer",
+                "counter_signature__signer",
+                "caissier_signature__signer",
+            )
             .prefetch_related("witnesses", "corrections")
         )
 
@@ -159,15 +167,25 @@ class CountViewSet(CashViewSet):
 
     @extend_schema(
         request=FinalCountCreateSerializer,
-        responses=SigningOptionsSerializer,
-        summary="Certifier un comptage final avec une clé, étape 1 : le défi de l'acte (R20, R28)",
-        description="Le même corps que POST /counts/ sans secret ; la réponse donne la déclaration canonique du "
-        "comptage (montants, résultat, personnes présentes) et les options de navigator.credentials.get(). "
-        "Étape 2 : POST /counts/ avec le même corps et `assertion` = {nonce, credential}.",
+        responses=CosigningOptionsSerializer,
+        summary="Signer un comptage final avec les clés des présents, étape 1 : un défi par signataire (R20, R28)",
+        description="Le même corps que POST /counts/ sans secret ; la réponse donne, dans `signatures`, un défi par "
+        "personne qui signe avec sa clé, dans l'ordre où elles touchent leur clé : le croupier qui a compté "
+        "(`counted_by_assertion`), le caissier présent (`caissier_assertion`), le signataire qui certifie « exact » "
+        "(`assertion`) ; chacun porte la même déclaration canonique du comptage (montants, résultat, personnes "
+        "présentes) où il est nommé signataire. Les champs `nonce`, `act` et `publicKey` sont ceux du signataire "
+        "qui certifie. Étape 2 : POST /counts/ avec le même corps et les trois assertions {nonce, credential}.",
     )
     @action(detail=False, methods=["post"], url_path="sign/options")
     def sign_options(self, request):
-        return self.signing_options_for(request, services.final_count_act_as_entered)
+        data = self.validated(request, self.create_serializer_class)
+        cashbox, seance = data["cashbox"], data["seance"]
+        casino = cashbox.tableau.casino
+        if casino.signature_method != Casino.SignatureMethod.PASSKEY:
+            raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+        with request_transaction():
+            options = services.final_count_signing_options(cashbox, seance, data)
+        return Response(CosigningOptionsSerializer(options).data)
 
 
 class InterruptionViewSet(CashViewSet):
@@ -218,8 +236,29 @@ class InterruptionViewSet(CashViewSet):
                 data["boxes_at_table"],
                 data["staff_at_post"],
                 otp=data.get("otp"),
+                assertion=data.get("assertion"),
             )
         return self.created(interruption)
+
+    @extend_schema(
+        request=InterruptionCreateSerializer,
+        responses=SigningOptionsSerializer,
+        summary="Attester une interruption momentanée avec une clé, étape 1 : le défi de l'acte (R18, R28)",
+        description="Le même corps que POST /interruptions/ (kind=short) sans secret ; la réponse donne la "
+        "déclaration canonique de l'attestation (tableau, séance, boîte fermée à clé, les trois conditions) et les "
+        "options de navigator.credentials.get() pour la clé du détenteur (`key_holder`). Étape 2 : POST "
+        "/interruptions/ avec le même corps et `assertion` = {nonce, credential}.",
+    )
+    @action(detail=False, methods=["post"], url_path="sign/options")
+    def sign_options(self, request):
+        data = self.validated(request, InterruptionCreateSerializer)
+        if data["kind"] != Interruption.Kind.SHORT:
+            raise ValidationError(
+                {"kind": ["Seule une interruption momentanée est signée, par le détenteur de la clé."]}
+            )
+        with request_transaction():
+            options = services.short_interruption_options(data["tableau"], data["seance"], data)
+        return Response(SigningOptionsSerializer(options).data)
 
     @extend_schema(request=ResumeSerializer, responses=InterruptionSerializer)
     @action(detail=True, methods=["post"])
@@ -258,10 +297,30 @@ class CorrectionViewSet(CashViewSet):
             data["reason"],
             data["approval_words"],
             data["signer"],
-            data["password"],
+            data.get("password"),
             otp=data.get("otp"),
+            assertion=data.get("assertion"),
         )
         return self.created(correction)
+
+    @extend_schema(
+        request=CorrectionCreateSerializer,
+        responses=SigningOptionsSerializer,
+        summary="Approuver une correction avec une clé, étape 1 : le défi de l'acte (R23, R28)",
+        description="Le même corps que POST /corrections/ sans secret ; la réponse donne la déclaration canonique de "
+        "la correction (inscription corrigée, montant antérieur et corrigé, jetons, motif, approbation en lettres) et "
+        "les options de navigator.credentials.get() pour la clé du directeur. Étape 2 : POST /corrections/ avec le "
+        "même corps et `assertion` = {nonce, credential}.",
+    )
+    @action(detail=False, methods=["post"], url_path="sign/options")
+    def sign_options(self, request):
+        data = self.validated(request, CorrectionCreateSerializer)
+        original = data.get("advance") or data.get("count")
+        with request_transaction():
+            options = services.correction_options(
+                original, data["chips"], data["reason"], data["approval_words"], data["signer"]
+            )
+        return Response(SigningOptionsSerializer(options).data)
 
 
 class ControlRegisterViewSet(CashViewSet):

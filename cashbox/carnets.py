@@ -84,6 +84,12 @@ def _entry(record):
         "signed_at": signature.signed_at if signature else None,
         # Which method signed (R28): the person's key, verifiable offline, or the password the server attests.
         "signed_with": ("clé" if signature.method == "passkey" else "mot de passe") if signature else None,
+        # A final count in a casino on keys: the croupier who counted and the caissier present signed it too (R20).
+        "cosigned_by": [
+            cosignature.signer.get_full_name() or cosignature.signer.username
+            for cosignature in (getattr(record, "counter_signature", None), getattr(record, "caissier_signature", None))
+            if cosignature is not None
+        ],
         "recorded_at": record.recorded_at,
         "corrections": [
             {
@@ -114,7 +120,7 @@ def carnet_of(cashbox, season, as_json=False, month=None):
     )
     counts = (
         Count.objects.filter(cashbox=cashbox, seance__gaming_day__date__range=(start, end))
-        .select_related("counted_by", "signature__signer")
+        .select_related("counted_by", "signature__signer", "counter_signature__signer", "caissier_signature__signer")
         .prefetch_related(_corrections())
         .order_by("recorded_at", "pk")
     )

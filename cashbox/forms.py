@@ -130,7 +130,9 @@ def default_signer(form, user):
     return form
 
 
-SECRETS = ("password", "otp", "assertion")
+# The assertions of the people who sign an act with their keys besides the signer (R20, R28) are secrets too: asked on
+# the confirmation page, where each person touches their key.
+SECRETS = ("password", "otp", "assertion", "counted_by_assertion", "caissier_assertion")
 
 
 def without_secrets(form):
@@ -218,6 +220,10 @@ class FinalCountForm(CashForm):
             label="caissier présent", choices=[CHOOSE, *people(self.casino, {Role.CAISSIER})]
         )
         signer_fields(self, {Role.DIRECTOR, Role.CODIR}, "certifié « exact » par", by_key=True)
+        if getattr(self, "by_key", False):
+            # Each person present signs with their own key, on the same tablet, in turn (R20, R28).
+            self.fields["counted_by_assertion"] = AssertionField(required=False)
+            self.fields["caissier_assertion"] = AssertionField(required=False)
 
 
 class FullInterruptionForm(CashForm):
@@ -249,10 +255,15 @@ class ShortInterruptionForm(CashForm):
             label="détenteur de l'unique clé",
             choices=[CHOOSE, *people(self.casino, KEY_HOLDERS)],
         )
-        self.fields["password"] = forms.CharField(
-            label="mot de passe du détenteur de la clé", widget=forms.PasswordInput(attrs={"autocomplete": "off"})
-        )
-        otp_field(self, KEY_HOLDERS, "le détenteur de la clé")
+        if signs_with_key(self.casino):
+            # The key holder attests with their own key (R18, R28): « Signer avec ma clé », no password.
+            self.fields["assertion"] = AssertionField(required=False)
+            self.by_key = True
+        else:
+            self.fields["password"] = forms.CharField(
+                label="mot de passe du détenteur de la clé", widget=forms.PasswordInput(attrs={"autocomplete": "off"})
+            )
+            otp_field(self, KEY_HOLDERS, "le détenteur de la clé")
         self.fields["short"] = forms.BooleanField(
             label="J'atteste : interruption de courte durée (par exemple un entracte)", required=False
         )
@@ -295,7 +306,7 @@ class CorrectionForm(CashForm):
             label="approbation du directeur, montant corrigé en toutes lettres",
             widget=forms.Textarea(attrs={"rows": 2}),
         )
-        signer_fields(self, {Role.DIRECTOR}, "approuvé par le directeur responsable")
+        signer_fields(self, {Role.DIRECTOR}, "approuvé par le directeur responsable", by_key=True)
 
 
 class SignForm(CashForm):

@@ -24,6 +24,9 @@ class Signature(models.Model):
         ADVANCE = "advance", "Avance"
         COUNT = "count", "Comptage d'interruption"
         FINAL_COUNT = "final_count", "Comptage de fin de séance certifié exact"
+        # Each person present at a final count signs it with their own key where the casino signs with keys (R20, R28).
+        FINAL_COUNT_COUNTED = "final_count_counted", "Comptage de fin de séance : le croupier qui a compté"
+        FINAL_COUNT_WITNESSED = "final_count_witnessed", "Comptage de fin de séance : le caissier présent"
         SHORT_INTERRUPTION = "short_interruption", "Attestation d'interruption momentanée"
         CORRECTION = "correction", "Approbation de correction"
         REGISTER = "register", "Registre de contrôle"
@@ -166,6 +169,24 @@ class Count(models.Model):
         related_name="count",
         help_text="Fin de séance : certifié « exact » et signé (R20).",
     )
+    # Where the casino signs with keys, the croupier who counted and the caissier present sign the final count too,
+    # each with their own key, over the same statement (R20, R28); with passwords the director's signature alone.
+    counter_signature = models.OneToOneField(
+        Signature,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="counted_count",
+        verbose_name="signature du croupier qui a compté",
+    )
+    caissier_signature = models.OneToOneField(
+        Signature,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="witnessed_count",
+        verbose_name="signature du caissier présent",
+    )
     recorded_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     recorded_at = models.DateTimeField("inscrit le", default=timezone.now)
 
@@ -190,6 +211,12 @@ class Count(models.Model):
                 name="r20_result_is_encaisse_minus_advances",
             ),
             models.CheckConstraint(condition=models.Q(amount__gte=0), name="r17_encaisse_not_negative"),
+            # The co-signatures of the people present: both or neither, and only on a final count (R20, R28).
+            models.CheckConstraint(
+                condition=models.Q(counter_signature__isnull=True, caissier_signature__isnull=True)
+                | models.Q(kind="final", counter_signature__isnull=False, caissier_signature__isnull=False),
+                name="r28_final_count_cosigned_by_both",
+            ),
         ]
 
     def __str__(self):

@@ -127,6 +127,12 @@ class CountSerializer(serializers.ModelSerializer):
     caissier = serializers.CharField(source="caissier.username", default=None, allow_null=True)
     witnesses = serializers.SlugRelatedField(many=True, slug_field="username", read_only=True)
     signature = SignatureSerializer(allow_null=True)
+    counter_signature = SignatureSerializer(
+        allow_null=True, read_only=True, help_text="Établissement qui signe avec les clés : le croupier (R20, R28)."
+    )
+    caissier_signature = SignatureSerializer(
+        allow_null=True, read_only=True, help_text="Établissement qui signe avec les clés : le caissier (R20, R28)."
+    )
     corrections = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
 
     class Meta:
@@ -145,9 +151,20 @@ class CountSerializer(serializers.ModelSerializer):
             "witnesses",
             "caissier",
             "signature",
+            "counter_signature",
+            "caissier_signature",
             "recorded_at",
             "corrections",
         ]
+
+
+def cosigner_assertion(who):
+    return serializers.JSONField(
+        required=False,
+        write_only=True,
+        help_text=f"Établissement qui signe avec les clés (R20, R28) : l'assertion de {who} sur sa propre déclaration "
+        "de l'acte (`signatures` de …/sign/options/), {nonce, credential} comme `assertion`.",
+    )
 
 
 class FinalCountCreateSerializer(KeySignerFields):
@@ -158,6 +175,8 @@ class FinalCountCreateSerializer(KeySignerFields):
     counted_by = serializers.CharField(max_length=150)
     witnesses = serializers.ListField(child=serializers.CharField(max_length=150), required=False, max_length=50)
     caissier = serializers.CharField(max_length=150, help_text="Le caissier présent (R20).")
+    counted_by_assertion = cosigner_assertion("croupier qui a compté (`counted_by`)")
+    caissier_assertion = cosigner_assertion("caissier présent (`caissier`)")
 
 
 class InterruptionSerializer(serializers.ModelSerializer):
@@ -209,6 +228,13 @@ class InterruptionCreateSerializer(serializers.Serializer):
     short = serializers.BooleanField(required=False, default=False)
     boxes_at_table = serializers.BooleanField(required=False, default=False)
     staff_at_post = serializers.BooleanField(required=False, default=False)
+    assertion = serializers.JSONField(
+        required=False,
+        write_only=True,
+        help_text="Interruption momentanée, établissement qui signe avec les clés (R18, R28) : l'assertion du "
+        'détenteur de la clé, {"nonce": <nonce rendu par …/sign/options/>, "credential": <PublicKeyCredential>} ; '
+        "aucun mot de passe.",
+    )
 
 
 class ResumeSerializer(serializers.Serializer):
@@ -244,7 +270,7 @@ class CorrectionSerializer(serializers.ModelSerializer):
         ]
 
 
-class CorrectionCreateSerializer(SignerFields):
+class CorrectionCreateSerializer(KeySignerFields):
     advance = scoped(Advance, required=False, allow_null=True)
     count = scoped(Count, required=False, allow_null=True)
     chips = serializers.DictField()
@@ -370,3 +396,19 @@ class SigningOptionsSerializer(serializers.Serializer):
     publicKey = serializers.JSONField(  # noqa: N815 -- WebAuthn's own name, passed as is to navigator.credentials.get
         help_text="PublicKeyCredentialRequestOptions (défi = SHA-256 de la déclaration canonique et du nonce)."
     )
+
+
+class SignerOptionsSerializer(SigningOptionsSerializer):
+    """One person's signature of an act several people sign (R20, R28): their own challenge, the act naming them."""
+
+    field = serializers.CharField(help_text="Le champ de la requête qui porte l'assertion de cette personne.")
+    signer = serializers.CharField(help_text="Identifiant de la personne qui signe avec sa clé.")
+    who = serializers.CharField(help_text="Qui elle est dans l'acte (« Le croupier qui a compté »…).")
+    purpose = serializers.CharField(help_text="Objet de sa signature.")
+
+
+class CosigningOptionsSerializer(SigningOptionsSerializer):
+    """The first step of an act each person present signs with their own key (R20, R28): the certifying signer's
+    challenge as for any act, and `signatures`, one challenge per person in the order they touch their keys."""
+
+    signatures = SignerOptionsSerializer(many=True)

@@ -31,6 +31,7 @@ from cashbox.signatures import (
     people_of,
     put_signature,
     sign,
+    signs_with_key,
     staff_member,
     staff_members,
 )
@@ -46,10 +47,11 @@ from cashbox.state import (
     with_result,
 )
 from casino import rows
+from casino.accounts.passkeys import signing_options
 from casino.accounts.roles import role_of
-from casino.accounts.security import check_secrets, signer_in
+from casino.accounts.security import check_secrets, signer_among, signer_in
 from casino.audit.actors import actor_named
-from casino.models import Role
+from casino.models import Casino, Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, invalid
 from casino.web.formats import chips_text
 from casino.web.transactions import write_block
@@ -249,9 +251,22 @@ def advance_act(casino, cashbox, seance, kind, chips, amount, counted_by, brough
     return act_of("cashbox.advance", Signature.Purpose.ADVANCE.value, casino.pk, signer, figures)
 
 
-def final_count_act(casino, cashbox, seance, chips, amount, advances_total, counted_by, caissier, witnesses, signer):
+def final_count_act(
+    casino,
+    cashbox,
+    seance,
+    chips,
+    amount,
+    advances_total,
+    counted_by,
+    caissier,
+    witnesses,
+    signer,
+    purpose=Signature.Purpose.FINAL_COUNT,
+):
     """The canonical statement of a final count certified « exact » (R20, R28), as counts.csv and
-    count_witnesses.csv let the regulator rebuild it: its figures, its result and everyone present."""
+    count_witnesses.csv let the regulator rebuild it: its figures, its result and everyone present. The croupier who
+    counted and the caissier present sign the same figures, each named as the signer under their own `purpose`."""
     figures = {
         "cashbox": cashbox.pk,
         "seance": seance.pk,
@@ -263,7 +278,7 @@ def final_count_act(casino, cashbox, seance, chips, amount, advances_total, coun
         "caissier": _name(caissier),
         "witnesses": sorted({_name(person) for person in witnesses if _name(person)}),
     }
-    return act_of("cashbox.count", Signature.Purpose.FINAL_COUNT.value, casino.pk, signer, figures)
+    return act_of("cashbox.count", Signature.Purpose(purpose).value, casino.pk, signer, figures)
 
 
 def advance_act_as_entered(cashbox, seance, data):
@@ -281,6 +296,41 @@ def advance_act_as_entered(cashbox, seance, data):
         data.get("brought_by") or None,
         data["signer"],
     )
+
+
+# Who signs a final count with a key, in the order they touch their keys on the tablet (R20, R28): the request's
+# field naming the person, the field carrying their assertion, the purpose of their signature, who they are.
+FINAL_COUNT_SIGNERS = (
+    ("counted_by", "counted_by_assertion", Signature.Purpose.FINAL_COUNT_COUNTED, "Le croupier qui a compté"),
+    ("caissier", "caissier_assertion", Signature.Purpose.FINAL_COUNT_WITNESSED, "Le caissier présent"),
+    ("signer", "assertion", Signature.Purpose.FINAL_COUNT, "Le signataire qui certifie « exact »"),
+)
+
+
+def final_count_signers_as_entered(cashbox, seance, data):
+    """Each signature of the final count a request describes, in the order the keys are touched (R20, R28):
+    [(assertion field, purpose, who, username, act)], the same figures with the signer named in each act."""
+    act = final_count_act_as_entered(cashbox, seance, data)
+    signers = []
+    for field, assertion_field, purpose, who in FINAL_COUNT_SIGNERS:
+        own = {**act, "signer": data[field], "purpose": purpose.value}
+        signers.append((assertion_field, purpose, who, data[field], own))
+    return signers
+
+
+def final_count_signing_options(cashbox, seance, data):
+    """The first step of a final count signed with keys (R20, R28): one challenge per person who signs, in the order
+    they touch their keys (`signatures`: each with the request's field for their assertion, who they are, the act
+    naming them); the certifying signer's, last, is also given at the top, as for an act one person signs. Only the
+    single-use challenges are written."""
+    casino = cashbox.tableau.casino
+    signers = final_count_signers_as_entered(cashbox, seance, data)
+    people = people_of(casino, [username for *_, username, _act in signers])
+    steps = []
+    for field, purpose, who, username, act in signers:
+        options = signing_options(casino, signer_among(people, username, "R28"), act)
+        steps.append({**options, "field": field, "signer": username, "who": who, "purpose": purpose.value})
+    return {**steps[-1], "signatures": steps}
 
 
 def final_count_act_as_entered(cashbox, seance, data):
@@ -364,12 +414,27 @@ def record_advance_as_entered(user, cashbox, seance, kind, chips, data):
 
 
 def record_final_count(
-    user, cashbox, seance, chips, counted_by, witnesses, caissier, signer, password, otp=None, assertion=None
+    user,
+    cashbox,
+    seance,
+    chips,
+    counted_by,
+    witnesses,
+    caissier,
+    signer,
+    password,
+    otp=None,
+    assertion=None,
+    cosigned=None,
 ):
     """Count the encaisse at the end of the séance, certified « exact » and signed (R16, R19, R20).
 
     The result = final encaisse − (initial advance + top-ups); the cash box is then empty until the next séance.
     As record_advance: people and secrets first, without a lock; then the cash box's lock and its state.
+
+    Where the casino signs with keys, each person present signs with their own key (R20, R28): the croupier who
+    counted and the caissier present too, their assertions in `cosigned` ({"counted_by_assertion": …,
+    "caissier_assertion": …}), over the same figures; with passwords the signer's signature alone, as before.
     """
     with actor_named(user), write_block():
         day = seance.gaming_day
@@ -384,6 +449,7 @@ def record_final_count(
             people,
         )
         signer = check_signer(people, signer, password, DIRECTING, "R20", otp=otp, assertion=assertion, by_key=True)
+        cosigners = _final_count_cosigners(people, signer, counter, cashier, cosigned or {})
         cashbox = lock_cashbox(cashbox)
         tableau, casino = cashbox.tableau, cashbox.tableau.casino
         if day.casino_id != casino.pk:
@@ -411,11 +477,20 @@ def record_final_count(
         # Every person present, as the count's witnesses keep them: the counter, the table's employees, the caissier
         # and the signer.
         witnesses = sorted({*present, cashier, signer}, key=lambda person: person.username)
+        # The croupier and the caissier sign first, as they touch their keys on the tablet; the certification last.
+        cosignatures = {}
+        for column, person, purpose in cosigners:
+            act = final_count_act(
+                casino, cashbox, seance, chips, amount, advances_total, counter, cashier, witnesses, person, purpose
+            )
+            own = f"{Signature.Purpose(purpose).label} ({person.username}) — {statement}"
+            cosignatures[column] = put_signature(casino, person, purpose, own, act)
         act = final_count_act(
             casino, cashbox, seance, chips, amount, advances_total, counter, cashier, witnesses, signer
         )
         signature = put_signature(casino, signer, Signature.Purpose.FINAL_COUNT, statement, act)
         count = Count.objects.create(
+            **cosignatures,
             cashbox=cashbox,
             seance=seance,
             kind=Count.Kind.FINAL,
@@ -447,7 +522,34 @@ def record_final_count_as_entered(user, cashbox, seance, chips, data):
         data.get("password"),
         otp=data.get("otp"),
         assertion=data.get("assertion"),
+        cosigned={field: data.get(field) for _, field, _, _ in FINAL_COUNT_SIGNERS[:2]},
     )
+
+
+def _final_count_cosigners(people, signer, counter, cashier, cosigned):
+    """The croupier who counted and the caissier present, who sign the final count with their own keys where the
+    casino signs with keys (R20, R28): [(Count column, user, purpose)], checked as any signer before any lock; none
+    where the casino signs with passwords (the certification alone, as before keys)."""
+    if not signs_with_key(signer):
+        return []
+    cosigners = []
+    for (field, assertion_field, purpose, who), person, column in zip(
+        FINAL_COUNT_SIGNERS[:2], (counter, cashier), ("counter_signature", "caissier_signature"), strict=True
+    ):
+        assertion = cosigned.get(assertion_field)
+        if not isinstance(assertion, dict) or not assertion:
+            raise invalid(
+                assertion_field,
+                "R28",
+                f"Signature refusée : l'établissement signe avec les clés ; {who.lower()} ({person.username}) "
+                "signe aussi le comptage avec sa clé",
+            )
+        roles = {Role.CROUPIER} if field == "counted_by" else {Role.CAISSIER}
+        person = check_signer(
+            people, person.username, None, roles, "R20", field=field, assertion=assertion, by_key=True
+        )
+        cosigners.append((column, person, purpose))
+    return cosigners
 
 
 # Interruptions (R17, R18, R19) --------------------------------------------------------------------------------
@@ -499,11 +601,44 @@ def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=())
         )
 
 
-def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at_table, staff_at_post, otp=None):
+def short_interruption_act(tableau, seance, box, attests, key_holder):
+    """The canonical statement of a short interruption's attestation (R18, R28), as interruptions.csv lets the
+    regulator rebuild it: the tableau, the séance, the box locked and the three conditions the key holder attests."""
+    figures = {
+        "seance": seance.pk,
+        "tableau": tableau.number,
+        "locked_box": getattr(box, "pk", None),
+        "attests": dict(zip(("short", "boxes_at_table", "staff_at_post"), attests, strict=True)),
+    }
+    purpose = Signature.Purpose.SHORT_INTERRUPTION.value
+    return act_of("cashbox.interruption", purpose, tableau.casino_id, key_holder, figures)
+
+
+def _interruption_box(tableau):
+    box_kind = Cashbox.Kind.INTERRUPTION_BOX if tableau.game == Game.BOULE else Cashbox.Kind.BUILT_IN
+    return tableau.cashboxes.filter(kind=box_kind).first()
+
+
+def short_interruption_options(tableau, seance, data):
+    """The first step of a short interruption attested with the key holder's key: the challenge of the attestation
+    the request describes (R18, R28); only the single-use challenge is written."""
+    casino = tableau.casino
+    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
+        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+    holder = data.get("key_holder") or ""
+    attests = tuple(data.get(field) is True for field in ("short", "boxes_at_table", "staff_at_post"))
+    act = short_interruption_act(tableau, seance, _interruption_box(tableau), attests, holder)
+    return signing_options(casino, signer_among(people_of(casino, [holder]), holder, "R28", "key_holder"), act)
+
+
+def interrupt_short(
+    user, tableau, seance, key_holder, password, short, boxes_at_table, staff_at_post, otp=None, assertion=None
+):
     """Lock the whole encaisse in the box R3 prescribes instead of counting it (R18).
 
     The key holder (directeur responsable, CoDir member or chef de partie) attests each of the three
-    conditions with their password; a missing one is refused.
+    conditions with their password, or with their key where the casino signs with keys (R28); a missing one is
+    refused.
     """
     with actor_named(user), transaction.atomic():
         require_floor_role(user, "R18", "interrompre la partie")
@@ -531,8 +666,7 @@ def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at
         }
         if errors:
             raise ValidationError(errors)
-        box_kind = Cashbox.Kind.INTERRUPTION_BOX if tableau.game == Game.BOULE else Cashbox.Kind.BUILT_IN
-        box = tableau.cashboxes.filter(kind=box_kind).first()
+        box = _interruption_box(tableau)
         if box is None:
             raise InvalidTransition(
                 "R18", f"Le tableau n° {tableau.number} n'a pas de boîte spéciale fermant à clé : comptez l'encaisse"
@@ -552,6 +686,8 @@ def interrupt_short(user, tableau, seance, key_holder, password, short, boxes_at
             "R18",
             otp=otp,
             field="key_holder",
+            act=short_interruption_act(tableau, seance, box, (True, True, True), key_holder),
+            assertion=assertion,
         )
         return Interruption.objects.create(
             tableau=tableau,
@@ -625,8 +761,35 @@ def words_match(words, approval_words):
     return text.rpartition(":")[2].strip(LABEL_PUNCTUATION) == words.lower()
 
 
-def correct(user, original, chips, reason, approval_words, signer, password, otp=None):
-    """Correct an advance or a count by a new entry in red ink, approved in words by the director (R23)."""
+def correction_act(casino, original, chips, amount, previous, reason, approval_words, signer):
+    """The canonical statement of a correction's approval (R23, R28), as corrections.csv lets the regulator rebuild
+    it: the entry corrected, the amount it had and the one it gets, the chips, the reason and the words."""
+    figures = {
+        "advance": original.pk if isinstance(original, Advance) else None,
+        "count": original.pk if isinstance(original, Count) else None,
+        "chips": chips,
+        "previous_amount": previous,
+        "amount": amount,
+        "reason": (reason or "").strip(),
+        "approval_words": (approval_words or "").strip(),
+    }
+    return act_of("cashbox.correction", Signature.Purpose.CORRECTION.value, casino.pk, signer, figures)
+
+
+def correction_options(original, chips, reason, approval_words, signer):
+    """The first step of a correction approved with the director's key: the challenge of the correction the request
+    describes, with the amount the entry has now (R23, R28); only the single-use challenge is written."""
+    casino = original.cashbox.tableau.casino
+    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
+        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+    chips, amount = parse_chips(casino, chips, rule="R23")
+    act = correction_act(casino, original, chips, amount, effective_amount(original), reason, approval_words, signer)
+    return signing_options(casino, signer_among(people_of(casino, [signer]), signer, "R28"), act)
+
+
+def correct(user, original, chips, reason, approval_words, signer, password, otp=None, assertion=None):
+    """Correct an advance or a count by a new entry in red ink, approved in words by the director (R23): with their
+    password, or with their key where the casino signs with keys (R28)."""
     with actor_named(user), transaction.atomic():
         require_floor_role(user, "R23", "inscrire une correction")
         model = type(original)
@@ -684,7 +847,16 @@ def correct(user, original, chips, reason, approval_words, signer, password, otp
             f"approuvé : {approval_words}"
         )
         approval = sign(
-            casino, signer, password, Signature.Purpose.CORRECTION, statement, {Role.DIRECTOR}, "R23", otp=otp
+            casino,
+            signer,
+            password,
+            Signature.Purpose.CORRECTION,
+            statement,
+            {Role.DIRECTOR},
+            "R23",
+            otp=otp,
+            act=correction_act(casino, original, chips, amount, previous, reason, approval_words, signer),
+            assertion=assertion,
         )
         correction = Correction.objects.create(
             casino=casino,

@@ -108,15 +108,19 @@ class ServiceFormView(RoleRequiredMixin, View):
         if not form.is_valid():
             errors = [str(error) for errors in form.errors.values() for error in errors]
             return JsonResponse({"code": "invalid", "message": " ".join(errors)}, status=400)
-        data = form.cleaned_data
         try:
-            signer = signer_among(people_of(self.casino, [data["signer"]]), data["signer"], "R28")
-            options = passkeys.signing_options(self.casino, signer, self.act_as_entered(form))
+            options = self.options_as_entered(form)
         except ValidationError as exc:
             return JsonResponse({"code": "invalid", "message": " ".join(exc.messages)}, status=400)
         except DomainError as exc:
             return JsonResponse({"code": exc.rule, "message": exc.message}, status=exc.status_code)
         return keep_form_token(JsonResponse(options))
+
+    def options_as_entered(self, form):
+        """The options of navigator.credentials.get() for the signer's key over the act the form describes."""
+        data = form.cleaned_data
+        signer = signer_among(people_of(self.casino, [data["signer"]]), data["signer"], "R28")
+        return passkeys.signing_options(self.casino, signer, self.act_as_entered(form))
 
     def act_as_entered(self, form):
         """The canonical statement of the act the form describes, for the views whose form signs with a key."""
@@ -265,6 +269,12 @@ class FinalCountView(TableauActionView):
         data = {**form.cleaned_data, "chips": form.chips()}
         return services.final_count_act_as_entered(state.main_cashbox(self.tableau), self.seance, data)
 
+    def options_as_entered(self, form):
+        # Each person present signs with their own key, in the order they touch it on this tablet: the croupier who
+        # counted, the caissier, the signer who certifies « exact » (R20, R28; static/js/passkey.js).
+        data = {**form.cleaned_data, "chips": form.chips()}
+        return services.final_count_signing_options(state.main_cashbox(self.tableau), self.seance, data)
+
 
 class ShortInterruptionView(TableauActionView):
     permission_required = "cashbox.add_interruption"
@@ -286,12 +296,17 @@ class ShortInterruptionView(TableauActionView):
             self.tableau,
             self.seance,
             data["key_holder"],
-            data["password"],
+            data.get("password"),
             data["short"],
             data["boxes_at_table"],
             data["staff_at_post"],
             otp=data.get("otp"),
+            assertion=data.get("assertion"),
         )
+
+    def options_as_entered(self, form):
+        # The key holder attests with their own key (R18, R28).
+        return services.short_interruption_options(self.tableau, self.seance, form.cleaned_data)
 
 
 class FullInterruptionView(TableauActionView):
@@ -379,8 +394,16 @@ class CorrectionView(ServiceFormView):
             data["reason"],
             data["approval_words"],
             data["signer"],
-            data["password"],
+            data.get("password"),
             otp=data.get("otp"),
+            assertion=data.get("assertion"),
+        )
+
+    def options_as_entered(self, form):
+        # The director approves with their own key (R23, R28).
+        data = form.cleaned_data
+        return services.correction_options(
+            self.original, form.chips(), data["reason"], data["approval_words"], data["signer"]
         )
 
 

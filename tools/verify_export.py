@@ -1523,8 +1523,8 @@ PARSER.add_argument("--seals", action="append", help="scellements téléchargés
 #
 # A signature made with a key is a WebAuthn assertion: the person's authenticator signed authenticatorData followed by
 # SHA-256(clientDataJSON), and clientDataJSON's challenge is SHA-256 of the canonical JSON {"act": …, "nonce": …}
-# (casino/accounts/passkeys.py: act_challenge). The act is rebuilt here from the exported rows (counts.csv,
-# count_witnesses.csv, advances.csv), so that a figure changed in a record — even by whoever holds the casino's export
+# (casino/accounts/passkeys.py: act_challenge). The act is rebuilt here from the exported rows (counts.csv — with the
+# co-signatures of the croupier and the caissier of a final count —, count_witnesses.csv, advances.csv), so that a figure changed in a record — even by whoever holds the casino's export
 # key and signs the bag again — no longer matches what the person signed. Only `cryptography` is used.
 
 UP, UV = 0x01, 0x04
@@ -1572,6 +1572,14 @@ def _acts(bag, payload):
             }
             name = f"le comptage final n° {row['id']} (tableau n° {row['tableau']}, {row['date']})"
             acts[row["signature"]] = (name, "cashbox.count", "final_count", figures)
+            # The croupier who counted and the caissier present sign the same figures with their keys (R20, R28);
+            # an export made before they did has no such columns.
+            for column, purpose in (
+                ("counter_signature", "final_count_counted"),
+                ("caissier_signature", "final_count_witnessed"),
+            ):
+                if row.get(column):
+                    acts[row[column]] = (name, "cashbox.count", purpose, figures)
     for row in _table(bag, payload, "data/advances.csv"):
         if row.get("signature"):
             figures = {
@@ -1585,6 +1593,7 @@ def _acts(bag, payload):
             }
             name = f"l'avance n° {row['id']} (tableau n° {row['tableau']}, {row['date']})"
             acts[row["signature"]] = (name, "cashbox.advance", "advance", figures)
+    acts.update(_floor_acts(bag, payload))
     lines = {}
     for row in _table(bag, payload, "data/control_register_lines.csv"):
         count = int(row["count"]) if row["count"] else None
@@ -1603,6 +1612,72 @@ def _acts(bag, payload):
         for column in ("first_signature", "second_signature"):
             if row.get(column):
                 acts[row[column]] = (name, "cashbox.controlregister", "register", figures)
+    return acts
+
+
+def _id(text):
+    return int(text) if text else None
+
+
+def _floor_acts(bag, payload):
+    """The floor's acts signed with a key besides the cash entries (R28): a short interruption's attestation
+    (interruptions.csv), a correction's approval (corrections.csv), a roster's publication (rosters.csv, roster_members.csv) and its reliefs and skips
+    (roster_changes.csv). An export made before they were signed with
+    keys lacks some columns: its acts are all signed with passwords."""
+    acts = {}
+    members = {}
+    for row in _table(bag, payload, "data/roster_members.csv"):
+        tableau = row.get("tableau", row.get("tableau_id"))
+        members.setdefault(row["roster"], []).append([int(row["position"]), row["launcher"] or None, _id(tableau)])
+    for row in _table(bag, payload, "data/rosters.csv"):
+        signature = row.get("signature")
+        if signature:
+            figures = {
+                "roster": int(row["id"]),
+                "seance": int(row["seance"]),
+                "apparatus": _id(row.get("apparatus_id")),
+                "chef": row["chef"] or None,
+                "period_minutes": int(row["period_minutes"]),
+                "members": sorted(members.get(row["id"], [])),
+            }
+            name = f"l'ordre de roulement n° {row['id']} ({row['apparatus']}, {row['date']})"
+            acts[signature] = (name, "seances.roster", "roster", figures)
+    for row in _table(bag, payload, "data/interruptions.csv"):
+        if row.get("attestation"):
+            attests = {name: row[f"attests_{name}"] == "t" for name in ("short", "boxes_at_table", "staff_at_post")}
+            figures = {
+                "seance": int(row["seance"]),
+                "tableau": int(row["tableau"]),
+                "locked_box": _id(row["locked_box"]),
+                "attests": attests,
+            }
+            name = f"l'interruption momentanée n° {row['id']} (tableau n° {row['tableau']}, {row['date']})"
+            acts[row["attestation"]] = (name, "cashbox.interruption", "short_interruption", figures)
+    for row in _table(bag, payload, "data/corrections.csv"):
+        if row.get("approval"):
+            figures = {
+                "advance": _id(row["advance"]),
+                "count": _id(row["count"]),
+                "chips": json.loads(row["chips"] or "{}"),
+                "previous_amount": _money(row["previous_amount"]),
+                "amount": _money(row["amount"]),
+                "reason": row["reason"],
+                "approval_words": row["approval_words"],
+            }
+            name = f"la correction n° {row['id']}"
+            acts[row["approval"]] = (name, "cashbox.correction", "correction", figures)
+    for row in _table(bag, payload, "data/roster_changes.csv"):
+        signature = row.get("signature", row.get("signature_id"))
+        if signature:
+            figures = {
+                "roster": int(row["roster"]),
+                "kind": row["kind"],
+                "member": row["member"] or None,
+                "replacement": row["replacement"] or None,
+                "reason": row["reason"],
+            }
+            name = f"le changement n° {row['id']} de l'ordre de roulement n° {row['roster']}"
+            acts[signature] = (name, "seances.rosterchange", "roster_change", figures)
     return acts
 
 

@@ -453,7 +453,9 @@ def _cash_datasets(casino, period, start, end):
             ["id", ("date", "seance__gaming_day__date"), ("seance", "seance_id"), ("cashbox", "cashbox_id")]
             + [("tableau", "cashbox__tableau__number"), "kind", "chips", "amount", "advances_total", "result"]
             + [("counted_by", "counted_by__username"), ("caissier", "caissier__username")]
-            + [("signature", "signature_id"), ("recorded_by", "recorded_by__username"), "recorded_at"],
+            + [("signature", "signature_id"), ("recorded_by", "recorded_by__username"), "recorded_at"]
+            # Where the casino signs with keys, the croupier and the caissier sign the final count too (R20, R28).
+            + [("counter_signature", "counter_signature_id"), ("caissier_signature", "caissier_signature_id")],
         ),
         (
             "count_witnesses.csv",
@@ -520,7 +522,7 @@ def _roster_datasets(casino, period):
             "roster_members.csv",
             "seances.RosterMember",
             Q(roster__seance__gaming_day__casino=casino, roster__seance__gaming_day__date__range=period),
-            ["id", ("roster", "roster_id"), "position", ("launcher", "user__username")],
+            ["id", ("roster", "roster_id"), "position", ("launcher", "user__username"), ("tableau", "tableau_id")],
         ),
         (
             "roster_changes.csv",
@@ -528,7 +530,7 @@ def _roster_datasets(casino, period):
             Q(roster__seance__gaming_day__casino=casino, roster__seance__gaming_day__date__range=period),
             ["id", ("roster", "roster_id"), "at", "kind", ("member", "member__username")]
             + [("replacement", "replacement__username"), "reason", ("recorded_by", "recorded_by__username")]
-            + ["recorded_at"],
+            + ["recorded_at", ("signature", "signature_id")],
         ),
     ]
 

@@ -10,7 +10,9 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from cashbox.serializers import KeySignerFields, SigningOptionsSerializer
 from casino.models import Casino
+from casino.web.transactions import request_transaction
 from casino.web.viewsets import RecordViewSet
 from seances.filters import RosterFilter
 from seances.models import GamingDay, Roster, RosterChange, Seance
@@ -174,15 +176,10 @@ class ReorderSerializer(serializers.Serializer):
     )
 
 
-class PublishSerializer(serializers.Serializer):
+class PublishSerializer(KeySignerFields):
+    """The signer of the publication: their password, or their key's assertion where the casino signs with keys."""
+
     signer = serializers.CharField(max_length=150, help_text="Directeur responsable ou membre du comité de direction.")
-    password = serializers.CharField(style={"input_type": "password"})
-    otp = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        write_only=True,
-        help_text="Code TOTP du signataire, requis quand son rôle en a besoin pour se connecter (R28).",
-    )
 
 
 class ChangeSerializer(serializers.Serializer):
@@ -215,6 +212,13 @@ class ChangeSerializer(serializers.Serializer):
         allow_blank=True,
         write_only=True,
         help_text="Code TOTP du signataire, requis quand son rôle en a besoin pour se connecter (R28).",
+    )
+    assertion = serializers.JSONField(
+        required=False,
+        write_only=True,
+        help_text="Relève ou saut de tour, établissement qui signe avec les clés (R28) : "
+        '{"nonce": <nonce rendu par …/change/options/>, "credential": <PublicKeyCredential de '
+        "navigator.credentials.get(), sérialisé en JSON, champs binaires en base64url>} ; aucun mot de passe.",
     )
 
 
@@ -298,7 +302,9 @@ class RosterViewSet(RecordViewSet):
         "reorder": ["seances.change_roster"],
         "assign": ["seances.change_roster"],
         "publish": ["seances.change_roster"],
+        "publish_options": ["seances.change_roster"],
         "change": ["seances.add_rosterchange"],
+        "change_options": ["seances.add_rosterchange"],
         "report": ["seances.view_roster"],
     }
 
@@ -356,10 +362,53 @@ class RosterViewSet(RecordViewSet):
             request.user,
             roster,
             data.validated_data["signer"],
-            data.validated_data["password"],
+            data.validated_data.get("password"),
             otp=data.validated_data.get("otp"),
+            assertion=data.validated_data.get("assertion"),
         )
         return self.respond(roster)
+
+    @extend_schema(
+        request=PublishSerializer,
+        responses=SigningOptionsSerializer,
+        summary="Publier un ordre de roulement avec une clé, étape 1 : le défi de l'acte (R4, R28)",
+        description="Le corps {signer} ; la réponse donne la déclaration canonique de l'ordre tel qu'il sera publié "
+        "(séance, appareil, chef de partie, période, lanceurs dans l'ordre et leur tableau) et les options de "
+        "navigator.credentials.get(). Étape 2 : POST …/publish/ avec `signer` et `assertion` = {nonce, credential}.",
+    )
+    @action(detail=True, methods=["post"], url_path="publish/options")
+    def publish_options(self, request, pk=None):
+        roster = self.get_object()
+        data = PublishSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        with request_transaction():
+            options = services.publish_options(roster, data.validated_data["signer"])
+        return Response(SigningOptionsSerializer(options).data)
+
+    @extend_schema(
+        request=ChangeSerializer,
+        responses=SigningOptionsSerializer,
+        summary="Signer une relève ou un saut de tour avec une clé, étape 1 : le défi de l'acte (R4, R28)",
+        description="Le même corps que POST …/change/ sans secret ; la réponse donne la déclaration canonique du "
+        "changement (ordre, nature, lanceur, remplaçant, motif) et les options de navigator.credentials.get(). "
+        "Étape 2 : POST …/change/ avec le même corps et `assertion` = {nonce, credential}.",
+    )
+    @action(detail=True, methods=["post"], url_path="change/options")
+    def change_options(self, request, pk=None):
+        roster = self.get_object()
+        data = ChangeSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        with request_transaction():
+            options = services.change_options(
+                roster,
+                values["kind"],
+                values.get("member") or None,
+                values["reason"],
+                values.get("replacement") or None,
+                values.get("signer") or "",
+            )
+        return Response(SigningOptionsSerializer(options).data)
 
     @extend_schema(request=ChangeSerializer, responses=RosterSerializer)
     @action(detail=True, methods=["post"])
@@ -379,6 +428,7 @@ class RosterViewSet(RecordViewSet):
             signer=data.validated_data.get("signer") or None,
             password=data.validated_data.get("password"),
             otp=data.validated_data.get("otp"),
+            assertion=data.validated_data.get("assertion"),
         )
         return self.respond(roster, status.HTTP_201_CREATED)
 

@@ -13,10 +13,12 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from cashbox.models import Signature
-from cashbox.signatures import check_signer, people_of, put_signature, sign
+from cashbox.signatures import act_of, check_signer, people_of, put_signature, sign
+from casino.accounts.passkeys import signing_options
 from casino.accounts.roles import role_of
+from casino.accounts.security import signer_among
 from casino.audit.actors import actor_named
-from casino.models import Employee, Role
+from casino.models import Casino, Employee, Role
 from casino.rows import rows_with_times
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, article, invalid
 from seances.models import Roster, RosterChange, RosterMember, Seance
@@ -337,8 +339,75 @@ def reorder_roster(user, roster, usernames):
         return roster
 
 
-def publish_roster(user, roster, signer, password, otp=None):
-    """Publish the order, signed by the director or a CoDir member who re-enters their password (R4)."""
+# The statements a key signs (R28) -----------------------------------------------------------------------------
+
+
+def roster_act(roster, members, signer):
+    """The canonical statement of a roster's publication (R4, R28), as rosters.csv and roster_members.csv let the
+    regulator rebuild it: the séance, the apparatus, the chef de partie, the period and each launcher in order with
+    the tableau they serve."""
+    figures = {
+        "roster": roster.pk,
+        "seance": roster.seance_id,
+        "apparatus": roster.apparatus_id,
+        "chef": _username(roster.chef),
+        "period_minutes": roster.period_minutes,
+        "members": sorted([m.position, _username(m.user), m.tableau_id] for m in members),
+    }
+    return act_of("seances.roster", Signature.Purpose.ROSTER.value, roster.seance.gaming_day.casino_id, signer, figures)
+
+
+def change_act(roster, kind, member, replacement, reason, signer):
+    """The canonical statement of a relief or a skip (R4, R28), as roster_changes.csv lets the regulator rebuild it.
+    Its moment is the server's when it writes the change (the journal attests it): the key signs what changes."""
+    figures = {
+        "roster": roster.pk,
+        "kind": kind,
+        "member": _username(member),
+        "replacement": _username(replacement),
+        "reason": (reason or "").strip(),
+    }
+    casino_id = roster.seance.gaming_day.casino_id
+    return act_of("seances.rosterchange", Signature.Purpose.ROSTER_CHANGE.value, casino_id, signer, figures)
+
+
+def _username(user):
+    return getattr(user, "username", user) or None
+
+
+def _options(roster, signer, act):
+    """The options of navigator.credentials.get() for the signer's key over `act` (R28); nothing else is written."""
+    casino = roster.seance.gaming_day.casino
+    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
+        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+    person = signer_among(people_of(casino, [signer]), signer, "R28")
+    return signing_options(casino, person, act)
+
+
+def publish_options(roster, signer):
+    """The first step of a publication signed with a key: the challenge of the order as it stands (R4, R28)."""
+    roster = Roster.objects.select_related("seance__gaming_day__casino", "chef").get(pk=roster.pk)
+    if roster.state != Roster.State.DRAFT:
+        raise InvalidTransition("R23", "L'ordre de roulement est déjà publié")
+    members = roster.members.select_related("user")
+    return _options(roster, signer, roster_act(roster, members, signer))
+
+
+def change_options(roster, kind, member_username, reason, replacement_username, signer):
+    """The first step of a relief or a skip signed with a key: the challenge of the change the request describes
+    (R4, R28); a skip without its launcher names the one designated now."""
+    roster = Roster.objects.select_related("seance__gaming_day__casino").get(pk=roster.pk)
+    if kind not in RosterChange.WITH_REPLACEMENT:
+        raise invalid("kind", "R4", "Seuls une relève et un saut de tour se signent")
+    if kind == RosterChange.Kind.SKIP and not member_username:
+        everything = rosters_with_everything(Roster.objects.filter(pk=roster.pk)).get()
+        member_username = _skip_people(everything, None, replacement_username, timezone.now())[0].username
+    return _options(roster, signer, change_act(roster, kind, member_username, replacement_username, reason, signer))
+
+
+def publish_roster(user, roster, signer, password, otp=None, assertion=None):
+    """Publish the order, signed by the director or a CoDir member: with their password, or with their key where the
+    casino signs with keys, over the order as published (R4, R28)."""
     with actor_named(user), transaction.atomic():
         require_director(user, "R4", "publier l'ordre de roulement")
         roster = _lock_roster(roster)
@@ -378,6 +447,8 @@ def publish_roster(user, roster, signer, password, otp=None):
             {Role.DIRECTOR, Role.CODIR},
             "R4",
             otp=otp,
+            act=roster_act(roster, members, signer),
+            assertion=assertion,
         )
         roster.state = Roster.State.PUBLISHED
         roster.published_at = timezone.now()
@@ -389,7 +460,7 @@ RELIEF_SIGNERS = {Role.DIRECTOR, Role.CODIR, Role.CHEF}
 SKIP_SIGNERS = {Role.CHEF}
 
 
-def _change_signer(roster, kind, signer, password, otp):
+def _change_signer(roster, kind, signer, password, otp, assertion=None):
     """The signer of a relief (the direction or the chef de partie) or of a skip (the chef de partie), checked before
     any lock (R28); a chef de partie signs for his own table only (R4, R31)."""
     if not (signer or "").strip():
@@ -401,7 +472,7 @@ def _change_signer(roster, kind, signer, password, otp):
         raise invalid("signer", "R4", f"{what} : indiquez le signataire et son mot de passe")
     roles = RELIEF_SIGNERS if kind == RosterChange.Kind.RELIEF else SKIP_SIGNERS
     people = people_of(roster.casino, [signer])
-    user = check_signer(people, signer, password, roles, "R4", otp=otp)
+    user = check_signer(people, signer, password, roles, "R4", otp=otp, assertion=assertion, by_key=True)
     if role_of(user) == Role.CHEF and user.pk != roster.chef_id:
         raise RoleForbidden("R4", f"{_name(user)} n'est pas le chef de partie de cet ordre de roulement")
     return user
@@ -418,6 +489,7 @@ def record_change(
     signer=None,
     password=None,
     otp=None,
+    assertion=None,
 ):
     """An absence, a late arrival, a return, a relief or a skip changes the order from now on, never before (R4, R23).
 
@@ -425,6 +497,8 @@ def record_change(
     croupier takes the relieved one's place, may launch and count, and the relieved one no longer launches (R31). A
     skip (« saut de tour ») hands the turn of the launcher designated now to another launcher of the order in force,
     signed by the chef de partie: the only way, with a relief, for anyone but the designated launcher to launch (R4).
+    Where the casino signs with keys, the signer of a relief or a skip signs with their key (`assertion`, over
+    change_act), not with a password (R28).
     """
     with actor_named(user), transaction.atomic():
         role = role_of(user)
@@ -439,7 +513,7 @@ def record_change(
             raise invalid("kind", "R4", "Changement inconnu : absence, arrivée tardive, retour, relève ou saut de tour")
         signed = kind in RosterChange.WITH_REPLACEMENT
         # The signer's secrets before any lock: a password hash must not hold the roster's row (R28).
-        signer_user = _change_signer(roster, kind, signer, password, otp) if signed else None
+        signer_user = _change_signer(roster, kind, signer, password, otp, assertion) if signed else None
         roster = _lock_roster(roster)
         if roster.state != Roster.State.PUBLISHED:
             raise InvalidTransition("R4", "L'ordre de roulement n'est pas encore publié : modifiez le brouillon")
@@ -476,6 +550,7 @@ def record_change(
                 signer_user,
                 Signature.Purpose.ROSTER_CHANGE,
                 _statement(roster, kind, member, replacement, reason, moment),
+                change_act(roster, kind, member, replacement, reason, signer_user),
             )
         return RosterChange.objects.create(
             roster=roster,

@@ -6,15 +6,16 @@ import datetime
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views import View
 
-from cashbox.forms import people, user_first
+from cashbox.forms import AssertionField, people, signs_with_key, user_first
 from casino.charts import horizontal_bars
 from casino.models import Casino, Role
 from casino.rules import DomainError
+from casino.web.form_tokens import keep_form_token
 from casino.web.mixins import RoleRequiredMixin, ScopedDetailView, posted_key
 from seances.models import Roster, RosterChange, Seance
 from seances.rosters import services
@@ -110,6 +111,8 @@ class RosterDetailView(ScopedDetailView):
             u for u in services.eligible_launchers(roster.casino, roster.seance.gaming_day.date) if u.pk not in in_force
         ]
         context["signers"] = user_first(people(roster.casino, {Role.DIRECTOR, Role.CODIR}), self.request.user)
+        # A casino that signs with keys: « Signer avec ma clé », no password (R28).
+        context["by_key"] = signs_with_key(roster.casino)
         # A relief is signed by the direction or the roster's chef de partie, a skip by the chef (R4, R31).
         chef = roster.chef
         context["change_signers"] = user_first(
@@ -119,9 +122,21 @@ class RosterDetailView(ScopedDetailView):
         return context
 
 
+def posted_assertion(request):
+    """The signer's assertion the page's script put in the form (static/js/passkey.js), or None (R28)."""
+    return AssertionField(required=False).clean(request.POST.get("assertion"))
+
+
 class RosterActionView(RoleRequiredMixin, View):
+    """An action on a roster; with `options`, the action is signed and, in a casino that signs with keys, the page
+    first asks the act's challenge (sign_options=1, JSON), then posts the assertion (R28)."""
+
+    options = None
+
     def post(self, request, pk):
         roster = get_object_or_404(Roster.objects.for_user(request.user), pk=pk)
+        if request.POST.get("sign_options") == "1" and self.options:
+            return self.signing_options(request, roster)
         try:
             message = self.act(request, roster)
         except (ValidationError, DomainError) as exc:
@@ -129,6 +144,17 @@ class RosterActionView(RoleRequiredMixin, View):
         else:
             messages.success(request, message)
         return redirect(roster.get_absolute_url())
+
+    def signing_options(self, request, roster):
+        # Nothing is written but the single-use challenge; the form's token stays free for the signed submit.
+        try:
+            with transaction.atomic():
+                options = self.options(request, roster)
+        except ValidationError as exc:
+            return JsonResponse({"code": "invalid", "message": " ".join(exc.messages)}, status=400)
+        except DomainError as exc:
+            return JsonResponse({"code": exc.rule, "message": exc.message}, status=exc.status_code)
+        return keep_form_token(JsonResponse(options))
 
 
 class RosterMoveView(RosterActionView):
@@ -174,8 +200,12 @@ class RosterPublishView(RosterActionView):
             request.POST.get("signer"),
             request.POST.get("password"),
             otp=request.POST.get("otp"),
+            assertion=posted_assertion(request),
         )
         return "Ordre de roulement publié et signé."
+
+    def options(self, request, roster):
+        return services.publish_options(roster, request.POST.get("signer") or "")
 
 
 class RosterChangeView(RosterActionView):
@@ -192,9 +222,20 @@ class RosterChangeView(RosterActionView):
             signer=request.POST.get("signer") or None,
             password=request.POST.get("password"),
             otp=request.POST.get("otp"),
+            assertion=posted_assertion(request),
         )
         kind = change.get_kind_display().lower()
         return f"Changement enregistré ({kind}) : l'ordre change à partir de {timezone.localtime(change.at):%H:%M}."
+
+    def options(self, request, roster):
+        return services.change_options(
+            roster,
+            request.POST.get("kind"),
+            request.POST.get("member") or None,
+            request.POST.get("reason"),
+            request.POST.get("replacement") or None,
+            request.POST.get("signer") or "",
+        )
 
 
 class RosterPrintView(RosterDetailView):

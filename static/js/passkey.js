@@ -3,6 +3,7 @@
 // « Signer avec ma clé » (button[data-passkey-sign]): the form is posted with sign_options=1, the server answers the
 // challenge of the act the form describes (SHA-256 of its canonical statement and a single-use nonce), the signer's
 // authenticator signs it (navigator.credentials.get, user verification), and the form is sent with the assertion.
+// Where several people sign the act (a final count, R20), each touches their own key in turn on the same tablet.
 // « Enrôler une clé » (button[data-passkey-enrol]): the same with navigator.credentials.create.
 (function () {
   "use strict";
@@ -49,16 +50,18 @@
     form.submit();
   }
 
-  async function sign(button) {
-    const form = button.form;
-    status(button, "Touchez votre clé et saisissez son code PIN…");
-    const options = await ask(form, "sign_options");
-    const publicKey = options.publicKey;
+  // The next click on the button: each person touches their key after pressing it themselves (user activation).
+  function nextClick(button) {
+    return new Promise((resolve) => button.addEventListener("click", resolve, { once: true }));
+  }
+
+  async function answer(step) {
+    const publicKey = step.publicKey;
     publicKey.challenge = decode(publicKey.challenge);
     (publicKey.allowCredentials || []).forEach((c) => { c.id = decode(c.id); });
     const credential = await navigator.credentials.get({ publicKey });
-    const assertion = {
-      nonce: options.nonce,
+    return {
+      nonce: step.nonce,
       credential: {
         id: credential.id,
         rawId: encode(credential.rawId),
@@ -72,7 +75,29 @@
         clientExtensionResults: credential.getClientExtensionResults(),
       },
     };
-    form.querySelector("[name=assertion]").value = JSON.stringify(assertion);
+  }
+
+  // An act one person signs: one challenge. An act each person present signs (a final count: the croupier, the
+  // caissier, then the director, R20): `signatures`, one challenge each, answered in turn on the same tablet.
+  async function sign(button) {
+    const form = button.form;
+    const label = button.textContent;
+    status(button, "Préparation de la signature…");
+    const options = await ask(form, "sign_options");
+    const steps = options.signatures || [{ ...options, field: "assertion" }];
+    for (const [index, step] of steps.entries()) {
+      if (index > 0) {
+        button.textContent = `Signer avec la clé de ${step.signer}`;
+        button.disabled = false;
+        status(button, `${step.who} (${step.signer}) : appuyez sur le bouton puis touchez votre clé.`);
+        await nextClick(button);
+        button.disabled = true;
+      }
+      const who = steps.length > 1 ? `${step.who} (${step.signer}) : ` : "";
+      status(button, `${who}touchez votre clé et saisissez son code PIN…`);
+      form.querySelector(`[name=${step.field}]`).value = JSON.stringify(await answer(step));
+    }
+    button.textContent = label;
     status(button, "Signature faite, envoi…");
     send(form, button);
   }
@@ -105,14 +130,20 @@
 
   function wire(selector, action) {
     document.querySelectorAll(selector).forEach((button) => {
+      const label = button.textContent;
       button.addEventListener("click", () => {
+        // A signature under way waits for the next person's click itself (sign): no second one starts.
+        if (button.dataset.busy) return;
         if (!window.PublicKeyCredential) {
           status(button, "Ce navigateur ne sait pas utiliser de clé de signature (WebAuthn).");
           return;
         }
         button.disabled = true;
+        button.dataset.busy = "1";
         action(button).catch((error) => {
+          delete button.dataset.busy;
           button.disabled = false;
+          button.textContent = label;
           status(button, `Signature non faite : ${error.message}`);
         });
       });

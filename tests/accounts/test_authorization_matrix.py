@@ -305,6 +305,9 @@ EXPECTATIONS = {
             "assign": ("post", DIRECTION),
             "publish": ("post", DIRECTION),
             "change": ("post", FLOOR_CONTROL),
+            # The first step of a signature with a key (R28): as the write it prepares.
+            "publish-options": ("post", DIRECTION),
+            "change-options": ("post", FLOOR_CONTROL),
             "report": ("get", ANY_ROLE),
         },
     ),
@@ -313,8 +316,12 @@ EXPECTATIONS = {
     **records("pushed-back-stake"),
     **records("advance", add=CASH_ENTRY),
     **records("count", add=CASH_ENTRY),
-    **records("interruption", add=FLOOR_CONTROL, actions={"resume": ("post", FLOOR_CONTROL)}),
-    **records("correction", add=FLOOR_CONTROL),
+    **records(
+        "interruption",
+        add=FLOOR_CONTROL,
+        actions={"resume": ("post", FLOOR_CONTROL), "sign-options": ("post", FLOOR_CONTROL)},
+    ),
+    **records("correction", add=FLOOR_CONTROL, actions={"sign-options": ("post", FLOOR_CONTROL)}),
     **records("carnet"),
     **records("control-register", add=DIRECTION, actions={"sign": ("post", DIRECTION)}),
     # A rectificatif is drawn up by a correction, never posted (R24); signed by the direction.

@@ -1,6 +1,7 @@
 """Signing with a key (R28): in a casino that signs with keys, a final count and an advance are signed in two steps
 (the act's challenge, then the assertion), by the signer's own confirmed key, over the act's canonical statement; every
-other assertion is refused with its rule and nothing is written."""
+other assertion is refused with its rule and nothing is written. A final count is signed by each person present, each
+with their own key (tests/signatures/test_r20_r28_final_count_cosigned.py); here the director's signature is probed."""
 
 import hashlib
 
@@ -15,7 +16,7 @@ from tests.conftest import PASSWORD
 from tests.helpers.authenticator import SoftAuthenticator, challenge_of
 from tests.helpers.cash_helpers import chips_for, main_box
 from tests.helpers.cash_steps import enter_initial_advance
-from tests.helpers.passkey_helpers import enrolled_key, signed_post, use_keys
+from tests.helpers.passkey_helpers import cosigned_post, enrolled_key, enrolled_keys, signed_post, use_keys
 
 pytestmark = pytest.mark.django_db
 
@@ -54,6 +55,18 @@ def keyed(cash_staff, casino, open_day, boule_tableau):
     return authenticator, key
 
 
+def present(cash_staff, casino):
+    """The confirmed keys of the croupier who counts and of the caissier present, who sign the count too (R20)."""
+    people = {"croupier1": cash_staff["croupier"], "caissier": cash_staff["caissier"]}
+    return enrolled_keys(casino, people, cash_staff["codir"])
+
+
+def count_post(api, cash_staff, casino, body, directors, count=None):
+    """The final count posted with every key of the people present, the director's being `directors`."""
+    keys = {**present(cash_staff, casino), "directeur": directors}
+    return cosigned_post(api, cash_staff["chef"], "/api/v1/counts/", body, keys, {"directeur": count})
+
+
 @pytest.mark.parametrize("algorithm", [-7, -8])
 def test_r28_r20_a_final_count_is_certified_with_the_signers_own_key(
     api, cash_staff, casino, open_day, boule_tableau, algorithm
@@ -63,9 +76,7 @@ def test_r28_r20_a_final_count_is_certified_with_the_signers_own_key(
     authenticator, key = enrolled_key(
         cash_staff["director"], casino, SoftAuthenticator(algorithm=algorithm), confirmed_by=cash_staff["codir"]
     )
-    options, response = signed_post(
-        api, cash_staff["chef"], "/api/v1/counts/", count_body(boule_tableau, open_day), authenticator
-    )
+    options, response = count_post(api, cash_staff, casino, count_body(boule_tableau, open_day), authenticator)
     assert response.status_code == 201, response.content
     act = options["act"]
     assert act["record"] == "cashbox.count" and act["signer"] == "directeur" and act["casino"] == casino.pk
@@ -78,7 +89,7 @@ def test_r28_r20_a_final_count_is_certified_with_the_signers_own_key(
     # The challenge the key signed is the act's statement and the nonce: nothing else.
     assert challenge_of(credential) == hashlib.sha256(canonical({"act": act, "nonce": signature.nonce})).digest()
     assert challenge_of(credential) == passkeys.act_challenge(act, options["nonce"])
-    assert Passkey.objects.get().sign_count == 1
+    assert Passkey.objects.get(user=cash_staff["director"]).sign_count == 1
 
 
 def test_r28_r15_an_advance_is_signed_with_the_key(api, cash_staff, casino, open_day, boule_tableau):
@@ -101,25 +112,21 @@ def test_r29_a_key_not_yet_confirmed_signs_nothing(api, cash_staff, casino, open
     enter_initial_advance(cash_staff, boule_tableau, open_day)
     use_keys(casino)
     authenticator, _ = enrolled_key(cash_staff["director"], casino)
-    _, response = signed_post(
-        api, cash_staff["chef"], "/api/v1/counts/", count_body(boule_tableau, open_day), authenticator
-    )
+    _, response = count_post(api, cash_staff, casino, count_body(boule_tableau, open_day), authenticator)
     refused(response, 403, "R29")
 
 
 def test_r28_a_revoked_key_signs_nothing(api, cash_staff, casino, keyed, boule_tableau, open_day):
     authenticator, key = keyed
     revoke_passkey(cash_staff["codir"], key, "Clé perdue", PASSWORD)
-    _, response = signed_post(
-        api, cash_staff["chef"], "/api/v1/counts/", count_body(boule_tableau, open_day), authenticator
-    )
+    _, response = count_post(api, cash_staff, casino, count_body(boule_tableau, open_day), authenticator)
     refused(response, 403, "R28")
 
 
 def test_r28_another_persons_key_signs_nothing(api, cash_staff, casino, keyed, boule_tableau, open_day):
     # The CoDir member's own confirmed key answers the director's challenge.
     codirs, _ = enrolled_key(cash_staff["codir"], casino, confirmed_by=cash_staff["director"])
-    _, response = signed_post(api, cash_staff["chef"], "/api/v1/counts/", count_body(boule_tableau, open_day), codirs)
+    _, response = count_post(api, cash_staff, casino, count_body(boule_tableau, open_day), codirs)
     refused(response, 403, "R28")
 
 
@@ -141,22 +148,28 @@ def test_r28_an_assertion_over_another_act_is_refused(api, cash_staff, casino, k
     authenticator, _ = keyed
     api.force_authenticate(cash_staff["chef"])
     options = api.post("/api/v1/counts/sign/options/", count_body(boule_tableau, open_day, "9000"), format="json")
-    # Signed for 9 000 €, posted as 9 100 €: the key did not sign that figure.
-    body = {**count_body(boule_tableau, open_day, "9100"), "assertion": authenticator.assertion(options.json())}
-    refused(api.post("/api/v1/counts/", body, format="json"), 400, "R28")
+    # Signed for 9 000 €, posted as 9 100 €: the keys did not sign that figure.
+    keys = {**present(cash_staff, casino), "directeur": authenticator}
+    _, response = cosigned_post(
+        api,
+        cash_staff["chef"],
+        "/api/v1/counts/",
+        count_body(boule_tableau, open_day, "9100"),
+        keys,
+        options=options.json(),
+    )
+    refused(response, 400, "R28")
 
 
 def test_r28_a_cloned_key_is_refused_and_alerted(api, cash_staff, casino, keyed, boule_tableau, open_day):
     authenticator, key = keyed
     # The key is known to have signed 7 times; a copy of it replays the counter 7.
     Passkey.objects.filter(pk=key.pk).update(sign_count=7)
-    _, response = signed_post(
-        api, cash_staff["chef"], "/api/v1/counts/", count_body(boule_tableau, open_day), authenticator, count=7
-    )
+    _, response = count_post(api, cash_staff, casino, count_body(boule_tableau, open_day), authenticator, count=7)
     refused(response, 403, "R28")
     alert = Alert.objects.get(kind="passkey_clone")
     assert alert.rule == "R28" and "clonée" in alert.message
-    assert Passkey.objects.get().sign_count == 7
+    assert Passkey.objects.get(pk=key.pk).sign_count == 7
 
 
 def test_r28_a_key_casino_asks_the_key_not_the_password(api, cash_staff, casino, keyed, boule_tableau, open_day):

@@ -12,7 +12,7 @@ from casino.models import Passkey
 from tests.conftest import PASSWORD
 from tests.helpers.authenticator import SoftAuthenticator
 from tests.helpers.cash_helpers import main_box, post_advance
-from tests.helpers.passkey_helpers import enrolled_key, use_keys
+from tests.helpers.passkey_helpers import enrolled_key, enrolled_keys, use_keys
 
 pytestmark = pytest.mark.django_db
 
@@ -39,12 +39,18 @@ def test_r28_the_advance_form_of_a_key_casino_asks_the_key_not_the_password(
     assert Advance.objects.get().signature.method == "passkey"
 
 
+def assertions(keys, options):
+    """What the page's script puts in the form: each person's assertion in their field, in turn (R20, R28)."""
+    return {step["field"]: json.dumps(keys[step["signer"]].assertion(step)) for step in options["signatures"]}
+
+
 def test_r28_the_final_count_is_confirmed_with_the_key_and_refused_for_another_figure(
-    floor, api, chef, casino, open_day, boule_tableau, director, codir
+    floor, api, chef, casino, open_day, boule_tableau, director, codir, croupier, caissier
 ):
     post_advance(api, chef, boule_tableau, open_day)
     use_keys(casino)
     authenticator, _ = enrolled_key(director, casino, confirmed_by=codir)
+    keys = {"directeur": authenticator, **enrolled_keys(casino, {"croupier1": croupier, "caissier": caissier}, codir)}
     url = f"/caisse/tableaux/{boule_tableau.pk}/comptage-final/"
     data = {
         "chips_100_00": "85",
@@ -55,18 +61,24 @@ def test_r28_the_final_count_is_confirmed_with_the_key_and_refused_for_another_f
     }
     preview = floor.post(url, data).content.decode()
     assert "Signer avec ma clé" in preview and 'name="password"' not in preview
+    # One hidden field per person who signs, which the page's script fills in turn (R20).
+    for field in ("counted_by_assertion", "caissier_assertion", "assertion"):
+        assert f'name="{field}"' in preview
     options = floor.post(url, {**data, "sign_options": "1"}).json()
-    assertion = json.dumps(authenticator.assertion(options))
-    changed = floor.post(url, {**data, "chips_100_00": "86", "confirm": "1", "assertion": assertion})
+    changed = floor.post(url, {**data, "chips_100_00": "86", "confirm": "1", **assertions(keys, options)})
     assert changed.status_code == 400 and "assertion invalide pour cet acte" in changed.content.decode()
     assert not Count.objects.exists()
     options = floor.post(url, {**data, "sign_options": "1"}).json()
-    signed = floor.post(url, {**data, "confirm": "1", "assertion": json.dumps(authenticator.assertion(options))})
+    signed = floor.post(url, {**data, "confirm": "1", **assertions(keys, options)})
     assert signed.status_code == 302
-    assert Count.objects.get().signature.passkey.user == director
+    count = Count.objects.get()
+    assert count.signature.passkey.user == director
+    assert (count.counter_signature.passkey.user, count.caissier_signature.passkey.user) == (croupier, caissier)
     # The carnet says which method signed each entry (R28).
     carnet = floor.get(f"/caisse/carnets/{main_box(boule_tableau).pk}/").content.decode()
     assert "(mot de passe)" in carnet and "par clé" in carnet
+    # The croupier and the caissier who signed the count with their keys are named beside the certification (R20).
+    assert "signé aussi par clé par" in carnet and "Caissier" in carnet.split("signé aussi par clé par")[1][:80]
 
 
 def test_r29_the_keys_pages_list_a_persons_keys_and_the_direction_confirms_one(as_user, casino, croupier, codir):

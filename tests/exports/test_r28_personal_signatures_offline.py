@@ -20,8 +20,8 @@ from seances.models import Seance
 from seances.services import change_seance_state
 from tests.exports.test_exports import archive, rewrite, run_script
 from tests.helpers.authenticator import SoftAuthenticator
-from tests.helpers.cash_helpers import chips_for, main_box, open_seance
-from tests.helpers.passkey_helpers import enrolled_key, signed_post, use_keys
+from tests.helpers.cash_helpers import chips_for, main_box, open_seance, publish_rosters
+from tests.helpers.passkey_helpers import cosigned_post, enrolled_key, enrolled_keys, signed_post, use_keys
 
 pytestmark = pytest.mark.django_db
 
@@ -34,9 +34,12 @@ def export_root(settings, tmp_path):
 
 @pytest.fixture
 def keyed_day(api, cash_staff, casino, open_day, boule_tableau):
-    """A day whose advance (ES256 key of the director) and final count (EdDSA key of the CoDir member) are signed
-    with keys; the séances closed and the register drawn up."""
+    """A day whose advance (ES256 key of the director) and final count (EdDSA key of the CoDir member, and the keys
+    of the croupier and the caissier present) are signed with keys; the séances closed and the register drawn up."""
     director, codir, chef = cash_staff["director"], cash_staff["codir"], cash_staff["chef"]
+    # The day's other séances have their rosters published with the password, before the switch to keys.
+    for seance in open_day.gaming_day.seances.exclude(pk=open_day.pk):
+        publish_rosters(director, seance)
     use_keys(casino)
     directors, _ = enrolled_key(director, casino, confirmed_by=codir)
     codirs, _ = enrolled_key(codir, casino, SoftAuthenticator(algorithm=-8), confirmed_by=director)
@@ -46,7 +49,12 @@ def keyed_day(api, cash_staff, casino, open_day, boule_tableau):
     assert signed_post(api, chef, "/api/v1/advances/", advance, directors)[1].status_code == 201
     count = {"cashbox": box, "seance": open_day.pk, "chips": chips_for("9000"), "counted_by": "croupier1"}
     count |= {"witnesses": ["croupier2"], "caissier": "caissier", "signer": "codir"}
-    assert signed_post(api, chef, "/api/v1/counts/", count, codirs)[1].status_code == 201
+    # The croupier who counted and the caissier present sign it too, each with their own key (R20, R28).
+    keys = {
+        "codir": codirs,
+        **enrolled_keys(casino, {"croupier1": cash_staff["croupier"], "caissier": cash_staff["caissier"]}, director),
+    }
+    assert cosigned_post(api, chef, "/api/v1/counts/", count, keys)[1].status_code == 201
     change_seance_state(director, open_day, Seance.State.CLOSED)
     for seance in open_day.gaming_day.seances.exclude(pk=open_day.pk):
         open_seance(director, seance)
@@ -78,7 +86,7 @@ def test_r28_the_export_carries_the_keys_and_the_assertions_and_verifies_each_pe
     export = built(regulator, casino, keyed_day, django_capture_on_commit_callbacks)
     code, output = run_script(archive(export, settings))
     assert code == 0, output
-    assert "4 signature(s) personnelle(s) par clé vérifiée(s)" in output
+    assert "6 signature(s) personnelle(s) par clé vérifiée(s)" in output
     # The rosters and the séance's close were signed with the password: attested by the server only.
     assert "par mot de passe : attestée(s) par le serveur seulement" in output
 
@@ -141,9 +149,10 @@ def test_r28_a_changed_figure_fails_on_the_persons_signature_even_with_the_bag_s
     forged = _resign(casino, original, tmp_path / "forged.zip", "data/counts.csv", b"9000.00", b"9100.00")
     code, output = run_script(forged)
     assert code == 1
-    # The casino's signature holds (the bag was signed again with its key); the CoDir member's does not.
+    # The casino's signature holds (the bag was signed again with its key); none of the three people's does.
     assert "tagmanifest-sha256.txt : signature invalide" not in output
-    assert f"signature de codir invalide pour le comptage final n° {count_id}" in output
+    for person in ("codir", "croupier1", "caissier"):
+        assert f"signature de {person} invalide pour le comptage final n° {count_id}" in output
     assert "le défi signé n'est pas celui de l'acte" in output
     # The register's two signatures hold: its lines carry the result, not the count's figures.
     assert "pour le registre de contrôle" not in output

@@ -47,3 +47,25 @@ def signed_post(api, user, url, body, authenticator, count=None, options=None):
         options = asked.json()
     response = api.post(url, {**body, "assertion": authenticator.assertion(options, count)}, format="json")
     return options, response
+
+
+def cosigned_post(api, user, url, body, authenticators, counts=None, options=None):
+    """POST `body` to `url` signed by each person present with their own key (a final count, R20, R28): step 1 asks
+    `url`sign/options/ for one challenge per signer, step 2 posts the body with each assertion in its field.
+    `authenticators`: {username: SoftAuthenticator}; `counts`: {username: counter} to replay a counter (a clone).
+    Returns (options, response)."""
+    api.force_authenticate(user)
+    if options is None:
+        asked = api.post(f"{url}sign/options/", body, format="json")
+        assert asked.status_code == 200, asked.content
+        options = asked.json()
+    assertions = {
+        step["field"]: authenticators[step["signer"]].assertion(step, (counts or {}).get(step["signer"]))
+        for step in options["signatures"]
+    }
+    return options, api.post(url, {**body, **assertions}, format="json")
+
+
+def enrolled_keys(casino, people, confirmed_by):
+    """Confirmed keys for each of `people` ({username: user}); returns {username: SoftAuthenticator}."""
+    return {username: enrolled_key(user, casino, confirmed_by=confirmed_by)[0] for username, user in people.items()}
