@@ -326,7 +326,7 @@ def count_queries(work, show=False):
             found[f"{kind}_options"] = len(first.captured_queries)
         if show:
             print(f"-- {kind}: {found[kind]} queries")
-            for query in queries:
+            for query in captured.captured_queries:
                 print("   ", query["sql"][:160])
     connection.close()
     return found
@@ -642,7 +642,9 @@ def main():
             f"{r['cpu']:7.1f} {r['cpu_web']:6.1f} {r['cpu_db']:6.1f} {queries[kind]:8}"
         )
     print("Top-ups and counts signed with a key (R28): its two steps, the act's options and the signed write, in one")
-    print(f"request's figures; the options step's queries: {', '.join(f'{k} {v}' for k, v in queries.items() if '_' in k)}.")
+    print(
+        f"request's figures; the options step's queries: {', '.join(f'{k} {v}' for k, v in queries.items() if '_' in k)}."
+    )
     print(f"\nSigned with the password, with the production password hasher ({hasher_name}), one client:")
     for kind, r in hashed.items():
         print(f"{kind:8} {1:7} {r['n']:5} {r['p50']:8.1f} {r['p95']:8.1f} {r['throughput']:8.1f} {r['cpu']:7.1f}")
