@@ -1,12 +1,15 @@
 """The load generator of bench/write_path.py, run as its own process so that the server's figures are not those of
 a client sharing its interpreter (issue 39).
 
-Reads one JSON object on standard input: {"port": …, "clients": [{"token": …, "requests": [[path, body, before], …]}, …],
-"seconds": …}. Each client is a thread with one kept HTTP/1.1 connection (as a browser or a tablet keeps it), posting
-its requests in turn (each after its untimed `before` request, if any) until they run out or `seconds` pass. Writes one JSON object on standard output: the latencies
-of the answers 201, the refusals (status and the start of the body), the wall time.
+Reads one JSON object on standard input: {"port": …, "clients": [{"token": …, "key": …, "requests": [[path, body,
+before, signed], …]}, …], "seconds": …}. Each client is a thread with one kept HTTP/1.1 connection (as a browser or a
+tablet keeps it), posting its requests in turn (each after its untimed `before` request, if any) until they run out or
+`seconds` pass. A `signed` request is signed with the client's key (`key`: bench/passkey_signer.py's arguments) in
+the API's two steps, both timed: `<path>sign/options/` gives the act's challenge, the authenticator signs it, the
+request carries the assertion. Writes one JSON object on standard output: the latencies of the answers 201, the
+refusals (status and the start of the body), the wall time.
 
-Standard library only: a load generator is not part of the product.
+Standard library only, and `cryptography` for the key's signature: a load generator is not part of the product.
 """
 
 import http.client
@@ -14,13 +17,24 @@ import json
 import sys
 import threading
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from passkey_signer import KeySigner  # noqa: E402 (the bench's folder, put on the path above)
 
 
-def client(port, token, requests, deadline, latencies, errors):
+def exchange(connection, path, body, headers):
+    connection.request("POST", path, json.dumps(body), headers)
+    response = connection.getresponse()
+    return response.status, response.read()
+
+
+def client(port, token, key, requests, deadline, latencies, errors):
     headers = {"Content-Type": "application/json", "Authorization": f"Token {token}", "Host": "127.0.0.1"}
+    signer = KeySigner(**key) if key else None
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     try:
-        for path, body, before in requests:
+        for path, body, before, signed in requests:
             if time.monotonic() > deadline:
                 return
             if before is not None:
@@ -31,8 +45,15 @@ def client(port, token, requests, deadline, latencies, errors):
                 if answer.status not in (200, 201):
                     errors.append(f"before: {answer.status} {content[:200]!r}")
                     continue
-            payload = json.dumps(body)
             started = time.perf_counter()
+            if signed:
+                # The two steps of a signature with a key (R28): the act's challenge, then the signed request.
+                status, content = exchange(connection, f"{path}sign/options/", body, headers)
+                if status != 200:
+                    errors.append(f"options: {status} {content[:200]!r}")
+                    continue
+                body = {**body, "assertion": signer.assertion(json.loads(content))}
+            payload = json.dumps(body)
             try:
                 connection.request("POST", path, payload, headers)
                 response = connection.getresponse()
@@ -41,7 +62,6 @@ def client(port, token, requests, deadline, latencies, errors):
                 # The server closed a kept connection (a worker recycled): reconnect once and post again.
                 connection.close()
                 connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-                started = time.perf_counter()
                 connection.request("POST", path, payload, headers)
                 response = connection.getresponse()
                 content = response.read()
@@ -59,7 +79,10 @@ def main():
     latencies, errors = [], []
     deadline = time.monotonic() + spec["seconds"]
     threads = [
-        threading.Thread(target=client, args=(spec["port"], c["token"], c["requests"], deadline, latencies, errors))
+        threading.Thread(
+            target=client,
+            args=(spec["port"], c["token"], c.get("key"), c["requests"], deadline, latencies, errors),
+        )
         for c in spec["clients"]
     ]
     started = time.perf_counter()

@@ -39,6 +39,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 PASSWORD = "bench-password"
 APPARATUS = 8
+RP_ID, ORIGIN = "localhost", "https://localhost"
 
 
 def bench_database(url):
@@ -75,6 +76,9 @@ def environment(url, redis_db, conn_max_age=0):
         "CACHE_URL": redis,
         "CELERY_BROKER_URL": redis,
         "LOG_LEVEL": "WARNING",
+        # Signing keys (R28): the bench's software authenticator answers for this RP id and origin.
+        "WEBAUTHN_RP_ID": RP_ID,
+        "WEBAUTHN_ORIGIN": ORIGIN,
     }
 
 
@@ -118,6 +122,7 @@ def build(tableaux):
         min_stake_vingt_trois=Decimal("1.00"),
     )
     director = employee("directeur", Role.DIRECTOR, casino)
+    codir = employee("codir", Role.CODIR, casino)
     employee("caissier", Role.CAISSIER, casino)
     chefs = [employee(f"chef{i}", Role.CHEF, casino) for i in range(APPARATUS)]
     # R4: every tableau in play is served by a croupier of the roster, who launches in turn.
@@ -157,7 +162,10 @@ def build(tableaux):
                 record_advance(director, box, afternoon, "initial", chips, "croupier0-0", "directeur", PASSWORD)
                 boxes[i].append(box.pk)
     tokens = [AuthToken.objects.create(chef)[1] for chef in chefs]
+    keys = enrol_keys(casino, director, codir)
     return {
+        "casino": casino.pk,
+        "keys": keys,
         "seance": afternoon.pk,
         "apparatus": [m.pk for m in apparatus],
         "boxes": boxes,
@@ -166,6 +174,39 @@ def build(tableaux):
         "chefs": [c.username for c in chefs],
         "launchers": [[u.username for u in crew] for crew in launchers],
     }
+
+
+def enrol_keys(casino, director, codir):
+    """The casino signs with keys from now on (R28): the director enrols one key per client (one signer per key at a
+    time: its counter grows), each confirmed by the CoDir member (R29). Returns each key's KeySigner arguments."""
+    from cryptography.hazmat.primitives import serialization
+
+    from casino.accounts import passkeys
+    from casino.accounts.services import confirm_passkey
+    from casino.models import Casino
+    from tests.helpers.authenticator import SoftAuthenticator
+
+    keys = []
+    for _ in range(APPARATUS):
+        authenticator = SoftAuthenticator(origin=ORIGIN, rp_id=RP_ID)
+        options = passkeys.registration_options(director, casino)
+        key = passkeys.enrol(director, casino, options["nonce"], authenticator.create(options))
+        confirm_passkey(codir, key, PASSWORD)
+        pem = authenticator.key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+        keys.append({"pem": pem.decode(), "credential_id": key.credential_id, "rp_id": RP_ID, "origin": ORIGIN})
+    signature_method(casino.pk, Casino.SignatureMethod.PASSKEY)
+    return keys
+
+
+def signature_method(casino_id, method):
+    """Switch the casino's signature method, as the tests' use_keys does (the bench plays both in turn)."""
+    from casino.models import Casino
+
+    casino = Casino.objects.get(pk=casino_id)
+    casino.signature_method = method
+    casino.save()
 
 
 class Work:
@@ -180,6 +221,22 @@ class Work:
         self.cycle = {i: itertools.cycle(boxes) for i, boxes in world["boxes"].items()}
         self.lock = threading.Lock()
         self.counter = itertools.count(1)
+        # Top-ups and counts signed with the director's keys (R28), or with the password (the production hasher's
+        # line); each key's counter as the server last saw it at most.
+        self.with_keys = True
+        self.sign_counts = [0] * APPARATUS
+
+    def signed(self, kind):
+        return self.with_keys and kind in ("topup", "count")
+
+    def key(self, client, requests):
+        """The client's key for a run of `requests` signed requests: its counter moves past them all."""
+        key = {**self.world["keys"][client], "sign_count": self.sign_counts[client]}
+        self.sign_counts[client] += requests
+        return key
+
+    def secrets(self):
+        return {} if self.with_keys else {"password": PASSWORD}
 
     def next_n(self):
         return next(self.counter)
@@ -199,12 +256,12 @@ class Work:
             with self.lock:
                 box = next(self.cycle[client])
             body = {"cashbox": box, "seance": w["seance"], "kind": "top_up", "chips": w["chips"]}
-            body.update(counted_by="croupier0-0", brought_by="caissier", signer="directeur", password=PASSWORD)
+            body.update(counted_by="croupier0-0", brought_by="caissier", signer="directeur", **self.secrets())
             return "/api/v1/advances/", body
         if kind == "count":
             body = {"cashbox": self.unused[client].get_nowait(), "seance": w["seance"], "chips": {"100.00": 90}}
             body.update(counted_by="croupier0-0", witnesses=[w["chefs"][client]], caissier="caissier")
-            body.update(signer="directeur", password=PASSWORD)
+            body.update(signer="directeur", **self.secrets())
             return "/api/v1/counts/", body
         if kind == "spin":
             launcher = w["launchers"][client][n % 2]
@@ -216,6 +273,26 @@ class Work:
 def post_in_process(client, path, body, token):
     """One JSON POST through Django's test client, authenticated by the token."""
     return client.post(path, json.dumps(body), content_type="application/json", HTTP_AUTHORIZATION=f"Token {token}")
+
+
+def signing_options(client, work, kind, path, body, token):
+    """The first step of a write signed with a key: the act's options (None for a write not signed with a key)."""
+    if not work.signed(kind):
+        return None
+    options = post_in_process(client, f"{path}sign/options/", body, token)
+    if options.status_code != 200:
+        sys.exit(f"{kind} options: {options.status_code} {options.content[:300]!r}")
+    return options.json()
+
+
+def with_assertion(body, options, signer):
+    return body if options is None else {**body, "assertion": signer.assertion(options)}
+
+
+def in_process_signer(work):
+    from bench.passkey_signer import KeySigner
+
+    return KeySigner(**work.key(0, 10_000))
 
 
 def post_before(client, work, kind, token):
@@ -232,15 +309,21 @@ def count_queries(work, show=False):
 
     client = Client(HTTP_HOST="127.0.0.1")
     token = work.world["tokens"][0]
+    signer = in_process_signer(work)
     found = {}
     for kind in ("insert", "topup", "count", "spin"):
         path, body = work.request(kind, 0, 0)
         post_before(client, work, kind, token)
+        with CaptureQueriesContext(connection) as first:
+            options = signing_options(client, work, kind, path, body, token)
         with CaptureQueriesContext(connection) as captured:
-            response = post_in_process(client, path, body, token)
+            response = post_in_process(client, path, with_assertion(body, options, signer), token)
         if response.status_code != 201:
             sys.exit(f"{kind}: {response.status_code} {response.content[:300]!r}")
+        # The write's own queries; those of its first step (the options, when signed with a key) apart.
         found[kind] = len(captured.captured_queries)
+        if options is not None:
+            found[f"{kind}_options"] = len(first.captured_queries)
         if show:
             print(f"-- {kind}: {found[kind]} queries")
             for query in captured.captured_queries:
@@ -259,11 +342,13 @@ def profile(work, kind, requests):
 
     client = Client(HTTP_HOST="127.0.0.1")
     token = work.world["tokens"][0]
+    signer = in_process_signer(work)
 
     def send(n):
         path, body = work.request(kind, 0, n)
         post_before(client, work, kind, token)
-        response = post_in_process(client, path, body, token)
+        options = signing_options(client, work, kind, path, body, token)
+        response = post_in_process(client, path, with_assertion(body, options, signer), token)
         if response.status_code != 201:
             sys.exit(f"{kind}: {response.status_code} {response.content[:300]!r}")
 
@@ -354,8 +439,10 @@ def run(port, work, kind, clients, requests, seconds, meter):
         "clients": [
             {
                 "token": work.world["tokens"][index],
+                "key": work.key(index, per_client) if work.signed(kind) else None,
                 "requests": [
-                    [*work.request(kind, index, work.next_n()), work.before(kind, index)] for _ in range(per_client)
+                    [*work.request(kind, index, work.next_n()), work.before(kind, index), work.signed(kind)]
+                    for _ in range(per_client)
                 ],
             }
             for index in range(clients)
@@ -441,6 +528,9 @@ def production_hasher(url, args, world, work, env):
     dotted = getattr(settings, "PASSWORD_HASHERS", global_settings.PASSWORD_HASHERS)[0]
     hasher = import_string(dotted)()
     get_user_model().objects.all().update(password=hasher.encode(PASSWORD, hasher.salt()))
+    # Signed with the password (the casino's transition method, R28), hashed as production hashes it.
+    signature_method(world["casino"], "password")
+    work.with_keys = False
     server = serve(args.port + 1, {**env, "DJANGO_SETTINGS_MODULE": "bench.write_path_prod_settings"}, "bench_prod.log")
     try:
         for n in range(4):
@@ -551,7 +641,11 @@ def main():
             f"{kind:8} {clients:7} {r['n']:5} {r['p50']:8.1f} {r['p95']:8.1f} {r['throughput']:8.1f} "
             f"{r['cpu']:7.1f} {r['cpu_web']:6.1f} {r['cpu_db']:6.1f} {queries[kind]:8}"
         )
-    print(f"\nWith the production password hasher ({hasher_name}), one client:")
+    print("Top-ups and counts signed with a key (R28): its two steps, the act's options and the signed write, in one")
+    print(
+        f"request's figures; the options step's queries: {', '.join(f'{k} {v}' for k, v in queries.items() if '_' in k)}."
+    )
+    print(f"\nSigned with the password, with the production password hasher ({hasher_name}), one client:")
     for kind, r in hashed.items():
         print(f"{kind:8} {1:7} {r['n']:5} {r['p50']:8.1f} {r['p95']:8.1f} {r['throughput']:8.1f} {r['cpu']:7.1f}")
     base8, base1 = results["insert", 8], results["insert", 1]
@@ -562,6 +656,8 @@ def main():
         figures[f"{kind}_throughput_ratio"] = eight["throughput"] / base8["throughput"]
         figures[f"{kind}_p95_ms"] = eight["p95"]
         figures[f"{kind}_queries"] = queries[kind]
+        if f"{kind}_options" in queries:
+            figures[f"{kind}_options_queries"] = queries[f"{kind}_options"]
     figures["insert_cpu_ms"] = (base1["cpu"] + base8["cpu"]) / 2
     figures["insert_rps_8"] = base8["throughput"]
     figures["insert_queries"] = queries["insert"]

@@ -13,7 +13,7 @@ from cashbox.models import Deputy, Signature
 from casino import rows
 from casino.accounts.passkeys import act_statement, verify_assertion
 from casino.accounts.roles import role_of
-from casino.accounts.security import check_secrets, signer_among
+from casino.accounts.security import check_secrets, signature_failures_column, signer_among
 from casino.models import Casino, Role
 from casino.ops.counters import count_signed_write
 from casino.rules import InvalidTransition, RoleForbidden, invalid
@@ -149,6 +149,10 @@ def people_of(casino, usernames, serving=None):
     found = found.annotate(
         signature_method=Subquery(Casino.objects.filter(pk=casino_id).values("signature_method")[:1])
     )
+    # The lockout of each one's signature typed from here, in the same query (check_secrets reads it).
+    failures = signature_failures_column()
+    if failures is not None:
+        found = found.annotate(signature_failures=failures)
     if serving is not None:
         found = found.annotate(**_serving(*serving))
     return {user.username: user for user in found}

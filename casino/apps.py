@@ -16,7 +16,7 @@ class CasinoConfig(regulated.RegulatedAppConfig):
         # Signal receivers: these modules import models (ours, axes'), which exist only once the apps are loaded.
         from axes.signals import user_locked_out
 
-        from casino.accounts import security
+        from casino.accounts import authentication, security
         from casino.accounts.roles import ensure_groups
         from casino.audit.journal import on_historical_record
 
@@ -35,6 +35,8 @@ class CasinoConfig(regulated.RegulatedAppConfig):
         user_locked_out.connect(security.on_locked_out, dispatch_uid="security_lockout")
         # API tokens end with a password change, a deactivation or a role change.
         security.connect_token_signals()
+        # Each worker keeps a token's check briefly: every revocation makes them all forget it at once.
+        authentication.connect_revocation_signals()
 
 
 def install_append_only(using="default", **kwargs):

@@ -21,15 +21,16 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 # Measured on PostgreSQL, as production runs a request (its own transaction, ATOMIC_REQUESTS), authentication aside
 # (an API token costs one query more: the token, its user, their employee and permissions). BEGIN and COMMIT count;
 # the service joins the request's transaction, without a savepoint (casino.web.transactions). A top-up: the request's cash
-# box and séance (with its day), the people and the signer (one query), the lockout, the cash box's lock, its state,
+# box and séance (with its day), the people and the signer with the lockout of their signature (one query), the
+# cash box's lock, its state,
 # the signature, the advance and their history rows, both journal entries (one statement). The count reads its
 # advances with its state and its witnesses' places on the roster with the people (R4, R20), and adds the insert of
 # its witnesses. The spin: the request's apparatus and séance, the roster's lock, the séance and day,
 # the interruptions, the launcher with their place on the roster, the launcher the order designates now (R4: one
 # query for a roster without changes, seances.rosters.services.designated_launcher), the last spin, the spin, its
 # history row, its journal entry.
-TOP_UP_QUERIES = 13
-COUNT_QUERIES = 14
+TOP_UP_QUERIES = 12
+COUNT_QUERIES = 13
 SPIN_QUERIES = 13
 
 
