@@ -66,7 +66,7 @@ class ObservationActionForm(CashForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["text"] = forms.CharField(label="suite donnée", widget=forms.Textarea(attrs={"rows": 3}))
-        signer_fields(self, {Role.DIRECTOR, Role.CODIR}, "signé par (direction)")
+        signer_fields(self, {Role.DIRECTOR, Role.CODIR}, "signé par (direction)", by_key=True)
 
 
 class LevyScheduleForm(CashForm):
@@ -83,7 +83,7 @@ class LevyScheduleForm(CashForm):
             widget=forms.Textarea(attrs={"rows": 5, "placeholder": "0 ; 100000 ; 10\n100000 ; ; 20"}),
             help_text=f"Montants en euros, taux en pour cent (R25, {article('R25')}).",
         )
-        signer_fields(self, {Role.DIRECTOR}, "saisi et signé par le directeur responsable")
+        signer_fields(self, {Role.DIRECTOR}, "saisi et signé par le directeur responsable", by_key=True)
 
     def brackets(self):
         rows = []
@@ -101,4 +101,4 @@ class StatementSignForm(CashForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        signer_fields(self, {Role.DIRECTOR}, "signée par le directeur responsable")
+        signer_fields(self, {Role.DIRECTOR}, "signée par le directeur responsable", by_key=True)

@@ -18,7 +18,7 @@ from books.forms import (
 )
 from books.models import LevySchedule, MonthlyStatement, Observation
 from books.prelevements import SEASONS, sheet, sheet_number
-from books.statements import MONTHS, previous_month, statement
+from books.statements import MONTHS, content_hash, previous_month, statement, statement_of
 from cashbox import signatures
 from cashbox.carnets import current_season
 from cashbox.views import ServiceFormView
@@ -151,9 +151,22 @@ class ObservationDetailView(ByMethodPermission, ServiceFormView):
     def extra_context(self):
         return {"observation": self.observation, "casino": self.casino}
 
+    def act_as_entered(self, form):
+        data = form.cleaned_data
+        text = services.action_text(self.request.user, data["text"])
+        return services.action_act(self.observation, data["signer"], text)
+
     def perform(self, form):
         data = form.cleaned_data
-        services.record_action(self.request.user, self.observation, data["text"], data["signer"], data["password"])
+        services.record_action(
+            self.request.user,
+            self.observation,
+            data["text"],
+            data["signer"],
+            data.get("password"),
+            otp=data.get("otp"),
+            assertion=data.get("assertion"),
+        )
 
 
 class LevyIndexView(RoleRequiredMixin, View):
@@ -207,6 +220,11 @@ class LevyScheduleView(ServiceFormView):
     def success_url(self):
         return f"{reverse('levy-index')}?casino={self.casino.pk}"
 
+    def act_as_entered(self, form):
+        data = form.cleaned_data
+        name, parsed = services.schedule_entered(self.request.user, data["season"], data["name"], form.brackets())
+        return services.levy_schedule_act(self.casino, data["signer"], data["season"], name, parsed)
+
     def perform(self, form):
         data = form.cleaned_data
         services.enter_levy_schedule(
@@ -216,7 +234,9 @@ class LevyScheduleView(ServiceFormView):
             data["name"],
             form.brackets(),
             data["signer"],
-            data["password"],
+            data.get("password"),
+            otp=data.get("otp"),
+            assertion=data.get("assertion"),
         )
 
 
@@ -270,6 +290,12 @@ class StatementView(ByMethodPermission, ServiceFormView):
     def extra_context(self):
         return {"casino": self.casino, "statement": self.statement, "document": self.statement["document"]}
 
+    def act_as_entered(self, form):
+        year, month = self.statement["year"], self.statement["month"]
+        services.month_to_sign(self.request.user, year, month)
+        digest = content_hash(statement_of(self.casino, year, month))
+        return services.statement_act(self.casino, form.cleaned_data["signer"], year, month, digest)
+
     def perform(self, form):
         data = form.cleaned_data
         services.sign_statement(
@@ -278,5 +304,7 @@ class StatementView(ByMethodPermission, ServiceFormView):
             self.statement["year"],
             self.statement["month"],
             data["signer"],
-            data["password"],
+            data.get("password"),
+            otp=data.get("otp"),
+            assertion=data.get("assertion"),
         )
