@@ -14,6 +14,7 @@ from books.serializers import (
     ObservationActionOptionsSerializer,
     ObservationActionSerializer,
     ObservationCreateSerializer,
+    ObservationOptionsSerializer,
     ObservationSerializer,
     StatementSignSerializer,
 )
@@ -35,6 +36,7 @@ class ObservationViewSet(CashViewSet):
     action_permissions = {
         "follow_up": ["books.add_observationaction"],
         "follow_up_options": ["books.add_observationaction"],
+        "sign_options": ["books.add_observation"],
     }
 
     def get_queryset(self):
@@ -56,10 +58,29 @@ class ObservationViewSet(CashViewSet):
             data["visited_at"],
             data["text"],
             data.get("injunction", ""),
-            data["password"],
+            data.get("password"),
             otp=data.get("otp"),
+            assertion=data.get("assertion"),
         )
         return self.created(observation)
+
+    @extend_schema(
+        request=ObservationOptionsSerializer,
+        responses=SigningOptionsSerializer,
+        summary="Inscrire une observation avec sa clé, étape 1 : le défi de l'acte (R27, R28)",
+        description="Le corps de POST /observations/ sans secret ; la réponse donne la déclaration canonique de "
+        "l'inscription (visite, observations, injonction) et les options de navigator.credentials.get(). Étape 2 : "
+        "POST /observations/ avec le même corps et `assertion` = {nonce, credential}. L'établissement qui signe au "
+        "mot de passe répond 409 R28.",
+    )
+    @action(detail=False, methods=["post"], url_path="sign/options")
+    def sign_options(self, request):
+        data = self.validated(request, ObservationOptionsSerializer)
+        casino = get_object_or_404(Casino.objects.for_user(request.user), pk=data["casino"])
+        options = services.observation_signing_options(
+            request.user, casino, data["visited_at"], data["text"], data.get("injunction", "")
+        )
+        return Response(SigningOptionsSerializer(options).data)
 
     @extend_schema(request=ObservationActionCreateSerializer, responses=ObservationActionSerializer)
     @action(detail=True, methods=["post"], url_path="follow-up")

@@ -1,7 +1,7 @@
 from django import forms
 
 from cashbox.carnets import current_season
-from cashbox.forms import CashForm, otp_field, people, signer_fields
+from cashbox.forms import AssertionField, CashForm, otp_field, people, signer_fields, signs_with_key
 from casino.models import Role
 from casino.rules import article
 
@@ -53,6 +53,12 @@ class ObservationForm(forms.Form):
     def __init__(self, *args, casino=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.casino = casino
+        if casino is not None and signs_with_key(casino):
+            # The regulator's own key signs the entry (R28): no password is asked.
+            del self.fields["password"]
+            self.fields["assertion"] = AssertionField(required=False, label="")
+            self.by_key = True
+            return
         otp_field(self)
         self.fields["otp"].help_text = "Votre code TOTP, requis hors mode démonstration (R28)."
 

@@ -33,14 +33,25 @@ class ObservationSerializer(serializers.ModelSerializer):
         ]
 
 
-class ObservationCreateSerializer(serializers.Serializer):
-    """The regulator signs their own entry: their password, re-entered (R27, R28)."""
-
+class ObservationOptionsSerializer(serializers.Serializer):
     casino = serializers.IntegerField()
     visited_at = serializers.DateTimeField()
     text = serializers.CharField(allow_blank=True)
-    injunction = serializers.CharField(required=False, allow_blank=True)
-    password = serializers.CharField(write_only=True, style={"input_type": "password"})
+    injunction = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class ObservationCreateSerializer(ObservationOptionsSerializer):
+    """The regulator signs their own entry: their password, re-entered, or their key's assertion in a casino that
+    signs with keys (R27, R28)."""
+
+    password = serializers.CharField(
+        required=False, allow_blank=True, default="", write_only=True, style={"input_type": "password"}
+    )
+    assertion = (
+        KeySignerFields()
+        .fields["assertion"]
+        .__class__(required=False, write_only=True, help_text=KeySignerFields().fields["assertion"].help_text)
+    )
     otp = serializers.CharField(
         required=False,
         allow_blank=True,

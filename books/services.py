@@ -10,7 +10,7 @@ from books.models import LevyBracket, LevySchedule, MonthlyStatement, Observatio
 from books.statements import content_hash, month_bounds, next_month, statement_of
 from cashbox.models import Signature
 from cashbox.signatures import DIRECTING, act_of, people_of, sign
-from casino.accounts.passkeys import signing_options
+from casino.accounts.passkeys import signing_options, verify_assertion
 from casino.accounts.roles import role_of
 from casino.accounts.security import check_secrets, signer_among
 from casino.models import Casino, Role
@@ -18,22 +18,36 @@ from casino.rules import InvalidTransition, RoleForbidden, invalid
 from casino.web.formats import euros
 
 
-def regulator_signature(user, password, casino, purpose, statement, rule, otp=None):
+def regulator_signature(user, password, casino, purpose, statement, rule, otp=None, act=None, assertion=None):
     """The regulator signs their own entry with their own secrets (R27, R28).
 
     Beside cashbox.signatures.sign(), which asks every signer for a ministerial approval: the police des jeux holds
     none, and signs only as the logged-in writer, never in anyone else's name. Their password, and their TOTP code
-    outside demo mode, go through the lockout shared by every secret (casino.accounts.security.check_secrets).
+    outside demo mode, go through the lockout shared by every secret (casino.accounts.security.check_secrets). In a
+    casino that signs with keys, their own confirmed key signs `act` instead (casino.accounts.passkeys).
     """
-    check_secrets(user, password, otp, rule)
+    signed_with = {}
+    if act is not None and casino.signature_method == Casino.SignatureMethod.PASSKEY:
+        if not isinstance(assertion, dict) or not assertion:
+            raise invalid(
+                "assertion", rule, "Signature refusée : l'établissement signe avec les clés, signez avec votre clé"
+            )
+        signed_with = verify_assertion(casino.pk, user, act, assertion, "R28")
+    else:
+        check_secrets(user, password, otp, rule)
     return Signature.objects.create(
-        signer=user, role=Role.CONTROLEUR, casino=casino, purpose=purpose, statement=statement
+        signer=user, role=Role.CONTROLEUR, casino=casino, purpose=purpose, statement=statement, **signed_with
     )
 
 
-@transaction.atomic
-def record_observation(user, casino, visited_at, text, injunction, password, otp=None):
-    """The police des jeux records a visit and any injunction in the registre spécial d'observations (R27)."""
+def observation_act(casino, signer, visited_at, text, injunction):
+    """The canonical statement of the regulator's entry (R27, R28), as observations.json lets them rebuild it."""
+    figures = {"visited_at": visited_at, "text": text, "injunction": injunction}
+    return act_of("books.observation", Signature.Purpose.OBSERVATION.value, casino.pk, signer, figures)
+
+
+def observation_entered(user, casino, visited_at, text, injunction, now):
+    """The entry as the regulator writes it, checked (R27): their role and district, the text, the visit's date."""
     if role_of(user) != Role.CONTROLEUR:
         raise RoleForbidden("R27", "Seule la police des jeux inscrit ses observations au registre spécial")
     if not Casino.objects.for_user(user).filter(pk=casino.pk).exists():
@@ -41,13 +55,31 @@ def record_observation(user, casino, visited_at, text, injunction, password, otp
     text, injunction = (text or "").strip(), (injunction or "").strip()
     if not text:
         raise invalid("text", "R27", "Inscrivez les observations de la visite")
-    now = timezone.now()
     if visited_at is None or visited_at > now:
         raise invalid("visited_at", "R27", "La visite est datée, et ne peut être postérieure à son inscription")
+    return text, injunction
+
+
+def observation_signing_options(user, casino, visited_at, text, injunction):
+    """The first step of the regulator's entry signed with their key (R27, R28)."""
+    text, injunction = observation_entered(user, casino, visited_at, text, injunction, timezone.now())
+    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
+        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+    return signing_options(casino, user, observation_act(casino, user.username, visited_at, text, injunction))
+
+
+@transaction.atomic
+def record_observation(user, casino, visited_at, text, injunction, password, otp=None, assertion=None):
+    """The police des jeux records a visit and any injunction in the registre spécial d'observations (R27)."""
+    now = timezone.now()
+    text, injunction = observation_entered(user, casino, visited_at, text, injunction, now)
     statement = f"Observation de la visite du {timezone.localtime(visited_at):%d/%m/%Y %H:%M} — {text}" + (
         f" — injonction : {injunction}" if injunction else ""
     )
-    signature = regulator_signature(user, password, casino, Signature.Purpose.OBSERVATION, statement, "R27", otp)
+    act = observation_act(casino, user.username, visited_at, text, injunction)
+    signature = regulator_signature(
+        user, password, casino, Signature.Purpose.OBSERVATION, statement, "R27", otp, act=act, assertion=assertion
+    )
     return Observation.objects.create(
         casino=casino,
         visited_at=visited_at,

@@ -22,6 +22,7 @@ from books.statements import MONTHS, content_hash, previous_month, statement, st
 from cashbox import signatures
 from cashbox.carnets import current_season
 from cashbox.views import ServiceFormView
+from casino.accounts.passkey_views import form_errors_json, options_json
 from casino.web.mixins import RoleRequiredMixin
 from seances import services as seance_services
 from seances.models import GamingDay, Seance
@@ -114,6 +115,17 @@ class ObservationListView(ByMethodPermission, ServiceFormView):
         )
         return {"casino": self.casino, "observations": observations}
 
+    def signing_options(self, form):
+        """The entry's challenge for the regulator's own key (R27, R28): no signer to choose, the writer signs."""
+        if not form.is_valid():
+            return form_errors_json(form)
+        data = form.cleaned_data
+        return options_json(
+            lambda: services.observation_signing_options(
+                self.request.user, self.casino, data["visited_at"], data["text"], data["injunction"]
+            )
+        )
+
     def perform(self, form):
         data = form.cleaned_data
         services.record_observation(
@@ -122,8 +134,9 @@ class ObservationListView(ByMethodPermission, ServiceFormView):
             data["visited_at"],
             data["text"],
             data["injunction"],
-            data["password"],
+            data.get("password"),
             otp=data.get("otp"),
+            assertion=data.get("assertion"),
         )
 
 
