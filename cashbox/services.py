@@ -870,8 +870,12 @@ def amendment_act(amendment, signer):
     """The canonical statement of a rectificatif signed (R22, R24, R28), as rectificatifs.json lets the regulator
     rebuild it: its register, number, correction and reason, totals in figures and words, its lines."""
     lines = sorted(
-        [line.seance_id, line.cashbox_id, line.count_id, line.previous_result, line.result]
-        for line in RegisterAmendmentLine.objects.filter(amendment=amendment)
+        (
+            [line.seance_id, line.cashbox_id, line.count_id, line.previous_result, line.result]
+            for line in RegisterAmendmentLine.objects.filter(amendment=amendment)
+        ),
+        # The order tools/verify_export.py rebuilds: by séance, cash box and count.
+        key=lambda line: (line[0], line[1], line[2] or 0),
     )
     figures = {
         "amendment": amendment.pk,
