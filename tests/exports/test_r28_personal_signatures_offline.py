@@ -78,7 +78,8 @@ def test_r28_the_export_carries_the_keys_and_the_assertions_and_verifies_each_pe
     export = built(regulator, casino, keyed_day, django_capture_on_commit_callbacks)
     code, output = run_script(archive(export, settings))
     assert code == 0, output
-    assert "4 signature(s) personnelle(s) par clé vérifiée(s)" in output
+    # The advance, the count, the register's two signatures, and the CoDir member's key confirmed with the director's.
+    assert "5 signature(s) personnelle(s) par clé vérifiée(s)" in output
     # The rosters and the séance's close were signed with the password: attested by the server only.
     assert "par mot de passe : attestée(s) par le serveur seulement" in output
 
