@@ -13,8 +13,9 @@ from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from cashbox.serializers import SigningOptionsSerializer
 from casino.accounts.activation import issue_activation_code
-from casino.accounts.api import AccountChangeSerializer, SigningOptionsSerializer
+from casino.accounts.api import AccountChangeSerializer
 from casino.accounts.roles import role_of
 from casino.accounts.services import (
     change_settings,

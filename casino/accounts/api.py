@@ -8,6 +8,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from cashbox.serializers import SigningOptionsSerializer
 from casino.accounts import passkeys
 from casino.accounts.roles import role_of
 from casino.accounts.services import (
@@ -101,6 +102,13 @@ def password_field():
     )
 
 
+def signed(values):
+    """A signature needs the signer's password or their key's assertion (R28): neither is invalid data (400)."""
+    if not values.get("password") and not values.get("assertion"):
+        raise ValidationError({"password": "Signez : votre mot de passe, ou votre clé (`assertion`) (R28)."})
+    return values
+
+
 class DecisionOptionsSerializer(serializers.Serializer):
     decision = serializers.ChoiceField(choices=["confirm", "refuse"])
     reason = serializers.CharField(required=False, allow_blank=True, default="")
@@ -113,15 +121,8 @@ class DecisionSerializer(DecisionOptionsSerializer):
     )
     assertion = assertion_field()
 
-
-class SigningOptionsSerializer(serializers.Serializer):
-    """The first step of a signature with a key (R28): the act's statement and the WebAuthn options to sign it."""
-
-    nonce = serializers.CharField(help_text="Nonce à usage unique, à renvoyer avec l'assertion (5 minutes).")
-    act = serializers.JSONField(help_text="Déclaration canonique de l'acte que la clé signe.")
-    publicKey = serializers.JSONField(  # noqa: N815 -- WebAuthn's own name, passed as is to navigator.credentials.get
-        help_text="PublicKeyCredentialRequestOptions (défi = SHA-256 de la déclaration canonique et du nonce)."
-    )
+    def validate(self, attrs):
+        return signed(attrs)
 
 
 class AccountChangeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
@@ -253,6 +254,9 @@ class KeyDecisionSerializer(serializers.Serializer):
     password = password_field()
     otp = serializers.CharField(required=False, allow_blank=True, default="")
     assertion = assertion_field()
+
+    def validate(self, attrs):
+        return signed(attrs)
 
 
 class RevocationOptionsSerializer(serializers.Serializer):
