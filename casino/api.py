@@ -44,7 +44,7 @@ class CasinoViewSet(RecordViewSet):
     http_method_names = ["get", "put", "patch", "post", "head", "options"]
 
     def get_permissions(self):
-        if self.action in ("update", "partial_update", "settings_sign_options"):
+        if self.action in ("update", "partial_update", "settings_sign_options", "create"):
             # The role is the service's to refuse, with its rule (403 R29), rather than a bare permission error.
             return [IsAuthenticated()]
         return super().get_permissions()
@@ -78,6 +78,7 @@ class CasinoViewSet(RecordViewSet):
         return casino, data, values
 
     def create(self, request, *args, **kwargs):
+        # No casino is created by the API: 405, as before POST served the first step of a signed change.
         raise MethodNotAllowed("POST")
 
     @extend_schema(

@@ -364,9 +364,10 @@ class PasskeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     )
     @action(detail=True, methods=["post"], url_path="revoke/options")
     def revoke_options(self, request, pk=None):
+        passkey = self.get_object()
         data = RevocationOptionsSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        options = key_signing_options(request.user, self.get_object(), True, data.validated_data["reason"])
+        options = key_signing_options(request.user, passkey, True, data.validated_data["reason"])
         return Response(SigningOptionsSerializer(options).data)
 
     @extend_schema(request=RevocationSerializer, responses=PasskeySerializer)
