@@ -11,13 +11,16 @@ from books.models import LevySchedule, MonthlyStatement, Observation
 from books.prelevements import sheet, sheet_json
 from books.serializers import (
     ObservationActionCreateSerializer,
+    ObservationActionOptionsSerializer,
     ObservationActionSerializer,
     ObservationCreateSerializer,
+    ObservationOptionsSerializer,
     ObservationSerializer,
     StatementSignSerializer,
 )
 from books.statements import statement
 from cashbox.api import CashViewSet
+from cashbox.serializers import KeySignerFields, SigningOptionsSerializer
 from casino.models import Casino
 from casino.web.idempotency import idempotent
 from casino.web.schema import AutoSchema
@@ -30,7 +33,11 @@ class ObservationViewSet(CashViewSet):
     serializer_class = ObservationSerializer
     filterset_class = ObservationFilter
     create_serializer_class = ObservationCreateSerializer
-    action_permissions = {"follow_up": ["books.add_observationaction"]}
+    action_permissions = {
+        "follow_up": ["books.add_observationaction"],
+        "follow_up_options": ["books.add_observationaction"],
+        "sign_options": ["books.add_observation"],
+    }
 
     def get_queryset(self):
         return (
@@ -51,10 +58,29 @@ class ObservationViewSet(CashViewSet):
             data["visited_at"],
             data["text"],
             data.get("injunction", ""),
-            data["password"],
+            data.get("password"),
             otp=data.get("otp"),
+            assertion=data.get("assertion"),
         )
         return self.created(observation)
+
+    @extend_schema(
+        request=ObservationOptionsSerializer,
+        responses=SigningOptionsSerializer,
+        summary="Inscrire une observation avec sa clé, étape 1 : le défi de l'acte (R27, R28)",
+        description="Le corps de POST /observations/ sans secret ; la réponse donne la déclaration canonique de "
+        "l'inscription (visite, observations, injonction) et les options de navigator.credentials.get(). Étape 2 : "
+        "POST /observations/ avec le même corps et `assertion` = {nonce, credential}. L'établissement qui signe au "
+        "mot de passe répond 409 R28.",
+    )
+    @action(detail=False, methods=["post"], url_path="sign/options")
+    def sign_options(self, request):
+        data = self.validated(request, ObservationOptionsSerializer)
+        casino = get_object_or_404(Casino.objects.for_user(request.user), pk=data["casino"])
+        options = services.observation_signing_options(
+            request.user, casino, data["visited_at"], data["text"], data.get("injunction", "")
+        )
+        return Response(SigningOptionsSerializer(options).data)
 
     @extend_schema(request=ObservationActionCreateSerializer, responses=ObservationActionSerializer)
     @action(detail=True, methods=["post"], url_path="follow-up")
@@ -62,8 +88,31 @@ class ObservationViewSet(CashViewSet):
     def follow_up(self, request, pk=None):
         observation = self.get_object()
         data = self.validated(request, ObservationActionCreateSerializer)
-        follow_up = services.record_action(request.user, observation, data["text"], data["signer"], data["password"])
+        follow_up = services.record_action(
+            request.user,
+            observation,
+            data["text"],
+            data["signer"],
+            data.get("password"),
+            otp=data.get("otp"),
+            assertion=data.get("assertion"),
+        )
         return Response(ObservationActionSerializer(follow_up).data, status=201)
+
+    @extend_schema(
+        request=ObservationActionOptionsSerializer,
+        responses=SigningOptionsSerializer,
+        summary="Inscrire la suite d'une observation avec une clé, étape 1 : le défi de l'acte (R27, R28)",
+        description="Le corps {signer, text} ; la réponse donne la déclaration canonique de la suite (observation, "
+        "visite, injonction, texte) et les options de navigator.credentials.get(). Étape 2 : POST …/follow-up/ avec "
+        "le même corps et `assertion` = {nonce, credential}. L'établissement qui signe au mot de passe répond 409 R28.",
+    )
+    @action(detail=True, methods=["post"], url_path="follow-up/options")
+    def follow_up_options(self, request, pk=None):
+        observation = self.get_object()
+        data = self.validated(request, ObservationActionOptionsSerializer)
+        options = services.action_signing_options(request.user, observation, data["text"], data["signer"])
+        return Response(SigningOptionsSerializer(options).data)
 
 
 def _path(name, low, high, description):
@@ -214,7 +263,38 @@ class StatementView(APIView):
         casino = self.casino(request)
         data = StatementSignSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        values = data.validated_data
         services.sign_statement(
-            request.user, casino, year, month, data.validated_data["signer"], data.validated_data["password"]
+            request.user,
+            casino,
+            year,
+            month,
+            values["signer"],
+            values.get("password"),
+            otp=values.get("otp"),
+            assertion=values.get("assertion"),
         )
         return Response(self.answer(casino, year, month), status=201)
+
+
+class StatementOptionsView(StatementView):
+    """The first step of the situation mensuelle signed with the director's key (R26, R28)."""
+
+    # For the permission check: POST asks books.add_monthlystatement, as the signature does.
+    http_method_names = ["post", "options"]
+
+    @extend_schema(
+        parameters=[YEAR, MONTH, CASINO],
+        request=KeySignerFields,
+        responses=SigningOptionsSerializer,
+        summary="Signer la situation mensuelle avec une clé, étape 1 : le défi de l'acte (R26, R28)",
+        description="Le corps {signer} ; la réponse donne la déclaration canonique (mois, empreinte SHA-256 du "
+        "contenu) et les options de navigator.credentials.get(). Étape 2 : POST /situations/{année}/{mois}/ avec "
+        "`signer` et `assertion` = {nonce, credential}. L'établissement qui signe au mot de passe répond 409 R28.",
+    )
+    def post(self, request, year, month):
+        casino = self.casino(request)
+        data = KeySignerFields(data=request.data)
+        data.is_valid(raise_exception=True)
+        options = services.statement_signing_options(request.user, casino, year, month, data.validated_data["signer"])
+        return Response(SigningOptionsSerializer(options).data)

@@ -1,7 +1,7 @@
 from django import forms
 
 from cashbox.carnets import current_season
-from cashbox.forms import CashForm, otp_field, people, signer_fields
+from cashbox.forms import AssertionField, CashForm, otp_field, people, signer_fields, signs_with_key
 from casino.models import Role
 from casino.rules import article
 
@@ -53,6 +53,12 @@ class ObservationForm(forms.Form):
     def __init__(self, *args, casino=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.casino = casino
+        if casino is not None and signs_with_key(casino):
+            # The regulator's own key signs the entry (R28): no password is asked.
+            del self.fields["password"]
+            self.fields["assertion"] = AssertionField(required=False, label="")
+            self.by_key = True
+            return
         otp_field(self)
         self.fields["otp"].help_text = "Votre code TOTP, requis hors mode démonstration (R28)."
 
@@ -66,7 +72,7 @@ class ObservationActionForm(CashForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["text"] = forms.CharField(label="suite donnée", widget=forms.Textarea(attrs={"rows": 3}))
-        signer_fields(self, {Role.DIRECTOR, Role.CODIR}, "signé par (direction)")
+        signer_fields(self, {Role.DIRECTOR, Role.CODIR}, "signé par (direction)", by_key=True)
 
 
 class LevyScheduleForm(CashForm):
@@ -83,7 +89,7 @@ class LevyScheduleForm(CashForm):
             widget=forms.Textarea(attrs={"rows": 5, "placeholder": "0 ; 100000 ; 10\n100000 ; ; 20"}),
             help_text=f"Montants en euros, taux en pour cent (R25, {article('R25')}).",
         )
-        signer_fields(self, {Role.DIRECTOR}, "saisi et signé par le directeur responsable")
+        signer_fields(self, {Role.DIRECTOR}, "saisi et signé par le directeur responsable", by_key=True)
 
     def brackets(self):
         rows = []
@@ -101,4 +107,4 @@ class StatementSignForm(CashForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        signer_fields(self, {Role.DIRECTOR}, "signée par le directeur responsable")
+        signer_fields(self, {Role.DIRECTOR}, "signée par le directeur responsable", by_key=True)

@@ -18,10 +18,11 @@ from books.forms import (
 )
 from books.models import LevySchedule, MonthlyStatement, Observation
 from books.prelevements import SEASONS, sheet, sheet_number
-from books.statements import MONTHS, previous_month, statement
+from books.statements import MONTHS, content_hash, previous_month, statement, statement_of
 from cashbox import signatures
 from cashbox.carnets import current_season
 from cashbox.views import ServiceFormView
+from casino.accounts.passkey_views import form_errors_json, options_json
 from casino.web.mixins import RoleRequiredMixin
 from seances import services as seance_services
 from seances.models import GamingDay, Seance
@@ -114,6 +115,17 @@ class ObservationListView(ByMethodPermission, ServiceFormView):
         )
         return {"casino": self.casino, "observations": observations}
 
+    def signing_options(self, form):
+        """The entry's challenge for the regulator's own key (R27, R28): no signer to choose, the writer signs."""
+        if not form.is_valid():
+            return form_errors_json(form)
+        data = form.cleaned_data
+        return options_json(
+            lambda: services.observation_signing_options(
+                self.request.user, self.casino, data["visited_at"], data["text"], data["injunction"]
+            )
+        )
+
     def perform(self, form):
         data = form.cleaned_data
         services.record_observation(
@@ -122,8 +134,9 @@ class ObservationListView(ByMethodPermission, ServiceFormView):
             data["visited_at"],
             data["text"],
             data["injunction"],
-            data["password"],
+            data.get("password"),
             otp=data.get("otp"),
+            assertion=data.get("assertion"),
         )
 
 
@@ -151,9 +164,22 @@ class ObservationDetailView(ByMethodPermission, ServiceFormView):
     def extra_context(self):
         return {"observation": self.observation, "casino": self.casino}
 
+    def act_as_entered(self, form):
+        data = form.cleaned_data
+        text = services.action_text(self.request.user, data["text"])
+        return services.action_act(self.observation, data["signer"], text)
+
     def perform(self, form):
         data = form.cleaned_data
-        services.record_action(self.request.user, self.observation, data["text"], data["signer"], data["password"])
+        services.record_action(
+            self.request.user,
+            self.observation,
+            data["text"],
+            data["signer"],
+            data.get("password"),
+            otp=data.get("otp"),
+            assertion=data.get("assertion"),
+        )
 
 
 class LevyIndexView(RoleRequiredMixin, View):
@@ -207,6 +233,11 @@ class LevyScheduleView(ServiceFormView):
     def success_url(self):
         return f"{reverse('levy-index')}?casino={self.casino.pk}"
 
+    def act_as_entered(self, form):
+        data = form.cleaned_data
+        name, parsed = services.schedule_entered(self.request.user, data["season"], data["name"], form.brackets())
+        return services.levy_schedule_act(self.casino, data["signer"], data["season"], name, parsed)
+
     def perform(self, form):
         data = form.cleaned_data
         services.enter_levy_schedule(
@@ -216,7 +247,9 @@ class LevyScheduleView(ServiceFormView):
             data["name"],
             form.brackets(),
             data["signer"],
-            data["password"],
+            data.get("password"),
+            otp=data.get("otp"),
+            assertion=data.get("assertion"),
         )
 
 
@@ -270,6 +303,12 @@ class StatementView(ByMethodPermission, ServiceFormView):
     def extra_context(self):
         return {"casino": self.casino, "statement": self.statement, "document": self.statement["document"]}
 
+    def act_as_entered(self, form):
+        year, month = self.statement["year"], self.statement["month"]
+        services.month_to_sign(self.request.user, year, month)
+        digest = content_hash(statement_of(self.casino, year, month))
+        return services.statement_act(self.casino, form.cleaned_data["signer"], year, month, digest)
+
     def perform(self, form):
         data = form.cleaned_data
         services.sign_statement(
@@ -278,5 +317,7 @@ class StatementView(ByMethodPermission, ServiceFormView):
             self.statement["year"],
             self.statement["month"],
             data["signer"],
-            data["password"],
+            data.get("password"),
+            otp=data.get("otp"),
+            assertion=data.get("assertion"),
         )

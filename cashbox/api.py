@@ -35,7 +35,6 @@ from cashbox.serializers import (
     RegisterAmendmentSerializer,
     RegisterCreateSerializer,
     ResumeSerializer,
-    SignerFields,
     SigningOptionsSerializer,
 )
 from casino.accounts.passkeys import signing_options
@@ -387,7 +386,11 @@ class RegisterAmendmentViewSet(CashViewSet):
     filterset_class = RegisterAmendmentFilter
     http_method_names = ["get", "head", "options", "post"]
     # No role holds add_registeramendment: a rectificatif is never posted (POST answers 403 to every role).
-    action_permissions = {"sign": ["cashbox.sign_register"], "create": ["cashbox.add_registeramendment"]}
+    action_permissions = {
+        "sign": ["cashbox.sign_register"],
+        "sign_options": ["cashbox.sign_register"],
+        "create": ["cashbox.add_registeramendment"],
+    }
 
     def get_queryset(self):
         return (
@@ -401,13 +404,35 @@ class RegisterAmendmentViewSet(CashViewSet):
         # A rectificatif is never posted: a correction after the register draws it up (POST /corrections/).
         raise MethodNotAllowed("POST")
 
-    @extend_schema(request=SignerFields, responses=RegisterAmendmentSerializer)
+    @extend_schema(request=KeySignerFields, responses=RegisterAmendmentSerializer)
     @action(detail=True, methods=["post"])
     def sign(self, request, pk=None):
         amendment = self.get_object()
-        data = self.validated(request, SignerFields)
-        amendment = services.sign_amendment(amendment, data["signer"], data["password"], otp=data.get("otp"))
+        data = self.validated(request, KeySignerFields)
+        amendment = services.sign_amendment(
+            amendment, data["signer"], data.get("password"), otp=data.get("otp"), assertion=data.get("assertion")
+        )
         return Response(self.serializer_class(amendment).data)
+
+    @extend_schema(
+        request=KeySignerFields,
+        responses=SigningOptionsSerializer,
+        summary="Signer un rectificatif avec une clé, étape 1 : le défi de l'acte (R22, R24, R28)",
+        description="Le corps {signer} ; la réponse donne la déclaration canonique du rectificatif (registre, numéro, "
+        "correction et motif, totaux en chiffres et en lettres, lignes) et les options de "
+        "navigator.credentials.get(). Étape 2 : POST …/sign/ avec `signer` et `assertion` = {nonce, credential}.",
+    )
+    @action(detail=True, methods=["post"], url_path="sign/options")
+    def sign_options(self, request, pk=None):
+        amendment = self.get_object()
+        data = self.validated(request, KeySignerFields)
+        casino = amendment.register.gaming_day.casino
+        if casino.signature_method != Casino.SignatureMethod.PASSKEY:
+            raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+        signer = signer_among(signatures.people_of(casino, [data["signer"]]), data["signer"], "R28")
+        with request_transaction():
+            options = signing_options(casino, signer, services.amendment_act(amendment, data["signer"]))
+        return Response(SigningOptionsSerializer(options).data)
 
 
 class DeputyViewSet(CashViewSet):

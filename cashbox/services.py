@@ -1038,8 +1038,36 @@ def sign_register(register, signer, password, otp=None, assertion=None):
         )
 
 
-def sign_amendment(amendment, signer, password, otp=None):
-    """Sign a rectificatif, as the register is signed: by two again (R22, R24)."""
+def amendment_act(amendment, signer):
+    """The canonical statement of a rectificatif signed (R22, R24, R28), as rectificatifs.json lets the regulator
+    rebuild it: its register, number, correction and reason, totals in figures and words, its lines."""
+    lines = sorted(
+        (
+            [line.seance_id, line.cashbox_id, line.count_id, line.previous_result, line.result]
+            for line in RegisterAmendmentLine.objects.filter(amendment=amendment)
+        ),
+        # The order tools/verify_export.py rebuilds: by séance, cash box and count.
+        key=lambda line: (line[0], line[1], line[2] or 0),
+    )
+    figures = {
+        "amendment": amendment.pk,
+        "register": amendment.register_id,
+        "number": amendment.number,
+        "correction": amendment.correction_id,
+        "reason": amendment.correction.reason,
+        "previous_total": amendment.previous_total,
+        "total": amendment.total,
+        "difference": amendment.difference,
+        "total_in_words": amendment.total_in_words,
+        "lines": lines,
+    }
+    casino_id = amendment.register.gaming_day.casino_id
+    return act_of("cashbox.registeramendment", Signature.Purpose.REGISTER_AMENDMENT.value, casino_id, signer, figures)
+
+
+def sign_amendment(amendment, signer, password, otp=None, assertion=None):
+    """Sign a rectificatif, as the register is signed: by two again (R22, R24), each with their key in a casino that
+    signs with keys (R28)."""
     with transaction.atomic():
         # Lock the rectificatif: two simultaneous signatures must not both take the first place.
         amendment = (
@@ -1054,5 +1082,13 @@ def sign_amendment(amendment, signer, password, otp=None):
         )
         gaming_day = amendment.register.gaming_day
         return _sign_twice(
-            amendment, gaming_day, signer, password, Signature.Purpose.REGISTER_AMENDMENT, statement, otp=otp
+            amendment,
+            gaming_day,
+            signer,
+            password,
+            Signature.Purpose.REGISTER_AMENDMENT,
+            statement,
+            otp=otp,
+            act=amendment_act(amendment, signer),
+            assertion=assertion,
         )

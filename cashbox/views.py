@@ -39,7 +39,7 @@ from casino.accounts import passkeys
 from casino.accounts.security import signer_among
 from casino.audit.journal import mark_tableau
 from casino.charts import bar_chart, timeline
-from casino.rules import DomainError, RoleForbidden
+from casino.rules import DomainError, InvalidTransition, RoleForbidden
 from casino.web.form_tokens import keep_form_token
 from casino.web.formats import euros
 from casino.web.middleware import mark_refusal, refusal_of
@@ -591,15 +591,12 @@ class RegisterView(RoleRequiredMixin, View):
     def post(self, request, date):
         day = self.get_day(request, date)
         action = request.POST.get("action")
-        if action == "sign" and request.POST.get("sign_options") == "1":
-            return self.signing_options(request, day)
+        if action in ("sign", "sign_amendment") and request.POST.get("sign_options") == "1":
+            return self.signing_options(request, day, action)
         if action in ("sign", "sign_amendment") and request.POST.get("confirm") != "1":
             return self.preview(request, day, action)
-        # The register itself is signed with a key in a casino on keys (R28); a rectificatif still with a password.
-        by_key = action == "sign"
-        form = (
-            SignForm(request.POST, casino=day.casino, by_key=by_key) if action in ("sign", "sign_amendment") else None
-        )
+        # The register and its rectificatifs are signed with a key in a casino on keys (R28).
+        form = SignForm(request.POST, casino=day.casino, by_key=True) if action in ("sign", "sign_amendment") else None
         status = 200
         try:
             with transaction.atomic():
@@ -619,8 +616,9 @@ class RegisterView(RoleRequiredMixin, View):
                         services.sign_amendment(
                             amendment,
                             form.cleaned_data["signer"],
-                            form.cleaned_data["password"],
+                            form.cleaned_data.get("password"),
                             otp=form.cleaned_data.get("otp"),
+                            assertion=form.cleaned_data.get("assertion"),
                         )
                     else:
                         services.sign_register(
@@ -650,16 +648,26 @@ class RegisterView(RoleRequiredMixin, View):
             return render(request, "cashbox/register.html", self.context(day, None, form), status=status)
         return render(request, "cashbox/register.html", self.context(day, form), status=status)
 
-    def signing_options(self, request, day):
-        """The challenge of the register's signature for the signer's key (R28, static/js/passkey.js)."""
+    def signing_options(self, request, day, action="sign"):
+        """The challenge of the register's (or a rectificatif's) signature for the signer's key (R28,
+        static/js/passkey.js)."""
         form = SignForm(request.POST, casino=day.casino, by_key=True)
         register = ControlRegister.objects.filter(gaming_day=day).first()
         if register is None or not form.is_valid() or not request.user.has_perm("cashbox.sign_register"):
             return JsonResponse({"code": "R22", "message": "Signature impossible : registre ou signataire"}, status=400)
         signer = form.cleaned_data["signer"]
         try:
+            if action == "sign_amendment":
+                amendment = RegisterAmendment.objects.filter(
+                    register=register, pk=posted_key(request.POST.get("amendment"))
+                ).first()
+                if amendment is None:
+                    raise InvalidTransition("R24", "Signature impossible : rectificatif inconnu pour ce registre")
+                act = services.amendment_act(amendment, signer)
+            else:
+                act = services.register_act(register, signer)
             person = signer_among(people_of(day.casino, [signer]), signer, "R28")
-            options = passkeys.signing_options(day.casino, person, services.register_act(register, signer))
+            options = passkeys.signing_options(day.casino, person, act)
         except DomainError as exc:
             return JsonResponse({"code": exc.rule, "message": exc.message}, status=exc.status_code)
         except ValidationError as exc:
@@ -716,7 +724,7 @@ class RegisterView(RoleRequiredMixin, View):
                 ("Total de la version rectifiée", euros(amendment.previous_total)),
                 ("Différence", euros(amendment.difference)),
             ]
-        secrets = SignForm(casino=day.casino, by_key=not amendment)
+        secrets = SignForm(casino=day.casino, by_key=True)
         context = {
             "title": f"Signer {what} du {date}",
             "statement": f"{what} du {date}, arrêté à {euros(book.total)}, en {'première' if first else 'seconde'} signature de {signer}",

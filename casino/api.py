@@ -8,11 +8,12 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import MethodNotAllowed, ValidationError
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from cashbox.serializers import SigningOptionsSerializer
 from casino.accounts.activation import issue_activation_code
 from casino.accounts.api import AccountChangeSerializer
 from casino.accounts.roles import role_of
@@ -21,6 +22,7 @@ from casino.accounts.services import (
     propose_password_reset,
     propose_second_factor_reset,
     refuse_unless_director,
+    settings_signing_options,
 )
 from casino.audit import anchors
 from casino.audit.seals import as_document
@@ -38,10 +40,11 @@ class CasinoViewSet(RecordViewSet):
     queryset = Casino.objects.all()
     serializer_class = CasinoSerializer
     filterset_class = CasinoFilter
-    http_method_names = ["get", "put", "patch", "head", "options"]
+    # POST only for the first step of a signature with a key (settings/sign/options/): no casino is created here.
+    http_method_names = ["get", "put", "patch", "post", "head", "options"]
 
     def get_permissions(self):
-        if self.action in ("update", "partial_update"):
+        if self.action in ("update", "partial_update", "settings_sign_options", "create"):
             # The role is the service's to refuse, with its rule (403 R29), rather than a bare permission error.
             return [IsAuthenticated()]
         return super().get_permissions()
@@ -50,7 +53,19 @@ class CasinoViewSet(RecordViewSet):
     def update(self, request, *args, **kwargs):
         """The director's signed change (password, reason and, where needed, otp in the body); it applies from the
         gaming day `changes_apply_from` (R29)."""
-        partial = kwargs.pop("partial", False)
+        casino, data, values = self.settings_sent(request, kwargs.pop("partial", False))
+        change_settings(
+            request.user,
+            casino,
+            values,
+            data.get("reason", ""),
+            data.get("password", ""),
+            otp=data.get("otp", ""),
+            assertion=data.get("assertion"),
+        )
+        return Response(self.get_serializer(self.get_queryset().get(pk=casino.pk)).data)
+
+    def settings_sent(self, request, partial):
         casino = self.get_object()
         refuse_unless_director(request.user)
         # Before the serializer sets the values sent on `casino`: what the unsent fields keep.
@@ -60,10 +75,26 @@ class CasinoViewSet(RecordViewSet):
         data = serializer.validated_data
         # Unsent fields keep the values last signed; sent ones were normalised by the model's clean() on `casino`.
         values = latest | {name: getattr(casino, name) for name in DIRECTED_SETTINGS if name in data}
-        change_settings(
-            request.user, casino, values, data.get("reason", ""), data.get("password", ""), otp=data.get("otp", "")
-        )
-        return Response(self.get_serializer(self.get_queryset().get(pk=casino.pk)).data)
+        return casino, data, values
+
+    def create(self, request, *args, **kwargs):
+        # No casino is created by the API: 405, as before POST served the first step of a signed change.
+        raise MethodNotAllowed("POST")
+
+    @extend_schema(
+        request=CasinoSerializer,
+        responses=SigningOptionsSerializer,
+        summary="Changer les réglages avec sa clé, étape 1 : le défi de l'acte (R28, R29)",
+        description="Le corps de PATCH /casinos/{id}/ (les réglages changés et `reason`, sans secret) ; la réponse "
+        "donne la déclaration canonique de la nouvelle version des réglages (journée d'effet, motif, chaque réglage) "
+        "et les options de navigator.credentials.get(). Étape 2 : PATCH /casinos/{id}/ avec le même corps et "
+        "`assertion` = {nonce, credential}. L'établissement qui signe au mot de passe répond 409 R28.",
+    )
+    @action(detail=True, methods=["post"], url_path="settings/sign/options")
+    def settings_sign_options(self, request, pk=None):
+        casino, data, values = self.settings_sent(request, partial=True)
+        options = settings_signing_options(request.user, casino, values, data.get("reason", ""))
+        return Response(SigningOptionsSerializer(options).data)
 
 
 class IssueCodeSerializer(serializers.Serializer):

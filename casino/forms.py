@@ -3,7 +3,7 @@ import json
 from django import forms
 from django.contrib.auth import get_user_model
 
-from cashbox.forms import otp_field
+from cashbox.forms import AssertionField, otp_field
 from casino.accounts.services import FIELDS, save_employee
 from casino.models import REGULATORY_SETTINGS, Casino, Employee, Role
 
@@ -50,7 +50,14 @@ class CasinoForm(forms.ModelForm):
 
     def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
-        otp_field(self, {Role.DIRECTOR})
+        # The method in force is the stored one, read before the form sets the values posted (R28).
+        self.by_key = bool(self.instance.pk) and self.instance.signature_method == Casino.SignatureMethod.PASSKEY
+        if self.by_key:
+            # The director's key signs the new settings (« Signer avec ma clé »): no password is asked.
+            del self.fields["password"]
+            self.fields["assertion"] = AssertionField(required=False, label="")
+        else:
+            otp_field(self, {Role.DIRECTOR})
         if not self.is_bound and self.instance.pk:
             # The values last signed (in force, or pending from a later day): the thresholds live in the versions.
             latest = self.instance.latest_settings()

@@ -71,6 +71,13 @@ class CasinoSerializer(CleanedModelSerializer):
     )
     otp = serializers.CharField(write_only=True, required=False, allow_blank=True, help_text="Code TOTP du directeur.")
     reason = serializers.CharField(write_only=True, required=False, allow_blank=True, help_text="Motif du changement.")
+    assertion = serializers.JSONField(
+        write_only=True,
+        required=False,
+        help_text="Établissement qui signe avec les clés (R28) : la signature du directeur avec sa clé, "
+        '{"nonce": <nonce rendu par …/settings/sign/options/>, "credential": <PublicKeyCredential de '
+        "navigator.credentials.get(), en JSON, binaires en base64url>} ; aucun mot de passe n'est alors demandé.",
+    )
 
     def to_representation(self, casino):
         data = super().to_representation(casino)
@@ -110,6 +117,7 @@ class CasinoSerializer(CleanedModelSerializer):
             "password",
             "otp",
             "reason",
+            "assertion",
         ]
         read_only_fields = ["id", "name"]
 

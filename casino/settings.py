@@ -54,6 +54,9 @@ WEBAUTHN_RP_NAME = os.environ.get("WEBAUTHN_RP_NAME", "Registre des jeux de boul
 INSTALLED_APPS = [
     # django.contrib.admin with a site behind the second factor and without the account admins (R28, R29).
     "casino.admin_apps.CasinoAdminConfig",
+    # Before django.contrib.auth: the first app wins a management command's name, and the accounts' `changepassword`
+    # sets no casino person's password (R28, casino/accounts/management/commands/changepassword.py).
+    "casino.accounts.apps.AccountCommandsConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

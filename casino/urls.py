@@ -127,6 +127,11 @@ urlpatterns = [
     path("api/v1/games/<str:game>/settle/", game_api.SettleView.as_view(), name="api-settle"),
     path("api/v1/prelevements/<int:season>/<int:n>/", books_api.LevySheetView.as_view(), name="api-levy-sheet"),
     path("api/v1/situations/<int:year>/<int:month>/", books_api.StatementView.as_view(), name="api-statement"),
+    path(
+        "api/v1/situations/<int:year>/<int:month>/sign/options/",
+        books_api.StatementOptionsView.as_view(),
+        name="api-statement-sign-options",
+    ),
     path("api/v1/apparatus/<int:pk>/check-stakes/", seances_api.CheckStakesView.as_view(), name="api-check-stakes"),
     path("api/v1/apparatus/<int:pk>/rien-ne-va-plus/", spin_api.AnnounceView.as_view(), name="api-announce"),
     path(

@@ -9,7 +9,8 @@ from django.views.generic import RedirectView
 
 from casino.accounts.activation import has_second_factor, was_activated
 from casino.accounts.auth import safe_next
-from casino.accounts.services import change_settings, refuse_unless_director
+from casino.accounts.passkey_views import form_errors_json, options_json
+from casino.accounts.services import change_settings, refuse_unless_director, settings_signing_options
 from casino.forms import CasinoForm, EmployeeForm
 from casino.models import DIRECTED_SETTINGS, REGULATORY_SETTINGS, AccountChange, Alert, Casino, Employee
 from casino.rules import DomainError, RoleForbidden, article
@@ -135,6 +136,13 @@ class CasinoUpdateView(ScopedFormView):
     def post(self, request, *args, **kwargs):
         self.object = self.get_object()
         form = self.get_form(request.POST)
+        if request.POST.get("sign_options") == "1" and form.by_key:
+            # The challenge of the new settings for the director's key (R28, static/js/passkey.js).
+            if not form.is_valid():
+                return form_errors_json(form)
+            values = {name: getattr(form.instance, name) for name in DIRECTED_SETTINGS}
+            reason = form.cleaned_data["reason"]
+            return options_json(lambda: settings_signing_options(request.user, self.object, values, reason))
         if form.is_valid():
             data = form.cleaned_data
             # The model's clean() normalised the values on the form's instance (chips, colours).
@@ -142,7 +150,13 @@ class CasinoUpdateView(ScopedFormView):
             try:
                 with transaction.atomic():
                     version = change_settings(
-                        request.user, self.object, values, data["reason"], data["password"], otp=data.get("otp")
+                        request.user,
+                        self.object,
+                        values,
+                        data["reason"],
+                        data.get("password"),
+                        otp=data.get("otp"),
+                        assertion=data.get("assertion"),
                     )
             except ValidationError as exc:
                 form.add_error(None, exc)

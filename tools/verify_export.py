@@ -1681,6 +1681,152 @@ def _floor_acts(bag, payload):
     return acts
 
 
+def _figure(text):
+    """A figure of the settings as the server's statement writes it: numbers without trailing zeros, else the text."""
+    try:
+        number = decimal.Decimal(text)
+    except (decimal.InvalidOperation, TypeError):
+        return text
+    return format(number.normalize(), "f") if number.is_finite() else text
+
+
+def _moment(text):
+    """A moment of a CSV row as the canonical JSON writes it (UTC, microseconds, "Z")."""
+    moment = _at(text)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if isinstance(moment, datetime.datetime) else text
+
+
+def _stored_figures(row):
+    """The figures of the statement kept with a signature (its `act` column), or {}: used only to find which record a
+    statement names, never as what was signed."""
+    try:
+        return json.loads(row.get("act") or "{}").get("figures") or {}
+    except (ValueError, AttributeError):
+        return {}
+
+
+def _signed_acts(bag, payload, signature_rows):
+    """{signature id: (what, record, purpose, figures)} of the direction's acts and the books beyond the day (R22–R29),
+    rebuilt from their exported rows: rectificatifs, key confirmations and revocations, decisions on proposals,
+    versions of the settings, levy schedules, situations mensuelles, the registre d'observations' entries."""
+    acts = {}
+    lines = {}
+    for row in _table(bag, payload, "data/register_amendment_lines.csv"):
+        count = int(row["count"]) if row["count"] else None
+        lines.setdefault(row["amendment"], []).append(
+            [int(row["seance"]), int(row["cashbox"]), count, _money(row["previous_result"]), _money(row["result"])]
+        )
+    for row in _table(bag, payload, "data/register_amendments.csv"):
+        figures = {
+            "amendment": int(row["id"]),
+            "register": int(row["register"]),
+            "number": int(row["number"]),
+            "correction": int(row["correction"]),
+            "reason": row["reason"],
+            "previous_total": _money(row["previous_total"]),
+            "total": _money(row["total"]),
+            "difference": _money(row["difference"]),
+            "total_in_words": row["total_in_words"],
+            "lines": sorted(lines.get(row["id"], []), key=lambda line: (line[0], line[1], line[2] or 0)),
+        }
+        name = f"le rectificatif n° {row['number']} du registre de contrôle du {row['date']}"
+        for column in ("first_signature", "second_signature"):
+            if row.get(column):
+                acts[row[column]] = (name, "cashbox.registeramendment", "register_amendment", figures)
+    keys = {row["id"]: row for row in _table(bag, payload, "data/passkeys.csv")}
+
+    def key_figures(key):
+        return {
+            "passkey": int(key["id"]),
+            "holder": key["holder"],
+            "name": key["name"],
+            "credential_id": key["credential_id"],
+            "public_key_spki": key["public_key_spki"],
+            "algorithm": int(key["algorithm"]),
+            "aaguid": key["aaguid"],
+        }
+
+    for key in keys.values():
+        if key.get("confirmation"):
+            name = f"la confirmation de la clé n° {key['id']} de {key['holder']}"
+            acts[key["confirmation"]] = (name, "casino.passkey", "passkey_confirmation", key_figures(key))
+    for row in signature_rows:
+        key = keys.get(str(_stored_figures(row).get("passkey", "")))
+        if row.get("purpose") == "passkey_revocation" and key is not None:
+            figures = key_figures(key) | {"reason": key["revocation_reason"]}
+            name = f"la révocation de la clé n° {key['id']} de {key['holder']}"
+            acts[row["id"]] = (name, "casino.passkey", "passkey_revocation", figures)
+    approval = ("role", "approval_number", "approval_date", "approval_end", "suspended_from", "suspended_until")
+    for row in _table(bag, payload, "data/account_decisions.csv"):
+        figures = {
+            "change": int(row["change"]),
+            "employee": row["employee"],
+            "proposed": {name: row[name] for name in approval},
+            "reset_password": row["reset_password"] == "t",
+            "reset_second_factor": row["reset_second_factor"] == "t",
+            "deactivate": row["deactivate"] == "t",
+            "confirmed": row["confirmed"] == "t",
+            "reason": row["reason"],
+        }
+        name = f"la décision sur la proposition n° {row['change']} pour {row['employee']}"
+        acts[row["signature"]] = (name, "casino.accountdecision", "account", figures)
+    signed = {row["id"]: _stored_figures(row) for row in signature_rows}
+    for row in _table(bag, payload, "data/day_settings.csv"):
+        if not row.get("signature"):
+            continue
+        stored = signed.get(row["signature"], {})
+        settings = {}
+        for name in stored.get("settings", {}):
+            value = row.get(name, "")
+            if name == "vingt_trois_colours" and value:
+                value = _canonical(json.loads(value)).decode()
+            settings[name] = _figure(value)
+        figures = {
+            "effective_from": row["effective_from"],
+            "reason": row["reason"],
+            "settings": settings,
+            # Chips and the signature method apply at once and have no version: as the signed statement says them.
+            "immediate": stored.get("immediate", {}),
+        }
+        name = f"le changement des réglages applicable le {row['effective_from']}"
+        acts[row["signature"]] = (name, "casino.daysettings", "settings", figures)
+    brackets = {}
+    for row in _table(bag, payload, "data/levy_brackets.csv"):
+        upper = f"{decimal.Decimal(row['upper']):.2f}" if row["upper"] else None
+        rate = f"{decimal.Decimal(row['rate']):.4f}"
+        brackets.setdefault(row["schedule"], []).append([_money(row["lower"]), upper, rate])
+    for row in _table(bag, payload, "data/levy_schedules.csv"):
+        figures = {
+            "season": int(row["season"]),
+            "name": row["name"],
+            "brackets": sorted(brackets.get(row["id"], []), key=lambda b: decimal.Decimal(b[0])),
+        }
+        name = f"le barème « {row['name']} » de la saison {row['season']}"
+        acts[row["signature"]] = (name, "books.levyschedule", "levy_schedule", figures)
+    for row in _table(bag, payload, "data/monthly_statements.csv"):
+        figures = {"year": int(row["year"]), "month": int(row["month"]), "content_hash": row["content_hash"]}
+        name = f"la situation mensuelle de {int(row['month']):02d}/{row['year']}"
+        acts[row["signature"]] = (name, "books.monthlystatement", "monthly_statement", figures)
+    observations = {row["id"]: row for row in _table(bag, payload, "data/observations.csv")}
+    for row in observations.values():
+        figures = {"visited_at": _moment(row["visited_at"]), "text": row["text"], "injunction": row["injunction"]}
+        name = f"l'observation n° {row['id']} du registre spécial"
+        acts[row["signature"]] = (name, "books.observation", "observation", figures)
+    for row in _table(bag, payload, "data/observation_actions.csv"):
+        observation = observations.get(row["observation"])
+        if observation is None:
+            continue
+        figures = {
+            "observation": int(row["observation"]),
+            "visited_at": _moment(observation["visited_at"]),
+            "injunction": observation["injunction"],
+            "text": row["text"],
+        }
+        name = f"la suite donnée n° {row['id']} à l'observation n° {row['observation']}"
+        acts[row["signature"]] = (name, "books.observationaction", "observation_action", figures)
+    return acts
+
+
 def _public_key(row):
     from cryptography.hazmat.primitives.serialization import load_der_public_key
 
@@ -1725,8 +1871,9 @@ def check_personal_signatures(bag, payload, notes):
     Signatures made with a password are counted in `notes`: the server attests them, nothing here can."""
     problems, by_password, verified = [], {}, 0
     keys = {row["id"]: row for row in _table(bag, payload, "data/passkeys.csv")}
-    acts = _acts(bag, payload)
-    for row in _table(bag, payload, "data/signatures.csv"):
+    signature_rows = _table(bag, payload, "data/signatures.csv")
+    acts = {**_acts(bag, payload), **_signed_acts(bag, payload, signature_rows)}
+    for row in signature_rows:
         person = row["signer"]
         if row.get("method", "password") != "passkey":
             by_password[person] = by_password.get(person, 0) + 1

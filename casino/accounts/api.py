@@ -8,9 +8,18 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from cashbox.serializers import SigningOptionsSerializer
 from casino.accounts import passkeys
 from casino.accounts.roles import role_of
-from casino.accounts.services import DIRECTION, confirm_passkey, decide, require_key_holder, revoke_passkey
+from casino.accounts.services import (
+    DIRECTION,
+    confirm_passkey,
+    decide,
+    decision_signing_options,
+    key_signing_options,
+    require_key_holder,
+    revoke_passkey,
+)
 from casino.audit.history import history_rows
 from casino.models import AccountChange, Casino, Passkey, Role
 from casino.web.filters import AccountChangeFilter, IdFilter
@@ -71,13 +80,49 @@ class DecisionResponseSerializer(AccountChangeSerializer):
         read_only_fields = fields
 
 
-class DecisionSerializer(serializers.Serializer):
+ASSERTION_HELP = (
+    "Établissement qui signe avec les clés (R28) : "
+    '{"nonce": <nonce rendu par …/options/>, "credential": <PublicKeyCredential de navigator.credentials.get(), '
+    "sérialisé en JSON, champs binaires en base64url>} ; aucun mot de passe n'est alors demandé."
+)
+
+
+def assertion_field():
+    return serializers.JSONField(required=False, write_only=True, help_text=ASSERTION_HELP)
+
+
+def password_field():
+    return serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        style={"input_type": "password"},
+        trim_whitespace=False,
+        help_text="Mot de passe du signataire (établissement qui signe au mot de passe, ou amorçage des clés).",
+    )
+
+
+def signed(values):
+    """A signature needs the signer's password or their key's assertion (R28): neither is invalid data (400)."""
+    if not values.get("password") and not values.get("assertion"):
+        raise ValidationError({"password": "Signez : votre mot de passe, ou votre clé (`assertion`) (R28)."})
+    return values
+
+
+class DecisionOptionsSerializer(serializers.Serializer):
     decision = serializers.ChoiceField(choices=["confirm", "refuse"])
-    password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False)
     reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class DecisionSerializer(DecisionOptionsSerializer):
+    password = password_field()
     otp = serializers.CharField(
         required=False, allow_blank=True, default="", help_text="Code TOTP du signataire, quand son rôle en exige un."
     )
+    assertion = assertion_field()
+
+    def validate(self, attrs):
+        return signed(attrs)
 
 
 class AccountChangeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
@@ -90,6 +135,7 @@ class AccountChangeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
     filterset_class = AccountChangeFilter
     action_permissions = {
         "decide": ["casino.decide_accountchange"],
+        "decide_options": ["casino.decide_accountchange"],
         "history": ["casino.view_accountchange"],
     }
 
@@ -116,6 +162,7 @@ class AccountChangeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
             values["password"],
             values["reason"],
             otp=values["otp"],
+            assertion=values.get("assertion"),
         )
         body = AccountChangeSerializer(self.get_queryset().get(pk=change.pk)).data
         if decision.activation_code is None:
@@ -124,6 +171,24 @@ class AccountChangeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, vie
         code, record = decision.activation_code
         body["activation_code"] = {"code": code, "expires_at": record.expires_at}
         return Response(body, headers={"Cache-Control": "no-store"})
+
+    @extend_schema(
+        request=DecisionOptionsSerializer,
+        responses=SigningOptionsSerializer,
+        summary="Décider d'une proposition avec une clé, étape 1 : le défi de l'acte (R28, R29)",
+        description="Le corps {decision, reason} ; la réponse donne la déclaration canonique de la décision "
+        "(proposition, personne, rôle et agrément proposés, réinitialisations, décision, motif) et les options de "
+        "navigator.credentials.get(). Étape 2 : POST …/decide/ avec le même corps et `assertion` = {nonce, "
+        "credential}. L'établissement qui signe au mot de passe répond 409 R28.",
+    )
+    @action(detail=True, methods=["post"], url_path="decide/options")
+    def decide_options(self, request, pk=None):
+        change = self.get_object()
+        data = DecisionOptionsSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        options = decision_signing_options(request.user, change, values["decision"] == "confirm", values["reason"])
+        return Response(SigningOptionsSerializer(options).data)
 
     @extend_schema(responses=HistorySerializer(many=True))
     @action(detail=True, methods=["get"], pagination_class=None)
@@ -186,12 +251,20 @@ class EnrolSerializer(serializers.Serializer):
 
 
 class KeyDecisionSerializer(serializers.Serializer):
-    password = serializers.CharField(style={"input_type": "password"}, trim_whitespace=False)
+    password = password_field()
     otp = serializers.CharField(required=False, allow_blank=True, default="")
+    assertion = assertion_field()
+
+    def validate(self, attrs):
+        return signed(attrs)
 
 
-class RevocationSerializer(KeyDecisionSerializer):
+class RevocationOptionsSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=500)
+
+
+class RevocationSerializer(KeyDecisionSerializer, RevocationOptionsSerializer):
+    pass
 
 
 class PasskeyFilter(filters.FilterSet):
@@ -262,8 +335,40 @@ class PasskeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         passkey = self.get_object()
         data = KeyDecisionSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        passkey = confirm_passkey(request.user, passkey, data.validated_data["password"], data.validated_data["otp"])
+        values = data.validated_data
+        passkey = confirm_passkey(
+            request.user, passkey, values["password"], values["otp"], assertion=values.get("assertion")
+        )
         return Response(PasskeySerializer(passkey).data)
+
+    @extend_schema(
+        request=None,
+        responses=SigningOptionsSerializer,
+        summary="Confirmer une clé avec sa propre clé, étape 1 : le défi de l'acte (R28, R29)",
+        description="Sans corps ; la réponse donne la déclaration canonique de la confirmation (numéro de la clé, "
+        "titulaire, identifiant, clé publique, algorithme, modèle) et les options de navigator.credentials.get(). "
+        "Étape 2 : POST …/confirm/ avec `assertion` = {nonce, credential}. Amorçage : tant qu'aucun membre de la "
+        "direction n'a de clé confirmée, la première clé de la direction se confirme par mot de passe et code TOTP "
+        "(409 R28 ici).",
+    )
+    @action(detail=True, methods=["post"], url_path="confirm/options")
+    def confirm_options(self, request, pk=None):
+        return Response(SigningOptionsSerializer(key_signing_options(request.user, self.get_object())).data)
+
+    @extend_schema(
+        request=RevocationOptionsSerializer,
+        responses=SigningOptionsSerializer,
+        summary="Révoquer la clé d'une autre personne avec sa clé, étape 1 : le défi de l'acte (R28, R29)",
+        description="Le corps {reason} ; étape 2 : POST …/revoke/ avec le même motif et `assertion`. Son titulaire "
+        "révoque sa propre clé (perdue) avec son mot de passe.",
+    )
+    @action(detail=True, methods=["post"], url_path="revoke/options")
+    def revoke_options(self, request, pk=None):
+        passkey = self.get_object()
+        data = RevocationOptionsSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        options = key_signing_options(request.user, passkey, True, data.validated_data["reason"])
+        return Response(SigningOptionsSerializer(options).data)
 
     @extend_schema(request=RevocationSerializer, responses=PasskeySerializer)
     @action(detail=True, methods=["post"])
@@ -273,5 +378,12 @@ class PasskeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         data = RevocationSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        passkey = revoke_passkey(request.user, passkey, values["reason"], values["password"], values["otp"])
+        passkey = revoke_passkey(
+            request.user,
+            passkey,
+            values["reason"],
+            values["password"],
+            values["otp"],
+            assertion=values.get("assertion"),
+        )
         return Response(PasskeySerializer(passkey).data)

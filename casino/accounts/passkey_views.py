@@ -11,9 +11,18 @@ from django.utils.decorators import method_decorator
 from django.views import View
 from django.views.decorators.debug import sensitive_post_parameters
 
+from cashbox.forms import AssertionField
 from casino.accounts import passkeys
 from casino.accounts.roles import role_of
-from casino.accounts.services import DIRECTION, confirm_passkey, require_key_holder, revoke_passkey
+from casino.accounts.services import (
+    DIRECTION,
+    confirm_passkey,
+    confirms_by_key,
+    key_signing_options,
+    require_key_holder,
+    revoke_passkey,
+    revokes_by_key,
+)
 from casino.models import Casino, Passkey
 from casino.rules import DomainError, RoleForbidden
 from casino.web.form_tokens import keep_form_token
@@ -39,6 +48,44 @@ class SignatureForm(forms.Form):
 
 class RevocationForm(SignatureForm):
     reason = forms.CharField(label="motif de la révocation", max_length=500)
+
+
+class KeySignatureForm(forms.Form):
+    """The confirmer's own key signs a confirmation or a revocation (R28, R29): static/js/passkey.js puts the
+    assertion in the form."""
+
+    assertion = AssertionField(required=False, label="")
+
+
+class KeyRevocationForm(KeySignatureForm):
+    reason = forms.CharField(label="motif de la révocation", max_length=500)
+
+
+def options_json(build):
+    """The first step of a page's signature with a key (R28, static/js/passkey.js): the act's challenge as JSON, or the
+    refusal with its rule; nothing is written but the single-use challenge, the form's token stays free."""
+    try:
+        return keep_form_token(JsonResponse(build()))
+    except DomainError as exc:
+        return JsonResponse({"code": exc.rule, "message": exc.message}, status=exc.status_code)
+    except ValidationError as exc:
+        code, message = refusal_of(exc)
+        return JsonResponse({"code": code or "invalid", "message": message}, status=400)
+
+
+def form_errors_json(form):
+    """The first step's refusal when the form's own data are invalid (400): nothing is written."""
+    errors = [str(error) for errors in form.errors.values() for error in errors]
+    return JsonResponse({"code": "invalid", "message": " ".join(errors)}, status=400)
+
+
+def confirms_with_key(key):
+    """Whether the page asks the confirmer's key for this key's confirmation; the bootstrap's refusal (a floor key
+    before the direction's) is the service's to say, on the post."""
+    try:
+        return confirms_by_key(key)
+    except DomainError:
+        return False
 
 
 class EnrolForm(forms.Form):
@@ -145,12 +192,18 @@ class DirectionKeysView(LoginRequiredMixin, View):
         )
 
     def context(self, form=None):
-        keys = self.keys()
+        keys = list(self.keys())
+        for key in keys:
+            # Which signature each row asks (R28, R29): the confirmer's key, or the password (casino on passwords,
+            # bootstrap, own key, or a revoker who holds no key yet).
+            key.confirms_by_key = key.confirmed_at is None and confirms_with_key(key)
+            key.revokes_by_key = key.revoked_at is None and revokes_by_key(self.request.user, key)
         return {
             "pending": [k for k in keys if k.state == "en attente de confirmation"],
             "others": [k for k in keys if k.state != "en attente de confirmation"],
             "form": form or SignatureForm(),
             "revocation_form": RevocationForm(),
+            "key_revocation_form": KeyRevocationForm(),
         }
 
     def get(self, request):
@@ -158,19 +211,28 @@ class DirectionKeysView(LoginRequiredMixin, View):
 
     def post(self, request):
         revoking = "revoke" in request.POST
-        form = (RevocationForm if revoking else SignatureForm)(request.POST)
         try:
             key = _named_key(request, self.keys(), "revoke" if revoking else "confirm")
         except ValidationError as exc:
+            form = (RevocationForm if revoking else SignatureForm)(request.POST)
             return _refused(request, self.template_name, self.context(form), exc)
+        by_key = revokes_by_key(request.user, key) if revoking else confirms_with_key(key)
+        if request.POST.get("sign_options") == "1":
+            reason = request.POST.get("reason", "")
+            return options_json(lambda: key_signing_options(request.user, key, revoking, reason))
+        if by_key:
+            form = (KeyRevocationForm if revoking else KeySignatureForm)(request.POST)
+        else:
+            form = (RevocationForm if revoking else SignatureForm)(request.POST)
         if not form.is_valid():
             return render(request, self.template_name, self.context(form), status=400)
         data = form.cleaned_data
+        secrets = (data.get("password"), data.get("otp"))
         try:
             if revoking:
-                revoke_passkey(request.user, key, data["reason"], data["password"], data.get("otp"))
+                revoke_passkey(request.user, key, data["reason"], *secrets, assertion=data.get("assertion"))
             else:
-                confirm_passkey(request.user, key, data["password"], data.get("otp"))
+                confirm_passkey(request.user, key, *secrets, assertion=data.get("assertion"))
         except (DomainError, ValidationError) as exc:
             return _refused(request, self.template_name, self.context(form), exc)
         messages.success(request, "Clé révoquée." if revoking else "Clé confirmée : elle signe désormais.")

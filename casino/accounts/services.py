@@ -8,6 +8,7 @@ journaled as `account.<event>` in each casino of the person concerned.
 """
 
 import hashlib
+from decimal import Decimal
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -15,11 +16,13 @@ from django.db import transaction
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from cashbox.models import Signature
-from cashbox.signatures import sign
+from cashbox.signatures import act_of, sign
+from casino.accounts import passkeys
 from casino.accounts.activation import has_second_factor, issue_activation_code, reset_second_factor, was_activated
 from casino.accounts.roles import role_of
 from casino.accounts.security import end_sessions, end_tokens, journal, refuse_own_account
 from casino.audit.actors import names_actor
+from casino.audit.canonical import canonical
 from casino.audit.journal import casinos_of
 from casino.models import (
     DAY_FIXED_SETTINGS,
@@ -270,8 +273,9 @@ def confirmer_roles(change):
 
 @names_actor
 @transaction.atomic
-def decide(actor, change, confirm, password, reason="", otp=None):
-    """Confirm or refuse a proposal with the decider's signature; a confirmation makes it effective (R29)."""
+def decide(actor, change, confirm, password, reason="", otp=None, assertion=None):
+    """Confirm or refuse a proposal with the decider's signature; a confirmation makes it effective (R29). In a casino
+    that signs with keys, the decider's key signs the decision's statement (`decision_act`, R28)."""
     # Lock the proposal: two deciders at once must not both decide it.
     change = (
         AccountChange.objects.select_for_update(of=("self",))
@@ -309,6 +313,8 @@ def decide(actor, change, confirm, password, reason="", otp=None):
         "R29",
         not_by=[change.proposed_by, employee.user],
         otp=otp,
+        act=decision_act(change, actor, confirm, reason),
+        assertion=assertion,
     )
     decision = AccountDecision.objects.create(
         change=change, confirmed=confirm, decided_by=actor, signature=signature, reason=reason
@@ -336,6 +342,47 @@ def decide(actor, change, confirm, password, reason="", otp=None):
                 # the decider hands to them (the administrator issues none for an active account, R28).
                 decision.activation_code = issue_activation_code(actor, employee, confirmed_reset=change)
     return decision
+
+
+def _text(value):
+    """A figure of a direction's act as text, the form the offline verifier reads back from the exported CSV: empty for
+    nothing, ISO dates, Decimals without trailing zeros, JSON values canonical."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    if isinstance(value, Decimal):
+        return format(value.normalize(), "f")
+    if isinstance(value, (list, dict)):
+        return canonical(value).decode()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
+def decision_act(change, signer, confirm, reason):
+    """The canonical statement of a decision on a proposal (R28, R29), as account_decisions.csv lets the regulator
+    rebuild it: the proposal, the person, what is proposed, confirmed or refused, the reason."""
+    figures = {
+        "change": change.pk,
+        "employee": change.employee.user.username,
+        "proposed": {name: _text(getattr(change, name)) for name in FIELDS},
+        "reset_password": bool(change.reset_password),
+        "reset_second_factor": bool(change.reset_second_factor),
+        "deactivate": bool(change.deactivate),
+        "confirmed": bool(confirm),
+        "reason": reason or "",
+    }
+    return act_of("casino.accountdecision", Signature.Purpose.ACCOUNT.value, change.casino_id, signer, figures)
+
+
+def direction_signing_options(casino, actor, act):
+    """The first step of a direction's act signed with a key (R28): the act's canonical statement and the options of
+    navigator.credentials.get() whose challenge binds it; nothing of the act is written. Refused in a casino that
+    signs with passwords."""
+    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
+        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+    return passkeys.signing_options(casino, actor, act)
 
 
 def needs_enrolment(user):
@@ -395,12 +442,13 @@ def refuse_unless_director(actor):
 
 @names_actor
 @transaction.atomic
-def change_settings(actor, casino, values, reason, password, otp=None):
+def change_settings(actor, casino, values, reason, password, otp=None, assertion=None):
     """The director's signed change of the casino's settings, with its reason (R29); it applies from the next gaming
     day, the current day and the past never move (DaySettings, append-only). Returns the new version, or None when
     nothing changed.
 
-    `values`: every name of DIRECTED_SETTINGS, already validated by the model's clean() (form or serializer).
+    `values`: every name of DIRECTED_SETTINGS, already validated by the model's clean() (form or serializer). In a
+    casino that signs with keys, the director's key signs the new version (`settings_act`, R28).
     """
     refuse_unless_director(actor)
     reason = (reason or "").strip()
@@ -418,7 +466,16 @@ def change_settings(actor, casino, values, reason, password, otp=None):
     statement = f"Je change les réglages de {casino} à partir de la journée du {effective:%d/%m/%Y} : {what} — motif : {reason}."
     # Signed first, before any lock: the password hash takes its time (cashbox.signatures.check_signer).
     signature = sign(
-        casino, actor.username, password, Signature.Purpose.SETTINGS, statement, {Role.DIRECTOR}, "R29", otp=otp
+        casino,
+        actor.username,
+        password,
+        Signature.Purpose.SETTINGS,
+        statement,
+        {Role.DIRECTOR},
+        "R29",
+        otp=otp,
+        act=settings_act(casino, actor, values, reason, effective),
+        assertion=assertion,
     )
     # Lock the casino: two changes at once are versioned one after the other, each on the latest.
     locked = Casino.objects.select_for_update().get(pk=casino.pk)
@@ -434,6 +491,31 @@ def change_settings(actor, casino, values, reason, password, otp=None):
     }
     locked.save()
     return locked.day_settings.filter(signature=signature).first()
+
+
+def settings_act(casino, signer, values, reason, effective=None):
+    """The canonical statement of the director's change of settings (R28, R29): the whole version signed, from its
+    gaming day, with its reason, as day_settings.csv lets the regulator rebuild it (the settings that apply at once,
+    chips and signature method, are not versioned: the verifier reads them in the statement kept with the
+    signature)."""
+    figures = {
+        "effective_from": (effective or casino.next_settings_day()).isoformat(),
+        "reason": (reason or "").strip(),
+        "settings": {name: _text(values[name]) for name in (*DAY_FIXED_SETTINGS, *REGULATORY_SETTINGS)},
+        "immediate": {name: _text(values[name]) for name in IMMEDIATE_SETTINGS},
+    }
+    return act_of("casino.daysettings", Signature.Purpose.SETTINGS.value, casino.pk, signer, figures)
+
+
+def settings_signing_options(actor, casino, values, reason):
+    """The first step of the director's change of settings signed with a key (R28, R29)."""
+    refuse_unless_director(actor)
+    reason = (reason or "").strip()
+    if not reason:
+        raise invalid("reason", "R29", "Indiquez le motif du changement des réglages")
+    act = settings_act(casino, actor, values, reason)
+    # The method in force is the stored one: the values sent may switch it, from the next signature on.
+    return direction_signing_options(Casino.objects.get(pk=casino.pk), actor, act)
 
 
 # Installation and demonstration ---------------------------------------------------------------------------------
@@ -503,10 +585,80 @@ def _locked_key(passkey):
     )
 
 
+def key_act(passkey, signer, purpose, reason=None):
+    """The canonical statement of the confirmation or the revocation of a key (R28, R29), as passkeys.csv lets the
+    regulator rebuild it: the key's number, holder, credential id, public key, algorithm and model (and the reason of a
+    revocation)."""
+    figures = {
+        "passkey": passkey.pk,
+        "holder": passkey.user.username,
+        "name": passkey.name,
+        "credential_id": passkey.credential_id,
+        "public_key_spki": passkey.public_key_spki,
+        "algorithm": passkey.algorithm,
+        "aaguid": passkey.aaguid,
+    }
+    if reason is not None:
+        figures["reason"] = reason
+    return act_of("casino.passkey", purpose, passkey.casino_id, signer, figures)
+
+
+def direction_holds_a_key(casino):
+    """Whether a member of the casino's direction holds a confirmed key not revoked (R28, R29): until then the
+    casino's first keys are confirmed by password (the bootstrap, see `confirms_by_key`)."""
+    return Passkey.objects.filter(
+        casino=casino,
+        confirmed_at__isnull=False,
+        revoked_at__isnull=True,
+        user__is_active=True,
+        user__employee__role__in=DIRECTION,
+        user__employee__memberships__casino=casino,
+        user__employee__memberships__active=True,
+    ).exists()
+
+
+def confirms_by_key(passkey):
+    """Whether the confirmation of `passkey` is signed with the confirmer's key (R28, R29).
+
+    In a casino that signs with keys, a confirmation is signed with a key, except the bootstrap: while no member of
+    its direction holds a confirmed key, the first key of a member of the direction (the director's, say) is confirmed
+    by another member of the direction signing with their password and, in production, their TOTP code; the
+    statement says so. Once one key of the direction is confirmed, every confirmation is signed with a key; a key of
+    the floor staff is never confirmed by password in such a casino."""
+    if passkey.casino.signature_method != Casino.SignatureMethod.PASSKEY:
+        return False
+    if direction_holds_a_key(passkey.casino):
+        return True
+    if role_of(passkey.user) not in DIRECTION:
+        raise InvalidTransition(
+            "R29",
+            "Aucune clé de la direction n'est encore confirmée : confirmez d'abord celles de la direction (la "
+            "première par mot de passe et code TOTP), qui confirmera ensuite celles du personnel avec sa clé",
+        )
+    return False
+
+
+def revokes_by_key(actor, passkey):
+    """Whether the revocation of `passkey` by `actor` is signed with the actor's key (R28): another person's key, in a
+    casino that signs with keys, by a member of the direction who holds a confirmed key there."""
+    return (
+        actor.pk != passkey.user_id
+        and passkey.casino.signature_method == Casino.SignatureMethod.PASSKEY
+        and Passkey.objects.filter(
+            user=actor, casino=passkey.casino, confirmed_at__isnull=False, revoked_at__isnull=True
+        ).exists()
+    )
+
+
+BOOTSTRAP = " — amorçage : aucune clé de la direction n'est encore confirmée, signé par mot de passe"
+
+
 @names_actor
 @transaction.atomic
-def confirm_passkey(actor, passkey, password, otp=None):
-    """Another member of the direction confirms a pending key with their signature: it signs from then on (R29)."""
+def confirm_passkey(actor, passkey, password, otp=None, assertion=None):
+    """Another member of the direction confirms a pending key with their signature: it signs from then on (R29). In
+    a casino that signs with keys, with the confirmer's own key over `key_act`, but for the bootstrap
+    (`confirms_by_key`)."""
     passkey = _locked_key(passkey)
     if passkey.revoked_at is not None:
         raise InvalidTransition("R29", "Cette clé est révoquée : elle ne peut plus être confirmée")
@@ -518,16 +670,20 @@ def confirm_passkey(actor, passkey, password, otp=None):
         )
     if role_of(actor) not in DIRECTION:
         raise RoleForbidden("R29", "Seule la direction (directeur responsable ou membre du CoDir) confirme une clé")
+    by_key = confirms_by_key(passkey)
     signature = sign(
         passkey.casino,
         actor.username,
         password,
         Signature.Purpose.PASSKEY_CONFIRMATION,
-        _key_statement("confirme", passkey),
+        _key_statement("confirme", passkey)
+        + ("" if by_key or passkey.casino.signature_method == Casino.SignatureMethod.PASSWORD else BOOTSTRAP),
         DIRECTION,
         "R29",
         not_by=[passkey.user],
         otp=otp,
+        act=key_act(passkey, actor.username, Signature.Purpose.PASSKEY_CONFIRMATION.value) if by_key else None,
+        assertion=assertion,
     )
     passkey.confirmed_at, passkey.confirmed_by, passkey.confirmation = signature.signed_at, actor, signature
     passkey._history_user = actor
@@ -538,9 +694,12 @@ def confirm_passkey(actor, passkey, password, otp=None):
 
 @names_actor
 @transaction.atomic
-def revoke_passkey(actor, passkey, reason, password, otp=None):
+def revoke_passkey(actor, passkey, reason, password, otp=None, assertion=None):
     """Revoke a key, never delete it: its holder (a lost key) or the direction, with a reason and a signature (R28,
-    R29). Its past signatures stay verifiable; it signs nothing more."""
+    R29). Its past signatures stay verifiable; it signs nothing more. In a casino that signs with keys, a member of the
+    direction who holds a confirmed key revokes another person's key with it, over `key_act`; the holder revokes
+    their own (lost) key with their password, and so does a member of the direction who holds no key yet: a
+    revocation only takes a power away, and never waits (`revokes_by_key`)."""
     passkey = _locked_key(passkey)
     if passkey.revoked_at is not None:
         raise InvalidTransition("R28", "Cette clé est déjà révoquée")
@@ -559,9 +718,50 @@ def revoke_passkey(actor, passkey, reason, password, otp=None):
         KEY_HOLDERS if own else DIRECTION,
         "R29",
         otp=otp,
+        act=(
+            key_act(passkey, actor.username, Signature.Purpose.PASSKEY_REVOCATION.value, reason)
+            if revokes_by_key(actor, passkey)
+            else None
+        ),
+        assertion=assertion,
     )
     passkey.revoked_at, passkey.revoked_by, passkey.revocation_reason = signature.signed_at, actor, reason
     passkey._history_user = actor
     passkey.save()
     journal(passkey.user.employee, "passkey_revoked", actor, passkey=passkey.pk, reason=reason)
     return passkey
+
+
+def key_signing_options(actor, passkey, revoking=False, reason=""):
+    """The first step of a key's confirmation or revocation signed with a key (R28, R29): the act's statement and the
+    options of navigator.credentials.get(); nothing of the act is written."""
+    passkey = Passkey.objects.select_related("user__employee", "casino").get(pk=passkey.pk)
+    if role_of(actor) not in DIRECTION:
+        raise RoleForbidden("R29", "Seule la direction confirme ou révoque avec sa clé la clé d'une autre personne")
+    if revoking:
+        if actor.pk == passkey.user_id:
+            raise InvalidTransition(
+                "R28",
+                "Sa propre clé se révoque avec son mot de passe (elle peut être perdue) : aucune clé n'est demandée",
+            )
+        reason = (reason or "").strip()
+        if not reason:
+            raise invalid("reason", "R29", "Indiquez le motif de la révocation")
+        act = key_act(passkey, actor.username, Signature.Purpose.PASSKEY_REVOCATION.value, reason)
+    else:
+        if not confirms_by_key(passkey):
+            raise InvalidTransition(
+                "R28", "Cette confirmation se signe par mot de passe (établissement au mot de passe, ou amorçage)"
+            )
+        act = key_act(passkey, actor.username, Signature.Purpose.PASSKEY_CONFIRMATION.value)
+    return direction_signing_options(passkey.casino, actor, act)
+
+
+def decision_signing_options(actor, change, confirm, reason=""):
+    """The first step of a decision on a proposal signed with a key (R28, R29)."""
+    change = AccountChange.objects.select_related("employee__user", "casino").get(pk=change.pk)
+    roles = confirmer_roles(change)
+    if role_of(actor) not in roles:
+        names = ", ".join(sorted(Role(r).label.lower() for r in roles))
+        raise RoleForbidden("R29", f"Seul peut décider de cette proposition : {names}")
+    return direction_signing_options(change.casino, actor, decision_act(change, actor, confirm, reason))

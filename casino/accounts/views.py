@@ -16,7 +16,7 @@ from django.views import View
 from django.views.decorators.debug import sensitive_post_parameters
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from cashbox.forms import otp_field
+from cashbox.forms import AssertionField, otp_field
 from casino.accounts.activation import (
     enrolment_device,
     find_code,
@@ -25,8 +25,14 @@ from casino.accounts.activation import (
     needs_second_factor,
     use_activation_code,
 )
-from casino.accounts.services import decide, propose_password_reset, propose_second_factor_reset
-from casino.models import AccountChange, Employee
+from casino.accounts.passkey_views import form_errors_json, options_json
+from casino.accounts.services import (
+    decide,
+    decision_signing_options,
+    propose_password_reset,
+    propose_second_factor_reset,
+)
+from casino.models import AccountChange, Casino, Employee
 from casino.rules import DomainError, cite
 from casino.web.middleware import mark_refusal, refusal_of
 from casino.web.mixins import RoleRequiredMixin
@@ -43,9 +49,19 @@ class DecisionForm(forms.Form):
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
     )
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, by_key=False, **kwargs):
         super().__init__(*args, **kwargs)
+        self.by_key = by_key
+        if by_key:
+            # The casino signs with keys (R28): the decider's key signs the decision, no password is asked.
+            del self.fields["password"]
+            self.fields["assertion"] = AssertionField(required=False, label="")
+            return
         otp_field(self)
+
+
+def signs_with_key(change):
+    return change.casino.signature_method == Casino.SignatureMethod.PASSKEY
 
 
 def scoped_changes(user):
@@ -78,11 +94,18 @@ class AccountChangeDetailView(RoleRequiredMixin, View):
 
     def get(self, request, pk):
         change = get_object_or_404(scoped_changes(request.user), pk=pk)
-        return self.render(change, DecisionForm())
+        return self.render(change, DecisionForm(by_key=signs_with_key(change)))
 
     def post(self, request, pk):
         change = get_object_or_404(scoped_changes(request.user), pk=pk)
-        form = DecisionForm(request.POST)
+        form = DecisionForm(request.POST, by_key=signs_with_key(change))
+        if request.POST.get("sign_options") == "1" and form.by_key:
+            # The decision's challenge for the decider's key (R28, static/js/passkey.js).
+            if not form.is_valid():
+                return form_errors_json(form)
+            data = form.cleaned_data
+            confirm = data["decision"] == "confirm"
+            return options_json(lambda: decision_signing_options(request.user, change, confirm, data["reason"]))
         if not form.is_valid():
             return self.render(change, form, status=400)
         data = form.cleaned_data
@@ -91,9 +114,10 @@ class AccountChangeDetailView(RoleRequiredMixin, View):
                 request.user,
                 change,
                 data["decision"] == "confirm",
-                data["password"],
+                data.get("password"),
                 data["reason"],
                 otp=data.get("otp"),
+                assertion=data.get("assertion"),
             )
         except DomainError as exc:
             form.add_error(None, exc.message)

@@ -39,7 +39,7 @@ from casino.accounts.roles import role_of
 from casino.audit import journal, reconcile, signing, verification
 from casino.audit.seals import as_document, seal
 from casino.exports import history, storage
-from casino.models import Casino, Export, JournalEntry, Seal
+from casino.models import DAY_FIXED_SETTINGS, REGULATORY_SETTINGS, Casino, Export, JournalEntry, Seal
 from casino.ops.broker import require_broker
 from casino.rules import InvalidTransition
 from casino.services import alert_journal_problems
@@ -395,6 +395,7 @@ def datasets(casino, date_from, date_to, start, end):
         + _roster_datasets(casino, period)
         + _spin_datasets(casino, period)
         + _key_datasets(casino)
+        + _signed_act_datasets(casino)
     )
 
 
@@ -411,6 +412,84 @@ def _key_datasets(casino):
             + ["enrolled_at", "confirmed_at", ("confirmed_by", "confirmed_by__username")]
             + [("confirmation", "confirmation_id"), "revoked_at", ("revoked_by", "revoked_by__username")]
             + ["revocation_reason"],
+        ),
+    ]
+
+
+def _signed_act_datasets(casino):
+    # The direction's signed acts and the books beyond the day, whenever recorded (small tables): the offline verifier
+    # rebuilds from these rows the statement each person signed with their key (R28) — a rectificatif, a decision on
+    # a proposal, a version of the settings, a levy schedule, a situation mensuelle, an entry of the registre
+    # d'observations — whatever the period, since a signature of the period may be made on an older record.
+    return [
+        (
+            "register_amendments.csv",
+            "cashbox.RegisterAmendment",
+            Q(register__gaming_day__casino=casino),
+            ["id", ("register", "register_id"), ("date", "register__gaming_day__date"), "number"]
+            + [("correction", "correction_id"), ("reason", "correction__reason"), "previous_total", "total"]
+            + ["difference", "total_in_words", ("first_signature", "first_signature_id")]
+            + [("second_signature", "second_signature_id")],
+        ),
+        (
+            "register_amendment_lines.csv",
+            "cashbox.RegisterAmendmentLine",
+            Q(amendment__register__gaming_day__casino=casino),
+            ["id", ("amendment", "amendment_id"), ("seance", "seance_id"), ("cashbox", "cashbox_id")]
+            + [("count", "count_id"), "previous_result", "result"],
+        ),
+        (
+            "account_decisions.csv",
+            "casino.AccountDecision",
+            Q(change__casino=casino),
+            ["id", ("change", "change_id"), ("employee", "change__employee__user__username")]
+            + [("role", "change__role"), ("approval_number", "change__approval_number")]
+            + [("approval_date", "change__approval_date"), ("approval_end", "change__approval_end")]
+            + [("suspended_from", "change__suspended_from"), ("suspended_until", "change__suspended_until")]
+            + [("reset_password", "change__reset_password"), ("reset_second_factor", "change__reset_second_factor")]
+            + [("deactivate", "change__deactivate"), "confirmed", "reason", ("decided_by", "decided_by__username")]
+            + ["decided_at", ("signature", "signature_id")],
+        ),
+        (
+            "day_settings.csv",
+            "casino.DaySettings",
+            Q(casino=casino),
+            ["id", "effective_from", *DAY_FIXED_SETTINGS, *REGULATORY_SETTINGS, "reason"]
+            + [("recorded_by", "recorded_by__username"), "recorded_at", ("signature", "signature_id")],
+        ),
+        (
+            "levy_schedules.csv",
+            "books.LevySchedule",
+            Q(casino=casino),
+            ["id", "season", "name", ("signature", "signature_id"), ("entered_by", "entered_by__username")]
+            + ["entered_at"],
+        ),
+        (
+            "levy_brackets.csv",
+            "books.LevyBracket",
+            Q(casino=casino),
+            ["id", ("schedule", "schedule_id"), "lower", "upper", "rate"],
+        ),
+        (
+            "monthly_statements.csv",
+            "books.MonthlyStatement",
+            Q(casino=casino),
+            ["id", "year", "month", "content_hash", ("signature", "signature_id"), ("signed_by", "signed_by__username")]
+            + ["signed_at"],
+        ),
+        (
+            "observations.csv",
+            "books.Observation",
+            Q(casino=casino),
+            ["id", "visited_at", "text", "injunction", "deadline", ("written_by", "written_by__username")]
+            + [("signature", "signature_id"), "recorded_at"],
+        ),
+        (
+            "observation_actions.csv",
+            "books.ObservationAction",
+            Q(casino=casino),
+            ["id", ("observation", "observation_id"), "text", ("signature", "signature_id")]
+            + [("recorded_by", "recorded_by__username"), "recorded_at"],
         ),
     ]
 

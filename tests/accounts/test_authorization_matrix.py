@@ -238,6 +238,7 @@ EXPECTATIONS = {
     "statement-list": page(get=READ_ALL),
     "statement": page(get=READ_ALL, post=frozenset({DIRECTOR})),
     "api-statement": api(get=READ_ALL, post=frozenset({DIRECTOR})),
+    "api-statement-sign-options": api(post=frozenset({DIRECTOR})),
     # API outside the router
     "api-token": page(post=ANYONE, guard=ANYONE),
     # The health check of compose and the load balancer: public, names the checks and nothing else.
@@ -286,6 +287,15 @@ EXPECTATIONS = {
     "api:advance-sign-options": api(post=CASH_ENTRY),
     "api:count-sign-options": api(post=CASH_ENTRY),
     "api:control-register-sign-options": api(post=DIRECTION),
+    "api:register-amendment-sign-options": api(post=DIRECTION),
+    "api:account-change-decide-options": api(post=DIRECTION),
+    "api:casino-settings-sign-options": api(post=CASINO_SETTINGS),
+    "api:observation-sign-options": api(post=frozenset({REGULATOR})),
+    "api:observation-follow-up-options": api(post=DIRECTION),
+    # A key's confirmation, first step: the direction; the key's holder (the croupier whose key the table's world
+    # holds) and the regulator see it and are refused by the service (R29); the others do not see it (404).
+    "api:passkey-confirm-options": api(post=ANY_ROLE - {CROUPIER, REGULATOR}),
+    "api:passkey-revoke-options": api(post=ANY_ROLE),
     **records("apparatus", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
     **records("table", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
     **records("tableau", add=REGISTRY_WRITE, change=REGISTRY_WRITE),
@@ -345,7 +355,7 @@ ADMIN_NAMESPACE = "admin:"
 ADMIN_ENTRANCE = {"admin:login", "admin:logout"}
 
 # Routes whose numbers are a season, a sheet, a year or a month, not an object: each user reads their own casino's.
-NUMBERS_NOT_IDS = {"levy-sheet", "api-levy-sheet", "statement", "api-statement"}
+NUMBERS_NOT_IDS = {"levy-sheet", "api-levy-sheet", "statement", "api-statement", "api-statement-sign-options"}
 
 # <int:pk> of a page → the model whose object fills it (the API's come from the viewset's queryset).
 PK_MODELS = {

@@ -86,7 +86,9 @@ def test_r28_the_export_carries_the_keys_and_the_assertions_and_verifies_each_pe
     export = built(regulator, casino, keyed_day, django_capture_on_commit_callbacks)
     code, output = run_script(archive(export, settings))
     assert code == 0, output
-    assert "6 signature(s) personnelle(s) par clé vérifiée(s)" in output
+    # The advance, the count's three signatures (croupier, caissier, director), the register's two signatures, and the
+    # keys of the CoDir member, the croupier and the caissier, each confirmed with the director's key.
+    assert "9 signature(s) personnelle(s) par clé vérifiée(s)" in output
     # The rosters and the séance's close were signed with the password: attested by the server only.
     assert "par mot de passe : attestée(s) par le serveur seulement" in output
 

@@ -2,8 +2,8 @@
 authenticator through the API and confirmed by another member of the direction, and a signed request in two steps."""
 
 from casino.accounts import passkeys
-from casino.accounts.services import confirm_passkey
-from casino.models import Casino
+from casino.accounts.services import confirm_passkey, confirms_by_key, key_signing_options
+from casino.models import Casino, Passkey
 from tests.conftest import PASSWORD
 from tests.helpers.authenticator import SoftAuthenticator
 
@@ -27,14 +27,36 @@ def enrol(api, user, casino, authenticator=None, name="Clé de test"):
     return authenticator, created.json()
 
 
+# The software authenticators of the keys the helpers enrolled, by credential id (random: never another test's key).
+AUTHENTICATORS = {}
+
+
 def enrolled_key(user, casino, authenticator=None, confirmed_by=None):
     """The user's key enrolled by the service (and confirmed by `confirmed_by`); returns (authenticator, key)."""
     authenticator = authenticator or SoftAuthenticator()
     options = passkeys.registration_options(user, casino)
     key = passkeys.enrol(user, casino, options["nonce"], authenticator.create(options))
+    AUTHENTICATORS[key.credential_id] = authenticator
     if confirmed_by is not None:
-        key = confirm_passkey(confirmed_by, key, PASSWORD)
+        key = confirmed(confirmed_by, key)
     return authenticator, key
+
+
+def key_of(user, casino):
+    """The software authenticator of the user's confirmed key in the casino, enrolled by enrolled_key."""
+    keys = Passkey.objects.filter(user=user, casino=casino, confirmed_at__isnull=False, revoked_at__isnull=True)
+    found = [AUTHENTICATORS[k.credential_id] for k in keys if k.credential_id in AUTHENTICATORS]
+    assert found, f"{user} holds no confirmed key enrolled by the test helpers"
+    return found[0]
+
+
+def confirmed(confirmer, key):
+    """Confirm the key as the service asks: with the confirmer's own key in a casino that signs with keys once the
+    direction holds one, with the password otherwise (the bootstrap, R29)."""
+    if not confirms_by_key(key):
+        return confirm_passkey(confirmer, key, PASSWORD)
+    options = key_signing_options(confirmer, key)
+    return confirm_passkey(confirmer, key, None, assertion=key_of(confirmer, key.casino).assertion(options))
 
 
 def signed_post(api, user, url, body, authenticator, count=None, options=None):

@@ -140,6 +140,11 @@ POSTS_WITHOUT_IDEMPOTENCY_KEY = {
     "/api/v1/passkeys/register/options/",
     "/api/v1/passkeys/{id}/confirm/",
     "/api/v1/passkeys/{id}/revoke/",
+    # The first step of a signature with a key writes only a single-use challenge (R28): asked again, another one.
+    "/api/v1/account-changes/{id}/decide/options/",
+    "/api/v1/passkeys/{id}/confirm/options/",
+    "/api/v1/passkeys/{id}/revoke/options/",
+    "/api/v1/situations/{year}/{month}/sign/options/",
 }
 
 
