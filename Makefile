@@ -24,10 +24,12 @@ $(STAMP): requirements.txt requirements-dev.txt | $(BIN)/python
 
 venv: $(STAMP) ## Create .venv and install the lock requirements-dev.txt (only when it changed)
 
-# pip-compile's options (hashes, no index written) are in pyproject.toml. UPGRADE=name moves one package.
-lock: $(STAMP) ## Compile requirements*.in into the lock files requirements*.txt (UPGRADE=package to move one)
-	$(BIN)/pip-compile --quiet $(if $(UPGRADE),--upgrade-package $(UPGRADE)) -o requirements.txt requirements.in
-	$(BIN)/pip-compile --quiet $(if $(UPGRADE),--upgrade-package $(UPGRADE)) -o requirements-dev.txt requirements-dev.in
+# pip-compile's options (hashes, no index written) are in pyproject.toml. UPGRADE=name moves one package, UPGRADE=all
+# moves every package to its newest release within the ranges of the .in files.
+LOCK_UPGRADE = $(if $(filter all,$(UPGRADE)),--upgrade,$(if $(UPGRADE),--upgrade-package $(UPGRADE)))
+lock: $(STAMP) ## Compile requirements*.in into the lock files requirements*.txt (UPGRADE=package to move one, UPGRADE=all)
+	$(BIN)/pip-compile --quiet $(LOCK_UPGRADE) -o requirements.txt requirements.in
+	$(BIN)/pip-compile --quiet $(LOCK_UPGRADE) -o requirements-dev.txt requirements-dev.in
 
 run: export DEBUG = 1
 run: $(STAMP) ## Migrate, seed the demo and serve on 127.0.0.1:$PORT (default 8000), DEBUG on

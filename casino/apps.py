@@ -5,6 +5,7 @@ from simple_history.signals import post_create_historical_record
 
 from casino import regulated
 from casino.audit.append_only import install
+from casino.celery import app as celery_app
 
 
 class CasinoConfig(regulated.RegulatedAppConfig):
@@ -37,6 +38,11 @@ class CasinoConfig(regulated.RegulatedAppConfig):
         security.connect_token_signals()
         # Each worker keeps a token's check briefly: every revocation makes them all forget it at once.
         authentication.connect_revocation_signals()
+        # Every app's tasks registered in every process that loads Django (web, worker, beat, shell, tests), not only
+        # once a module happens to import them: `casino/celery.py`'s autodiscovery is lazy and runs in a worker only,
+        # so a web process queuing `casino.tasks.build_export` by name would not find it (its tasks modules import
+        # models, hence here, once every app is loaded).
+        celery_app.autodiscover_tasks(force=True)
 
 
 def install_append_only(using="default", **kwargs):

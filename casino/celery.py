@@ -1,10 +1,29 @@
 import os
 
-from celery import Celery, signals
+from celery import Celery, Task, signals
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
 
-app = Celery("casino")
+
+class CasinoTask(Task):
+    """Celery's task, except that in the demo (TASKS_IN_THREADS: DEBUG without a broker) a task declared `runs_long`
+    runs in a thread of the process rather than inside the request that queues it (casino/ops/tasks_in_threads.py),
+    so that its progress can be watched."""
+
+    runs_long = False
+
+    def apply_async(self, args=None, kwargs=None, task_id=None, **options):
+        # Imported here: this module is loaded by casino/__init__.py before the settings and the apps.
+        from django.conf import settings
+
+        if self.runs_long and getattr(settings, "TASKS_IN_THREADS", False):
+            from casino.ops import tasks_in_threads  # (see above)
+
+            return tasks_in_threads.submit(self, args, kwargs, {"task_id": task_id})
+        return super().apply_async(args, kwargs, task_id=task_id, **options)
+
+
+app = Celery("casino", task_cls=CasinoTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 

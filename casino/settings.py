@@ -304,6 +304,15 @@ elif TESTING:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": CACHE_TABLE}}
+# A running task's live progress (casino/exports/progress.py): written by the worker outside its database transaction
+# (a build's snapshot would hide it until the end), read by the page that follows the export. Redis when CACHE_URL
+# names one, so that the web processes read what the worker writes; else the process's memory, which the demo's tasks
+# run in (TASKS_IN_THREADS) share with its pages.
+CACHES["progress"] = (
+    {**CACHES["default"], "KEY_PREFIX": "progress"}
+    if CACHES["default"]["BACKEND"].endswith("RedisCache")
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "progress"}
+)
 
 # API tokens (django-rest-knox): hashed at rest, valid API_TOKEN_HOURS (12 at most, like a session), ended by a
 # password change, a deactivation or a role change (casino.accounts.security), listed and revoked at /compte/jetons/.
@@ -342,6 +351,11 @@ CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", CELERY_BROKER_UR
 if not CELERY_BROKER_URL and not (DEBUG or TESTING):
     raise ImproperlyConfigured("CELERY_BROKER_URL must be set when DEBUG is off (e.g. redis://redis:6379/0).")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+# The demo (`make run`: DEBUG, no broker) runs the long tasks (the export build, `runs_long` in casino/tasks.py) in a
+# thread of its own process instead of inside the request, so that the export's page watches its progress as it would
+# a worker's (casino/ops/tasks_in_threads.py); the short ones stay eager. Never in production (a broker is required)
+# nor in the test suite, whose tests turn it on where they watch a build.
+TASKS_IN_THREADS = env_bool("TASKS_IN_THREADS", DEBUG and not TESTING) and not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_TASK_SERIALIZER = "json"
@@ -460,6 +474,12 @@ SESSION_IDLE_SECONDS = int(os.environ.get("SESSION_IDLE_SECONDS", 15 * 60))
 SESSION_MAX_SECONDS = 12 * 60 * 60
 SESSION_COOKIE_AGE = SESSION_MAX_SECONDS
 SESSION_EXPIRE_AT_BROWSER_CLOSE = True
+# The demo's build thread (TASKS_IN_THREADS) holds SQLite's one write lock from the export's seal to its end, and every
+# page saves its session (its last activity, above): on SQLite the demo keeps its sessions in signed cookies, so that
+# the pages that follow an export, and any other page, read on while it is built. PostgreSQL and production keep them
+# in the database.
+if TASKS_IN_THREADS and DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
     "connect-src 'self'; form-action 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"

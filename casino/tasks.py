@@ -124,6 +124,8 @@ def seal_gaming_days():
     retry_backoff_max=10 * 60,
     soft_time_limit=30 * 60,
     time_limit=31 * 60,
+    # Long enough for its progress to be watched: in the demo it runs beside the pages (casino/ops/tasks_in_threads.py).
+    runs_long=True,
 )
 def build_export(self, export_id):
     """Build the signed BagIt package of a regulator's export (R23); returns the archive's name, or None."""

@@ -17,6 +17,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 
 from casino.accounts.roles import role_of
+from casino.exports import progress
 from casino.exports.build import (
     export_file,
     fingerprint,
@@ -62,6 +63,10 @@ class ExportSerializer(serializers.ModelSerializer):
     requested_by = serializers.CharField(source="requested_by.username", read_only=True)
     state_label = serializers.CharField(source="get_state_display", read_only=True)
     retried_by = serializers.SerializerMethodField(help_text="L'export qui relance celui-ci, s'il a été relancé.")
+    progress = serializers.SerializerMethodField(
+        help_text="Avancement en %, tel que la construction en cours l'annonce (0 en attente, 100 prêt)."
+    )
+    step = serializers.SerializerMethodField(help_text="Ce que la construction fait en ce moment ; vide sinon.")
     download = serializers.SerializerMethodField(help_text="L'adresse de l'archive, quand elle est prête.")
 
     class Meta:
@@ -76,6 +81,7 @@ class ExportSerializer(serializers.ModelSerializer):
             "state",
             "state_label",
             "progress",
+            "step",
             "sha256",
             "row_counts",
             "error",
@@ -87,6 +93,12 @@ class ExportSerializer(serializers.ModelSerializer):
             "download",
         ]
         read_only_fields = fields
+
+    def get_progress(self, export) -> int:
+        return progress.live(export)[0]
+
+    def get_step(self, export) -> str:
+        return progress.live(export)[1]
 
     def get_retried_by(self, export) -> int | None:
         retry = getattr(export, "retried_by", None)

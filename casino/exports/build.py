@@ -38,7 +38,7 @@ from cashbox.models import Advance, ControlRegister, Count, season_of
 from casino.accounts.roles import role_of
 from casino.audit import journal, reconcile, signing, verification
 from casino.audit.seals import as_document, seal
-from casino.exports import history, storage
+from casino.exports import history, progress, storage
 from casino.models import DAY_FIXED_SETTINGS, REGULATORY_SETTINGS, Casino, Export, JournalEntry, Seal
 from casino.ops.broker import require_broker
 from casino.rules import InvalidTransition
@@ -720,9 +720,9 @@ def write_books(casino, date_from, date_to, data_dir, add):
 # Building the package -------------------------------------------------------------------------------------
 
 
-def _progress(export, value):
-    export.progress = value
-    export.save(update_fields=["progress"])
+def _progress(export, value, step):
+    # Outside the build's transaction, which would hide it until the end (casino/exports/progress.py).
+    progress.report(export.pk, value, step)
 
 
 def build(export_id, final_attempt=True, redelivered=False):
@@ -750,6 +750,7 @@ def build(export_id, final_attempt=True, redelivered=False):
             return None
         export.state, export.progress, export.started_at = Export.State.RUNNING, 1, timezone.now()
         export.save(update_fields=["state", "progress", "started_at"])
+    progress.report(export_id, 1, progress.STARTED)
     outer_atomic = connection.in_atomic_block
     os.makedirs(settings.EXPORT_ROOT, exist_ok=True)
     # The staging folders of this export's lost builds: this delivery now owns the export, no other builds it.
@@ -785,6 +786,7 @@ def build(export_id, final_attempt=True, redelivered=False):
         export.state, export.progress, export.file_path, export.sha256 = Export.State.DONE, 100, name, digest
         export.row_counts, export.finished_at = counts, timezone.now()
         export.save(update_fields=["state", "progress", "file_path", "sha256", "row_counts", "finished_at"])
+        transaction.on_commit(lambda: progress.clear(export_id))
         journal.append(
             export.casino_id,
             "export.done",
@@ -867,6 +869,7 @@ def _build(export, staging):
     entries, problems, last_documents = verification.chain_state(casino)
     if problems:
         alert_journal_problems(casino, problems)
+    _progress(export, 20, progress.JOURNAL)
     specs = [
         (filename, label, condition, record_columns(label, columns))
         for filename, label, condition, columns in datasets(casino, export.date_from, export.date_to, start, end)
@@ -886,7 +889,7 @@ def _build(export, staging):
     first, last, manifest[journal_file], counts[journal_file] = _write_journal_file(
         export, os.path.join(bag_dir, journal_file), specs, records, last_documents, start, end, absent
     )
-    _progress(export, 40)
+    _progress(export, 40, progress.DATASETS)
     os.makedirs(os.path.join(data_dir, "history"))
     _write_datasets(export, data_dir, specs + history_specs, manifest, counts)
     history_files = {
@@ -899,20 +902,21 @@ def _build(export, staging):
             file.write(content)
         manifest[f"data/{relative}"] = hashlib.sha256(content).hexdigest()
 
+    _progress(export, 70, progress.BOOKS)
     write_books(casino, export.date_from, export.date_to, data_dir, add)
     _write_seals_and_verification(casino, entries, problems, add, counts)
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows([history.ABSENT_COLUMNS, *absent])
     add(history.ABSENT_FILE, buffer.getvalue().encode())
     counts[f"data/{history.ABSENT_FILE}"] = len(absent)
-    _progress(export, 80)
+    _progress(export, 80, progress.SIGNING)
 
     octets = sum(os.path.getsize(os.path.join(bag_dir, name)) for name in manifest)
     info = bag_info(
         export, key, start, end, octets, len(manifest), counts, first, last, records, problems, history_files
     )
     _write_tag_files(key, bag_dir, manifest, info)
-    _progress(export, 85)
+    _progress(export, 85, progress.ARCHIVE)
     archive_name, sha = _zip_bag(staging, bag_dir, bag_name)
     return archive_name, sha, counts
 
@@ -963,7 +967,7 @@ def _write_datasets(export, data_dir, specs, manifest, counts):
             out.close()
         manifest[f"data/{filename}"] = out.sha.hexdigest()
         counts[f"data/{filename}"] = count_csv_rows(path)
-        _progress(export, 40 + 30 * number // len(specs))
+        _progress(export, 40 + 30 * number // len(specs), f"{progress.DATASETS} ({number} / {len(specs)})")
 
 
 def _write_seals_and_verification(casino, entries, problems, add, counts):

@@ -10,6 +10,7 @@ from django.views import View
 
 from casino.accounts.roles import role_of
 from casino.audit.seals import as_document
+from casino.exports import progress
 from casino.exports.build import (
     export_file,
     fingerprint,
@@ -30,6 +31,15 @@ MAX_PERIOD_DAYS = 400
 # 2.2.1 (axe: meta-refresh), and a reload loses the reader's place.
 REFRESH_FIRST_SECONDS = 2
 REFRESH_MAX_SECONDS = 60
+
+
+def following_message(export, step=""):
+    """What the page says while it follows the export: the state as it is, never ahead of it (issue 40)."""
+    if export.state == Export.State.PENDING:
+        return "L'export attend son tour pour être préparé en arrière-plan ; cette page suit son avancement."
+    if export.state == Export.State.RUNNING:
+        return f"L'export est en préparation{' : ' + step.lower() if step else ''} ; cette page suit son avancement."
+    return ""
 
 
 def refresh_seconds(export, now=None):
@@ -116,7 +126,9 @@ class ExportListView(ExportAccessMixin, View):
 
     def render(self, form, status=200):
         casinos = Casino.objects.for_user(self.request.user)
-        exports = Export.objects.for_user(self.request.user).select_related("casino", "requested_by")[:50]
+        exports = list(Export.objects.for_user(self.request.user).select_related("casino", "requested_by")[:50])
+        for export in exports:
+            export.live_progress = progress.live(export)[0]
         context = {
             "form": form,
             "exports": exports,
@@ -128,8 +140,12 @@ class ExportListView(ExportAccessMixin, View):
 
 def detail_response(request, export, status=200):
     key = export.casino.signing_key
+    percent, step = progress.live(export)
     context = {
         "export": export,
+        "progress": percent,
+        "step": step,
+        "following": following_message(export, step),
         "available": export_file(export) is not None,
         "key": key,
         "key_base64": public_key_base64(key) if key else "",
@@ -155,11 +171,14 @@ class ExportProgressView(ExportAccessMixin, View):
 
     def get(self, request, pk):
         export = get_object_or_404(Export.objects.for_user(request.user), pk=pk)
+        percent, step = progress.live(export)
         return JsonResponse(
             {
                 "state": export.state,
                 "state_label": export.get_state_display(),
-                "progress": export.progress,
+                "progress": percent,
+                "step": step,
+                "message": following_message(export, step),
                 "in_progress": export.in_progress,
                 "next_seconds": refresh_seconds(export),
             }

@@ -7,6 +7,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const state = document.getElementById("export-state");
   const bar = document.getElementById("export-progress");
   const percent = document.getElementById("export-percent");
+  const message = document.getElementById("export-message");
   const ask = async () => {
     let answer;
     try {
@@ -28,6 +29,7 @@ document.addEventListener("DOMContentLoaded", () => {
     bar.value = answer.progress;
     bar.textContent = `${answer.progress} %`;
     percent.textContent = `${answer.progress} %`;
+    if (message && answer.message && message.textContent !== answer.message) message.textContent = answer.message;
     setTimeout(ask, (answer.next_seconds || 2) * 1000);
   };
   setTimeout(ask, (Number(following.dataset.next) || 2) * 1000);

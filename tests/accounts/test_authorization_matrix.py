@@ -19,7 +19,6 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 from django.utils import timezone
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-import casino.tasks  # noqa: F401 (registers build_export: the demo's export is built when its request commits)
 from books import services as books_services
 from books.models import Observation
 from cashbox import services as cash_services

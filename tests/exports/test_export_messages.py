@@ -44,7 +44,11 @@ def test_a_finished_export_reads_ready(as_user, regulator, casino, settings, tmp
 def test_an_export_in_progress_reads_in_preparation_and_not_ready(as_user, regulator, casino):
     export = Export.objects.create(casino=casino, requested_by=regulator, date_from="2025-01-01", date_to="2025-01-02")
     page = as_user(regulator).get(f"/exports/{export.pk}/").content.decode()
-    assert "en préparation" in page and "L'export est prêt." not in page
+    # Not yet taken by the worker: it waits, and says so (issue 40: the message matches the state).
+    assert "attend son tour" in page and "en préparation" not in page and "L'export est prêt." not in page
+    Export.objects.filter(pk=export.pk).update(state=Export.State.RUNNING, progress=1)
+    page = as_user(regulator).get(f"/exports/{export.pk}/").content.decode()
+    assert "est en préparation" in page and "L'export est prêt." not in page
 
 
 def test_the_progress_endpoint_answers_404_outside_the_readers_casinos(client, regulator, casino, other_casino):

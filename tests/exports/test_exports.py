@@ -394,6 +394,8 @@ def test_r23_the_page_follows_the_export_while_it_is_running_without_a_meta_refr
         "state": "pending",
         "state_label": export.get_state_display(),
         "progress": 0,
+        "step": "",
+        "message": "L'export attend son tour pour être préparé en arrière-plan ; cette page suit son avancement.",
         "in_progress": True,
         "next_seconds": 2,
     }

@@ -12,12 +12,14 @@ from django.db import transaction
 from django.test import Client
 
 from cashbox.models import Advance
+from casino.accounts.services import confirm_passkey
 from casino.audit.actors import SYSTEM_USERNAME
-from casino.management.commands.seed_demo import PASSWORD, STAFF, TODAY_SPINS
-from casino.models import Alert, Casino, Employee, JournalEntry, Membership, Role
+from casino.management.commands.seed_demo import LAKE_STAFF, PASSWORD, STAFF, TODAY_SPINS
+from casino.models import Alert, Casino, Employee, JournalEntry, Membership, Passkey, Role
 from seances.models import Opening, Seance, Spin
 from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
+from tests.helpers.passkey_helpers import enrol
 
 # One worker runs the whole module, so that the demo is seeded once for all its read-only tests (a seed costs
 # seconds, on each database): the demo's promises made elsewhere (actors, R29 journal, /admin/ scoping, spins) are
@@ -84,6 +86,31 @@ def test_seed_demo_creates_every_login_it_lists_with_its_role(seeded, client):
         assert list(employee.casinos.all()) == [demo]
         assert client.login(username=username, password=PASSWORD), username
     assert Employee.objects.get(user__username="directeur2").casinos.get().name == LAKE
+    for username, _first, _last, role in LAKE_STAFF:
+        employee = Employee.objects.get(user__username=username)
+        assert employee.role == role and employee.casinos.get().name == LAKE
+
+
+def test_r28_the_demo_keeps_one_casino_on_passwords_and_the_other_on_personal_keys(seeded):
+    """`make run` can be tried in any browser (the first casino), and shows passkeys on the second; no key is seeded:
+    each is enrolled by its holder and confirmed by another member of the direction (R29)."""
+    assert Casino.objects.get(name=DEMO).signature_method == Casino.SignatureMethod.PASSWORD
+    assert Casino.objects.get(name=LAKE).signature_method == Casino.SignatureMethod.PASSKEY
+    assert not Passkey.objects.exists()
+
+
+def test_r28_r29_the_lake_staff_enrol_a_key_and_another_director_confirms_it(seeded, api):
+    """What the demo's second casino is for: a croupier enrols a key (here a software authenticator, where the docs
+    use Chromium's virtual one) and the director confirms it; the director's own key is confirmed by the CoDir."""
+    lake = Casino.objects.get(name=LAKE)
+    users = {username: get_user_model().objects.get(username=username) for username, *_ in LAKE_STAFF}
+    _authenticator, key = enrol(api, users["croupier7"], lake)
+    assert key["confirmed_at"] is None
+    confirmed = confirm_passkey(users["directeur2"], Passkey.objects.get(pk=key["id"]), PASSWORD)
+    assert confirmed.confirmed_by == users["directeur2"]
+    _authenticator, own = enrol(api, users["directeur2"], lake)
+    confirmed = confirm_passkey(users["codir4"], Passkey.objects.get(pk=own["id"]), PASSWORD)
+    assert confirmed.confirmed_by == users["codir4"]
 
 
 def test_seed_demo_gives_every_approved_role_a_valid_approval(seeded):

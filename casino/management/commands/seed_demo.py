@@ -61,6 +61,17 @@ STAFF = [
     ("controleur", "Inès", "Lambert", Role.CONTROLEUR),
     ("admin", "Karim", "Bonnet", Role.ADMIN),
 ]
+LAKE = "Casino du Lac"
+# The second demo casino signs with personal keys (R28): its staff enrol a key each (a FIDO2 key, a phone, or
+# Chromium's virtual authenticator: docs/guides/cles-de-signature.md), confirmed by another member of its direction
+# (R29). No key is seeded: a key is a person's own, and a pre-made one would only pretend someone enrolled it.
+LAKE_STAFF = [
+    ("directeur2", "Bruno", "Girard", Role.DIRECTOR),
+    ("codir4", "Anne", "Perrin", Role.CODIR),
+    ("chef3", "Yanis", "Roux", Role.CHEF),
+    ("croupier7", "Manon", "Fontaine", Role.CROUPIER),
+    ("caissier3", "Romain", "Blanc", Role.CAISSIER),
+]
 
 
 SEASON_DAYS = 21  # three weeks of past gaming days: the registers, the books and the charts have a history
@@ -438,7 +449,13 @@ class Command(BaseCommand):
             season.monthly_statement(today)
             self.todays_floor(demo, season, today)
         logins = ", ".join(username for username, *_ in STAFF)
-        self.stdout.write(self.style.SUCCESS(f"Démonstration prête. Identifiants : {logins} ; mot de passe « demo »."))
+        lake = ", ".join(username for username, *_ in LAKE_STAFF)
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Démonstration prête. {DEMO} (signatures par mot de passe) : {logins}. {LAKE} (signatures par clé "
+                f"personnelle, à enrôler sur http://localhost:8000/compte/cles/) : {lake}. Mot de passe « demo »."
+            )
+        )
 
     def present_date(self, clock):
         casino = Casino.objects.filter(name=DEMO).first()
@@ -459,15 +476,19 @@ class Command(BaseCommand):
             seance_opening_lead_minutes=240,
         )
         other = self.casino(
-            "Casino du Lac",
+            LAKE,
             "Arrêté du 4 juillet 2019 (NOR INTA1900002A)",
             datetime.date(2019, 7, 4),
             Decimal("1.00"),
             Decimal("1.00"),
+            # Signatures by personal key (R28); the first casino stays on passwords, so that the demo can be tried in
+            # any browser.
+            signature_method=Casino.SignatureMethod.PASSKEY,
         )
         for index, (username, first, last, role) in enumerate(STAFF, start=1):
             self.employee(username, first, last, role, demo, index)
-        self.employee("directeur2", "Bruno", "Girard", Role.DIRECTOR, other, 99)
+        for index, (username, first, last, role) in enumerate(LAKE_STAFF, start=99):
+            self.employee(username, first, last, role, other, index)
 
         boule = self.apparatus(demo, Game.BOULE, "Boule principale")
         self.table(boule, "Table A", [1])
