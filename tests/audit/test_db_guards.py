@@ -333,6 +333,25 @@ def second_director():
     )
 
 
+def cosignatures_refused(w):
+    """A final count signed by its counter but not by the caissier present, then an interruption's count co-signed:
+    each refused on its own (R20, R28)."""
+    one_of_two = clone(
+        w["count"],
+        seance=other_seance(w),
+        signature_id=new_signature(w).pk,
+        counter_signature_id=new_signature(w).pk,
+        caissier_signature_id=None,
+    )
+    constraint_refuses("r28_final_count_cosigned_by_both", [one_of_two])
+    on_interruption = clone(
+        Count.objects.filter(kind="interruption").first(),
+        counter_signature_id=new_signature(w).pk,
+        caissier_signature_id=new_signature(w).pk,
+    )
+    constraint_refuses("r28_final_count_cosigned_by_both", [on_interruption])
+
+
 CONSTRAINT_TESTS = {
     # Signing keys (R28, R29): ES256 or EdDSA only, which the offline verifier checks; never confirmed by its holder.
     "r28_passkey_es256_or_eddsa": lambda w: constraint_refuses(
@@ -590,6 +609,8 @@ CONSTRAINT_TESTS = {
         "r20_result_is_encaisse_minus_advances",
         [clone(w["count"], seance=other_seance(w), result=w["count"].result + 1000, signature_id=new_signature(w).pk)],
     ),
+    # The co-signatures of the people present (R20, R28): the counter's without the caissier's, or on an interruption.
+    "r28_final_count_cosigned_by_both": lambda w: cosignatures_refused(w),
     "r17_encaisse_not_negative": lambda w: constraint_refuses(
         "r17_encaisse_not_negative",
         [clone(Count.objects.filter(kind="interruption").first(), amount=Decimal("-1"))],
