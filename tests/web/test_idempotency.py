@@ -64,6 +64,44 @@ def test_a_key_holding_a_control_character_is_refused_and_nothing_is_written(
     assert post_advance(api, staff["chef"], boule_tableau, open_day, headers=key("tablette-3 é")).status_code == 201
 
 
+def reused_message(shown, what):
+    return (
+        f"La clé d'idempotence « {shown} » a déjà servi pour une autre requête ({what}) : rien n'a été inscrit. "
+        "Utilisez une nouvelle clé pour une nouvelle requête."
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("t" * 60, "t" * 60),  # sixty characters are shown whole
+        ("0123456789" * 6 + "X", "0123456789" * 5 + "0123456…"),  # beyond, the first 57 and an ellipsis
+        ("k" * 200, "k" * 57 + "…"),  # the longest key accepted
+    ],
+)
+def test_a_key_reused_with_another_body_is_named_word_for_word(api, staff, open_day, boule_tableau, value, shown):
+    assert post_advance(api, staff["chef"], boule_tableau, open_day, headers=key(value)).status_code == 201
+    other = post_advance(
+        api, staff["chef"], boule_tableau, open_day, kind="top_up", chips=chips_for("8000"), headers=key(value)
+    )
+    assert other.status_code == 422
+    assert other.json() == {
+        "code": "idempotency",
+        "message": reused_message(shown, "autre contenu"),
+        "errors": [{"field": "Idempotency-Key", "key": shown}],
+    }
+    assert Advance.objects.count() == 1
+
+
+def test_a_key_longer_than_200_characters_is_refused_and_nothing_is_written(api, staff, open_day, boule_tableau):
+    response = post_advance(api, staff["chef"], boule_tableau, open_day, headers=key("k" * 201))
+    assert response.status_code == 400
+    assert response.json()["errors"] == {
+        "Idempotency-Key": [{"code": "invalid", "message": "La clé d'idempotence dépasse 200 caractères."}]
+    }
+    assert not IdempotentRequest.objects.exists() and not Advance.objects.exists()
+
+
 def test_the_same_key_and_body_in_another_order_replays_the_first_answer(api, staff, open_day, boule_tableau):
     first = post_advance(api, staff["chef"], boule_tableau, open_day, headers=key("k-1"))
     api.force_authenticate(staff["chef"])
@@ -97,7 +135,8 @@ def test_the_same_key_on_another_path_is_refused(api, staff, open_day, boule_tab
     response = api.post(
         "/api/v1/counts/", {"cashbox": 1, "seance": open_day.pk, "chips": {}}, format="json", **key("k-2")
     )
-    assert response.status_code == 422 and "« k-2 »" in response.json()["message"]
+    assert response.status_code == 422
+    assert response.json()["message"] == reused_message("k-2", "autre adresse")
 
 
 def test_a_key_belongs_to_its_user(api, staff, open_day, boule_tableau):
