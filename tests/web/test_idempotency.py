@@ -265,3 +265,26 @@ def test_old_keys_are_pruned_by_the_command_and_the_beat_task(api, staff, open_d
     assert prune_idempotency_keys() == 1
     schedule = settings.CELERY_BEAT_SCHEDULE
     assert any(entry["task"] == "casino.tasks.prune_idempotency_keys" for entry in schedule.values())
+
+
+def test_a_decorated_action_of_a_viewset_with_the_mixin_runs_once_per_key(api, staff, open_day):
+    # The not-held action carries @idempotent inside a viewset whose POSTs the mixin wraps: wrapped once, it answers
+    # and replays its own answer (wrapped twice, the inner call would replay the outer call's empty placeholder).
+    evening = Seance.objects.filter(gaming_day=open_day.gaming_day).exclude(pk=open_day.pk).get()
+    api.force_authenticate(staff["director"])
+    body = {"reason": "Grève du personnel", "signer": "directeur", "password": PASSWORD}
+    first = api.post(f"/api/v1/seances/{evening.pk}/not-held/", body, format="json", **key("relâche"))
+    assert first.status_code == 200 and first.json()["state"] == "not_held", first.content
+    again = api.post(f"/api/v1/seances/{evening.pk}/not-held/", body, format="json", **key("relâche"))
+    assert again.status_code == 200 and again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    assert IdempotentRequest.objects.get(key="relâche").status == 200
+
+
+def test_a_form_encoded_body_differing_only_in_a_repeated_fields_first_value_is_another_body(api, staff, casino):
+    api.force_authenticate(staff["director"])
+    body = {"casino": casino.pk, "gaming_day": "2030-01-01"}
+    first = api.post("/api/v1/seances/", body | {"note": ["a", "b"]}, format="multipart", **key("plan"))
+    assert first.status_code in (200, 201), first.content
+    other = api.post("/api/v1/seances/", body | {"note": ["c", "b"]}, format="multipart", **key("plan"))
+    assert other.status_code == 422 and other.json()["message"] == reused_message("plan", "autre contenu")
