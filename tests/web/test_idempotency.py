@@ -2,15 +2,19 @@
 form carries a one-time token; old keys are pruned by a command and a beat task."""
 
 import datetime
+import hashlib
 import re
+from types import SimpleNamespace
 
 import pytest
 from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.utils import timezone
 
 from cashbox.models import Advance, Correction, Signature
 from casino.models import IdempotentRequest
+from casino.web.idempotency import body_hash
 from seances.models import Opening, Roster, Seance
 from tests.conftest import PASSWORD
 from tests.helpers.cash_helpers import chips_for, post_advance, post_final_count
@@ -288,3 +292,18 @@ def test_a_form_encoded_body_differing_only_in_a_repeated_fields_first_value_is_
     assert first.status_code in (200, 201), first.content
     other = api.post("/api/v1/seances/", body | {"note": ["c", "b"]}, format="multipart", **key("plan"))
     assert other.status_code == 422 and other.json()["message"] == reused_message("plan", "autre contenu")
+
+
+def test_the_body_hash_kept_beside_a_key_is_the_sha256_of_the_canonical_json():
+    # Stored with each key: a retry sent across a deploy must meet the same hash, whatever the order of the keys.
+    request = SimpleNamespace(data={"b": ["é", 1, None], "a": {"z": "2", "y": True}})
+    canonical = '{"a":{"y":true,"z":"2"},"b":["é",1,null]}'
+    assert body_hash(request) == hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def test_a_form_body_carrying_a_file_is_hashed_not_refused_with_a_500(api, staff, casino):
+    api.force_authenticate(staff["director"])
+    body = {"casino": casino.pk, "gaming_day": "2030-01-01", "piece": SimpleUploadedFile("note.txt", b"x")}
+    first = api.post("/api/v1/seances/", body, format="multipart", **key("fichier"))
+    assert first.status_code in (200, 201), first.content
+    assert IdempotentRequest.objects.get(key="fichier").status == first.status_code
