@@ -307,3 +307,23 @@ def test_a_form_body_carrying_a_file_is_hashed_not_refused_with_a_500(api, staff
     first = api.post("/api/v1/seances/", body, format="multipart", **key("fichier"))
     assert first.status_code in (200, 201), first.content
     assert IdempotentRequest.objects.get(key="fichier").status == first.status_code
+
+
+def test_two_users_with_the_same_key_each_get_their_own_answer_again(api, staff, open_day, boule_tableau):
+    initial = post_advance(api, staff["chef"], boule_tableau, open_day, headers=key("tablette"))
+    top_up = post_advance(api, staff["director"], boule_tableau, open_day, kind="top_up", headers=key("tablette"))
+    assert initial.status_code == 201 and top_up.status_code == 201
+    for user, first, kind in ((staff["chef"], initial, "initial"), (staff["director"], top_up, "top_up")):
+        again = post_advance(api, user, boule_tableau, open_day, kind=kind, headers=key("tablette"))
+        assert again.status_code == 201 and again.headers["Idempotent-Replayed"] == "true"
+        assert again.json() == first.json()
+    assert Advance.objects.count() == 2
+
+
+def test_a_post_without_a_key_reaches_its_handler_with_the_records_id(api, chef, boule):
+    # « Rien ne va plus » takes the apparatus's id as an argument of its handler, which the key's wrapper passes on
+    # without a key too: with no séance open, the handler refuses by its own rule (R30), nothing is written.
+    api.force_authenticate(chef)
+    response = api.post(f"/api/v1/apparatus/{boule.pk}/rien-ne-va-plus/", {}, format="json")
+    assert response.status_code == 409 and response.json()["code"] == "R30", response.content
+    assert not IdempotentRequest.objects.exists()
