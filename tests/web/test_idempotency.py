@@ -324,6 +324,14 @@ def test_a_post_without_a_key_reaches_its_handler_with_the_records_id(api, chef,
     # « Rien ne va plus » takes the apparatus's id as an argument of its handler, which the key's wrapper passes on
     # without a key too: with no séance open, the handler refuses by its own rule (R30), nothing is written.
     api.force_authenticate(chef)
-    response = api.post(f"/api/v1/apparatus/{boule.pk}/rien-ne-va-plus/", {}, format="json")
-    assert response.status_code == 409 and response.json()["code"] == "R30", response.content
+    for headers in ({}, key("annonce")):
+        response = api.post(f"/api/v1/apparatus/{boule.pk}/rien-ne-va-plus/", {}, format="json", **headers)
+        assert response.status_code == 409 and response.json()["code"] == "R30", response.content
+    assert not IdempotentRequest.objects.exists()
+
+
+def test_a_post_with_a_key_on_a_route_that_takes_none_is_a_405(api, staff):
+    api.force_authenticate(staff["director"])
+    response = api.post("/api/v1/alerts/", {}, format="json", **key("alerte"))
+    assert response.status_code == 405
     assert not IdempotentRequest.objects.exists()
