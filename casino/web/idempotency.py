@@ -94,7 +94,9 @@ def idempotent(handler):
     def wrapper(self, request, *args, **kwargs):
         return run_once(request, functools.partial(handler, self), *args, **kwargs)
 
-    wrapper.idempotent = True
+    # Runs when the API's modules are imported, before mutmut's runner selects a mutant: mutmut cannot show this line
+    # changed. test_a_decorated_action_of_a_viewset_with_the_mixin_runs_once_per_key fails when it is.
+    wrapper.idempotent = True  # pragma: no mutate
     return wrapper
 
 
@@ -113,7 +115,8 @@ class IdempotentPostMixin:
                 def post(request, *args, **kwargs):
                     return run_once(request, handler, *args, **kwargs)
 
-                post.idempotent = True
+                # What the wrapper is, for the schema: DRF makes a view per request, so initial() never meets it.
+                post.idempotent = True  # pragma: no mutate
                 self.post = post
 
 
