@@ -531,9 +531,14 @@ def report(modules, diffs=True):
             rows.append(f"{module:32} not run: no verdicts in {results_path(module).relative_to(ROOT)}")
             continue
         killed, total, survivors, not_checked = result
-        ratio = 100.0 * killed / total if total else 100.0
-        worst = min(worst, ratio)
         extra = f", {not_checked} not checked" if not_checked else ""
+        if not total:
+            # A run stopped before its first verdict: no figure, not a 100 % of nothing.
+            rows.append(f"{module:32} nothing tried yet{extra}")
+            worst = 0.0
+            continue
+        ratio = 100.0 * killed / total
+        worst = min(worst, ratio)
         rows.append(f"{module:32} {killed:4}/{total:<4} killed  {ratio:5.1f} %{extra}")
         if survivors:
             print(f"\nSurviving mutants of {module} (show one: cd .mutation/{slug(module)} && mutmut show NAME):")
