@@ -41,7 +41,8 @@ def act_times_in(data, depth=0):
     found = set()
     if hasattr(data, "keys"):
         found.update(key for key in data.keys() if key in act_time_names())
-        values = data.values() if isinstance(data, dict) else []
+        # A mapping that is not a dict is a form's QueryDict, whose values are strings (they hold no key).
+        values = data.values() if isinstance(data, dict) else []  # pragma: no mutate
     elif isinstance(data, list):
         values = data
     else:

@@ -87,3 +87,37 @@ def test_r21_a_month_with_an_uncounted_seance_is_incomplete(api, staff, open_day
     summary = season_summary(main_box(boule_tableau), date.year - (date.month < 11))
     month = next(m for m in summary["months"] if m["month"] == date.replace(day=1))
     assert month["seances"] == 1 and month["complete"] is False and summary["latest"] == date
+
+
+def test_r21_each_cash_box_has_its_own_months_even_on_a_months_last_day(
+    staff, casino, boule_tableau, vingt_trois_tableau
+):
+    last_day, november = datetime.date(2024, 11, 30), datetime.date(2024, 11, 1)
+    # The vingt-trois plays the day before too: none of it is the boule's.
+    day_of_play(staff, casino, last_day - datetime.timedelta(days=1), {"apres_midi": [(vingt_trois_tableau, "7000")]})
+    day_of_play(staff, casino, last_day, {"apres_midi": [(boule_tableau, "9000"), (vingt_trois_tableau, "7000")]})
+    boule, vingt_trois = main_box(boule_tableau), main_box(vingt_trois_tableau)
+    summary = season_summary(boule, 2024)
+    assert summary["months"][0] == {
+        "month": november,
+        "number": 1,
+        "seances": 1,
+        "result": Decimal("1000.00"),
+        "complete": True,
+    }
+    assert summary["result"] == Decimal("1000.00") and summary["latest"] == last_day
+    advanced = casino.advance_amount(vingt_trois_tableau.game)
+    carnet = carnet_of(vingt_trois, 2024, month=november)
+    assert [d["date"] for d in carnet["days"]] == [last_day - datetime.timedelta(days=1), last_day]
+    assert carnet["season_result"] == 2 * (Decimal("7000.00") - advanced)
+    # The carnet as the API gives it: amounts as strings with two decimals, dates in ISO, the séance named.
+    day = carnet_of(boule, 2024, as_json=True, month=november)["days"][0]
+    row = day["rows"][0]
+    assert day["date"] == "2024-11-30" and day["result"] == "1000.00"
+    assert row["seance"] == {
+        "id": row["seance"]["id"],
+        "kind": "apres_midi",
+        "label": row["seance"]["label"],
+        "state": "closed",
+    }
+    assert [advance["amount"] for advance in row["advances"]] == ["8000.00"]

@@ -136,3 +136,15 @@ def test_a_clean_clone_reports_the_saved_verdicts_of_unchanged_functions_only(sc
     scratch.unlink()
     assert tool.exit_codes(MODULE) == {kept: 1, edited: None}
     assert tool.figures(MODULE) == (1, 1, [], 1)
+
+
+def test_every_module_and_test_file_of_the_mutation_runs_exists():
+    # A test file moved to its area and left under its old name in MODULE_TESTS would make mutmut run without it:
+    # what it kills would count as survivors, and the runner refuses to start.
+    assert tool.missing_tests(list(tool.MODULE_TESTS)) == []
+    assert tool.missing_tests(["seances/rosters/plans.py"]) == []
+    tool.MODULE_TESTS["seances/rosters/plans.py"].append("test_moved_away.py")
+    try:
+        assert tool.missing_tests(["seances/rosters/plans.py"]) == ["tests/test_moved_away.py"]
+    finally:
+        tool.MODULE_TESTS["seances/rosters/plans.py"].pop()

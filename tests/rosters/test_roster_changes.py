@@ -242,3 +242,44 @@ def test_r4_a_late_arrival_or_a_return_brings_back_a_launcher_of_the_order(live,
     employee.save()
     change(chef, live, "late_arrival", "croupier2", "x", moment=after(live, 40))
     assert in_force(live, 40) == ["croupier1", "croupier2", "croupier4"]
+
+
+def test_r4_a_roster_is_read_with_its_members_changes_and_signatures_in_a_fixed_number_of_queries(
+    boule_tableau, casino, director, chef, croupier, croupier2, boule, django_assert_num_queries
+):
+    # The timeline, the report and the pages read all of this for each roster: one query more per roster or per
+    # change would grow with the season. The launchers serve the boule's tableau, registered before the order.
+    make_employee("croupier3", Role.CROUPIER, casino)
+    seance = plan_seances(director, casino, DAY)[0]
+    live = roster_services.create_roster(director, seance, boule, "chef", ["croupier1", "croupier2", "croupier3"])
+    roster_services.publish_roster(director, live, "directeur", PASSWORD)
+    make_employee("croupier4", Role.CROUPIER, casino)
+    moment = after(live, 30)
+    roster_services.record_change(chef, live, "relief", "croupier2", "Pause", "croupier4", moment=moment, **SIGNED)
+    roster_services.record_change(chef, live, "absence", "croupier4", "Malaise", moment=after(live, 31))
+    # The roster with its séance, apparatus, chef and signature in one query; then one query for each related list:
+    # members, their users, employees and tableaux; changes, their members, replacements, authors, signatures and
+    # signers; the apparatus's tables.
+    with django_assert_num_queries(12):
+        roster = roster_services.rosters_with_everything(Roster.objects.filter(pk=live.pk)).get()
+    with django_assert_num_queries(0):
+        members = [(m.user.employee.user_id, m.tableau) for m in roster.members.all()]
+        changes = [
+            (c.member.username, c.replacement and c.replacement.username, c.recorded_by.username, c.signature)
+            for c in roster.changes.all()
+        ]
+        signers = [c.signature.signer.username for c in roster.changes.all() if c.signature]
+        header = (
+            roster.seance.gaming_day.casino,
+            roster.apparatus.name,
+            list(roster.apparatus.tables.all()),
+            roster.chef.username,
+            roster.created_by.username,
+            roster.signature.signer.username,
+        )
+    assert len(members) == 3 and all(tableau is not None for _user, tableau in members)
+    assert [change[:3] for change in changes] == [
+        ("croupier2", "croupier4", "chef"),
+        ("croupier4", None, "chef"),
+    ]
+    assert signers == ["chef"] and header[0] == casino and header[1] == boule.name and header[3] == "chef"

@@ -9,7 +9,8 @@ from django.utils import timezone
 
 from cashbox import services as cash_services
 from cashbox.models import Advance, ControlRegister, Count, Interruption
-from casino.rules import ARTICLES, InvalidTransition
+from casino.rules import ARTICLES, InvalidTransition, cite
+from casino.web.clock import act_times_in
 from seances.models import Announcement, GamingDay, Opening, PushedBackStake, Seance, Spin
 from seances.services import change_seance_state, plan_seances
 from tests.conftest import PASSWORD
@@ -220,3 +221,32 @@ def test_r30_no_register_through_the_page_before_the_last_seance_has_closed(as_u
     response = as_user(director).post(f"/caisse/registres/{date}/", {"action": "draw_up"})
     assert response.status_code == 409 and ARTICLES["R30"] in html.unescape(response.content.decode())
     assert not ControlRegister.objects.exists()
+
+
+def test_r30_the_refusal_names_the_time_sent_word_for_word(api, chef, cash_staff, boule_tableau, open_day):
+    body = assert_r30(post_advance(api, chef, boule_tableau, open_day, signed_at=NOW))
+    assert body["message"] == cite(
+        "R30",
+        "« signed_at » : l'heure d'un acte est celle du serveur, jamais celle d'un client ; rien n'a été enregistré "
+        "(une correction porte l'heure corrigée comme donnée)",
+    )
+    assert list(body["errors"]) == ["signed_at"]
+
+
+def nested(levels, leaf):
+    """`leaf` under `levels` levels of objects and lists: {"details": [{"details": [… leaf …]}]}."""
+    data = leaf
+    for level in range(levels):
+        data = [data] if level % 2 else {"details": data}
+    return data
+
+
+def test_r30_a_time_is_searched_eight_levels_down_and_no_deeper():
+    # No serializer reads a key nested deeper than a few levels: the search stops at eight, so that a hostile body
+    # costs a bounded walk.
+    assert act_times_in(nested(8, {"launched_at": NOW})) == {"launched_at"}
+    assert act_times_in(nested(9, {"launched_at": NOW})) == set()
+
+
+def test_r30_a_body_nested_thousands_of_levels_deep_is_walked_without_a_recursion_error():
+    assert act_times_in(nested(20_000, {"launched_at": NOW})) == set()

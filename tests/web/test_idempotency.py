@@ -2,15 +2,19 @@
 form carries a one-time token; old keys are pruned by a command and a beat task."""
 
 import datetime
+import hashlib
 import re
+from types import SimpleNamespace
 
 import pytest
 from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.utils import timezone
 
 from cashbox.models import Advance, Correction, Signature
 from casino.models import IdempotentRequest
+from casino.web.idempotency import body_hash
 from seances.models import Opening, Roster, Seance
 from tests.conftest import PASSWORD
 from tests.helpers.cash_helpers import chips_for, post_advance, post_final_count
@@ -64,6 +68,44 @@ def test_a_key_holding_a_control_character_is_refused_and_nothing_is_written(
     assert post_advance(api, staff["chef"], boule_tableau, open_day, headers=key("tablette-3 é")).status_code == 201
 
 
+def reused_message(shown, what):
+    return (
+        f"La clé d'idempotence « {shown} » a déjà servi pour une autre requête ({what}) : rien n'a été inscrit. "
+        "Utilisez une nouvelle clé pour une nouvelle requête."
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("t" * 60, "t" * 60),  # sixty characters are shown whole
+        ("0123456789" * 6 + "X", "0123456789" * 5 + "0123456…"),  # beyond, the first 57 and an ellipsis
+        ("k" * 200, "k" * 57 + "…"),  # the longest key accepted
+    ],
+)
+def test_a_key_reused_with_another_body_is_named_word_for_word(api, staff, open_day, boule_tableau, value, shown):
+    assert post_advance(api, staff["chef"], boule_tableau, open_day, headers=key(value)).status_code == 201
+    other = post_advance(
+        api, staff["chef"], boule_tableau, open_day, kind="top_up", chips=chips_for("8000"), headers=key(value)
+    )
+    assert other.status_code == 422
+    assert other.json() == {
+        "code": "idempotency",
+        "message": reused_message(shown, "autre contenu"),
+        "errors": [{"field": "Idempotency-Key", "key": shown}],
+    }
+    assert Advance.objects.count() == 1
+
+
+def test_a_key_longer_than_200_characters_is_refused_and_nothing_is_written(api, staff, open_day, boule_tableau):
+    response = post_advance(api, staff["chef"], boule_tableau, open_day, headers=key("k" * 201))
+    assert response.status_code == 400
+    assert response.json()["errors"] == {
+        "Idempotency-Key": [{"code": "invalid", "message": "La clé d'idempotence dépasse 200 caractères."}]
+    }
+    assert not IdempotentRequest.objects.exists() and not Advance.objects.exists()
+
+
 def test_the_same_key_and_body_in_another_order_replays_the_first_answer(api, staff, open_day, boule_tableau):
     first = post_advance(api, staff["chef"], boule_tableau, open_day, headers=key("k-1"))
     api.force_authenticate(staff["chef"])
@@ -97,7 +139,8 @@ def test_the_same_key_on_another_path_is_refused(api, staff, open_day, boule_tab
     response = api.post(
         "/api/v1/counts/", {"cashbox": 1, "seance": open_day.pk, "chips": {}}, format="json", **key("k-2")
     )
-    assert response.status_code == 422 and "« k-2 »" in response.json()["message"]
+    assert response.status_code == 422
+    assert response.json()["message"] == reused_message("k-2", "autre adresse")
 
 
 def test_a_key_belongs_to_its_user(api, staff, open_day, boule_tableau):
@@ -226,3 +269,69 @@ def test_old_keys_are_pruned_by_the_command_and_the_beat_task(api, staff, open_d
     assert prune_idempotency_keys() == 1
     schedule = settings.CELERY_BEAT_SCHEDULE
     assert any(entry["task"] == "casino.tasks.prune_idempotency_keys" for entry in schedule.values())
+
+
+def test_a_decorated_action_of_a_viewset_with_the_mixin_runs_once_per_key(api, staff, open_day):
+    # The not-held action carries @idempotent inside a viewset whose POSTs the mixin wraps: wrapped once, it answers
+    # and replays its own answer (wrapped twice, the inner call would replay the outer call's empty placeholder).
+    evening = Seance.objects.filter(gaming_day=open_day.gaming_day).exclude(pk=open_day.pk).get()
+    api.force_authenticate(staff["director"])
+    body = {"reason": "Grève du personnel", "signer": "directeur", "password": PASSWORD}
+    first = api.post(f"/api/v1/seances/{evening.pk}/not-held/", body, format="json", **key("relâche"))
+    assert first.status_code == 200 and first.json()["state"] == "not_held", first.content
+    again = api.post(f"/api/v1/seances/{evening.pk}/not-held/", body, format="json", **key("relâche"))
+    assert again.status_code == 200 and again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    assert IdempotentRequest.objects.get(key="relâche").status == 200
+
+
+def test_a_form_encoded_body_differing_only_in_a_repeated_fields_first_value_is_another_body(api, staff, casino):
+    api.force_authenticate(staff["director"])
+    body = {"casino": casino.pk, "gaming_day": "2030-01-01"}
+    first = api.post("/api/v1/seances/", body | {"note": ["a", "b"]}, format="multipart", **key("plan"))
+    assert first.status_code in (200, 201), first.content
+    other = api.post("/api/v1/seances/", body | {"note": ["c", "b"]}, format="multipart", **key("plan"))
+    assert other.status_code == 422 and other.json()["message"] == reused_message("plan", "autre contenu")
+
+
+def test_the_body_hash_kept_beside_a_key_is_the_sha256_of_the_canonical_json():
+    # Stored with each key: a retry sent across a deploy must meet the same hash, whatever the order of the keys.
+    request = SimpleNamespace(data={"b": ["é", 1, None], "a": {"z": "2", "y": True}})
+    canonical = '{"a":{"y":true,"z":"2"},"b":["é",1,null]}'
+    assert body_hash(request) == hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def test_a_form_body_carrying_a_file_is_hashed_not_refused_with_a_500(api, staff, casino):
+    api.force_authenticate(staff["director"])
+    body = {"casino": casino.pk, "gaming_day": "2030-01-01", "piece": SimpleUploadedFile("note.txt", b"x")}
+    first = api.post("/api/v1/seances/", body, format="multipart", **key("fichier"))
+    assert first.status_code in (200, 201), first.content
+    assert IdempotentRequest.objects.get(key="fichier").status == first.status_code
+
+
+def test_two_users_with_the_same_key_each_get_their_own_answer_again(api, staff, open_day, boule_tableau):
+    initial = post_advance(api, staff["chef"], boule_tableau, open_day, headers=key("tablette"))
+    top_up = post_advance(api, staff["director"], boule_tableau, open_day, kind="top_up", headers=key("tablette"))
+    assert initial.status_code == 201 and top_up.status_code == 201
+    for user, first, kind in ((staff["chef"], initial, "initial"), (staff["director"], top_up, "top_up")):
+        again = post_advance(api, user, boule_tableau, open_day, kind=kind, headers=key("tablette"))
+        assert again.status_code == 201 and again.headers["Idempotent-Replayed"] == "true"
+        assert again.json() == first.json()
+    assert Advance.objects.count() == 2
+
+
+def test_a_post_without_a_key_reaches_its_handler_with_the_records_id(api, chef, boule):
+    # « Rien ne va plus » takes the apparatus's id as an argument of its handler, which the key's wrapper passes on
+    # without a key too: with no séance open, the handler refuses by its own rule (R30), nothing is written.
+    api.force_authenticate(chef)
+    for headers in ({}, key("annonce")):
+        response = api.post(f"/api/v1/apparatus/{boule.pk}/rien-ne-va-plus/", {}, format="json", **headers)
+        assert response.status_code == 409 and response.json()["code"] == "R30", response.content
+    assert not IdempotentRequest.objects.exists()
+
+
+def test_a_post_with_a_key_on_a_route_that_takes_none_is_a_405(api, staff):
+    api.force_authenticate(staff["director"])
+    response = api.post("/api/v1/alerts/", {}, format="json", **key("alerte"))
+    assert response.status_code == 405
+    assert not IdempotentRequest.objects.exists()
