@@ -21,6 +21,12 @@ class CleanedModelSerializer(serializers.ModelSerializer):
                     fields[name].queryset = queryset(request.user)
         return fields
 
+    def get_unique_together_validators(self):
+        """DRF's validators of the unconditional unique constraints only. A conditional one (one built-in cash box per
+        tableau, one director per casino…) carries a rule: the model's clean() refuses it naming that rule, and the
+        database's constraint is the last word; DRF 3.18's generic « ensemble unique » would hide the rule."""
+        return [validator for validator in super().get_unique_together_validators() if validator.condition is None]
+
     def validate(self, attrs):
         attrs = super().validate(attrs)
         instance = self.instance or self.Meta.model()
