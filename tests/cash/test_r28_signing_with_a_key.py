@@ -16,7 +16,15 @@ from tests.conftest import PASSWORD
 from tests.helpers.authenticator import SoftAuthenticator, challenge_of
 from tests.helpers.cash_helpers import chips_for, main_box
 from tests.helpers.cash_steps import enter_initial_advance
-from tests.helpers.passkey_helpers import cosigned_post, enrolled_key, enrolled_keys, signed_post, use_keys
+from tests.helpers.passkey_helpers import (
+    cosigned_post,
+    enrolled_key,
+    enrolled_keys,
+    holds_a_helper_key,
+    key_of,
+    signed_post,
+    use_keys,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -50,14 +58,20 @@ def keyed(cash_staff, casino, open_day, boule_tableau):
     """The casino signs with keys; the initial advance is in (signed before the switch, with the password); the
     director's key is enrolled and confirmed by the CoDir member."""
     enter_initial_advance(cash_staff, boule_tableau, open_day)
-    use_keys(casino)
+    # Every key enrolled and confirmed while the casino still signs with passwords, then the switch (the guide's
+    # procedure): each key's counter starts at the count.
     authenticator, key = enrolled_key(cash_staff["director"], casino, confirmed_by=cash_staff["codir"])
+    present(cash_staff, casino)
+    use_keys(casino)
     return authenticator, key
 
 
 def present(cash_staff, casino):
-    """The confirmed keys of the croupier who counts and of the caissier present, who sign the count too (R20)."""
+    """The confirmed keys of the croupier who counts and of the caissier present, who sign the count too (R20):
+    enrolled once, confirmed by the CoDir member."""
     people = {"croupier1": cash_staff["croupier"], "caissier": cash_staff["caissier"]}
+    if all(holds_a_helper_key(user, casino) for user in people.values()):
+        return {username: key_of(user, casino) for username, user in people.items()}
     return enrolled_keys(casino, people, cash_staff["codir"])
 
 
@@ -72,10 +86,11 @@ def test_r28_r20_a_final_count_is_certified_with_the_signers_own_key(
     api, cash_staff, casino, open_day, boule_tableau, algorithm
 ):
     enter_initial_advance(cash_staff, boule_tableau, open_day)
-    use_keys(casino)
     authenticator, key = enrolled_key(
         cash_staff["director"], casino, SoftAuthenticator(algorithm=algorithm), confirmed_by=cash_staff["codir"]
     )
+    present(cash_staff, casino)
+    use_keys(casino)
     options, response = count_post(api, cash_staff, casino, count_body(boule_tableau, open_day), authenticator)
     assert response.status_code == 201, response.content
     act = options["act"]

@@ -128,9 +128,10 @@ def test_r28_the_direction_s_acts_verify_offline(
     export = built(regulator, casino, direction_day, django_capture_on_commit_callbacks)
     code, output = run_script(archive(export, settings))
     assert code == 0, output
-    # keyed_day's 5 (advance, count, register by two, the CoDir key's confirmation), then: the rectificatif by two,
-    # the croupier's key confirmed and revoked, the decision, the settings, the schedule, the entry, its follow-up.
-    assert "15 signature(s) personnelle(s) par clé vérifiée(s)" in output, output
+    # keyed_day's 9 (advance, count by three, register by two, the keys of the CoDir member, the croupier and the
+    # caissier confirmed with the director's), then: the rectificatif by two, the croupier's key confirmed and
+    # revoked, the decision, the settings, the schedule, the entry, its follow-up.
+    assert "19 signature(s) personnelle(s) par clé vérifiée(s)" in output, output
 
 
 @pytest.mark.parametrize(

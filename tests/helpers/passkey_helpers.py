@@ -2,8 +2,15 @@
 authenticator through the API and confirmed by another member of the direction, and a signed request in two steps."""
 
 from casino.accounts import passkeys
-from casino.accounts.services import confirm_passkey, confirms_by_key, key_signing_options
-from casino.models import Casino, Passkey
+from casino.accounts.roles import role_of
+from casino.accounts.services import (
+    DIRECTION,
+    confirm_passkey,
+    confirms_by_key,
+    direction_holds_a_key,
+    key_signing_options,
+)
+from casino.models import Casino, Membership, Passkey
 from tests.conftest import PASSWORD
 from tests.helpers.authenticator import SoftAuthenticator
 
@@ -50,9 +57,46 @@ def key_of(user, casino):
     return found[0]
 
 
+def direction_members(casino, but=None):
+    """The users of the casino's direction (director, CoDir), active, the director first; `but` left out."""
+    memberships = (
+        Membership.objects.filter(casino=casino, active=True, employee__role__in=DIRECTION)
+        .exclude(employee__user=but)
+        .select_related("employee__user")
+        .order_by("-director", "pk")
+    )
+    return [membership.employee.user for membership in memberships]
+
+
+def holds_a_helper_key(user, casino):
+    keys = Passkey.objects.filter(user=user, casino=casino, confirmed_at__isnull=False, revoked_at__isnull=True)
+    return any(k.credential_id in AUTHENTICATORS for k in keys)
+
+
+def ready_to_confirm(confirmer, key):
+    """Give the confirmer the key a confirmation needs in a casino that signs with keys (R29): a test about the floor
+    names the confirmer without enrolling the direction first. The direction's first key is the bootstrap, confirmed
+    by another member of the direction with the password; the confirmer's own key after it, with that one's key."""
+    casino = key.casino
+    if casino.signature_method != Casino.SignatureMethod.PASSKEY or holds_a_helper_key(confirmer, casino):
+        return
+    if role_of(key.user) in DIRECTION and not direction_holds_a_key(casino):
+        return  # the bootstrap itself: confirmed with the password
+    others = direction_members(casino, but=confirmer)
+    if not others:
+        return  # no one to confirm the confirmer's key: the service's own refusal is what the test sees
+    if not direction_holds_a_key(casino):
+        enrolled_key(confirmer, casino, confirmed_by=others[0])  # the bootstrap, by password
+        return
+    holder = next((user for user in others if holds_a_helper_key(user, casino)), None)
+    if holder is not None:
+        enrolled_key(confirmer, casino, confirmed_by=holder)
+
+
 def confirmed(confirmer, key):
     """Confirm the key as the service asks: with the confirmer's own key in a casino that signs with keys once the
     direction holds one, with the password otherwise (the bootstrap, R29)."""
+    ready_to_confirm(confirmer, key)
     if not confirms_by_key(key):
         return confirm_passkey(confirmer, key, PASSWORD)
     options = key_signing_options(confirmer, key)

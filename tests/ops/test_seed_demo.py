@@ -6,6 +6,7 @@ import json
 import pytest
 from django.apps import apps
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import transaction
@@ -16,10 +17,11 @@ from casino.accounts.services import confirm_passkey
 from casino.audit.actors import SYSTEM_USERNAME
 from casino.management.commands.seed_demo import LAKE_STAFF, PASSWORD, STAFF, TODAY_SPINS
 from casino.models import Alert, Casino, Employee, JournalEntry, Membership, Passkey, Role
+from casino.rules import InvalidTransition
 from seances.models import Opening, Seance, Spin
 from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
-from tests.helpers.passkey_helpers import enrol
+from tests.helpers.passkey_helpers import confirmed, enrol, enrolled_key
 
 # One worker runs the whole module, so that the demo is seeded once for all its read-only tests (a seed costs
 # seconds, on each database): the demo's promises made elsewhere (actors, R29 journal, /admin/ scoping, spins) are
@@ -100,17 +102,23 @@ def test_r28_the_demo_keeps_one_casino_on_passwords_and_the_other_on_personal_ke
 
 
 def test_r28_r29_the_lake_staff_enrol_a_key_and_another_director_confirms_it(seeded, api):
-    """What the demo's second casino is for: a croupier enrols a key (here a software authenticator, where the docs
-    use Chromium's virtual one) and the director confirms it; the director's own key is confirmed by the CoDir."""
+    """What the demo's second casino is for, in the order its guide gives (R29's bootstrap): the director enrols a key
+    (here a software authenticator, where the docs use Chromium's virtual one), the CoDir confirms it with the
+    password; a croupier enrols one, which the director confirms with his key — never with a password any more."""
     lake = Casino.objects.get(name=LAKE)
     users = {username: get_user_model().objects.get(username=username) for username, *_ in LAKE_STAFF}
-    _authenticator, key = enrol(api, users["croupier7"], lake)
-    assert key["confirmed_at"] is None
-    confirmed = confirm_passkey(users["directeur2"], Passkey.objects.get(pk=key["id"]), PASSWORD)
-    assert confirmed.confirmed_by == users["directeur2"]
-    _authenticator, own = enrol(api, users["directeur2"], lake)
-    confirmed = confirm_passkey(users["codir4"], Passkey.objects.get(pk=own["id"]), PASSWORD)
-    assert confirmed.confirmed_by == users["codir4"]
+    _authenticator, croupiers = enrol(api, users["croupier7"], lake)
+    assert croupiers["confirmed_at"] is None
+    with pytest.raises(InvalidTransition, match="Aucune clé de la direction"):
+        confirm_passkey(users["directeur2"], Passkey.objects.get(pk=croupiers["id"]), PASSWORD)
+    _authenticator, own = enrolled_key(users["directeur2"], lake)
+    own = confirm_passkey(users["codir4"], own, PASSWORD)
+    assert own.confirmed_by == users["codir4"]
+    with pytest.raises(ValidationError):
+        confirm_passkey(users["directeur2"], Passkey.objects.get(pk=croupiers["id"]), PASSWORD)
+    _authenticator, key = enrolled_key(users["croupier7"], lake)
+    key = confirmed(users["directeur2"], key)
+    assert key.confirmed_by == users["directeur2"] and key.confirmation.method == "passkey"
 
 
 def test_seed_demo_gives_every_approved_role_a_valid_approval(seeded):

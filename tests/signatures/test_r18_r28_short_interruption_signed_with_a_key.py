@@ -31,8 +31,10 @@ def keyed(cash_staff, casino, open_day, boule_tableau):
     """The boule tableau in play (its advance signed with the password), then the casino on keys; the chef's key
     confirmed by the CoDir member."""
     enter_initial_advance(cash_staff, boule_tableau, open_day)
+    # Enrolled and confirmed before the switch to keys, as the guide says.
+    key = enrolled_key(cash_staff["chef"], casino, confirmed_by=cash_staff["codir"])
     use_keys(casino)
-    return enrolled_key(cash_staff["chef"], casino, confirmed_by=cash_staff["codir"])
+    return key
 
 
 def body(tableau, seance, **extra):

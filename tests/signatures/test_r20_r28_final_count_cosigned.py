@@ -38,12 +38,14 @@ def keys(cash_staff, casino, open_day, boule_tableau):
     """The casino signs with keys; the initial advance is in (signed with the password before the switch); the
     croupier, the caissier and the director each have a key confirmed by the CoDir member: {username: (key, row)}."""
     enter_initial_advance(cash_staff, boule_tableau, open_day)
-    use_keys(casino)
     codir = cash_staff["codir"]
-    return {
+    # Enrolled and confirmed while the casino still signs with passwords, then switched: the procedure of the guide.
+    keys = {
         username: enrolled_key(cash_staff[person], casino, confirmed_by=codir)
         for username, person in (("croupier1", "croupier"), ("caissier", "caissier"), ("directeur", "director"))
     }
+    use_keys(casino)
+    return keys
 
 
 def authenticators(keys, **instead):
