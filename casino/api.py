@@ -77,8 +77,10 @@ class CasinoViewSet(RecordViewSet):
         values = latest | {name: getattr(casino, name) for name in DIRECTED_SETTINGS if name in data}
         return casino, data, values
 
+    @extend_schema(exclude=True)
     def create(self, request, *args, **kwargs):
-        # No casino is created by the API: 405, as before POST served the first step of a signed change.
+        # No casino is created by the API: 405, as before POST served the first step of a signed change; left out of
+        # the schema, which documents no such operation.
         raise MethodNotAllowed("POST")
 
     @extend_schema(

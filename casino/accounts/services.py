@@ -554,7 +554,6 @@ def bootstrap_employee(source, casino, username, role, first_name="", last_name=
 
 # Whoever signs enrols a key: every role but the administrator and the results display (R28).
 KEY_HOLDERS = set(Role) - {Role.ADMIN, Role.AFFICHEUR}
-DIRECTION = {Role.DIRECTOR, Role.CODIR}
 
 
 def require_key_holder(user, casino):

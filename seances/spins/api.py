@@ -156,7 +156,7 @@ class SpinViewSet(RecordViewSet):
             )
         return Response(SpinSerializer(spin).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=SpinCorrectionSerializer, responses=SpinSerializer)
+    @extend_schema(request=SpinCorrectionSerializer, responses={201: SpinSerializer})
     @action(detail=True, methods=["post"])
     def correct(self, request, pk=None):
         """Correct a spin by a new entry that references it, with its reason (R23)."""
