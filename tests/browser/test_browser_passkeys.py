@@ -71,10 +71,12 @@ def test_r28_r29_the_director_enrols_a_key_and_certifies_a_count_with_it(
 ):
     director, codir, chef = cash_staff["director"], cash_staff["codir"], cash_staff["chef"]
     assert post_advance(api, chef, boule_tableau, open_day).status_code == 201
-    use_keys(casino)
-    # The croupier's and the caissier's keys, enrolled and confirmed, at hand on the tablet (R20: each signs).
+    # The croupier's and the caissier's keys, enrolled and confirmed before the casino switches to keys (the guide's
+    # order), at hand on the tablet (R20: each signs); the director's own key is then R29's bootstrap, confirmed by
+    # the CoDir member with the password.
     for person in (cash_staff["croupier"], cash_staff["caissier"]):
         hand_over(tablet, enrolled_key(person, casino, confirmed_by=codir)[0])
+    use_keys(casino)
     log_in(tablet, director)
 
     tablet.goto("/compte/cles/")
