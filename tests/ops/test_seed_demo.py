@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import transaction
+from django.db import connection, transaction
 from django.test import Client
 
 from cashbox.models import Advance
@@ -46,6 +46,9 @@ def seeded(django_db_setup, django_db_blocker):
     tests that need an empty database come first in the file, before this fixture exists."""
     with django_db_blocker.unblock(), transaction.atomic():
         call_command("seed_demo", force=True, stdout=io.StringIO())
+        # The seed's deferred foreign-key checks, run once here: else every test's teardown (Django's TestCase checks
+        # the constraints before its rollback) checks them all again, seconds each on PostgreSQL.
+        connection.check_constraints()
         yield
         transaction.set_rollback(True)
 
