@@ -38,6 +38,12 @@ def _int(value):
         return value or None
 
 
+def _an_id(raw):
+    """Whether a posted value can be a row's id: ASCII digits that a bigint holds (« ² » is a digit to isdigit(), not
+    to int())."""
+    return raw.isascii() and raw.isdigit() and len(raw) <= 18
+
+
 class SpinEntryView(RoleRequiredMixin, View):
     """The chef taps the number (or the case at vingt-trois): launcher and direction come preset from the roster."""
 
@@ -150,7 +156,7 @@ class CheckStakeView(SpinEntryView):
         raw = data.get("tableau", "")
         tableau = (
             Tableau.objects.filter(table__apparatus=self.apparatus, pk=int(raw)).select_related("table").first()
-            if raw.isdigit()
+            if _an_id(raw)
             else None
         )
         try:
@@ -195,7 +201,7 @@ class PushBackStakeView(SpinEntryView):
             return self.render(409, "Aucune séance ouverte : aucune mise ne peut être repoussée.")
         raw = request.POST.get("tableau", "")
         tableaux = Tableau.objects.for_user(request.user).select_related("table")
-        tableau = tableaux.filter(pk=int(raw)).first() if raw.isdigit() else None
+        tableau = tableaux.filter(pk=int(raw)).first() if _an_id(raw) else None
         try:
             with transaction.atomic():
                 stake = spins.push_back_stake(
