@@ -15,12 +15,14 @@ from casino.models import Casino, Employee, Membership, Role
 from tables.games.rules import Game
 from tables.models import Apparatus, Table
 from tables.services import register_tableau
-from tests.helpers import db_template, id_offsets
+from tests.helpers import db_template, flush, id_offsets
 
 PASSWORD = "correct-horse-battery-staple"
 
 # The migrated SQLite test database is copied from .test-db/ instead of migrated by every worker (tests/helpers/db_template.py).
 db_template.install()
+# A transactional test's flush on PostgreSQL deletes the rows instead of truncating the tables (tests/helpers/flush.py).
+flush.install()
 
 
 def _one_request_at_a_time():

@@ -32,21 +32,32 @@ def _sqlite(connection):
                 cursor.execute("UPDATE sqlite_sequence SET seq = %s WHERE name = %s", [first - 1, table])
 
 
+_SEQUENCES = {}  # per test database: the (table, column) -> sequence of Django's tables, which do not change
+
+
 def _postgresql(connection):
-    with connection.cursor() as cursor:
-        sequences = {
+    key = (connection.alias, connection.settings_dict["NAME"])
+    if key not in _SEQUENCES:
+        _SEQUENCES[key] = {
             (entry["table"], entry["column"]): entry["name"]
             for entry in connection.introspection.sequence_list()
             if entry.get("name")
         }
-        offsets = _offsets({table for table, _column in sequences})
-        for (table, column), sequence in sorted(sequences.items()):
-            # Past the table's largest id in any case: setval never hands out an id twice.
-            cursor.execute(
-                f"SELECT setval(%s, GREATEST(%s, (SELECT COALESCE(MAX({connection.ops.quote_name(column)}), 0) + 1 "
-                f"FROM {connection.ops.quote_name(table)}), (SELECT last_value FROM {sequence})), false)",
-                [sequence, offsets[table]],
-            )
+    sequences = _SEQUENCES[key]
+    offsets = _offsets({table for table, _column in sequences})
+    quote = connection.ops.quote_name
+    calls, params = [], []
+    for (table, column), sequence in sorted(sequences.items()):
+        # Past the table's largest id in any case: setval never hands out an id twice.
+        calls.append(
+            f"setval(%s, GREATEST(%s, (SELECT COALESCE(MAX({quote(column)}), 0) + 1 FROM {quote(table)}), "
+            f"(SELECT last_value FROM {sequence})), false)"
+        )
+        params += [sequence, offsets[table]]
+    if calls:
+        # One statement for every sequence: this runs again after each transactional test's flush.
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT {', '.join(calls)}", params)
 
 
 def apply(using="default"):
