@@ -14,8 +14,8 @@ On PostgreSQL the template is a database of the server, `<test database>_tpl_<ke
 the first worker migrates its own test database and copies it into the template (CREATE DATABASE … TEMPLATE), the
 others wait for it on an advisory lock and are created from it, then run `migrate` as above. A migration on
 PostgreSQL costs about 45 s of CPU (Python and the server): one per run instead of one per worker, and none at all
-while the template is there. `--reuse-db` (keepdb) is left as pytest-django has it. The other templates of the same
-test database (older keys) are dropped when a new one is made.
+while the template is there. With `--reuse-db` (keepdb) an existing test database is used as it is, a missing one
+is copied. The other templates of the same test database (older keys) are dropped when a new one is made.
 
 TEST_DB_TEMPLATE=0 turns both off; TEST_DB_TEMPLATE=rebuild makes them again (CI does, once per run, before the
 tests: `.ci/run`).
@@ -145,10 +145,13 @@ def install_postgresql():
     create_test_db = DatabaseCreation.create_test_db
 
     def create_from_template(self, verbosity=1, autoclobber=False, serialize=True, keepdb=False):
-        if keepdb:
-            return create_test_db(self, verbosity, autoclobber, serialize, keepdb)
         quote = self.connection.ops.quote_name
         name = self._get_test_db_name()
+        if keepdb:
+            # --reuse-db: a test database that exists is used as it is; one that does not is copied as below.
+            with self._nodb_cursor() as cursor:
+                if self._database_exists(cursor, name):
+                    return create_test_db(self, verbosity, autoclobber, serialize, keepdb)
         template = postgresql_template_name(name)
         test_settings = self.connection.settings_dict["TEST"]
         # A connection of its own to the server's maintenance database holds the lock while the template is made.

@@ -14,7 +14,8 @@ from tests.conftest import as_owner, require_postgres
 from tests.helpers import db_template
 
 
-def test_a_test_database_made_from_the_template_has_every_migration_and_the_guards(db):
+@pytest.mark.django_db
+def test_a_test_database_made_from_the_template_has_every_migration_and_the_guards():
     executor = MigrationExecutor(connection)
     assert executor.migration_plan(executor.loader.graph.leaf_nodes()) == []
     assert append_only.existing_triggers(connection), "post_migrate installs the guards after a copy too"
