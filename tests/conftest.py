@@ -19,7 +19,8 @@ from tests.helpers import db_template, flush, id_offsets
 
 PASSWORD = "correct-horse-battery-staple"
 
-# The migrated SQLite test database is copied from .test-db/ instead of migrated by every worker (tests/helpers/db_template.py).
+# The migrated test database is copied (SQLite: from .test-db/; PostgreSQL: from a template database) instead of
+# migrated by every worker (tests/helpers/db_template.py).
 db_template.install()
 # A transactional test's flush on PostgreSQL deletes the rows instead of truncating the tables (tests/helpers/flush.py).
 flush.install()
