@@ -204,7 +204,12 @@ def test_r7_a_corrected_colour_settles_rouge_and_noir():
 def test_r1_a_correction_of_a_case_that_does_not_exist_is_refused():
     with pytest.raises(GameError) as error:
         games.vingt_trois_layout({(1, 1): "noir"})
-    assert error.value.refusals[0].rule == "R1"
+    [refusal] = error.value.refusals
+    assert (refusal.field, refusal.rule, refusal.message) == (
+        "colours",
+        "R1",
+        f"La case 1 du 1 n'existe pas au vingt-trois ({ARTICLES['R1']}).",
+    )
     with pytest.raises(GameError):
         games.vingt_trois_layout({(5, 0): "vert"})
 
@@ -223,6 +228,27 @@ def test_r7_a_layout_that_breaks_the_one_ninth_edge_of_a_bet_is_refused(colours)
         games.vingt_trois_layout(colours)
     assert {refusal.rule for refusal in error.value.refusals} == {"R7"}
     assert any("au lieu de 1/9" in refusal.message for refusal in error.value.refusals)
+
+
+def test_r7_a_layout_that_breaks_the_edge_names_each_bet_its_edge_and_its_cases_on_the_colours_field():
+    # Both cases of the 5 black: rouge wins on 11 cases of 27 (edge 1 - 22/27 = 5/27), noir on 13 (1 - 26/27 = 1/27);
+    # no plein changes. The refusal says which bet, with what edge, and counts the cases as a croupier would.
+    with pytest.raises(GameError) as error:
+        games.vingt_trois_layout({(5, 0): "noir"})
+    assert [(refusal.field, refusal.rule, refusal.message) for refusal in error.value.refusals] == [
+        (
+            "colours",
+            "R7",
+            "Avec ces couleurs, la mise « rouge » aurait un avantage de la maison de 5/27 au lieu de 1/9 "
+            f"(11 case(s) gagnante(s) sur 27) ({ARTICLES['R7']}).",
+        ),
+        (
+            "colours",
+            "R7",
+            "Avec ces couleurs, la mise « noir » aurait un avantage de la maison de 1/27 au lieu de 1/9 "
+            f"(13 case(s) gagnante(s) sur 27) ({ARTICLES['R7']}).",
+        ),
+    ]
 
 
 def test_r7_rouge_and_noir_keep_exactly_one_ninth_on_every_accepted_layout():
@@ -257,6 +283,18 @@ def test_exact_probabilities_of_winning():
     assert vingt_trois[("rouge", None)] == vingt_trois[("noir", None)] == Fraction(12, 27)
 
 
+def test_r6_r7_the_odds_show_what_each_bet_pays():
+    # The multiple of the stake a winner is paid (R6, R7), as the odds table shows it beside the probability.
+    boule = {(o.bet, o.number): o.multiple for o in games.odds("boule")}
+    assert boule == {**{("plein", n): 7 for n in range(1, 10)}, **{(c, None): 1 for c in BOULE_CHANCE_NAMES}}
+    vingt_trois = {(o.bet, o.number): o.multiple for o in games.odds("vingt_trois")}
+    assert vingt_trois == {
+        **{("plein", n): VINGT_TROIS_PLEIN_RETURN[n] - 1 for n in range(1, 15)},
+        ("rouge", None): 1,
+        ("noir", None): 1,
+    }
+
+
 def test_odds_follow_a_corrected_layout():
     # Built by hand: a casino can no longer register this layout (R7 refuses it, see below), but odds() must
     # still show what it would cost.
@@ -283,6 +321,13 @@ def _refusal(call, *args, **kwargs):
     with pytest.raises(GameError) as error:
         call(*args, **kwargs)
     return error.value.refusals
+
+
+def test_a_refusal_of_several_bets_reads_as_every_refusal_with_its_article():
+    # What a log or a command line prints of the error: each refusal in order, none dropped.
+    with pytest.raises(GameError) as error:
+        games.settle("boule", 1, [Bet("plein", Decimal("1"), 10), Bet("rouge", Decimal("0"))])
+    assert str(error.value) == (f"La boule n'a que les numéros 1 à 9 ({ARTICLES['R1']}).; La mise doit être positive.")
 
 
 def test_r1_a_plein_on_10_at_boule_is_refused():
@@ -442,6 +487,9 @@ def test_r10_a_stake_below_the_minimum_is_refused():
     stakes = [PlayerStake("plein", Decimal("1.99"), 7, "T1"), PlayerStake("rouge", Decimal("2.00"), None, "T1")]
     [breach] = games.check_player_stakes("boule", stakes, Decimal("2"), Decimal("80"), Decimal("400"))
     assert (breach.rule, breach.stakes) == ("R10", (0,))
+    assert breach.message == (
+        f"Mise de {euros(Decimal('1.99'))} inférieure au minimum de {euros(Decimal('2'))} ({ARTICLES['R10']})."
+    )
 
 
 def test_r13_the_maximum_applies_to_one_players_total_across_tableaux():
