@@ -346,16 +346,50 @@ def test_r7_pair_impair_passe_manque_do_not_exist_at_vingt_trois():
         games.settle, "vingt_trois", 1, [Bet(kind, Decimal("1")) for kind in ("pair", "impair", "passe", "manque")]
     )
     assert [(r.field, r.rule, r.index) for r in refusals] == [("bet", "R7", i) for i in range(4)]
+    assert {r.message for r in refusals} == {
+        f"Au vingt-trois, seules les chances simples rouge et noir sont admises ({ARTICLES['R7']})."
+    }
 
 
 def test_a_stake_must_be_positive_and_in_cents():
     refusals = _refusal(games.settle, "boule", 1, [Bet("rouge", Decimal("0")), Bet("noir", Decimal("1.005"))])
-    assert [(r.field, r.index) for r in refusals] == [("stake", 0), ("stake", 1)]
+    assert [(r.field, r.rule, r.index, r.message) for r in refusals] == [
+        ("stake", None, 0, "La mise doit être positive."),
+        ("stake", None, 1, "La mise se compte au centime près."),
+    ]
+
+
+@pytest.mark.parametrize("stake", [1.5, "1.50", Decimal("NaN"), Decimal("Infinity")])
+def test_a_stake_that_is_not_a_finite_decimal_is_refused(stake):
+    [refusal] = _refusal(games.settle, "boule", 1, [Bet("rouge", stake)])
+    assert (refusal.field, refusal.rule, refusal.index, refusal.message) == (
+        "stake",
+        None,
+        0,
+        "La mise doit être un montant décimal.",
+    )
 
 
 def test_a_plein_needs_a_number_and_a_chance_has_none():
     refusals = _refusal(games.settle, "boule", 1, [Bet("plein", Decimal("1")), Bet("rouge", Decimal("1"), 3)])
-    assert [(r.field, r.index) for r in refusals] == [("number", 0), ("number", 1)]
+    assert [(r.field, r.rule, r.index, r.message) for r in refusals] == [
+        ("number", None, 0, "Indiquez le numéro du plein."),
+        ("number", None, 1, "Une chance simple ne porte pas de numéro."),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("game", "rule", "allowed"),
+    [("boule", "R6", "plein, noir, rouge, impair, pair, manque, passe"), ("vingt_trois", "R7", "plein, rouge, noir")],
+)
+def test_r6_r7_an_unknown_bet_is_refused_with_the_bets_of_the_game(game, rule, allowed):
+    [refusal] = _refusal(games.settle, game, 1, [Bet("cheval", Decimal("1"))])
+    assert (refusal.field, refusal.rule, refusal.index, refusal.message) == (
+        "bet",
+        rule,
+        0,
+        f"Mise inconnue ; mises admises : {allowed} ({ARTICLES[rule]}).",
+    )
 
 
 def test_r7_rouge_on_a_two_coloured_number_needs_the_pocket_or_its_colour():
@@ -389,7 +423,11 @@ def test_r7_a_colour_the_pocket_does_not_have_is_refused():
 
 def test_r1_only_boule_and_vingt_trois_exist():
     [refusal] = _refusal(games.settle, "roulette", 1, [])
-    assert refusal.rule == "R1"
+    assert (refusal.field, refusal.rule, refusal.message) == (
+        "game",
+        "R1",
+        f"Seuls la boule et le vingt-trois sont autorisés ({ARTICLES['R1']}).",
+    )
 
 
 # R12 ---------------------------------------------------------------------------------------------------------
@@ -442,6 +480,22 @@ def test_r12_vingt_trois_bounds_are_20_to_50_and_100_to_250(max_plein, max_chanc
     refusals = games.check_maximums("vingt_trois", Decimal("1"), Decimal(max_plein), Decimal(max_chances))
     assert [field for field, _, _ in refusals] == refused
     assert all(rule == "R12" for _, rule, _ in refusals)
+
+
+def test_r12_the_refusal_of_a_maximum_gives_its_bounds_in_euros_for_the_game():
+    [(field, rule, message)] = games.check_maximums("vingt_trois", Decimal("1.50"), Decimal("30"), Decimal("376"))
+    assert (field, rule) == ("max_chances", "R12")
+    assert message == (
+        "Le maximum sur une chance simple doit être compris entre 100 et 250 fois le minimum, soit entre "
+        f"{euros(Decimal('150'))} et {euros(Decimal('375'))} au vingt-trois ({ARTICLES['R12']})."
+    )
+
+
+@pytest.mark.parametrize("minimum", ["0", "-2"])
+def test_r10_a_minimum_that_is_not_positive_is_refused_before_the_maximums(minimum):
+    assert games.check_maximums("boule", Decimal(minimum), Decimal("80"), Decimal("400")) == [
+        ("minimum", "R10", f"Le minimum des mises doit être positif ({ARTICLES['R10']}).")
+    ]
 
 
 def test_money_is_never_a_float():
@@ -644,7 +698,9 @@ def test_r7_an_unknown_colour_is_refused_on_the_colours_field():
 
     with pytest.raises(GameError) as refused:
         layout_of(Game.VINGT_TROIS, {(5, 0): "vert"})
-    assert [(r.field, r.rule) for r in refused.value.refusals] == [("colours", "R7")]
+    assert [(r.field, r.rule, r.message) for r in refused.value.refusals] == [
+        ("colours", "R7", f"Couleur inconnue pour une case du vingt-trois : vert ({ARTICLES['R7']}).")
+    ]
 
 
 def test_r6_the_boule_colours_cannot_be_corrected():
