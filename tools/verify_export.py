@@ -429,17 +429,9 @@ def _scan_piece(data, result, documents, wanted, sealed):
             return _unlocated_break(result, lines, "numéro d'ordre différent de celui du document signé")
         index = next(i for i in range(count) if signed[i] != sequence_texts[i])
         return _break(result, "numéro d'ordre différent de celui du document signé", sequences[index])
-    if "first" not in result:
-        result.update(first=first, first_previous=previous_hashes[0])
-    elif first != result["last"] + 1:
-        return _break(result, "numéro d'ordre discontinu", result["last"] + 1)
-    elif previous_hashes[0] != result["last_hash"]:
-        return _break(result, "chaînage rompu", first)
-    result["count"] += count
-    result["last"], result["last_hash"] = sequences[-1], hashes[-1]
-    for sequence in sealed:
-        if first <= sequence <= sequences[-1]:
-            result["sealed"][sequence] = hashes[sequence - first]
+    _stitch_block(result, sequences, previous_hashes, hashes, sealed)
+    if result["breaks"]:
+        return None  # the seam does not hold (recorded): nothing of this piece is kept
     if wanted:
         types = list(map(itemgetter(5), rows))
         present = set(types)
@@ -463,6 +455,28 @@ def _scan_piece(data, result, documents, wanted, sealed):
                 for row, document in zip(rows, documents_bytes, strict=True):  # pragma: no mutate
                     if row[5] in wanted and row[4].startswith(row[5] + b"."):
                         documents[(row[5], row[6])] = (row[0], document)
+    return None
+
+
+def _stitch_block(result, sequences, previous_hashes, hashes, sealed):
+    """Join a piece whose lines hold together (numbers in a row, each line chained to the one before) to what the
+    pieces before it left in `result`: the journal's first number and previous hash for the first piece, else the
+    seam, which holds when the piece's first number follows the last one read and its previous hash is that line's
+    hash. A seam that does not hold is recorded as the block's break; otherwise the piece is counted, the last number
+    and hash move on to its own, and the hash of each sealed number it holds is noted. Both block readers (format 1,
+    _scan_piece, and format 2, _scan_lines) stitch their pieces here."""
+    first, last = sequences[0], sequences[-1]
+    if "first" not in result:
+        result.update(first=first, first_previous=previous_hashes[0])
+    elif first != result["last"] + 1:
+        return _break(result, "numéro d'ordre discontinu", result["last"] + 1)
+    elif previous_hashes[0] != result["last_hash"]:
+        return _break(result, "chaînage rompu", first)
+    result["count"] += len(sequences)
+    result["last"], result["last_hash"] = last, hashes[-1]
+    for sequence in sealed:
+        if first <= sequence <= last:
+            result["sealed"][sequence] = hashes[sequence - first]
     return None
 
 
@@ -541,17 +555,9 @@ def _scan_lines(data, result, documents, wanted, sealed):
     if signed != sequence_texts or b"".join(tails).count(b"}") != count:
         index = next(i for i in range(count) if signed[i] != sequence_texts[i] or tails[i].count(b"}") != 1)
         return _break(result, "numéro d'ordre différent de celui du document signé", sequences[index])
-    if "first" not in result:
-        result.update(first=first, first_previous=previous_hashes[0])
-    elif first != result["last"] + 1:
-        return _break(result, "numéro d'ordre discontinu", result["last"] + 1)
-    elif previous_hashes[0] != result["last_hash"]:
-        return _break(result, "chaînage rompu", first)
-    result["count"] += count
-    result["last"], result["last_hash"] = sequences[-1], hashes[-1]
-    for sequence in sealed:
-        if first <= sequence <= sequences[-1]:
-            result["sealed"][sequence] = hashes[sequence - first]
+    _stitch_block(result, sequences, previous_hashes, hashes, sealed)
+    if result["breaks"]:
+        return None  # the seam does not hold (recorded): nothing of this piece is kept
     if wanted:
         if b"%" in b"".join(types) + b"".join(ids) + b"".join(actions):  # percent-encoded columns: rare
             actions, types, ids = (tuple(map(_unescape, column)) for column in (actions, types, ids))

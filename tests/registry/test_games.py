@@ -204,7 +204,12 @@ def test_r7_a_corrected_colour_settles_rouge_and_noir():
 def test_r1_a_correction_of_a_case_that_does_not_exist_is_refused():
     with pytest.raises(GameError) as error:
         games.vingt_trois_layout({(1, 1): "noir"})
-    assert error.value.refusals[0].rule == "R1"
+    [refusal] = error.value.refusals
+    assert (refusal.field, refusal.rule, refusal.message) == (
+        "colours",
+        "R1",
+        f"La case 1 du 1 n'existe pas au vingt-trois ({ARTICLES['R1']}).",
+    )
     with pytest.raises(GameError):
         games.vingt_trois_layout({(5, 0): "vert"})
 
@@ -223,6 +228,27 @@ def test_r7_a_layout_that_breaks_the_one_ninth_edge_of_a_bet_is_refused(colours)
         games.vingt_trois_layout(colours)
     assert {refusal.rule for refusal in error.value.refusals} == {"R7"}
     assert any("au lieu de 1/9" in refusal.message for refusal in error.value.refusals)
+
+
+def test_r7_a_layout_that_breaks_the_edge_names_each_bet_its_edge_and_its_cases_on_the_colours_field():
+    # Both cases of the 5 black: rouge wins on 11 cases of 27 (edge 1 - 22/27 = 5/27), noir on 13 (1 - 26/27 = 1/27);
+    # no plein changes. The refusal says which bet, with what edge, and counts the cases as a croupier would.
+    with pytest.raises(GameError) as error:
+        games.vingt_trois_layout({(5, 0): "noir"})
+    assert [(refusal.field, refusal.rule, refusal.message) for refusal in error.value.refusals] == [
+        (
+            "colours",
+            "R7",
+            "Avec ces couleurs, la mise « rouge » aurait un avantage de la maison de 5/27 au lieu de 1/9 "
+            f"(11 case(s) gagnante(s) sur 27) ({ARTICLES['R7']}).",
+        ),
+        (
+            "colours",
+            "R7",
+            "Avec ces couleurs, la mise « noir » aurait un avantage de la maison de 1/27 au lieu de 1/9 "
+            f"(13 case(s) gagnante(s) sur 27) ({ARTICLES['R7']}).",
+        ),
+    ]
 
 
 def test_r7_rouge_and_noir_keep_exactly_one_ninth_on_every_accepted_layout():
@@ -257,6 +283,18 @@ def test_exact_probabilities_of_winning():
     assert vingt_trois[("rouge", None)] == vingt_trois[("noir", None)] == Fraction(12, 27)
 
 
+def test_r6_r7_the_odds_show_what_each_bet_pays():
+    # The multiple of the stake a winner is paid (R6, R7), as the odds table shows it beside the probability.
+    boule = {(o.bet, o.number): o.multiple for o in games.odds("boule")}
+    assert boule == {**{("plein", n): 7 for n in range(1, 10)}, **{(c, None): 1 for c in BOULE_CHANCE_NAMES}}
+    vingt_trois = {(o.bet, o.number): o.multiple for o in games.odds("vingt_trois")}
+    assert vingt_trois == {
+        **{("plein", n): VINGT_TROIS_PLEIN_RETURN[n] - 1 for n in range(1, 15)},
+        ("rouge", None): 1,
+        ("noir", None): 1,
+    }
+
+
 def test_odds_follow_a_corrected_layout():
     # Built by hand: a casino can no longer register this layout (R7 refuses it, see below), but odds() must
     # still show what it would cost.
@@ -285,6 +323,13 @@ def _refusal(call, *args, **kwargs):
     return error.value.refusals
 
 
+def test_a_refusal_of_several_bets_reads_as_every_refusal_with_its_article():
+    # What a log or a command line prints of the error: each refusal in order, none dropped.
+    with pytest.raises(GameError) as error:
+        games.settle("boule", 1, [Bet("plein", Decimal("1"), 10), Bet("rouge", Decimal("0"))])
+    assert str(error.value) == (f"La boule n'a que les numéros 1 à 9 ({ARTICLES['R1']}).; La mise doit être positive.")
+
+
 def test_r1_a_plein_on_10_at_boule_is_refused():
     [refusal] = _refusal(games.settle, "boule", 1, [Bet("plein", Decimal("1"), 10)])
     assert (refusal.field, refusal.rule, refusal.index) == ("number", "R1", 0)
@@ -301,16 +346,50 @@ def test_r7_pair_impair_passe_manque_do_not_exist_at_vingt_trois():
         games.settle, "vingt_trois", 1, [Bet(kind, Decimal("1")) for kind in ("pair", "impair", "passe", "manque")]
     )
     assert [(r.field, r.rule, r.index) for r in refusals] == [("bet", "R7", i) for i in range(4)]
+    assert {r.message for r in refusals} == {
+        f"Au vingt-trois, seules les chances simples rouge et noir sont admises ({ARTICLES['R7']})."
+    }
 
 
 def test_a_stake_must_be_positive_and_in_cents():
     refusals = _refusal(games.settle, "boule", 1, [Bet("rouge", Decimal("0")), Bet("noir", Decimal("1.005"))])
-    assert [(r.field, r.index) for r in refusals] == [("stake", 0), ("stake", 1)]
+    assert [(r.field, r.rule, r.index, r.message) for r in refusals] == [
+        ("stake", None, 0, "La mise doit être positive."),
+        ("stake", None, 1, "La mise se compte au centime près."),
+    ]
+
+
+@pytest.mark.parametrize("stake", [1.5, "1.50", Decimal("NaN"), Decimal("Infinity")])
+def test_a_stake_that_is_not_a_finite_decimal_is_refused(stake):
+    [refusal] = _refusal(games.settle, "boule", 1, [Bet("rouge", stake)])
+    assert (refusal.field, refusal.rule, refusal.index, refusal.message) == (
+        "stake",
+        None,
+        0,
+        "La mise doit être un montant décimal.",
+    )
 
 
 def test_a_plein_needs_a_number_and_a_chance_has_none():
     refusals = _refusal(games.settle, "boule", 1, [Bet("plein", Decimal("1")), Bet("rouge", Decimal("1"), 3)])
-    assert [(r.field, r.index) for r in refusals] == [("number", 0), ("number", 1)]
+    assert [(r.field, r.rule, r.index, r.message) for r in refusals] == [
+        ("number", None, 0, "Indiquez le numéro du plein."),
+        ("number", None, 1, "Une chance simple ne porte pas de numéro."),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("game", "rule", "allowed"),
+    [("boule", "R6", "plein, noir, rouge, impair, pair, manque, passe"), ("vingt_trois", "R7", "plein, rouge, noir")],
+)
+def test_r6_r7_an_unknown_bet_is_refused_with_the_bets_of_the_game(game, rule, allowed):
+    [refusal] = _refusal(games.settle, game, 1, [Bet("cheval", Decimal("1"))])
+    assert (refusal.field, refusal.rule, refusal.index, refusal.message) == (
+        "bet",
+        rule,
+        0,
+        f"Mise inconnue ; mises admises : {allowed} ({ARTICLES[rule]}).",
+    )
 
 
 def test_r7_rouge_on_a_two_coloured_number_needs_the_pocket_or_its_colour():
@@ -344,7 +423,11 @@ def test_r7_a_colour_the_pocket_does_not_have_is_refused():
 
 def test_r1_only_boule_and_vingt_trois_exist():
     [refusal] = _refusal(games.settle, "roulette", 1, [])
-    assert refusal.rule == "R1"
+    assert (refusal.field, refusal.rule, refusal.message) == (
+        "game",
+        "R1",
+        f"Seuls la boule et le vingt-trois sont autorisés ({ARTICLES['R1']}).",
+    )
 
 
 # R12 ---------------------------------------------------------------------------------------------------------
@@ -399,6 +482,22 @@ def test_r12_vingt_trois_bounds_are_20_to_50_and_100_to_250(max_plein, max_chanc
     assert all(rule == "R12" for _, rule, _ in refusals)
 
 
+def test_r12_the_refusal_of_a_maximum_gives_its_bounds_in_euros_for_the_game():
+    [(field, rule, message)] = games.check_maximums("vingt_trois", Decimal("1.50"), Decimal("30"), Decimal("376"))
+    assert (field, rule) == ("max_chances", "R12")
+    assert message == (
+        "Le maximum sur une chance simple doit être compris entre 100 et 250 fois le minimum, soit entre "
+        f"{euros(Decimal('150'))} et {euros(Decimal('375'))} au vingt-trois ({ARTICLES['R12']})."
+    )
+
+
+@pytest.mark.parametrize("minimum", ["0", "-2"])
+def test_r10_a_minimum_that_is_not_positive_is_refused_before_the_maximums(minimum):
+    assert games.check_maximums("boule", Decimal(minimum), Decimal("80"), Decimal("400")) == [
+        ("minimum", "R10", f"Le minimum des mises doit être positif ({ARTICLES['R10']}).")
+    ]
+
+
 def test_money_is_never_a_float():
     with pytest.raises(TypeError):
         games.max_bounds("boule", 2.0)
@@ -442,6 +541,9 @@ def test_r10_a_stake_below_the_minimum_is_refused():
     stakes = [PlayerStake("plein", Decimal("1.99"), 7, "T1"), PlayerStake("rouge", Decimal("2.00"), None, "T1")]
     [breach] = games.check_player_stakes("boule", stakes, Decimal("2"), Decimal("80"), Decimal("400"))
     assert (breach.rule, breach.stakes) == ("R10", (0,))
+    assert breach.message == (
+        f"Mise de {euros(Decimal('1.99'))} inférieure au minimum de {euros(Decimal('2'))} ({ARTICLES['R10']})."
+    )
 
 
 def test_r13_the_maximum_applies_to_one_players_total_across_tableaux():
@@ -596,7 +698,9 @@ def test_r7_an_unknown_colour_is_refused_on_the_colours_field():
 
     with pytest.raises(GameError) as refused:
         layout_of(Game.VINGT_TROIS, {(5, 0): "vert"})
-    assert [(r.field, r.rule) for r in refused.value.refusals] == [("colours", "R7")]
+    assert [(r.field, r.rule, r.message) for r in refused.value.refusals] == [
+        ("colours", "R7", f"Couleur inconnue pour une case du vingt-trois : vert ({ARTICLES['R7']}).")
+    ]
 
 
 def test_r6_the_boule_colours_cannot_be_corrected():
