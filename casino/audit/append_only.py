@@ -74,6 +74,8 @@ GUARDS = {
     # Public keys only (the private key never enters the database); a rotation retires a key once.
     "casino.CasinoKey": Guard(fill_once=("retired_at",)),
     "casino.Seal": WRITE_ONCE,
+    # A run of the nightly verification, written once when it ends: a failed run cannot be rewritten as intact.
+    "casino.JournalVerification": WRITE_ONCE,
     # A signing key (R28, R29): its public key never changes; it is confirmed once and revoked once, and its
     # signature counter only grows (a counter that does not grow is a cloned key's).
     "casino.Passkey": Guard(
