@@ -579,7 +579,7 @@ def count_witness_statements(vendor):
                 END IF;
             END IF;
             IF inserted IS NULL OR inserted < 3
-                OR pg_xact_status(inserted::text::xid8) IS DISTINCT FROM 'in progress' THEN
+                OR COALESCE(pg_xact_status(inserted::text::xid8), '') <> 'in progress' THEN
                 RAISE EXCEPTION {message} USING ERRCODE = '23000';
             END IF;
             RETURN NEW;
