@@ -13,6 +13,13 @@ from psycopg.types.datetime import TimestamptzLoader
 from casino.models import Employee, Membership
 
 
+def is_row_id(raw):
+    """Whether a string can be a row's id: ASCII digits that a bigint holds. `isdigit()` alone is not enough: « ² »
+    is a digit to it, not to int(), and a posted value or an object id written behind the application's back must be
+    refused or named, never raise."""
+    return raw.isascii() and raw.isdigit() and len(raw) <= 18
+
+
 def rows_with_times(rows):
     """The tuples of a values_list() queryset of plain columns and timestamps, as list(rows) gives them.
 

@@ -4,7 +4,7 @@ from django.utils import timezone
 
 from casino.audit import anchors
 from casino.audit.seals import seal_ended_days
-from casino.audit.verification import last_proven, run_verification
+from casino.audit.verification import last_proven, release_head, run_verification
 from casino.exports.build import build
 from casino.exports.build import sweep_stuck_exports as sweep
 from casino.models import APPROVED_ROLES, Casino, Employee
@@ -85,6 +85,9 @@ def verify_casino_journal(casino_id, full=False):
     _run, problems = run_verification(casino, full=full, seals=external)
     problems = [(None, what) for what in unreadable] + problems
     if problems:
+        # A head moved off the chain's last entry would refuse every write, this alert's included: the problem is
+        # named (the alert carries it), then the head is rebuilt from the chain so that the casino writes again.
+        release_head(casino)
         alert_journal_problems(casino, problems)
     return len(problems)
 

@@ -74,6 +74,8 @@ GUARDS = {
     # Public keys only (the private key never enters the database); a rotation retires a key once.
     "casino.CasinoKey": Guard(fill_once=("retired_at",)),
     "casino.Seal": WRITE_ONCE,
+    # A run of the nightly verification, written once when it ends: a failed run cannot be rewritten as intact.
+    "casino.JournalVerification": WRITE_ONCE,
     # A signing key (R28, R29): its public key never changes; it is confirmed once and revoked once, and its
     # signature counter only grows (a counter that does not grow is a cloned key's).
     "casino.Passkey": Guard(
@@ -535,6 +537,60 @@ def casino_key_statements(vendor):
     ]
 
 
+WITNESS_MESSAGE = (
+    f"{MESSAGE} : les présents d'un comptage s'inscrivent avec lui, dans la même transaction, jamais après (R17, R20)"
+)
+
+
+def count_witness_statements(vendor):
+    """The people present at a count (cashbox.Count.witnesses) are written with the count, never added later (R23).
+
+    The services insert the count, then its witnesses, in one transaction (cashbox.services). A witness row is
+    refused unless its count was inserted by the same transaction: on PostgreSQL the count row's xmin is a
+    transaction still in progress, which for a row this session can see is its own (a savepoint's included;
+    another session's uncommitted count is invisible to it); its 32-bit xmin is widened to the current epoch. On
+    SQLite, whose writers take the whole database in turn, the count must be the newest one. A witness added to a
+    past count (a present person invented afterwards) is refused for every role, the owner included.
+    """
+    table = apps.get_model("cashbox", "Count")._meta.db_table
+    through = apps.get_model("cashbox", "Count").witnesses.through._meta.db_table
+    message = _quote(WITNESS_MESSAGE)
+    if vendor == "sqlite":
+        return [
+            f'CREATE TRIGGER "{PREFIX}guard_insert_{through}" BEFORE INSERT ON "{through}" '
+            f'WHEN NEW.count_id IS NOT (SELECT MAX(id) FROM "{table}") '
+            f"BEGIN SELECT RAISE(ABORT, {message}); END"
+        ]
+    return [
+        f"""
+        CREATE OR REPLACE FUNCTION "{PREFIX}guard_insert_{through}"() RETURNS trigger AS $$
+        DECLARE
+            inserted bigint;
+            now_xid bigint := pg_current_xact_id()::text::bigint;
+        BEGIN
+            SELECT xmin::text::bigint INTO inserted FROM "{table}" WHERE id = NEW.count_id;
+            IF inserted IS NOT NULL THEN
+                -- Within 2^31 of the current transaction's id either way (a savepoint's id comes after it).
+                inserted := (now_xid & ~4294967295::bigint) | inserted;
+                IF inserted > now_xid + 2147483648 THEN
+                    inserted := inserted - 4294967296;
+                ELSIF inserted < now_xid - 2147483648 THEN
+                    inserted := inserted + 4294967296;
+                END IF;
+            END IF;
+            IF inserted IS NULL OR inserted < 3
+                OR COALESCE(pg_xact_status(inserted::text::xid8), '') <> 'in progress' THEN
+                RAISE EXCEPTION {message} USING ERRCODE = '23000';
+            END IF;
+            RETURN NEW;
+        END
+        $$ LANGUAGE plpgsql
+        """,
+        f'CREATE TRIGGER "{PREFIX}guard_insert" BEFORE INSERT ON "{through}" '
+        f'FOR EACH ROW EXECUTE FUNCTION "{PREFIX}guard_insert_{through}"()',
+    ]
+
+
 def related_statements(vendor, existing):
     """The statements of the guards that read another table, for the tables that exist."""
     statements = []
@@ -550,6 +606,9 @@ def related_statements(vendor, existing):
         statements += one_director_statements(vendor)
     if apps.get_model("casino", "CasinoKey")._meta.db_table in existing:
         statements += casino_key_statements(vendor)
+    count = apps.get_model("cashbox", "Count")
+    if {count._meta.db_table, count.witnesses.through._meta.db_table} <= existing:
+        statements += count_witness_statements(vendor)
     return statements
 
 

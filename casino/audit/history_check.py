@@ -26,6 +26,7 @@ from casino.audit.canonical import json_value
 from casino.audit.journal import ACTIONS, CASINO_PATHS
 from casino.audit.reconcile import _comparable, journaled_models, same_value
 from casino.models import Casino, Employee, JournalEntry, Membership
+from casino.rows import is_row_id
 
 KINDS = {"create": "création", "change": "modification", "delete": "suppression"}
 HISTORY_COLUMNS = ("history_id", "history_date", "history_type", "history_change_reason")
@@ -92,7 +93,7 @@ def _model_mismatches(model, casino_id, ids):
 
 
 def _natural(object_id):
-    return (0, int(object_id), "") if object_id.isdigit() else (1, 0, object_id)
+    return (0, int(object_id), "") if is_row_id(object_id) else (1, 0, object_id)
 
 
 def _joined(label, casino_id, object_ids):

@@ -1,7 +1,7 @@
 """Verifying a casino's live journal (R23): the chain entry by entry, its filter columns, its seals, and its records
 reconciled (casino/audit/reconcile.py); on PostgreSQL an intact journal is first proven in bulk (journal_fast)."""
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -9,7 +9,7 @@ from casino.audit import history_check, journal_fast
 from casino.audit import seals as sealing
 from casino.audit.journal import GENESIS, chain_hash, head_problem
 from casino.audit.reconcile import column_mismatch, journaled_labels, reconcile_records
-from casino.models import JournalEntry, JournalVerification, Seal
+from casino.models import JournalEntry, JournalHead, JournalVerification, Seal
 
 
 def verify_chain(entries, first=1, previous=GENESIS):
@@ -160,6 +160,22 @@ def verify_since(casino, seal):
         return count[0], problems
     head = [(None, problem) for problem in [head_problem(casino.pk, *last)] if problem]
     return count[0], mismatches + head
+
+
+def release_head(casino):
+    """Delete the casino's journal head if it is not its last entry (moved behind a dropped trigger, which the
+    verification names): until then every journaled write of the casino, the verification's own alert included, is
+    refused. The head is derived from the chain: the next append rebuilds it from the last entry, as after any
+    deletion of it. Returns the head deleted, (sequence, hash), or None."""
+    with transaction.atomic():
+        head = JournalHead.objects.select_for_update().filter(casino=casino).values_list("sequence", "hash").first()
+        last = JournalEntry.objects.filter(casino=casino).order_by("-sequence").values_list(
+            "sequence", "hash"
+        ).first() or (0, GENESIS)
+        if head is None or head == last:
+            return None
+        JournalHead.objects.filter(casino=casino).delete()
+        return head
 
 
 def last_proven(casino):

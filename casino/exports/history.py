@@ -13,6 +13,8 @@ from django.apps import apps
 from django.core.exceptions import FieldDoesNotExist, ObjectDoesNotExist, ValidationError
 from django.db.models import Q
 
+from casino.rows import is_row_id
+
 HISTORY_COLUMNS = [
     "history_id",
     "history_date",
@@ -51,7 +53,7 @@ def absent_records(specs, records, last_documents):
             continue
         present = {
             str(pk)
-            for pk in model._default_manager.filter(pk__in=[i for i in wanted if i.isdigit()]).values_list(
+            for pk in model._default_manager.filter(pk__in=[i for i in wanted if is_row_id(i)]).values_list(
                 "pk", flat=True
             )
         }

@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.views import View
 
 from casino.charts import bar_chart, percent_axis
+from casino.rows import is_row_id
 from casino.rules import DomainError, invalid
 from casino.web.formats import euros
 from casino.web.middleware import mark_refusal, refusal_of
@@ -36,12 +37,6 @@ def _int(value):
         return int(value)
     except (TypeError, ValueError):
         return value or None
-
-
-def _an_id(raw):
-    """Whether a posted value can be a row's id: ASCII digits that a bigint holds (« ² » is a digit to isdigit(), not
-    to int())."""
-    return raw.isascii() and raw.isdigit() and len(raw) <= 18
 
 
 class SpinEntryView(RoleRequiredMixin, View):
@@ -156,7 +151,7 @@ class CheckStakeView(SpinEntryView):
         raw = data.get("tableau", "")
         tableau = (
             Tableau.objects.filter(table__apparatus=self.apparatus, pk=int(raw)).select_related("table").first()
-            if _an_id(raw)
+            if is_row_id(raw)
             else None
         )
         try:
@@ -201,7 +196,7 @@ class PushBackStakeView(SpinEntryView):
             return self.render(409, "Aucune séance ouverte : aucune mise ne peut être repoussée.")
         raw = request.POST.get("tableau", "")
         tableaux = Tableau.objects.for_user(request.user).select_related("table")
-        tableau = tableaux.filter(pk=int(raw)).first() if _an_id(raw) else None
+        tableau = tableaux.filter(pk=int(raw)).first() if is_row_id(raw) else None
         try:
             with transaction.atomic():
                 stake = spins.push_back_stake(

@@ -6,9 +6,9 @@ DATABASE_APP_ROLE it runs as the restricted role `grant_app_role` sets up, the o
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 
-from cashbox.models import Advance
+from cashbox.models import Advance, Count
 from casino import services
 from casino.audit import signing
 from casino.audit.verification import verify_casino
@@ -161,3 +161,48 @@ def test_probe_a_seal_deleted_by_the_owner_is_named_as_a_sealed_day_without_its_
         for p in problems
     ), problems
     still_writes(casino)
+
+
+WITNESS_REFUSAL = "les présents d'un comptage s'inscrivent avec lui"
+
+
+def add_witness(count_id, user_id):
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("INSERT INTO cashbox_count_witnesses (count_id, user_id) VALUES (%s, %s)", [count_id, user_id])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_probe_a_witness_added_to_a_past_count_is_refused_as_the_application_role_and_as_the_owner(world):
+    """Who was present at a count is written with it (R17, R20): a person added afterwards to a committed count is
+    refused for every role (the count's own transaction alone may add them: the world's counts were written so)."""
+    casino = world["casino"]
+    assert Count.objects.count() >= 2  # on SQLite, the rule is « only the newest count »: probe an older one
+    past = Count.objects.order_by("pk").first()
+    intruder = Employee.objects.filter(memberships__casino=casino).exclude(user__in=past.witnesses.all()).first()
+    with pytest.raises(IntegrityError, match=WITNESS_REFUSAL):
+        add_witness(past.pk, intruder.user_id)
+    with as_owner(connection), pytest.raises(IntegrityError, match=WITNESS_REFUSAL):
+        add_witness(past.pk, intruder.user_id)
+    assert not past.witnesses.filter(pk=intruder.user_id).exists()
+    still_writes(casino)
+    assert problems_of(casino) == []
+
+
+def test_probe_a_witness_written_with_its_count_in_one_transaction_is_accepted(world):
+    """The services' way: the count, then its witnesses, in one transaction (savepoints included)."""
+    past = world["count"]
+    with transaction.atomic():
+        with transaction.atomic():
+            fresh = Count.objects.create(
+                cashbox=past.cashbox,
+                seance=past.seance,
+                kind=Count.Kind.INTERRUPTION,
+                chips=past.chips,
+                amount=past.amount,
+                advances_total=past.advances_total,
+                counted_by=past.counted_by,
+                recorded_by=past.recorded_by,
+            )
+        with transaction.atomic():
+            fresh.witnesses.add(past.counted_by)
+    assert list(fresh.witnesses.values_list("pk", flat=True)) == [past.counted_by_id]

@@ -122,3 +122,29 @@ def test_r23_the_appends_hold_the_guard_checked_at_the_end_of_each_statement(cha
     assert last_of(chained)[0] == start + 3
     with pytest.raises(IntegrityError, match="la tête du journal"):
         write("UPDATE casino_journalhead SET sequence = sequence + 1 WHERE casino_id = %s", [chained.pk])
+
+
+def test_r23_a_head_moved_behind_a_dropped_trigger_is_named_by_the_nightly_run_which_lets_the_casino_write_again(
+    chained,
+):
+    """The owner's head moved back refuses every write, the nightly alert's too: the run names it in its alert, then
+    rebuilds the head from the chain (it is derived), and the casino writes again, chained onto its last entry."""
+    # Imported here: casino.tasks loads Celery's app, which no other test of this file needs.
+    from casino import services
+    from casino.models import Alert
+    from casino.tasks import verify_casino_journal
+
+    last = last_of(chained)
+    with as_owner(connection):
+        append_only.drop(connection, [JournalHead._meta.db_table])
+        write("UPDATE casino_journalhead SET sequence = sequence - 1 WHERE casino_id = %s", [chained.pk])
+        append_only.install(connection)  # the guard back on, as the owner would leave it
+    # Every write refused while the head is off the chain (raise_alert swallows the refusal of its own insert).
+    assert services.raise_alert(chained, "test", "avant", "Écriture avant la vérification") is None
+    assert verify_casino_journal(chained.pk, full=True) >= 1
+    alert = Alert.objects.get(casino=chained, kind="journal")
+    assert f"la tête du journal (n° {last[0] - 1}, empreinte " in alert.message
+    assert services.raise_alert(chained, "test", "apres", "Écriture après la vérification") is not None
+    assert head_of(chained) == last_of(chained)
+    assert last_of(chained)[0] == last[0] + 2  # the alert of the run, then this write
+    assert verification.verify_casino(chained, reconcile=False)[1] == []

@@ -151,6 +151,11 @@ SAMPLES = {
     "casino.JournalEntry": lambda w: first_pk(JournalEntry),
     "casino.CasinoKey": lambda w: first_pk(CasinoKey),
     "casino.Seal": lambda w: first_pk(Seal),
+    "casino.JournalVerification": lambda w: (
+        apps.get_model("casino", "JournalVerification")
+        .objects.create(casino=w["casino"], seal=Seal.objects.first(), problems=1)
+        .pk
+    ),
     "casino.Export": lambda w: first_pk(Export),
     "casino.DaySettings": lambda w: first_pk(apps.get_model("casino", "DaySettings")),
     "casino.AccountChange": lambda w: first_pk(apps.get_model("casino", "AccountChange")),
