@@ -6,10 +6,29 @@ from decimal import Decimal
 from django.db import models
 from django.utils import timezone
 from django.utils.formats import date_format
+from simple_history.manager import HistoryDescriptor
 
 from casino.web.formats import euros
 
 HISTORY_TYPES = {"+": "Création", "~": "Modification", "-": "Suppression"}
+
+
+def _history_manager(descriptor, instance, owner):
+    """`Model.history` and `record.history`, as django-simple-history's HistoryDescriptor gives them, its manager
+    class built once per model: the library builds it anew at every access (Manager.from_queryset inspects every
+    method of the queryset), and it accesses it for every history row it writes: 2-3 ms of CPU per row, 7 rows per
+    final count signed with keys (issue 39)."""
+    manager_class = descriptor.__dict__.get("_manager_with_queryset")
+    if manager_class is None:
+        manager_class = descriptor.__dict__["_manager_with_queryset"] = descriptor.manager_class.from_queryset(
+            descriptor.queryset_class
+        )
+    return manager_class(descriptor.model, instance)
+
+
+def keep_history_managers():
+    """Installed once by casino.apps.CasinoConfig.ready(), before any request or command runs."""
+    HistoryDescriptor.__get__ = _history_manager
 
 
 def history_rows(obj, display=False):
