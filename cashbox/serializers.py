@@ -110,7 +110,8 @@ class AdvanceSerializer(serializers.ModelSerializer):
 
 
 class AdvanceCreateSerializer(KeySignerFields):
-    cashbox = scoped(Cashbox)
+    # With its tableau and casino, in the same query: the first step of a signature with a key reads the casino.
+    cashbox = scoped(Cashbox, "tableau__casino")
     # The cash services read the séance's day (its casino, its fixed advance) at once: one query, not two.
     seance = scoped(Seance, "gaming_day")
     kind = serializers.CharField(help_text="initial ou top_up ; aucun retrait n'existe (R14).")
@@ -168,7 +169,8 @@ def cosigner_assertion(who):
 
 
 class FinalCountCreateSerializer(KeySignerFields):
-    cashbox = scoped(Cashbox)
+    # With its tableau and casino, in the same query: the first step of a signature with a key reads the casino.
+    cashbox = scoped(Cashbox, "tableau__casino")
     # The cash services read the séance's day (its casino, its fixed advance) at once: one query, not two.
     seance = scoped(Seance, "gaming_day")
     chips = serializers.DictField(allow_empty=True)
