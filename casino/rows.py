@@ -147,6 +147,30 @@ def unique_instance(model, key, value, related=(), lock=False):
     return _fetch(model, value, tuple(related), lock=lock, key=key)
 
 
+def counted_then_unique_instance(before, before_params, model, key, value, related=()):
+    """PostgreSQL: run `before` (an UPDATE … RETURNING) and read unique_instance(model, key, value, related,
+    lock=True) in one round trip; returns (the number of rows `before` returned, the instance or None). A signature
+    with a key consumes its challenge and locks its key so (issue 39)."""
+    sql, selected, paths, _tables = _select(model, tuple(related), ())
+    table = model._meta.db_table
+    column = model._meta.get_field(key).column
+    sql = (
+        f"WITH done AS ({before}) SELECT (SELECT count(*) FROM done), found.* FROM (SELECT 1) AS one LEFT JOIN "
+        f'({sql} WHERE "{table}"."{column}" = %s FOR UPDATE OF "{table}") AS found ON TRUE'
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*before_params, value])
+        done, *row = cursor.fetchone()
+    if row[0] is None:  # the primary key: no such row
+        return done, None
+    found = _instances_of(row, selected)[0]
+    by_path = dict(zip(paths, found, strict=True))  # pragma: no mutate (both from `selected`: always as long)
+    for path in paths[1:]:
+        owner, _, name = path.rpartition("__")
+        setattr(by_path[owner], name, by_path[path])
+    return done, found[0]
+
+
 @functools.cache
 def _scope(model):
     """The paths to join and the WHERE clause that keep `model`'s rows of the user's casinos (its casino_path)."""

@@ -109,16 +109,46 @@ def _issue(casino, user, purpose, challenge_of):
     return nonce, challenge
 
 
-def consume(casino_id, user, purpose, nonce, rule):
-    """Use a challenge once, before it expires; refused otherwise (a replayed assertion, R28)."""
+def _consuming(casino_id, user, purpose, nonce):
     now = connection.ops.adapt_datetimefield_value(timezone.now())
-    purpose = SigningChallenge.Purpose(purpose).value
-    with connection.cursor() as cursor:
-        cursor.execute(_CONSUME, [now, casino_id, user.pk, purpose, str(nonce or ""), now])
-        used = cursor.rowcount
+    return [now, casino_id, user.pk, SigningChallenge.Purpose(purpose).value, str(nonce or ""), now]
+
+
+def _refuse_unless_used(used, rule):
     # One UPDATE, not a read then a write: two requests replaying the same nonce at once, only one updates the row.
     if used != 1:
         raise InvalidTransition(rule, "Signature refusée : défi inconnu, expiré ou déjà utilisé (assertion rejouée)")
+
+
+def consume(casino_id, user, purpose, nonce, rule):
+    """Use a challenge once, before it expires; refused otherwise (a replayed assertion, R28)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_CONSUME, _consuming(casino_id, user, purpose, nonce))
+        used = cursor.rowcount
+    _refuse_unless_used(used, rule)
+
+
+def _consumed_key(casino_id, signer, nonce, credential):
+    """The signature's challenge used once (consume) and the key the assertion names, locked: two signatures with it
+    at once must see each other's counter (a clone would pass otherwise). Hand-written (casino.rows): the ORM's
+    compiling of these cost more CPU than the rest of the verification; on PostgreSQL in one round trip."""
+    purpose = SigningChallenge.Purpose.SIGN
+    try:
+        parsed = parse_authentication_credential_json(credential)
+    except (InvalidJSONStructure, ValueError, TypeError, KeyError) as exc:
+        consume(casino_id, signer, purpose, nonce, "R28")  # a replay is named first, as for a readable assertion
+        raise invalid("assertion", "R28", "Signature refusée : assertion illisible") from exc
+    credential_id = bytes_to_base64url(parsed.raw_id)
+    if connection.vendor == "postgresql":
+        consuming = _consuming(casino_id, signer, purpose, nonce)
+        used, passkey = rows.counted_then_unique_instance(
+            f"{_CONSUME} RETURNING 1", consuming, Passkey, "credential_id", credential_id, ("user",)
+        )
+        _refuse_unless_used(used, "R28")
+    else:
+        consume(casino_id, signer, purpose, nonce, "R28")
+        passkey = rows.unique_instance(Passkey, "credential_id", credential_id, ("user",), lock=True)
+    return parsed, passkey
 
 
 def _as_options(options):
@@ -245,15 +275,7 @@ def verify_assertion(casino_id, signer, act, assertion, rule):
     nonce, credential = assertion.get("nonce"), assertion.get("credential")
     if not nonce or not isinstance(credential, dict):
         raise invalid("assertion", rule, "Signature refusée : signez avec votre clé (assertion WebAuthn attendue)")
-    consume(casino_id, signer, SigningChallenge.Purpose.SIGN, nonce, "R28")
-    try:
-        parsed = parse_authentication_credential_json(credential)
-    except (InvalidJSONStructure, ValueError, TypeError, KeyError) as exc:
-        raise invalid("assertion", "R28", "Signature refusée : assertion illisible") from exc
-    credential_id = bytes_to_base64url(parsed.raw_id)
-    # Lock the key: two signatures with it at once must see each other's counter (a clone would pass otherwise).
-    # Hand-written (casino.rows): the ORM's compiling of this lookup cost more CPU than the rest of the verification.
-    passkey = rows.unique_instance(Passkey, "credential_id", credential_id, ("user",), lock=True)
+    parsed, passkey = _consumed_key(casino_id, signer, nonce, credential)
     if passkey is None:
         raise RoleForbidden("R28", "Signature refusée : cette clé n'est pas enrôlée")
     if passkey.user_id != signer.pk or passkey.casino_id != casino_id:
