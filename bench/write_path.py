@@ -15,6 +15,10 @@ top-up and the count once more with the production password hasher (bench/write_
 database; Redis db --redis-db (cache, throttle counts, queued spin checks) is flushed at the end. Queries per
 request are counted in-process, with Django's test client on the same settings and database, token included.
 
+With --baseline DIR, another checkout (the commit before a change) is served beside this one on the same database
+and measured in the same rounds: its CPU per request beside this one's. With --keep, the database is kept for the next
+--keep run, which reuses it (profiling a change again without building the casino again).
+
 Prints p50, p95, throughput and CPU per request of each, queries per request, and ends with one line of name=value
 figures. Targets (issue 39): CPU per signed write <= 1.5 x the bare insert's, throughput at 8 clients >= 0.6 x the
 bare insert's, <= 15 queries per signed write.
