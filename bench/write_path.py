@@ -263,14 +263,12 @@ class Work:
         # line); each key's counter as the server last saw it at most.
         self.with_keys = True
         self.sign_counts = [0] * APPARATUS
-        self.spun = [0] * APPARATUS
 
     def resume(self):
         """On a kept database: the cash boxes a count took are not offered again, the keys' counters go on."""
         # Here: the models load once main() has set Django up, as in every function of this script.
         from cashbox.models import Count
         from casino.models import Passkey
-        from seances.models import Spin
 
         counted = set(Count.objects.values_list("cashbox_id", flat=True))
         self.unused = {i: queue.SimpleQueue() for i in range(APPARATUS)}
@@ -280,8 +278,21 @@ class Work:
                     self.unused[i].put(pk)
         highest = max(Passkey.objects.values_list("sign_count", flat=True), default=0)
         self.sign_counts = [highest] * APPARATUS
-        # The spins already made on each apparatus, whose two croupiers alternate (R4).
-        self.spun = [Spin.objects.filter(apparatus_id=pk).count() for pk in self.world["apparatus"]]
+
+    def designated(self, client):
+        """The launcher the published roster of the client's apparatus designates now (R4: its croupiers take turns
+        by period, seances.rosters.services.designated_launcher); a run lasts seconds, a period minutes."""
+        # Here: the models load once main() has set Django up, as in every function of this script.
+        from django.contrib.auth import get_user_model
+        from django.utils import timezone
+
+        from seances.models import Roster
+        from seances.rosters.services import designated_launcher
+
+        roster = Roster.objects.filter(state=Roster.State.PUBLISHED).get(
+            seance_id=self.world["seance"], apparatus_id=self.world["apparatus"][client]
+        )
+        return get_user_model().objects.get(pk=designated_launcher(roster.pk, timezone.now())).username
 
     def signed(self, kind):
         return self.with_keys and kind in ("topup", "count")
@@ -325,10 +336,7 @@ class Work:
             body.update(signer="directeur", **self.secrets())
             return "/api/v1/counts/", body
         if kind == "spin":
-            # The launcher the rotation designates: the apparatus' two croupiers alternate, spin after spin (R4).
-            with self.lock:
-                launcher = w["launchers"][client][self.spun[client] % 2]
-                self.spun[client] += 1
+            launcher = self.designated(client)
             body = {"apparatus": w["apparatus"][client], "seance": w["seance"], "launcher": launcher}
             return "/api/v1/spins/", {**body, "number": 1 + n % 9}
         raise ValueError(kind)
