@@ -1,12 +1,13 @@
 """The load generator of bench/write_path.py, run as its own process so that the server's figures are not those of
 a client sharing its interpreter (issue 39).
 
-Reads one JSON object on standard input: {"port": …, "clients": [{"token": …, "key": …, "requests": [[path, body,
+Reads one JSON object on standard input: {"port": …, "clients": [{"token": …, "keys": …, "requests": [[path, body,
 before, signed], …]}, …], "seconds": …}. Each client is a thread with one kept HTTP/1.1 connection (as a browser or a
 tablet keeps it), posting its requests in turn (each after its untimed `before` request, if any) until they run out or
-`seconds` pass. A `signed` request is signed with the client's key (`key`: bench/passkey_signer.py's arguments) in
-the API's two steps, both timed: `<path>sign/options/` gives the act's challenge, the authenticator signs it, the
-request carries the assertion. Writes one JSON object on standard output: the latencies of the answers 201, the
+`seconds` pass. A `signed` request is signed with the client's keys in
+the API's two steps, both timed: `<path>sign/options/` gives the act's challenge (a final count's: one per person
+who signs it, R20), the authenticators sign them, the request carries the assertions (`keys`: bench/passkey_signer.py's
+arguments by signer). Writes one JSON object on standard output: the latencies of the answers 201, the
 refusals (status and the start of the body), the wall time.
 
 Standard library only, and `cryptography` for the key's signature: a load generator is not part of the product.
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from passkey_signer import KeySigner  # noqa: E402 (the bench's folder, put on the path above)
+from passkey_signer import KeySigner, assertions  # noqa: E402 (the bench's folder, put on the path above)
 
 
 def exchange(connection, path, body, headers):
@@ -29,9 +30,9 @@ def exchange(connection, path, body, headers):
     return response.status, response.read()
 
 
-def client(port, token, key, requests, deadline, latencies, errors):
+def client(port, token, keys, requests, deadline, latencies, errors):
     headers = {"Content-Type": "application/json", "Authorization": f"Token {token}", "Host": "127.0.0.1"}
-    signer = KeySigner(**key) if key else None
+    signers = {username: KeySigner(**key) for username, key in (keys or {}).items()}
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     try:
         for path, body, before, signed in requests:
@@ -52,7 +53,7 @@ def client(port, token, key, requests, deadline, latencies, errors):
                 if status != 200:
                     errors.append(f"options: {status} {content[:200]!r}")
                     continue
-                body = {**body, "assertion": signer.assertion(json.loads(content))}
+                body = {**body, **assertions(signers, json.loads(content), body["signer"])}
             payload = json.dumps(body)
             try:
                 connection.request("POST", path, payload, headers)
@@ -81,7 +82,7 @@ def main():
     threads = [
         threading.Thread(
             target=client,
-            args=(spec["port"], c["token"], c.get("key"), c["requests"], deadline, latencies, errors),
+            args=(spec["port"], c["token"], c.get("keys"), c["requests"], deadline, latencies, errors),
         )
         for c in spec["clients"]
     ]

@@ -50,3 +50,13 @@ class KeySigner:
             "clientExtensionResults": {},
         }
         return {"nonce": options["nonce"], "credential": credential}
+
+
+def assertions(signers, options, signer):
+    """The assertion fields of a signed request for the options of its first step: one per person who signs a final
+    count (`signatures`: each signer's challenge and the field of their assertion, R20), else the signer's alone.
+    `signers`: {username: KeySigner}."""
+    steps = options.get("signatures")
+    if steps:
+        return {step["field"]: signers[step["signer"]].assertion(step) for step in steps}
+    return {"assertion": signers[signer].assertion(options)}

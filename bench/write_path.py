@@ -15,6 +15,10 @@ top-up and the count once more with the production password hasher (bench/write_
 database; Redis db --redis-db (cache, throttle counts, queued spin checks) is flushed at the end. Queries per
 request are counted in-process, with Django's test client on the same settings and database, token included.
 
+With --baseline DIR, another checkout (the commit before a change) is served beside this one on the same database
+and measured in the same rounds: its CPU per request beside this one's. With --keep, the database is kept for the next
+--keep run, which reuses it (profiling a change again without building the casino again).
+
 Prints p50, p95, throughput and CPU per request of each, queries per request, and ends with one line of name=value
 figures. Targets (issue 39): CPU per signed write <= 1.5 x the bare insert's, throughput at 8 clients >= 0.6 x the
 bare insert's, <= 15 queries per signed write.
@@ -39,6 +43,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 PASSWORD = "bench-password"
 APPARATUS = 8
+TOP_UP_BOXES = 2
 RP_ID, ORIGIN = "localhost", "https://localhost"
 
 
@@ -162,7 +167,11 @@ def build(tableaux):
                 record_advance(director, box, afternoon, "initial", chips, "croupier0-0", "directeur", PASSWORD)
                 boxes[i].append(box.pk)
     tokens = [AuthToken.objects.create(chef)[1] for chef in chefs]
-    keys = enrol_keys(casino, director, codir)
+    # Each client's signers: the director (top-ups, counts), its apparatus' first croupier who counts and the
+    # caissier present, who sign the final count with their own keys too (R20, R28).
+    keys = enrol_keys(
+        casino, director, codir, [("directeur", launchers[i][0].username, "caissier") for i in range(APPARATUS)]
+    )
     return {
         "casino": casino.pk,
         "keys": keys,
@@ -176,26 +185,33 @@ def build(tableaux):
     }
 
 
-def enrol_keys(casino, director, codir):
-    """The casino signs with keys from now on (R28): the director enrols one key per client (one signer per key at a
-    time: its counter grows), each confirmed by the CoDir member (R29). Returns each key's KeySigner arguments."""
+def enrol_keys(casino, director, codir, signers):
+    """The casino signs with keys from now on (R28): the director, and for the final counts the croupier who counts
+    and the caissier (R20), each enrol one key per client (one signer per key at a time: its counter grows), each
+    confirmed by the CoDir member (R29). `signers`: per client, the usernames of its signers. Returns per client
+    {username: KeySigner arguments}."""
     from cryptography.hazmat.primitives import serialization
+    from django.contrib.auth import get_user_model
 
     from casino.accounts import passkeys
     from casino.accounts.services import confirm_passkey
     from casino.models import Casino
     from tests.helpers.authenticator import SoftAuthenticator
 
+    users = {user.username: user for user in get_user_model().objects.all()}
     keys = []
-    for _ in range(APPARATUS):
-        authenticator = SoftAuthenticator(origin=ORIGIN, rp_id=RP_ID)
-        options = passkeys.registration_options(director, casino)
-        key = passkeys.enrol(director, casino, options["nonce"], authenticator.create(options))
-        confirm_passkey(codir, key, PASSWORD)
-        pem = authenticator.key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-        keys.append({"pem": pem.decode(), "credential_id": key.credential_id, "rp_id": RP_ID, "origin": ORIGIN})
+    for usernames in signers:
+        own = {}
+        for username in usernames:
+            authenticator = SoftAuthenticator(origin=ORIGIN, rp_id=RP_ID)
+            options = passkeys.registration_options(users[username], casino)
+            key = passkeys.enrol(users[username], casino, options["nonce"], authenticator.create(options))
+            confirm_passkey(codir, key, PASSWORD)
+            pem = authenticator.key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+            own[username] = {"pem": pem.decode(), "credential_id": key.credential_id, "rp_id": RP_ID, "origin": ORIGIN}
+        keys.append(own)
     signature_method(casino.pk, Casino.SignatureMethod.PASSKEY)
     return keys
 
@@ -209,16 +225,38 @@ def signature_method(casino_id, method):
     casino.save()
 
 
+def kept_world(url):
+    """The world a run with --keep left in the bench database, or None."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url) as connection:
+            (world,) = connection.execute("SELECT world FROM bench_world").fetchone()
+    except psycopg.Error:
+        return None
+    world["boxes"] = {int(client): boxes for client, boxes in world["boxes"].items()}
+    return world
+
+
+def keep_world(world):
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE bench_world (world jsonb NOT NULL)")
+        cursor.execute("INSERT INTO bench_world VALUES (%s::jsonb)", [json.dumps(world)])
+
+
 class Work:
-    """What each kind of request posts; counts take a cash box of the client's apparatus that no count used yet."""
+    """What each kind of request posts; counts take a cash box of the client's apparatus that no count used yet,
+    top-ups go to the last TOP_UP_BOXES of each apparatus, which no count takes."""
 
     def __init__(self, world):
         self.world = world
         self.unused = {i: queue.SimpleQueue() for i in range(APPARATUS)}
         for i, boxes in world["boxes"].items():
-            for pk in boxes:
+            for pk in boxes[:-TOP_UP_BOXES]:
                 self.unused[i].put(pk)
-        self.cycle = {i: itertools.cycle(boxes) for i, boxes in world["boxes"].items()}
+        self.cycle = {i: itertools.cycle(boxes[-TOP_UP_BOXES:]) for i, boxes in world["boxes"].items()}
         self.lock = threading.Lock()
         self.counter = itertools.count(1)
         # Top-ups and counts signed with the director's keys (R28), or with the password (the production hasher's
@@ -226,14 +264,47 @@ class Work:
         self.with_keys = True
         self.sign_counts = [0] * APPARATUS
 
+    def resume(self):
+        """On a kept database: the cash boxes a count took are not offered again, the keys' counters go on."""
+        # Here: the models load once main() has set Django up, as in every function of this script.
+        from cashbox.models import Count
+        from casino.models import Passkey
+
+        counted = set(Count.objects.values_list("cashbox_id", flat=True))
+        self.unused = {i: queue.SimpleQueue() for i in range(APPARATUS)}
+        for i, boxes in self.world["boxes"].items():
+            for pk in boxes[:-TOP_UP_BOXES]:
+                if pk not in counted:
+                    self.unused[i].put(pk)
+        highest = max(Passkey.objects.values_list("sign_count", flat=True), default=0)
+        self.sign_counts = [highest] * APPARATUS
+
+    def designated(self, client):
+        """The launcher the published roster of the client's apparatus designates now (R4: its croupiers take turns
+        by period, seances.rosters.services.designated_launcher); a run lasts seconds, a period minutes."""
+        # Here: the models load once main() has set Django up, as in every function of this script.
+        from django.contrib.auth import get_user_model
+        from django.utils import timezone
+
+        from seances.models import Roster
+        from seances.rosters.services import designated_launcher
+
+        roster = Roster.objects.filter(state=Roster.State.PUBLISHED).get(
+            seance_id=self.world["seance"], apparatus_id=self.world["apparatus"][client]
+        )
+        return get_user_model().objects.get(pk=designated_launcher(roster.pk, timezone.now())).username
+
     def signed(self, kind):
         return self.with_keys and kind in ("topup", "count")
 
-    def key(self, client, requests):
-        """The client's key for a run of `requests` signed requests: its counter moves past them all."""
-        key = {**self.world["keys"][client], "sign_count": self.sign_counts[client]}
+    def keys(self, client, requests):
+        """The client's keys, by signer, for a run of `requests` signed requests: their counters move past them all."""
+        keys = {
+            username: {**key, "sign_count": self.sign_counts[client]}
+            for username, key in self.world["keys"][client].items()
+        }
         self.sign_counts[client] += requests
-        return key
+        return keys
 
     def secrets(self):
         return {} if self.with_keys else {"password": PASSWORD}
@@ -260,11 +331,12 @@ class Work:
             return "/api/v1/advances/", body
         if kind == "count":
             body = {"cashbox": self.unused[client].get_nowait(), "seance": w["seance"], "chips": {"100.00": 90}}
-            body.update(counted_by="croupier0-0", witnesses=[w["chefs"][client]], caissier="caissier")
+            counter = w["launchers"][client][0]
+            body.update(counted_by=counter, witnesses=[w["chefs"][client]], caissier="caissier")
             body.update(signer="directeur", **self.secrets())
             return "/api/v1/counts/", body
         if kind == "spin":
-            launcher = w["launchers"][client][n % 2]
+            launcher = self.designated(client)
             body = {"apparatus": w["apparatus"][client], "seance": w["seance"], "launcher": launcher}
             return "/api/v1/spins/", {**body, "number": 1 + n % 9}
         raise ValueError(kind)
@@ -285,14 +357,16 @@ def signing_options(client, work, kind, path, body, token):
     return options.json()
 
 
-def with_assertion(body, options, signer):
-    return body if options is None else {**body, "assertion": signer.assertion(options)}
+def with_assertion(body, options, signers):
+    from bench.passkey_signer import assertions
+
+    return body if options is None else {**body, **assertions(signers, options, body["signer"])}
 
 
 def in_process_signer(work):
     from bench.passkey_signer import KeySigner
 
-    return KeySigner(**work.key(0, 10_000))
+    return {username: KeySigner(**key) for username, key in work.keys(0, 10_000).items()}
 
 
 def post_before(client, work, kind, token):
@@ -334,7 +408,8 @@ def count_queries(work, show=False):
 
 def profile(work, kind, requests):
     """`requests` requests of one kind in-process under cProfile (Django's test client, same settings and database):
-    where a request's CPU goes, by cumulative time of the product's own functions."""
+    where this process's CPU goes (its CPU time, not the wall clock: waits on PostgreSQL and Redis left out), by
+    cumulative then own time of the product's and its libraries' functions."""
     import cProfile
     import pstats
 
@@ -354,13 +429,19 @@ def profile(work, kind, requests):
 
     for _ in range(3):
         send(work.next_n())
-    profiler = cProfile.Profile()
+    profiler = cProfile.Profile(time.process_time)
+    started = time.process_time()
     profiler.enable()
     for _ in range(requests):
         send(work.next_n())
     profiler.disable()
+    print(
+        f"{kind}: {(time.process_time() - started) * 1000 / requests:.1f} ms of this process's CPU per request, profiled"
+    )
+    profiler.dump_stats(Path(os.environ.get("TMPDIR", "/tmp")) / f"write_path_{kind}.prof")
     stats = pstats.Stats(profiler)
-    stats.sort_stats("cumulative").print_stats(r"(casino|cashbox|seances|tables|books|knox|rest_framework|history)", 45)
+    stats.sort_stats("cumulative").print_stats(r"(casino|cashbox|seances|tables|books|knox|rest_framework|history)", 60)
+    stats.sort_stats("tottime").print_stats(25)
 
 
 def post(port, path, body, token):
@@ -403,15 +484,17 @@ class Meter:
     (kept connections: the same backends serve run after run), read before and after. The load generator and this
     process are left out, so the figure is the product's cost per request whatever else the machine runs."""
 
-    def __init__(self, master, database):
-        self.master, self.database = master, database
+    def __init__(self, master, database, label="bench"):
+        self.master, self.database, self.label = master, database, label
 
     def processes(self):
         from django.db import connection
 
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [self.database]
+                "SELECT pid FROM pg_stat_activity WHERE datname = %s AND application_name = %s "
+                "AND pid <> pg_backend_pid()",
+                [self.database, self.label],
             )
             backends = [pid for (pid,) in cursor.fetchall()]
         return children(self.master), backends
@@ -439,7 +522,7 @@ def run(port, work, kind, clients, requests, seconds, meter):
         "clients": [
             {
                 "token": work.world["tokens"][index],
-                "key": work.key(index, per_client) if work.signed(kind) else None,
+                "keys": work.keys(index, per_client) if work.signed(kind) else None,
                 "requests": [
                     [*work.request(kind, index, work.next_n()), work.before(kind, index), work.signed(kind)]
                     for _ in range(per_client)
@@ -495,13 +578,14 @@ def wait_for(port, process, timeout=60):
     sys.exit("gunicorn did not answer")
 
 
-def serve(port, env, log_name):
-    """gunicorn as production runs it: the product's gunicorn.conf.py (gthread workers, kept connections)."""
+def serve(port, env, log_name, checkout=BASE_DIR, label="bench"):
+    """gunicorn as production runs it: the product's gunicorn.conf.py (gthread workers, kept connections), serving
+    the code of `checkout` (this one, or --baseline's); its PostgreSQL backends carry `label` as application name."""
     log = open(Path(os.environ.get("TMPDIR", "/tmp")) / log_name, "w")
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "casino.wsgi", "-c", "gunicorn.conf.py", "-b", f"127.0.0.1:{port}"],
-        cwd=BASE_DIR,
-        env={**os.environ, **env},
+        cwd=checkout,
+        env={**os.environ, **env, "PGAPPNAME": label},
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -535,7 +619,7 @@ def production_hasher(url, args, world, work, env):
     try:
         for n in range(4):
             post(args.port + 1, *work.request("insert", 0, n), world["tokens"][0])
-        meter = Meter(server.pid, url.rsplit("/", 1)[1])
+        meter = Meter(server.pid, url.rsplit("/", 1)[1], "bench")
         found = {}
         for kind in ("topup", "count"):
             found[kind] = merged([run(args.port + 1, work, kind, 1, args.hasher_requests, args.seconds, meter)])
@@ -548,11 +632,25 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests-1", type=int, default=60, help="requests of each kind with one client")
     parser.add_argument("--requests-8", type=int, default=240, help="requests of each kind with eight clients")
-    parser.add_argument("--hasher-requests", type=int, default=12, help="top-ups and counts with the production hasher")
+    parser.add_argument(
+        "--hasher-requests", type=int, default=12, help="top-ups and counts with the production hasher (0: none)"
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="DIR",
+        help="another checkout of the product (git worktree add DIR <commit>) served beside this one on the same "
+        "database, each kind measured on both in every round: CPU per request before and after a change",
+    )
     parser.add_argument("--seconds", type=float, default=60, help="time limit of each kind and number of clients")
     parser.add_argument("--rounds", type=int, default=4, help="rounds, each running every kind in turn")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--redis-db", type=int, default=3)
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the database for the next run with --keep, which reuses it (its cash boxes not yet counted, the "
+        "keys' counters where they are): for profiling a change again without building the casino again",
+    )
     parser.add_argument("--show-queries", action="store_true", help="print the SQL of each kind of request")
     parser.add_argument(
         "--profile", choices=("insert", "topup", "count", "spin"), help="only profile this kind in-process, then stop"
@@ -567,8 +665,10 @@ def main():
     url, admin_url, name = bench_database(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/casino"))
     env = environment(url, args.redis_db, args.conn_max_age)
     os.environ.update(env)
-    recreate(admin_url, name)
-    gunicorn = None
+    world = kept_world(url) if args.keep else None
+    if world is None:
+        recreate(admin_url, name)
+    gunicorns = {}
     try:
         import django
 
@@ -579,52 +679,74 @@ def main():
         from bench.write_path_urls import CREATE_TABLE
 
         began = time.perf_counter()
-        call_command("migrate", verbosity=0)
-        with connection.cursor() as cursor:
-            cursor.execute(CREATE_TABLE)
-        # One cash box per count: the one-client counts, the production hasher's and the query count are on the
-        # first apparatus.
-        tableaux = [args.requests_8 // APPARATUS + 1] * APPARATUS
-        tableaux[0] += args.requests_1 + args.hasher_requests + 1
-        world = build(tableaux)
-        # Statistics, as autovacuum keeps them on a database in service: without them the planner takes the tables
-        # just filled for empty, and reads a count's people through every membership of the casino (issue 15).
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
+        if world is None:
+            call_command("migrate", verbosity=0)
+            with connection.cursor() as cursor:
+                cursor.execute(CREATE_TABLE)
+            # One cash box per count: the one-client counts, the production hasher's and the query count are on the
+            # first apparatus; twice as many with a baseline, which counts as many.
+            servers = 2 if args.baseline else 1
+            tableaux = [servers * args.requests_8 // APPARATUS + 1 + TOP_UP_BOXES] * APPARATUS
+            tableaux[0] += servers * args.requests_1 + args.hasher_requests + 1
+            world = build(tableaux)
+            # Statistics, as autovacuum keeps them on a database in service: without them the planner takes the
+            # tables just filled for empty, and reads a count's people through every membership of the casino.
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")
+            if args.keep:
+                keep_world(world)
         work = Work(world)
+        if args.keep:
+            work.resume()
+        tableaux = [len(boxes) for boxes in world["boxes"].values()]
         queries = count_queries(work, args.show_queries)
         if args.profile:
             profile(work, args.profile, 30 if args.profile != "count" else min(30, args.requests_1))
             return
         print(f"Prepared in {time.perf_counter() - began:.0f} s: {sum(tableaux)} tableaux.")
-        gunicorn = serve(args.port, env, "bench_write_path_gunicorn.log")
-        meter = Meter(gunicorn.pid, name)
-        # Warm up: each worker thread loads the application and opens its connection on its first requests.
-        for n in range(16):
-            post(args.port, *work.request("insert", 0, n), world["tokens"][0])
-        # In rounds, each kind in turn within each round: the ratios compare kinds measured minutes apart at most, so
-        # a machine whose speed drifts during the run (a shared host) moves them all alike.
+        # This checkout's server, and the baseline's beside it on the same database (--baseline).
+        servers = {"bench": (args.port, BASE_DIR)}
+        if args.baseline:
+            servers["baseline"] = (args.port + 2, Path(args.baseline).resolve())
+        meters = {}
+        for label, (port, checkout) in servers.items():
+            gunicorns[label] = serve(port, env, f"bench_write_path_{label}.log", checkout, label)
+            meters[label] = Meter(gunicorns[label].pid, name, label)
+            # Warm up: each worker thread loads the application and opens its connection on its first requests.
+            for n in range(16):
+                post(port, *work.request("insert", 0, n), world["tokens"][0])
+        # In rounds, each kind in turn within each round (on the baseline, then on this checkout): the ratios compare
+        # kinds measured minutes apart at most, so a machine whose speed drifts during the run (a shared host) moves
+        # them all alike.
         rounds = [{} for _ in range(args.rounds)]
         for clients, requests in ((1, args.requests_1), (8, args.requests_8)):
             for measured in rounds:
                 for kind in ("insert", "topup", "count", "spin"):
                     share = max(clients, requests // args.rounds)
-                    measured[kind, clients] = run(
-                        args.port, work, kind, clients, share, args.seconds / args.rounds, meter
-                    )
-        results = {key: merged([measured[key] for measured in rounds]) for key in rounds[0]}
-        stop(gunicorn)
-        gunicorn = None
-        hasher_name, hashed = production_hasher(url, args, world, work, env)
+                    for label in reversed(servers):
+                        measured[label, kind, clients] = run(
+                            servers[label][0], work, kind, clients, share, args.seconds / args.rounds, meters[label]
+                        )
+        merged_results = {key: merged([measured[key] for measured in rounds]) for key in rounds[0]}
+        by_server = {label: {key[1:]: r for key, r in merged_results.items() if key[0] == label} for label in servers}
+        results = by_server["bench"]
+        for label in list(gunicorns):
+            stop(gunicorns.pop(label))
+        hashed = {}
+        hasher_name = None
+        if args.hasher_requests:
+            hasher_name, hashed = production_hasher(url, args, world, work, env)
     finally:
-        stop(gunicorn)
+        for process in gunicorns.values():
+            stop(process)
         try:
             from django.db import connections
 
             connections.close_all()
         except Exception:  # noqa: BLE001 - Django may not be set up yet
             pass
-        recreate(admin_url, name, drop_only=True)
+        if not args.keep:
+            recreate(admin_url, name, drop_only=True)
         try:
             import redis
 
@@ -635,17 +757,21 @@ def main():
     header = (
         f"{'':8} {'clients':>7} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} {'req/s':>8} {'CPU ms':>7} {'web':>6} {'db':>6}"
     )
-    print(f"\n{header} {'queries':>8}")
-    for (kind, clients), r in results.items():
-        print(
-            f"{kind:8} {clients:7} {r['n']:5} {r['p50']:8.1f} {r['p95']:8.1f} {r['throughput']:8.1f} "
-            f"{r['cpu']:7.1f} {r['cpu_web']:6.1f} {r['cpu_db']:6.1f} {queries[kind]:8}"
-        )
+    for label, found in by_server.items():
+        print(f"\n{label}{f' ({args.baseline})' if label == 'baseline' else ''}:")
+        print(f"{header} {'queries':>8}" if label == "bench" else header)
+        for (kind, clients), r in found.items():
+            print(
+                f"{kind:8} {clients:7} {r['n']:5} {r['p50']:8.1f} {r['p95']:8.1f} {r['throughput']:8.1f} "
+                f"{r['cpu']:7.1f} {r['cpu_web']:6.1f} {r['cpu_db']:6.1f}"
+                + (f" {queries[kind]:8}" if label == "bench" else "")
+            )
     print("Top-ups and counts signed with a key (R28): its two steps, the act's options and the signed write, in one")
     print(
         f"request's figures; the options step's queries: {', '.join(f'{k} {v}' for k, v in queries.items() if '_' in k)}."
     )
-    print(f"\nSigned with the password, with the production password hasher ({hasher_name}), one client:")
+    if hashed:
+        print(f"\nSigned with the password, with the production password hasher ({hasher_name}), one client:")
     for kind, r in hashed.items():
         print(f"{kind:8} {1:7} {r['n']:5} {r['p50']:8.1f} {r['p95']:8.1f} {r['throughput']:8.1f} {r['cpu']:7.1f}")
     base8, base1 = results["insert", 8], results["insert", 1]
@@ -666,7 +792,16 @@ def main():
     figures["queries"] = max(figures[f"{k}_queries"] for k in ("count", "topup", "spin"))
     for kind, r in hashed.items():
         figures[f"{kind}_cpu_ms_production_hasher"] = r["cpu"]
-    figures["errors"] = sum(r["errors"] for r in results.values()) + sum(r["errors"] for r in hashed.values())
+    if "baseline" in by_server:
+        # This checkout's CPU per request over the baseline's, measured in the same rounds (1 and 8 clients together).
+        old = by_server["baseline"]
+        for kind in ("insert", "topup", "count", "spin"):
+            figures[f"{kind}_cpu_vs_baseline"] = (results[kind, 1]["cpu"] + results[kind, 8]["cpu"]) / (
+                old[kind, 1]["cpu"] + old[kind, 8]["cpu"]
+            )
+    figures["errors"] = sum(r["errors"] for found in by_server.values() for r in found.values()) + sum(
+        r["errors"] for r in hashed.values()
+    )
     print("\nRatios against the bare insert: CPU per request (web workers + their PostgreSQL backends, 1 and 8 clients")
     print("together), throughput at 8 clients. Targets: cpu_ratio <= 1.5, throughput_ratio >= 0.6, queries <= 15.")
     print(" ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in figures.items()))

@@ -15,11 +15,12 @@ from cashbox.models import (
     Signature,
 )
 from casino.rows import scoped_instance
+from casino.web.serializers import RecordSerializer
 from seances.models import Seance
 from tables.models import Cashbox, Tableau
 
 
-class SignatureSerializer(serializers.ModelSerializer):
+class SignatureSerializer(RecordSerializer):
     signer = serializers.CharField(source="signer.username")
 
     class Meta:
@@ -84,7 +85,7 @@ def scoped(model, related=None, **kwargs):
     return Scoped(**kwargs)
 
 
-class AdvanceSerializer(serializers.ModelSerializer):
+class AdvanceSerializer(RecordSerializer):
     number = serializers.IntegerField(source="cashbox.tableau.number", read_only=True)
     counted_by = serializers.CharField(source="counted_by.username")
     brought_by = serializers.CharField(source="brought_by.username", default=None, allow_null=True)
@@ -110,7 +111,8 @@ class AdvanceSerializer(serializers.ModelSerializer):
 
 
 class AdvanceCreateSerializer(KeySignerFields):
-    cashbox = scoped(Cashbox)
+    # With its tableau and casino, in the same query: the first step of a signature with a key reads the casino.
+    cashbox = scoped(Cashbox, "tableau__casino")
     # The cash services read the séance's day (its casino, its fixed advance) at once: one query, not two.
     seance = scoped(Seance, "gaming_day")
     kind = serializers.CharField(help_text="initial ou top_up ; aucun retrait n'existe (R14).")
@@ -121,7 +123,7 @@ class AdvanceCreateSerializer(KeySignerFields):
     )
 
 
-class CountSerializer(serializers.ModelSerializer):
+class CountSerializer(RecordSerializer):
     number = serializers.IntegerField(source="cashbox.tableau.number", read_only=True)
     counted_by = serializers.CharField(source="counted_by.username")
     caissier = serializers.CharField(source="caissier.username", default=None, allow_null=True)
@@ -168,7 +170,8 @@ def cosigner_assertion(who):
 
 
 class FinalCountCreateSerializer(KeySignerFields):
-    cashbox = scoped(Cashbox)
+    # With its tableau and casino, in the same query: the first step of a signature with a key reads the casino.
+    cashbox = scoped(Cashbox, "tableau__casino")
     # The cash services read the séance's day (its casino, its fixed advance) at once: one query, not two.
     seance = scoped(Seance, "gaming_day")
     chips = serializers.DictField(allow_empty=True)

@@ -5,9 +5,7 @@ Every app that has something signed (a cash entry, a séance's close, a roster, 
 this module; it reads models only, so that none of them has to import another app's workflows.
 """
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Subquery
 
 from cashbox.models import Deputy, Signature
 from casino import rows
@@ -133,29 +131,17 @@ def people_of(casino, usernames, serving=None):
     read: someone whose account or membership was deactivated is no longer one of its employees (R28, R20), whatever
     role they are named in. With `serving` (seance, tableau id), whether each serves that tableau in the séance's
     published roster (see cashbox.services._table_employees)."""
-    found = (
-        get_user_model()
-        .objects.select_related("employee")
-        # One filter call: the active membership is the casino's own, not any membership of the user.
-        .filter(
-            username__in={username for username in usernames if username},
-            is_active=True,
-            employee__memberships__casino=casino,
-            employee__memberships__active=True,
-        )
-    )
-    # The casino's signature method, in the same query: a signature asks the key or the password (R28).
     casino_id = getattr(casino, "pk", casino)
-    found = found.annotate(
-        signature_method=Subquery(Casino.objects.filter(pk=casino_id).values("signature_method")[:1])
-    )
+    # The casino's signature method, in the same query: a signature asks the key or the password (R28).
+    extra = {"signature_method": ('SELECT "signature_method" FROM "casino_casino" WHERE "id" = %s', [casino_id])}
     # The lockout of each one's signature typed from here, in the same query (check_secrets reads it).
     failures = signature_failures_column()
     if failures is not None:
-        found = found.annotate(signature_failures=failures)
+        extra["signature_failures"] = (failures.sql, failures.params)
     if serving is not None:
-        found = found.annotate(**_serving(*serving))
-    return {user.username: user for user in found}
+        extra.update({name: (flag.sql, flag.params) for name, flag in _serving(*serving).items()})
+    # Hand-written (casino.rows.members): the ORM compiled this query on every signed write, twice with a key.
+    return rows.members(casino_id, usernames, extra)
 
 
 # Hand-written SQL, on purpose: compiling the three nested Exists of the ORM cost about 4.7 ms of CPU on every final

@@ -19,6 +19,7 @@ class CasinoConfig(regulated.RegulatedAppConfig):
 
         from casino.accounts import authentication, security
         from casino.accounts.roles import ensure_groups
+        from casino.audit.history import keep_history_managers
         from casino.audit.journal import on_historical_record
 
         # Sent once per app: the last app's signal comes after every app's tables and permissions exist.
@@ -29,6 +30,8 @@ class CasinoConfig(regulated.RegulatedAppConfig):
         post_migrate.connect(install_append_only, sender=last, dispatch_uid="append_only")
         # Every history row of a regulated record is journaled in the same transaction (R23).
         post_create_historical_record.connect(on_historical_record, dispatch_uid="journal")
+        # Each model's history manager class built once, not at every history row (issue 39).
+        keep_history_managers()
 
         user_logged_in.connect(security.on_login, dispatch_uid="security_login")
         user_login_failed.connect(security.on_login_failed, dispatch_uid="security_login_failed")

@@ -16,7 +16,7 @@ from base64 import b64encode
 
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from webauthn import (
     generate_authentication_options,
@@ -42,6 +42,7 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
+from casino import rows
 from casino.accounts.security import current_request, journal
 from casino.audit.canonical import canonical
 from casino.models import Casino, Passkey, SigningChallenge
@@ -79,35 +80,75 @@ def act_challenge(act, nonce):
     return hashlib.sha256(canonical({"act": act, "nonce": nonce})).digest()
 
 
+# The challenges' statements, hand-written: the ORM's compiling of SigningChallenge.objects.create() and of the
+# consuming update cost more CPU than PostgreSQL took to run them, once per signature (issue 39).
+_ISSUE = (
+    'INSERT INTO "casino_signingchallenge" ("casino_id", "user_id", "purpose", "nonce", "challenge", "created_at", '
+    '"expires_at") VALUES (%s, %s, %s, %s, %s, %s, %s)'
+)
+_CONSUME = (
+    'UPDATE "casino_signingchallenge" SET "used_at" = %s WHERE "casino_id" = %s AND "user_id" = %s AND "purpose" = %s '
+    'AND "nonce" = %s AND "used_at" IS NULL AND "expires_at" > %s'
+)
+
+# Passkey.objects.filter(user=…, casino=…).values_list("credential_id", flat=True), in the model's order.
+_SIGNER_KEYS = (
+    'SELECT "credential_id" FROM "casino_passkey" WHERE "user_id" = %s AND "casino_id" = %s '
+    'ORDER BY "enrolled_at" DESC, "id" DESC'
+)
+
+
 def _issue(casino, user, purpose, challenge_of):
     nonce = secrets.token_hex(32)
     challenge = challenge_of(nonce)
     now = timezone.now()
-    SigningChallenge.objects.create(
-        casino=casino,
-        user=user,
-        purpose=purpose,
-        nonce=nonce,
-        challenge=bytes_to_base64url(challenge),
-        created_at=now,
-        expires_at=now + CHALLENGE_LIFETIME,
-    )
+    adapt = connection.ops.adapt_datetimefield_value  # as the ORM sends a datetime (SQLite: naive UTC text)
+    values = [casino.pk, user.pk, SigningChallenge.Purpose(purpose).value, nonce, bytes_to_base64url(challenge)]
+    with connection.cursor() as cursor:
+        cursor.execute(_ISSUE, [*values, adapt(now), adapt(now + CHALLENGE_LIFETIME)])
     return nonce, challenge
+
+
+def _consuming(casino_id, user, purpose, nonce):
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    return [now, casino_id, user.pk, SigningChallenge.Purpose(purpose).value, str(nonce or ""), now]
+
+
+def _refuse_unless_used(used, rule):
+    # One UPDATE, not a read then a write: two requests replaying the same nonce at once, only one updates the row.
+    if used != 1:
+        raise InvalidTransition(rule, "Signature refusée : défi inconnu, expiré ou déjà utilisé (assertion rejouée)")
 
 
 def consume(casino_id, user, purpose, nonce, rule):
     """Use a challenge once, before it expires; refused otherwise (a replayed assertion, R28)."""
-    used = SigningChallenge.objects.filter(
-        casino_id=casino_id,
-        user=user,
-        purpose=purpose,
-        nonce=str(nonce or ""),
-        used_at__isnull=True,
-        expires_at__gt=timezone.now(),
-    ).update(used_at=timezone.now())
-    # One UPDATE, not a read then a write: two requests replaying the same nonce at once, only one updates the row.
-    if used != 1:
-        raise InvalidTransition(rule, "Signature refusée : défi inconnu, expiré ou déjà utilisé (assertion rejouée)")
+    with connection.cursor() as cursor:
+        cursor.execute(_CONSUME, _consuming(casino_id, user, purpose, nonce))
+        used = cursor.rowcount
+    _refuse_unless_used(used, rule)
+
+
+def _consumed_key(casino_id, signer, nonce, credential):
+    """The signature's challenge used once (consume) and the key the assertion names, locked: two signatures with it
+    at once must see each other's counter (a clone would pass otherwise). Hand-written (casino.rows): the ORM's
+    compiling of these cost more CPU than the rest of the verification; on PostgreSQL in one round trip."""
+    purpose = SigningChallenge.Purpose.SIGN
+    try:
+        parsed = parse_authentication_credential_json(credential)
+    except (InvalidJSONStructure, ValueError, TypeError, KeyError) as exc:
+        consume(casino_id, signer, purpose, nonce, "R28")  # a replay is named first, as for a readable assertion
+        raise invalid("assertion", "R28", "Signature refusée : assertion illisible") from exc
+    credential_id = bytes_to_base64url(parsed.raw_id)
+    if connection.vendor == "postgresql":
+        consuming = _consuming(casino_id, signer, purpose, nonce)
+        used, passkey = rows.counted_then_unique_instance(
+            f"{_CONSUME} RETURNING 1", consuming, Passkey, "credential_id", credential_id, ("user",)
+        )
+        _refuse_unless_used(used, "R28")
+    else:
+        consume(casino_id, signer, purpose, nonce, "R28")
+        passkey = rows.unique_instance(Passkey, "credential_id", credential_id, ("user",), lock=True)
+    return parsed, passkey
 
 
 def _as_options(options):
@@ -191,12 +232,14 @@ def signing_options(casino, signer, act):
     nonce, challenge = _issue(casino, signer, SigningChallenge.Purpose.SIGN, lambda nonce: act_challenge(act, nonce))
     # Every key of the signer, even one pending or revoked: the authenticator answers, and the server refuses it
     # naming the rule (R28, R29), where an empty list would leave the browser waiting for a key it cannot find.
-    keys = Passkey.objects.filter(user=signer, casino=casino).values_list("credential_id", "transports")
+    with connection.cursor() as cursor:
+        cursor.execute(_SIGNER_KEYS, [signer.pk, casino.pk])
+        keys = [credential_id for (credential_id,) in cursor.fetchall()]
     options = generate_authentication_options(
         rp_id=rp_id(),
         challenge=challenge,
         timeout=TIMEOUT_MS,
-        allow_credentials=[PublicKeyCredentialDescriptor(id=base64url_to_bytes(c)) for c, _ in keys],
+        allow_credentials=[PublicKeyCredentialDescriptor(id=base64url_to_bytes(c)) for c in keys],
         user_verification=UserVerificationRequirement.REQUIRED,
     )
     # The act as its canonical JSON reads (amounts as strings): what the challenge hashes, shown to the signer.
@@ -232,16 +275,7 @@ def verify_assertion(casino_id, signer, act, assertion, rule):
     nonce, credential = assertion.get("nonce"), assertion.get("credential")
     if not nonce or not isinstance(credential, dict):
         raise invalid("assertion", rule, "Signature refusée : signez avec votre clé (assertion WebAuthn attendue)")
-    consume(casino_id, signer, SigningChallenge.Purpose.SIGN, nonce, "R28")
-    try:
-        parsed = parse_authentication_credential_json(credential)
-    except (InvalidJSONStructure, ValueError, TypeError, KeyError) as exc:
-        raise invalid("assertion", "R28", "Signature refusée : assertion illisible") from exc
-    credential_id = bytes_to_base64url(parsed.raw_id)
-    # Lock the key: two signatures with it at once must see each other's counter (a clone would pass otherwise).
-    passkey = (
-        Passkey.objects.select_for_update(of=("self",)).select_related("user").filter(credential_id=credential_id)
-    ).first()
+    parsed, passkey = _consumed_key(casino_id, signer, nonce, credential)
     if passkey is None:
         raise RoleForbidden("R28", "Signature refusée : cette clé n'est pas enrôlée")
     if passkey.user_id != signer.pk or passkey.casino_id != casino_id:

@@ -15,6 +15,7 @@ from casino.models import Casino, JournalEntry
 from seances.spins import services as spins
 from tests.conftest import PASSWORD, require_postgres
 from tests.helpers.cash_helpers import main_box, post_advance
+from tests.helpers.passkey_helpers import enrolled_keys, use_keys
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -32,6 +33,15 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 TOP_UP_QUERIES = 12
 COUNT_QUERIES = 13
 SPIN_QUERIES = 13
+# Signed with keys (R28), issue 39: the first step reads the request's cash box (with its tableau and casino) and
+# séance, the people, the signer's keys and inserts the challenge, one for each person who signs; the write then
+# consumes each challenge and locks its key in one statement, saves the key's counter with its history row, and
+# writes the signature and its history row, for each person who signs (a final count: the croupier, the caissier
+# and the director, R20), in place of the password's lockout.
+TOP_UP_KEY_OPTIONS_QUERIES = 7
+TOP_UP_KEY_QUERIES = 15
+COUNT_KEY_OPTIONS_QUERIES = 12
+COUNT_KEY_QUERIES = 26
 
 
 @pytest.fixture(autouse=True)
@@ -102,6 +112,51 @@ def test_a_final_count_through_the_api_stays_within_its_query_budget(cash_staff,
     response = within_budget(COUNT_QUERIES, lambda: api.post("/api/v1/counts/", body, format="json"))
     assert response.status_code == 201, response.json()
     assert response.json()["result"] == "1000.00"
+
+
+def signed_with_keys(api, url, body, authenticators, options_budget, budget):
+    """The two steps of a write signed with keys, each within its budget; returns the write's response."""
+    options = within_budget(options_budget, lambda: api.post(f"{url}sign/options/", body, format="json"))
+    assert options.status_code == 200, options.json()
+    steps = options.json().get("signatures") or [{**options.json(), "field": "assertion", "signer": body["signer"]}]
+    assertions = {step["field"]: authenticators[step["signer"]].assertion(step) for step in steps}
+    return within_budget(budget, lambda: api.post(url, {**body, **assertions}, format="json"))
+
+
+def test_a_top_up_and_a_final_count_signed_with_keys_stay_within_their_query_budgets(
+    cash_staff, open_day, boule_tableau
+):
+    casino = boule_tableau.casino
+    people = {user.username: user for user in (cash_staff["director"], cash_staff["croupier"], cash_staff["caissier"])}
+    authenticators = enrolled_keys(casino, people, confirmed_by=cash_staff["codir"])
+    api = APIClient()
+    api.force_authenticate(cash_staff["chef"])
+    assert (
+        api.post("/api/v1/advances/", advance_body(boule_tableau, open_day, "initial"), format="json").status_code
+        == 201
+    )
+    use_keys(casino)
+    body = {k: v for k, v in advance_body(boule_tableau, open_day, "top_up").items() if k != "password"}
+    url = "/api/v1/advances/"
+    response = signed_with_keys(api, url, body, authenticators, TOP_UP_KEY_OPTIONS_QUERIES, TOP_UP_KEY_QUERIES)
+    assert response.status_code == 201, response.json()
+    assert response.json()["signature"]["signer"] == "directeur"
+    body = {
+        "cashbox": main_box(boule_tableau).pk,
+        "seance": open_day.pk,
+        "chips": {"100.00": 90},
+        "counted_by": "croupier1",
+        "witnesses": ["croupier2"],
+        "caissier": "caissier",
+        "signer": "directeur",
+    }
+    url = "/api/v1/counts/"
+    response = signed_with_keys(api, url, body, authenticators, COUNT_KEY_OPTIONS_QUERIES, COUNT_KEY_QUERIES)
+    assert response.status_code == 201, response.json()
+    answer = response.json()
+    assert answer["result"] == "-7000.00"  # 9 000 € counted, two advances of 8 000 €
+    signers = [answer[column]["signer"] for column in ("counter_signature", "caissier_signature", "signature")]
+    assert signers == ["croupier1", "caissier", "directeur"]
 
 
 def test_a_spin_through_the_api_stays_within_its_query_budget(cash_staff, open_day, boule, monkeypatch):
