@@ -1097,6 +1097,9 @@ class Export(models.Model):
     created_at = models.DateTimeField("demandé le", default=timezone.now)
     started_at = models.DateTimeField("commencé le", null=True, blank=True)
     finished_at = models.DateTimeField("terminé le", null=True, blank=True)
+    # Written by the build while it runs (casino/exports/build.py, Heartbeat): a running export whose last sign of
+    # life is older than EXPORT_LOST_MINUTES has lost its worker, and the sweeper fails and relaunches it.
+    heartbeat_at = models.DateTimeField("dernier signe de vie", null=True, blank=True)
     retry_of = models.OneToOneField(
         "self",
         on_delete=models.PROTECT,

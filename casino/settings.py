@@ -401,10 +401,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": crontab(minute="*/5"),
         "options": {"expire_seconds": 4 * 60},
     },
+    # A lost build is found within EXPORT_LOST_MINUTES and a minute.
     "sweep-stuck-exports": {
         "task": "casino.tasks.sweep_stuck_exports",
-        "schedule": crontab(minute="*/5"),
-        "options": {"expire_seconds": 4 * 60},
+        "schedule": crontab(),
+        "options": {"expire_seconds": 50},
     },
     # Keys kept IDEMPOTENCY_KEY_DAYS are pruned every hour.
     "prune-idempotency-keys": {
@@ -434,8 +435,15 @@ CELERY_BEAT_SCHEDULE = {
 }
 # Idempotency keys and one-time form tokens are kept this long: a retry comes within minutes, not days.
 IDEMPOTENCY_KEY_DAYS = int(os.environ.get("IDEMPOTENCY_KEY_DAYS", "2"))
-# An export still pending or running after this many minutes has lost its worker: the sweeper marks it failed and
-# the regulator may relaunch it. Longer than the build's hard time limit (casino.tasks.build_export).
+# A running build writes a sign of life every EXPORT_HEARTBEAT_SECONDS (casino/exports/build.py, Heartbeat). One
+# silent for EXPORT_LOST_MINUTES has lost its worker (killed, out of memory, its host gone): the sweeper, every
+# minute, marks it failed and relaunches it, up to EXPORT_AUTO_RELAUNCHES times in a row.
+EXPORT_HEARTBEAT_SECONDS = int(os.environ.get("EXPORT_HEARTBEAT_SECONDS", "30"))
+EXPORT_LOST_MINUTES = int(os.environ.get("EXPORT_LOST_MINUTES", "3"))
+EXPORT_AUTO_RELAUNCHES = int(os.environ.get("EXPORT_AUTO_RELAUNCHES", "2"))
+# An export pending this long is queued again (a second delivery of a queued build does nothing); pending after
+# EXPORT_STUCK_MINUTES, no worker ever took it: the sweeper marks it failed and the regulator may relaunch it.
+EXPORT_REQUEUE_MINUTES = int(os.environ.get("EXPORT_REQUEUE_MINUTES", "5"))
 EXPORT_STUCK_MINUTES = int(os.environ.get("EXPORT_STUCK_MINUTES", "60"))
 # End of the Celery block.
 

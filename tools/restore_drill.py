@@ -205,7 +205,7 @@ def manage(cluster, role, *arguments, check=True, name=None, exports=None):
     command = [sys.executable, "manage.py", *arguments]
     log(f"{name or arguments[0]} (as {role})")
     result = subprocess.run(
-        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=min(300, cluster.remaining()), check=False
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=cluster.remaining(), check=False
     )
     if check and result.returncode != 0:
         raise DrillFailure(f"manage.py {arguments[0]} exited {result.returncode}:\n{result.stdout}{result.stderr}")

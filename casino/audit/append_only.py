@@ -83,7 +83,8 @@ GUARDS = {
         free_while={"sign_count": 'NEW."sign_count" > OLD."sign_count"'},
     ),
     "casino.Export": Guard(
-        # A build that loses the database goes back to pending to be retried; the sweeper fails a stuck one.
+        # A build that loses the database goes back to pending to be retried; the sweeper fails a stuck one. The
+        # heartbeat: a running build's sign of life, or when a pending one was last queued (casino/exports/build.py).
         transitions={
             "state": (
                 ("pending", "running"),
@@ -93,7 +94,7 @@ GUARDS = {
                 ("pending", "failed"),
             )
         },
-        free=("progress", "row_counts", "started_at"),
+        free=("progress", "row_counts", "started_at", "heartbeat_at"),
         fill_once=("file_path", "sha256", "error", "finished_at"),
     ),
     # The registry (R1–R3): names and service flags change; game, casino, configuration and kind never do.

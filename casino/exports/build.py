@@ -19,6 +19,7 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
 import zipfile
 from decimal import Decimal
 
@@ -27,8 +28,9 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from django.apps import apps
 from django.conf import settings
 from django.core.exceptions import FieldError, PermissionDenied
-from django.db import OperationalError, connection, models, transaction
+from django.db import DatabaseError, OperationalError, connection, models, transaction
 from django.db.models import Q
+from django.db.models.functions import Coalesce
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -37,6 +39,7 @@ from cashbox.carnets import carnet_of
 from cashbox.models import Advance, ControlRegister, Count, season_of
 from casino.accounts.roles import role_of
 from casino.audit import journal, reconcile, signing, verification
+from casino.audit.actors import current_actor
 from casino.audit.seals import as_document, seal
 from casino.exports import history, progress, storage
 from casino.models import DAY_FIXED_SETTINGS, REGULATORY_SETTINGS, Casino, Export, JournalEntry, Seal
@@ -166,45 +169,157 @@ def retry_export(user, export_id):
 
 
 def sweep_stuck_exports(now=None):
-    """Mark failed every export pending or running for longer than EXPORT_STUCK_MINUTES; returns their ids.
+    """Recover the exports whose build was lost; returns the ids of those it marked failed.
 
-    A worker killed in the middle of a build (out of memory, a host restart) leaves its export « en cours »; the
-    sweeper makes that visible and lets the regulator relaunch it, and removes the staging folders such builds
-    left. The threshold is longer than the build's hard time limit, so a build still running is never swept.
+    - running, with no sign of life (Heartbeat) for EXPORT_LOST_MINUTES: its worker was killed (out of memory, a
+      deploy, its host gone). Marked failed, journaled, and relaunched as a new export (`relaunch_lost`);
+    - pending for EXPORT_REQUEUE_MINUTES: its build is queued again (the broker may have lost it between the
+      request's commit and the queuing); a second delivery of a build already taken does nothing;
+    - pending for EXPORT_STUCK_MINUTES: no worker ever took it. Marked failed; the regulator may relaunch it.
+
+    Then the staging folders of lost builds are removed. A build that is still running writes its sign of life
+    every EXPORT_HEARTBEAT_SECONDS, so it is never swept.
     """
     now = now or timezone.now()
-    limit = now - datetime.timedelta(minutes=settings.EXPORT_STUCK_MINUTES)
-    stuck = Export.objects.filter(
-        Q(state=Export.State.RUNNING, started_at__lt=limit)
-        | Q(state=Export.State.RUNNING, started_at__isnull=True, created_at__lt=limit)
-        | Q(state=Export.State.PENDING, created_at__lt=limit)
-    )
+    lost_limit = now - datetime.timedelta(minutes=settings.EXPORT_LOST_MINUTES)
+    stuck_limit = now - datetime.timedelta(minutes=settings.EXPORT_STUCK_MINUTES)
+    last_sign = Coalesce("heartbeat_at", "started_at", "created_at")
+    lost = Export.objects.alias(last_sign=last_sign).filter(state=Export.State.RUNNING, last_sign__lt=lost_limit)
+    stuck = Export.objects.filter(state=Export.State.PENDING, created_at__lt=stuck_limit)
     swept = []
-    for export_id in stuck.values_list("pk", flat=True):
-        with transaction.atomic():
-            # The build may finish at this very moment: the row lock makes either the build or the sweeper win,
-            # and the loser sees the other's state.
-            export = Export.objects.select_for_update().get(pk=export_id)
-            if not export.in_progress:
-                continue
-            previous, label = export.state, export.get_state_display().lower()
-            export.state, export.finished_at = Export.State.FAILED, now
+    for export_id in [*lost.values_list("pk", flat=True), *stuck.values_list("pk", flat=True)]:
+        if _fail_lost(export_id, now, lost_limit, stuck_limit):
+            swept.append(export_id)
+    _requeue_waiting(now)
+    # What the lost builds left on disk: a live build touches its staging folder at each sign of life.
+    remove_staging(older_than=lost_limit)
+    return sorted(swept)
+
+
+def _fail_lost(export_id, now, lost_limit, stuck_limit):
+    with transaction.atomic():
+        # The build may finish (or beat) at this very moment: the row lock makes either the build or the sweeper
+        # win, and the loser sees the other's state.
+        export = Export.objects.select_for_update(of=("self",)).select_related("requested_by").get(pk=export_id)
+        running = export.state == Export.State.RUNNING
+        last_sign = export.heartbeat_at or export.started_at or export.created_at
+        if not (running and last_sign < lost_limit) and not (
+            export.state == Export.State.PENDING and export.created_at < stuck_limit
+        ):
+            return False
+        previous, label = export.state, export.get_state_display().lower()
+        if running:
+            minutes, reason = settings.EXPORT_LOST_MINUTES, "lost"
             export.error = (
-                f"Interrompu : l'export est resté « {label} » plus de {settings.EXPORT_STUCK_MINUTES} minutes "
-                "(le traitement a été perdu). Relancez-le."
+                f"Interrompu : le traitement de l'export ne donne plus signe de vie depuis plus de {minutes} minutes "
+                "(le processus qui le construisait a été perdu)."
             )
-            export.save(update_fields=["state", "error", "finished_at"])
-            journal.append(
-                export.casino_id,
-                "export.failed",
-                object_type="casino.export",
-                object_id=export.pk,
-                payload={"state": previous, "reason": "stuck", "minutes": settings.EXPORT_STUCK_MINUTES},
+        else:
+            minutes, reason = settings.EXPORT_STUCK_MINUTES, "stuck"
+            export.error = (
+                f"Interrompu : l'export est resté « {label} » plus de {minutes} minutes "
+                "(aucun traitement ne l'a pris en charge). Relancez-le."
             )
-            swept.append(export.pk)
-    # What the lost builds left on disk: every staging folder older than the threshold belongs to no live build.
-    remove_staging(older_than=limit)
-    return swept
+        export.state, export.finished_at = Export.State.FAILED, now
+        export.save(update_fields=["state", "error", "finished_at"])
+        journal.append(
+            export.casino_id,
+            "export.failed",
+            object_type="casino.export",
+            object_id=export.pk,
+            payload={"state": previous, "reason": reason, "minutes": minutes},
+        )
+        logger.warning("export %s: %s (%s for %s minutes), marked failed", export_id, reason, previous, minutes)
+        if running:
+            relaunch_lost(export)
+    return True
+
+
+def relaunch_lost(export):
+    """Relaunch an export whose build was lost, as a new export that names it (R23: the failure stays on record),
+    unless it is itself the EXPORT_AUTO_RELAUNCHES-th relaunch in a row: then the regulator decides. The new export
+    is journaled by the system actor, for the regulator who asked for the first; returns it, or None."""
+    ancestors, current = 0, export
+    while current.retry_of_id is not None and ancestors <= settings.EXPORT_AUTO_RELAUNCHES:
+        ancestors += 1
+        current = Export.objects.only("retry_of").get(pk=current.retry_of_id)
+    if ancestors >= settings.EXPORT_AUTO_RELAUNCHES:
+        logger.warning("export %s: lost again after %s relaunches, left to the regulator", export.pk, ancestors)
+        return None
+    retry = Export.objects.create(
+        casino_id=export.casino_id,
+        requested_by=export.requested_by,
+        date_from=export.date_from,
+        date_to=export.date_to,
+        retry_of=export,
+    )
+    journal.append(
+        export.casino_id,
+        "export.create",
+        actor=current_actor(),
+        object_type="casino.export",
+        object_id=retry.pk,
+        payload={
+            "period": [retry.date_from.isoformat(), retry.date_to.isoformat()],
+            "sha256": "",
+            "retry_of": export.pk,
+            "automatic": True,
+        },
+    )
+    transaction.on_commit(current_app.signature("casino.tasks.build_export", args=[retry.pk]).delay)
+    logger.warning("export %s: relaunched as export %s", export.pk, retry.pk)
+    return retry
+
+
+def _requeue_waiting(now):
+    """Queue again the build of each export pending for EXPORT_REQUEUE_MINUTES since it was queued last."""
+    limit = now - datetime.timedelta(minutes=settings.EXPORT_REQUEUE_MINUTES)
+    waiting = Export.objects.alias(queued=Coalesce("heartbeat_at", "created_at")).filter(
+        state=Export.State.PENDING, queued__lt=limit
+    )
+    for export_id in waiting.values_list("pk", flat=True):
+        # heartbeat_at of a pending export: when its build was last queued.
+        if Export.objects.filter(pk=export_id, state=Export.State.PENDING).update(heartbeat_at=now):
+            current_app.signature("casino.tasks.build_export", args=[export_id]).delay()
+            logger.warning("export %s: still pending, its build queued again", export_id)
+
+
+class Heartbeat:
+    """While a build runs, a thread of its process writes the export's sign of life (heartbeat_at) every
+    EXPORT_HEARTBEAT_SECONDS, and touches its staging folder: the sweeper tells a live build from a lost one by it.
+    A thread, because the build spends minutes inside single database reads; it has its own database connection,
+    outside the build's transaction. It stops with the build, or with the process when the worker is killed."""
+
+    def __init__(self, export_id, staging):
+        self.export_id, self.staging = export_id, staging
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._beat, name=f"export-{export_id}-heartbeat", daemon=True)
+
+    def __enter__(self):
+        # On SQLite (the demo, the tests) a second connection would wait for the build's write lock.
+        if connection.vendor == "postgresql":
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stopped.set()
+        if self.thread.is_alive():
+            self.thread.join(timeout=10)
+
+    def _beat(self):
+        try:
+            while not self.stopped.wait(settings.EXPORT_HEARTBEAT_SECONDS):
+                self.beat()
+        finally:
+            connection.close()  # this thread's own connection
+
+    def beat(self):
+        try:
+            Export.objects.filter(pk=self.export_id, state=Export.State.RUNNING).update(heartbeat_at=timezone.now())
+            os.utime(self.staging)
+        except (DatabaseError, OSError) as error:
+            # The next beat tries again; a build silent for EXPORT_LOST_MINUTES is given up by the sweeper.
+            logger.warning("export %s: sign of life not written (%s)", self.export_id, type(error).__name__)
 
 
 def period_bounds(casino, date_from, date_to):
@@ -749,7 +864,8 @@ def build(export_id, final_attempt=True, redelivered=False):
         elif export.state != Export.State.PENDING:
             return None
         export.state, export.progress, export.started_at = Export.State.RUNNING, 1, timezone.now()
-        export.save(update_fields=["state", "progress", "started_at"])
+        export.heartbeat_at = export.started_at
+        export.save(update_fields=["state", "progress", "started_at", "heartbeat_at"])
     progress.report(export_id, 1, progress.STARTED)
     outer_atomic = connection.in_atomic_block
     os.makedirs(settings.EXPORT_ROOT, exist_ok=True)
@@ -757,7 +873,7 @@ def build(export_id, final_attempt=True, redelivered=False):
     remove_staging(export_id)
     staging = tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{export_id}-", dir=settings.EXPORT_ROOT)
     try:
-        with transaction.atomic():
+        with Heartbeat(export_id, staging), transaction.atomic():
             if connection.vendor == "postgresql" and not outer_atomic:
                 # One snapshot for the reconciliation, the records and the journal: a change committed meanwhile
                 # would otherwise show in a CSV row but not in the journal exported with it, or the other way round.

@@ -11,6 +11,8 @@ Read from the database and the broker at each scrape, whichever process did the 
 beat's tasks seal and verify):
 
 - casino_export_duration_seconds: histogram of the built exports (started → finished)
+- casino_exports{state}: the exports by state (pending, running, done, failed): a lost build shows as one more
+  failed and, relaunched, one more pending (casino/exports/build.py, sweep_stuck_exports)
 - casino_last_seal_sequence{casino}, casino_last_seal_timestamp_seconds{casino}: the journal's last seal
 - casino_last_verified_seal_timestamp_seconds{casino}, casino_last_verified_sequence{casino},
   casino_last_verification_timestamp_seconds{casino}: the newest seal the nightly verification proved intact
@@ -22,7 +24,7 @@ import os
 import time
 
 from django.conf import settings
-from django.db.models import F, Max
+from django.db.models import Count, F, Max
 from django.http import Http404, HttpResponse
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
@@ -68,6 +70,11 @@ class DatabaseCollector:
             buckets=buckets,
             sum_value=total,
         )
+        by_state = GaugeMetricFamily("casino_exports", "Exports by state", labels=["state"])
+        counts = dict(Export.objects.order_by().values_list("state").annotate(count=Count("pk")))
+        for state in Export.State.values:
+            by_state.add_metric([state], counts.get(state, 0))
+        yield by_state
 
         sequence = GaugeMetricFamily("casino_last_seal_sequence", "The journal's last sealed entry", labels=["casino"])
         sealed_at = GaugeMetricFamily(

@@ -95,12 +95,12 @@ def test_a_restart_removes_only_the_staging_folders_of_its_own_export(regulator,
 
 
 def test_the_sweeper_removes_the_staging_folders_older_than_its_threshold(settings, regulator, casino, export_root):
-    settings.EXPORT_STUCK_MINUTES = 60
-    old = lost_staging(export_root, 7, minutes_ago=61)
+    settings.EXPORT_LOST_MINUTES = 3
+    old = lost_staging(export_root, 7, minutes_ago=4)
     unnamed = export_root / ".build-abc123"  # a folder of a build before staging folders named their export
     unnamed.mkdir()
     os.utime(unnamed, (time.time() - 3 * 3600,) * 2)
-    recent = lost_staging(export_root, 8, minutes_ago=30)  # a build still within its time limit
+    recent = lost_staging(export_root, 8, minutes_ago=1)  # a live build touches it at each sign of life
     archive = export_root / "export-1-2025-01-01-2025-01-01-1.zip"
     archive.write_bytes(b"PK")
     os.utime(archive, (time.time() - 3 * 3600,) * 2)

@@ -54,7 +54,7 @@ def production_settings(code, **env):
     )
 
 
-def stale_export(casino, regulator, state, minutes_ago):
+def stale_export(casino, regulator, state, minutes_ago, heartbeat_minutes_ago=None):
     moment = timezone.now() - datetime.timedelta(minutes=minutes_ago)
     return Export.objects.create(
         casino=casino,
@@ -64,6 +64,9 @@ def stale_export(casino, regulator, state, minutes_ago):
         state=state,
         created_at=moment,
         started_at=moment if state == Export.State.RUNNING else None,
+        heartbeat_at=None
+        if heartbeat_minutes_ago is None
+        else timezone.now() - datetime.timedelta(minutes=heartbeat_minutes_ago),
     )
 
 
@@ -209,22 +212,110 @@ def test_a_nightly_check_that_loses_its_database_connection_is_retried(casino, m
 
 
 def test_the_sweeper_marks_failed_the_exports_whose_worker_was_lost(settings, regulator, casino):
-    settings.EXPORT_STUCK_MINUTES = 60
-    lost = stale_export(casino, regulator, Export.State.RUNNING, 61)
+    settings.EXPORT_LOST_MINUTES, settings.EXPORT_STUCK_MINUTES = 3, 60
+    lost = stale_export(casino, regulator, Export.State.RUNNING, 30, heartbeat_minutes_ago=4)
     never_taken = stale_export(casino, regulator, Export.State.PENDING, 90)
-    running = stale_export(casino, regulator, Export.State.RUNNING, 30)
-    waiting = stale_export(casino, regulator, Export.State.PENDING, 5)
+    running = stale_export(casino, regulator, Export.State.RUNNING, 30, heartbeat_minutes_ago=1)
+    waiting = stale_export(casino, regulator, Export.State.PENDING, 2)
 
-    assert sorted(sweep_stuck_exports()) == sorted([lost.pk, never_taken.pk])
+    assert sweep_stuck_exports() == sorted([lost.pk, never_taken.pk])
 
     states = dict(Export.objects.values_list("pk", "state"))
     assert states[lost.pk] == states[never_taken.pk] == Export.State.FAILED
     assert states[running.pk] == Export.State.RUNNING and states[waiting.pk] == Export.State.PENDING
     lost.refresh_from_db()
-    assert "60 minutes" in lost.error and lost.finished_at
+    never_taken.refresh_from_db()
+    assert "3 minutes" in lost.error and lost.finished_at
+    assert "60 minutes" in never_taken.error and never_taken.finished_at
     journaled = JournalEntry.objects.filter(casino=casino, action="export.failed")
     assert sorted(journaled.values_list("object_id", flat=True)) == sorted([str(lost.pk), str(never_taken.pk)])
     assert sweep_stuck_exports() == []  # nothing is marked twice
+
+
+def test_a_lost_build_is_relaunched_at_once_as_a_new_export_journaled_by_the_system(settings, regulator, casino):
+    settings.EXPORT_LOST_MINUTES = 3
+    lost = stale_export(casino, regulator, Export.State.RUNNING, 10)
+    never_taken = stale_export(casino, regulator, Export.State.PENDING, settings.EXPORT_STUCK_MINUTES + 1)
+
+    assert sweep_stuck_exports() == sorted([lost.pk, never_taken.pk])
+
+    relaunch = Export.objects.get(retry_of=lost)
+    assert relaunch.state == Export.State.PENDING and relaunch.requested_by == regulator
+    assert (relaunch.date_from, relaunch.date_to) == (lost.date_from, lost.date_to)
+    assert not Export.objects.filter(retry_of=never_taken).exists()  # no worker took it: the regulator decides
+    created = JournalEntry.objects.get(casino=casino, action="export.create", object_id=str(relaunch.pk))
+    assert created.actor is None or created.actor.username == "systeme"
+    document = created.document.replace(" ", "")
+    assert f'"retry_of":{lost.pk}' in document and '"automatic":true' in document
+
+
+def test_a_build_lost_again_and_again_is_left_to_the_regulator(settings, regulator, casino):
+    settings.EXPORT_LOST_MINUTES, settings.EXPORT_AUTO_RELAUNCHES = 3, 2
+    first = stale_export(casino, regulator, Export.State.RUNNING, 10)
+    sweep_stuck_exports()
+    second = Export.objects.get(retry_of=first)
+    Export.objects.filter(pk=second.pk).update(state=Export.State.RUNNING, started_at=first.started_at)
+    sweep_stuck_exports()
+    third = Export.objects.get(retry_of=second)
+    Export.objects.filter(pk=third.pk).update(state=Export.State.RUNNING, started_at=first.started_at)
+
+    assert sweep_stuck_exports() == [third.pk]
+
+    assert not Export.objects.filter(retry_of=third).exists()
+    assert Export.objects.filter(state=Export.State.FAILED).count() == 3
+
+
+def test_a_pending_export_is_queued_again_once_per_requeue_delay(settings, regulator, casino, monkeypatch):
+    settings.EXPORT_REQUEUE_MINUTES = 5
+    queued = []
+    monkeypatch.setattr(exports.current_app, "signature", lambda name, args: Queued(queued, name, args))
+    waiting = stale_export(casino, regulator, Export.State.PENDING, 6)
+    recent = stale_export(casino, regulator, Export.State.PENDING, 2)
+
+    assert sweep_stuck_exports() == []
+
+    assert queued == [("casino.tasks.build_export", [waiting.pk])]
+    waiting.refresh_from_db()
+    recent.refresh_from_db()
+    assert waiting.state == Export.State.PENDING and waiting.heartbeat_at and recent.heartbeat_at is None
+    sweep_stuck_exports()
+    assert len(queued) == 1  # not again before another EXPORT_REQUEUE_MINUTES
+
+
+class Queued:
+    def __init__(self, queued, name, args):
+        self.queued, self.name, self.args = queued, name, args
+
+    def delay(self):
+        self.queued.append((self.name, self.args))
+
+
+def test_a_running_build_writes_its_sign_of_life_and_touches_its_staging_folder(settings, regulator, casino, tmp_path):
+    export = stale_export(casino, regulator, Export.State.RUNNING, 30)
+    staging = tmp_path / ".build-1-x"
+    staging.mkdir()
+    os.utime(staging, (0, 0))
+    exports.Heartbeat(export.pk, str(staging)).beat()
+    export.refresh_from_db()
+    assert timezone.now() - export.heartbeat_at < datetime.timedelta(seconds=5)
+    assert staging.stat().st_mtime > 0
+    assert sweep_stuck_exports() == []  # alive, though it started half an hour ago
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_heartbeat_thread_beats_beside_a_build_on_postgresql(settings, regulator, casino, tmp_path):
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the heartbeat thread runs on PostgreSQL only (SQLite: one writer)")
+    settings.EXPORT_HEARTBEAT_SECONDS = 0.2
+    export = stale_export(casino, regulator, Export.State.RUNNING, 30)
+    with exports.Heartbeat(export.pk, str(tmp_path)) as heartbeat:
+        deadline = timezone.now() + datetime.timedelta(seconds=10)
+        while timezone.now() < deadline and not Export.objects.get(pk=export.pk).heartbeat_at:
+            heartbeat.stopped.wait(0.1)
+    assert Export.objects.get(pk=export.pk).heartbeat_at
+    assert not heartbeat.thread.is_alive()
 
 
 def test_the_sweeper_runs_as_a_periodic_task(settings, regulator, casino):
@@ -232,7 +323,10 @@ def test_the_sweeper_runs_as_a_periodic_task(settings, regulator, casino):
 
     lost = stale_export(casino, regulator, Export.State.RUNNING, settings.EXPORT_STUCK_MINUTES + 1)
     assert task.apply().get() == [lost.pk]
-    assert django_settings.CELERY_BEAT_SCHEDULE["sweep-stuck-exports"]["task"] == task.name
+    entry = django_settings.CELERY_BEAT_SCHEDULE["sweep-stuck-exports"]
+    assert entry["task"] == task.name
+    # Every minute: a lost build is relaunched within EXPORT_LOST_MINUTES and a minute.
+    assert entry["schedule"] == crontab() and settings.EXPORT_LOST_MINUTES <= 5
 
 
 def test_a_build_that_ends_after_the_sweeper_gave_it_up_keeps_nothing(settings, regulator, casino, monkeypatch):
@@ -242,7 +336,8 @@ def test_a_build_that_ends_after_the_sweeper_gave_it_up_keeps_nothing(settings, 
     def slow(export_row, staging):
         result = real_build(export_row, staging)
         # Meanwhile, the sweeper decided the worker was lost.
-        Export.objects.filter(pk=export_row.pk).update(started_at=timezone.now() - datetime.timedelta(hours=2))
+        long_ago = timezone.now() - datetime.timedelta(hours=2)
+        Export.objects.filter(pk=export_row.pk).update(started_at=long_ago, heartbeat_at=long_ago)
         assert sweep_stuck_exports() == [export_row.pk]
         return result
 
@@ -260,7 +355,8 @@ def test_a_build_that_ends_after_the_sweeper_gave_it_up_keeps_nothing(settings, 
 def test_the_regulator_relaunches_a_failed_export_as_a_new_journaled_one(
     as_user, regulator, casino, django_capture_on_commit_callbacks
 ):
-    failed = stale_export(casino, regulator, Export.State.RUNNING, 120)
+    # Pending for two hours: no worker took it, and the sweeper leaves its relaunch to the regulator.
+    failed = stale_export(casino, regulator, Export.State.PENDING, 120)
     sweep_stuck_exports()
     client = as_user(regulator)
     page = client.get(f"/exports/{failed.pk}/").content.decode()

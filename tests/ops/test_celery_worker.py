@@ -15,6 +15,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from celery.app.backends import by_url
+from celery.result import AsyncResult
 from django.conf import settings as django_settings
 from django.db import connection
 
@@ -45,6 +47,18 @@ def database_url():
     host = db.get("HOST") or "127.0.0.1"
     port = f":{db['PORT']}" if db.get("PORT") else ""
     return f"postgres://{credentials}@{host}{port}/{quote(db['NAME'], safe='')}"
+
+
+def outcome(result, timeout):
+    """The task's return value, read from the worker's result backend (BROKER_URL).
+
+    Not through `result.get()`: a result reads the app's backend, which Celery resolves once per thread and keeps;
+    a task run in-process earlier in this test process resolves it while no result backend is configured, and the
+    kept DisabledBackend then answers « No result backend is configured » whatever the fixture sets afterwards.
+    """
+    backend_class, url = by_url(BROKER_URL, celery_app.loader)
+    backend = backend_class(app=celery_app, url=url)
+    return AsyncResult(result.id, app=celery_app, backend=backend).get(timeout=timeout)
 
 
 @pytest.fixture
@@ -114,7 +128,7 @@ def test_worker_raises_an_alert_for_each_employee_whose_approval_is_invalid_or_e
 
     result = check_approvals.apply_async(kwargs={"today": TODAY.isoformat()}, queue=worker_queue)
 
-    assert result.get(timeout=60) == 2
+    assert outcome(result, timeout=60) == 2
     alerts = Alert.objects.filter(casino=casino, kind="approval")
     assert sorted(alerts.values_list("key", flat=True)) == sorted(
         [f"approval-invalid:{unapproved.pk}", f"approval-ending:{ending.pk}:{ending.approval_end.isoformat()}"]
@@ -125,9 +139,9 @@ def test_worker_does_not_raise_the_same_alert_twice(casino, director, worker_que
     make_employee("croupier-sans-agrement", Role.CROUPIER, casino, approved=False)
 
     first = check_approvals.apply_async(kwargs={"today": TODAY.isoformat()}, queue=worker_queue)
-    assert first.get(timeout=60) == 1
+    assert outcome(first, timeout=60) == 1
     second = check_approvals.apply_async(kwargs={"today": TODAY.isoformat()}, queue=worker_queue)
-    assert second.get(timeout=60) == 0
+    assert outcome(second, timeout=60) == 0
     assert Alert.objects.filter(casino=casino, kind="approval").count() == 1
 
 
@@ -146,7 +160,7 @@ def test_worker_builds_a_signed_export_that_verifies_offline(
     # the same task to the worker's queue and waits for it.
     export = request_export(regulator, casino, day, day)
     result = build_export.apply_async(args=[export.pk], queue=worker_queue)
-    assert result.get(timeout=120)
+    assert outcome(result, timeout=120)
     export = Export.objects.get(pk=export.pk)
     assert export.state == Export.State.DONE and export.sha256
     from django.conf import settings

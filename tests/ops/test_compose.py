@@ -263,3 +263,16 @@ def test_migrations_run_as_the_owner_who_is_not_the_superuser():
     assert "CREATE ROLE casino_owner LOGIN PASSWORD '${OWNER_DB_PASSWORD}' NOSUPERUSER" in init
     assert 'ALTER DATABASE "$POSTGRES_DB" OWNER TO casino_owner' in init
     assert urlsplit(services["migrate"]["environment"]["DATABASE_URL"]).username == "casino_owner"
+
+
+def test_the_export_storage_can_be_a_bucket_for_every_service_that_reads_or_writes_the_packages():
+    options = '{"bucket_name": "casino-exports", "file_overwrite": false}'
+    services = compose(EXPORT_STORAGE_BACKEND="storages.backends.s3.S3Storage", EXPORT_STORAGE_OPTIONS=options)
+    for name in ("web", "worker", "beat"):
+        environment = services["services"][name]["environment"]
+        assert environment["EXPORT_STORAGE_BACKEND"] == "storages.backends.s3.S3Storage", name
+        assert environment["EXPORT_STORAGE_OPTIONS"] == options, name
+        # boto3's credentials come from the shell when set (a null value: compose passes the variable through).
+        assert environment["AWS_ACCESS_KEY_ID"] is None and environment["AWS_SECRET_ACCESS_KEY"] is None, name
+    by_default = compose()["services"]["web"]["environment"]
+    assert by_default["EXPORT_STORAGE_BACKEND"] == "" and by_default["EXPORT_STORAGE_OPTIONS"] == ""

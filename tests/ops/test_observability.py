@@ -195,6 +195,61 @@ def test_metrics_give_the_export_durations_and_the_last_seal(client, metrics_on,
     assert value(text, "casino_last_seal_timestamp_seconds", casino=casino.pk) == made.sealed_at.timestamp()
 
 
+class Broker:
+    """Stands in for a Redis broker's connection: the length of each queue, or a failure."""
+
+    def __init__(self, lengths=None, error=None):
+        self.lengths, self.error, self.asked = lengths or {}, error, []
+
+    def connection_for_read(self, **kwargs):
+        if self.error:
+            raise self.error
+        return self
+
+    def __enter__(self):
+        self.default_channel = self
+        self.client = self
+        return self
+
+    def __exit__(self, *exc_info):
+        return False
+
+    def llen(self, queue):
+        self.asked.append(queue)
+        return self.lengths.get(queue, 0)
+
+
+def test_metrics_give_the_celery_queue_and_whether_the_broker_answered(client, metrics_on, settings, monkeypatch):
+    from casino.ops import metrics
+
+    settings.CELERY_TASK_ALWAYS_EAGER, settings.CELERY_BROKER_URL = False, "redis://:secret@broker:6379/0"
+    broker = Broker({"celery": 7})
+    monkeypatch.setattr(metrics.app, "connection_for_read", broker.connection_for_read)
+    text = scrape(client, metrics_on)
+    assert broker.asked == ["celery"]
+    assert value(text, "casino_celery_queue_length", queue="celery") == 7
+    assert value(text, "casino_celery_broker_up") == 1
+    assert "secret" not in text and "broker:6379" not in text
+
+    down = Broker(error=ConnectionError("Error 111 connecting to broker:6379"))
+    monkeypatch.setattr(metrics.app, "connection_for_read", down.connection_for_read)
+    text = scrape(client, metrics_on)  # a broker down is a 0, not a failed scrape
+    assert value(text, "casino_celery_broker_up") == 0
+    assert "casino_celery_queue_length{" not in text
+
+
+def test_metrics_count_the_exports_by_state(client, metrics_on, casino, regulator):
+    for state in (Export.State.PENDING, Export.State.FAILED, Export.State.FAILED):
+        Export.objects.create(
+            casino=casino, requested_by=regulator, date_from=casino.arrete_date, date_to=casino.arrete_date, state=state
+        )
+    text = scrape(client, metrics_on)
+    assert value(text, "casino_exports", state="pending") == 1
+    assert value(text, "casino_exports", state="failed") == 2
+    assert value(text, "casino_exports", state="running") == 0
+    assert 'casino_exports{state="done"} 0.0' in text
+
+
 # Sentry -------------------------------------------------------------------------------------------------------
 
 
