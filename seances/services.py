@@ -9,8 +9,8 @@ from django.utils import timezone
 from cashbox.models import Signature
 from cashbox.signatures import act_of, people_of, sign
 from cashbox.state import closing_blockers
-from casino.accounts.roles import role_of
 from casino.accounts.passkeys import signing_options
+from casino.accounts.roles import role_of
 from casino.accounts.security import signer_among
 from casino.audit.actors import actor_named
 from casino.models import Casino, Role

@@ -1664,7 +1664,9 @@ def _floor_acts(bag, payload):
                 "locked_box": _id(row["locked_box"]),
                 "lids_off": lids_off,
             }
-            name = f"la reprise de l'interruption momentanée n° {row['id']} (tableau n° {row['tableau']}, {row['date']})"
+            name = (
+                f"la reprise de l'interruption momentanée n° {row['id']} (tableau n° {row['tableau']}, {row['date']})"
+            )
             acts[row["resumption"]] = (name, "cashbox.interruption", "resumption", figures)
     for row in _table(bag, payload, "data/seances.csv"):
         signature = row.get("not_held_signature_id")

@@ -249,3 +249,90 @@ def test_r28_r29_a_wrong_key_a_replay_or_a_password_is_refused_and_nothing_is_wr
     assert not act.written(n)
     if n == 0:
         assert not act.written(1)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_r28_the_page_signs_the_act_with_the_key(as_user, cash_staff, casino, world, kind):
+    act = act_of_kind(kind, world, casino)
+    authenticator = authenticator_of(world, act.signer)
+    page = as_user(cash_staff[act.poster])
+    url, data = act.page_urls[0], act.page_data[0]
+    shown = page.get(url).content.decode()
+    assert "Signer avec ma clé" in shown and 'name="password"' not in shown
+    options = page.post(url, {**data, "sign_options": "1"})
+    assert options.status_code == 200, options.content
+    assert (options.json()["act"]["purpose"], options.json()["act"]["signer"]) == (act.purpose, act.signer)
+    assert not act.written(0)
+    # A password typed in the page signs nothing: the key is asked (the rule named, nothing written).
+    refused = page.post(url, {**data, "password": PASSWORD})
+    assert refused.status_code == 400 and refused.journal_refusal["rule"] == act.rule
+    assert "signez avec votre clé" in refused.content.decode()
+    assert not act.written(0)
+    signed = page.post(url, {**data, "assertion": json.dumps(authenticator.assertion(options.json()))})
+    assert signed.status_code == 302, signed.content.decode()
+    assert act.written(0)
+    assert Signature.objects.get(purpose=act.purpose).method == "passkey"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_r28_a_casino_on_passwords_gives_no_challenge_and_signs_with_the_password(
+    api, cash_staff, casino, open_day, boule_tableau, vingt_trois_tableau, kind
+):
+    for tableau in (boule_tableau, vingt_trois_tableau):
+        enter_initial_advance(cash_staff, tableau, open_day)
+    interruptions = [
+        services.interrupt_short(cash_staff["chef"], tableau, open_day, "chef", PASSWORD, True, True, True)
+        for tableau in (boule_tableau, vingt_trois_tableau)
+    ]
+    today = GamingDay.date_at(casino)
+    evening = Seance.objects.get(gaming_day__casino=casino, gaming_day__date=today, kind=Seance.Kind.EVENING)
+    world = {"interruptions": interruptions, "seances": [evening, evening], "days": [today, today]}
+    act = act_of_kind(kind, world, casino)
+    api.force_authenticate(cash_staff[act.poster])
+    asked = api.post(act.option_urls[0], act.bodies[0], format="json")
+    assert (asked.status_code, asked.json()["code"]) == (409, "R28")
+    response = api.post(act.urls[0], {**act.bodies[0], "password": PASSWORD}, format="json")
+    assert response.status_code in (200, 201), response.content
+    signature = Signature.objects.get(purpose=act.purpose)
+    assert (signature.method, signature.passkey, signature.act) == ("password", None, "")
+    assert act.written(0)
+
+
+def test_r28_the_export_verifies_each_act_and_names_the_signer_of_a_changed_one(
+    api, cash_staff, casino, regulator, world, django_capture_on_commit_callbacks, settings, tmp_path
+):
+    for kind in KINDS:
+        act = act_of_kind(kind, world, casino)
+        _, response = two_steps(api, cash_staff[act.poster], act, 0, authenticator_of(world, act.signer))
+        assert response.status_code in (200, 201), response.content
+    day = GamingDay.objects.get(casino=casino, date=world["days"][0])
+    export = built(regulator, casino, day, django_capture_on_commit_callbacks)
+    code, output = run_script(archive(export, settings))
+    assert code == 0, output
+    assert "3 signature(s) personnelle(s) par clé vérifiée(s)" in output
+    evening, interruption = world["seances"][0], Interruption.objects.get(pk=world["interruptions"][0].pk)
+    forgeries = [
+        (
+            "data/seances.csv",
+            b"Coupure de courant",
+            b"Coupure de secteur",
+            f"signature de directeur invalide pour la déclaration de la séance n° {evening.pk}",
+        ),
+        (
+            "data/deputies.csv",
+            b"Cong\xc3\xa9 annuel",
+            b"Cong\xc3\xa9 maladie",
+            f"signature de directeur invalide pour la désignation de codir comme suppléant du directeur le {day.date}",
+        ),
+        (
+            "data/interruptions.csv",
+            f",chef,t,{interruption.resumption_id}".encode(),
+            f",chef,f,{interruption.resumption_id}".encode(),
+            f"signature de chef invalide pour la reprise de l'interruption momentanée n° {interruption.pk}",
+        ),
+    ]
+    for n, (file, old, new, message) in enumerate(forgeries):
+        forged = _resign(casino, archive(export, settings), tmp_path / f"forged{n}.zip", file, old, new)
+        code, output = run_script(forged)
+        assert code == 1
+        assert message in output, output
