@@ -336,3 +336,41 @@ def test_r28_the_export_verifies_each_act_and_names_the_signer_of_a_changed_one(
         code, output = run_script(forged)
         assert code == 1
         assert message in output, output
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"user_verified": False}, "user verification"),
+        ({"origin": "https://casino.example.evil"}, "origin"),
+        ({"rp_id": "casino.example.evil"}, "RP ID"),
+    ],
+)
+def test_r28_an_assertion_without_user_verification_or_from_another_site_is_refused(
+    api, cash_staff, casino, world, change, message
+):
+    """The server checks the origin, the RP id and the user's verification (PIN, biometrics) of each signature, not
+    only of the enrolment: the same key touched without its PIN, or answering a phishing site, signs nothing."""
+    act = act_of_kind("not_held", world, casino)
+    authenticator = authenticator_of(world, "directeur")
+    for name, value in change.items():
+        setattr(authenticator, name, value)
+    _, response = two_steps(api, cash_staff["director"], act, 0, authenticator)
+    assert (response.status_code, response.json()["code"]) == (400, "R28"), response.content
+    assert message.lower() in response.json()["message"].lower()
+    assert act.signatures() == 0 and not act.written(0)
+
+
+def test_r28_failed_assertions_lock_nobody_out_while_failed_passwords_still_do(api, cash_staff, casino, world):
+    """A refused assertion is no guess at a secret (R28): however many another person's key makes at a shared tablet,
+    the signer still signs with their own key; a password typed wrong is still counted."""
+    from axes.models import AccessAttempt
+
+    act = act_of_kind("not_held", world, casino)
+    intruder = authenticator_of(world, "chef")
+    for _ in range(8):
+        _, response = two_steps(api, cash_staff["director"], act, 0, intruder)
+        assert (response.status_code, response.json()["code"]) == (403, "R28")
+    assert not AccessAttempt.objects.exists()
+    _, response = two_steps(api, cash_staff["director"], act, 0, authenticator_of(world, "directeur"))
+    assert response.status_code == 200, response.content
