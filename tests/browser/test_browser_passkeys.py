@@ -175,12 +175,32 @@ def test_r24_r28_r29_the_direction_signs_its_acts_by_touching_its_key(
     assert tablet.locator("input[name=password]").count() == 0
     tablet.fill("#id_reason", "Coupure de courant")
     tablet.select_option("#id_signer", "directeur")
+    sent = []
+    tablet.on("request", lambda r: sent.append(r.post_data) if r.method == "POST" and r.post_data else None)
     tablet.get_by_role("button", name="Signer avec ma clé").click()
     expect(tablet.locator("body")).to_contain_text("Séance déclarée non tenue")
     evening = Seance.objects.get(pk=evening.pk)
     assert evening.state == Seance.State.NOT_HELD
     assert (evening.not_held_signature.method, evening.not_held_signature.signer) == ("passkey", director)
     assert Passkey.objects.get(pk=director_key.pk).sign_count >= 3
+
+    # The assertion the page sent, replayed from the page of tomorrow's séance: the challenge was used (R28).
+    from urllib.parse import parse_qs
+
+    (assertion,) = [parse_qs(data)["assertion"][0] for data in sent if "assertion=" in data]
+    tablet.goto(f"/seances/{tomorrow.pk}/non-tenue/")
+    tablet.fill("#id_reason", "Coupure de courant")
+    tablet.select_option("#id_signer", "directeur")
+    tablet.evaluate(
+        """(assertion) => {
+            const form = document.querySelector("form:has([data-passkey-sign])");
+            form.querySelector("[name=assertion]").value = assertion;
+            form.submit();
+        }""",
+        assertion,
+    )
+    expect(tablet.locator("body")).to_contain_text("assertion rejouée")
+    assert Seance.objects.get(pk=tomorrow.pk).state == Seance.State.PLANNED
 
     # His key revoked (lost): touched again, it signs nothing, the rule named on the page, nothing written (R28).
     from casino.accounts.services import revoke_passkey
