@@ -16,7 +16,9 @@ class NotHeldForm(CashForm):
             widget=forms.Textarea(attrs={"rows": 2}),
             help_text=f"La séance ne pourra plus être ouverte (R24, {article('R24')}).",
         )
-        signer_fields(self, {Role.DIRECTOR, Role.CODIR}, "déclaré par (directeur ou membre du comité de direction)")
+        signer_fields(
+            self, {Role.DIRECTOR, Role.CODIR}, "déclaré par (directeur ou membre du comité de direction)", by_key=True
+        )
 
 
 class DeputyForm(CashForm):
@@ -30,7 +32,7 @@ class DeputyForm(CashForm):
             help_text=f"Il signe le registre de contrôle en qualité de suppléant (R22, {article('R22')}).",
         )
         self.fields["reason"] = forms.CharField(label="motif", required=False)
-        signer_fields(self, {Role.DIRECTOR}, "désigné par le directeur responsable")
+        signer_fields(self, {Role.DIRECTOR}, "désigné par le directeur responsable", by_key=True)
 
 
 class ObservationForm(forms.Form):

@@ -51,8 +51,19 @@ class SeanceNotHeldView(ServiceFormView):
     def perform(self, form):
         data = form.cleaned_data
         seance_services.declare_not_held(
-            self.request.user, self.seance, data["reason"], data["signer"], data["password"]
+            self.request.user,
+            self.seance,
+            data["reason"],
+            data["signer"],
+            data.get("password"),
+            otp=data.get("otp"),
+            assertion=data.get("assertion"),
         )
+
+    def act_as_entered(self, form):
+        # The signer declares with their own key (R24, R28).
+        data = form.cleaned_data
+        return seance_services.not_held_act(self.seance, data["reason"], data["signer"])
 
 
 class DeputyView(ServiceFormView):
@@ -76,8 +87,20 @@ class DeputyView(ServiceFormView):
         data = form.cleaned_data
         day, _ = GamingDay.objects.get_or_create(casino=self.casino, date=self.date)
         signatures.designate_deputy(
-            self.request.user, day, data["deputy"], data["reason"], data["signer"], data["password"]
+            self.request.user,
+            day,
+            data["deputy"],
+            data["reason"],
+            data["signer"],
+            data.get("password"),
+            otp=data.get("otp"),
+            assertion=data.get("assertion"),
         )
+
+    def act_as_entered(self, form):
+        # The director designates with his own key (R22, R28).
+        data = form.cleaned_data
+        return signatures.deputy_act(self.casino.pk, self.date, data["deputy"], data["reason"], data["signer"])
 
 
 class ByMethodPermission:

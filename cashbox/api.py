@@ -194,7 +194,10 @@ class InterruptionViewSet(CashViewSet):
     serializer_class = InterruptionSerializer
     filterset_class = InterruptionFilter
     create_serializer_class = InterruptionCreateSerializer
-    action_permissions = {"resume": ["cashbox.change_interruption"]}
+    action_permissions = {
+        "resume": ["cashbox.change_interruption"],
+        "resume_options": ["cashbox.change_interruption"],
+    }
 
     def get_queryset(self):
         return (
@@ -271,8 +274,26 @@ class InterruptionViewSet(CashViewSet):
             data.get("unlocked_by"),
             data.get("password"),
             otp=data.get("otp"),
+            assertion=data.get("assertion"),
         )
         return Response(InterruptionSerializer(interruption).data)
+
+    @extend_schema(
+        request=ResumeSerializer,
+        responses=SigningOptionsSerializer,
+        summary="Reprendre une interruption momentanée avec la clé du détenteur, étape 1 : le défi de l'acte (R18, R28)",
+        description="Le même corps que POST …/resume/ sans secret ; la réponse donne la déclaration canonique de la "
+        "réouverture (interruption, séance, tableau, boîte fermée à clé, couvercles retirés à la boule) et les "
+        "options de navigator.credentials.get() pour la clé du détenteur (`unlocked_by`). Étape 2 : POST …/resume/ "
+        "avec le même corps et `assertion` = {nonce, credential}.",
+    )
+    @action(detail=True, methods=["post"], url_path="resume/options")
+    def resume_options(self, request, pk=None):
+        interruption = self.get_object()
+        data = self.validated(request, ResumeSerializer)
+        with request_transaction():
+            options = services.resumption_options(interruption, data)
+        return Response(SigningOptionsSerializer(options).data)
 
 
 class CorrectionViewSet(CashViewSet):
@@ -442,7 +463,7 @@ class DeputyViewSet(CashViewSet):
     serializer_class = DeputySerializer
     filterset_class = DeputyFilter
     create_serializer_class = DeputyCreateSerializer
-    action_permissions = {"create": ["cashbox.add_deputy"]}
+    action_permissions = {"create": ["cashbox.add_deputy"], "sign_options": ["cashbox.add_deputy"]}
 
     def get_queryset(self):
         return super().get_queryset().select_related("gaming_day", "deputy", "designation__signer")
@@ -453,9 +474,34 @@ class DeputyViewSet(CashViewSet):
         casino = get_object_or_404(Casino.objects.for_user(request.user), pk=data["casino"])
         day, _ = GamingDay.objects.get_or_create(casino=casino, date=data["gaming_day"])
         deputy = signatures.designate_deputy(
-            request.user, day, data["deputy"], data.get("reason", ""), data["signer"], data["password"]
+            request.user,
+            day,
+            data["deputy"],
+            data.get("reason", ""),
+            data["signer"],
+            data.get("password"),
+            otp=data.get("otp"),
+            assertion=data.get("assertion"),
         )
         return self.created(deputy)
+
+    @extend_schema(
+        request=DeputyCreateSerializer,
+        responses=SigningOptionsSerializer,
+        summary="Désigner le suppléant du directeur avec une clé, étape 1 : le défi de l'acte (R22, R28)",
+        description="Le même corps que POST /deputies/ sans secret ; la réponse donne la déclaration canonique de la "
+        "désignation (journée, suppléant, motif) et les options de navigator.credentials.get() pour la clé du "
+        "directeur responsable. Étape 2 : POST /deputies/ avec le même corps et `assertion` = {nonce, credential}.",
+    )
+    @action(detail=False, methods=["post"], url_path="sign/options")
+    def sign_options(self, request):
+        data = self.validated(request, DeputyCreateSerializer)
+        casino = get_object_or_404(Casino.objects.for_user(request.user), pk=data["casino"])
+        with request_transaction():
+            options = signatures.deputy_options(
+                casino, data["gaming_day"], data["deputy"], data.get("reason", ""), data["signer"]
+            )
+        return Response(SigningOptionsSerializer(options).data)
 
 
 class CarnetSummarySerializer(serializers.Serializer):

@@ -290,6 +290,11 @@ class ResumeForm(CashForm):
                 choices=people(self.casino, KEY_HOLDERS),
                 initial=interruption.key_holder.username if interruption.key_holder else None,
             )
+            if signs_with_key(self.casino):
+                # The key holder signs the reopening with their own key (R18, R28): « Signer avec ma clé ».
+                self.fields["assertion"] = AssertionField(required=False)
+                self.by_key = True
+                return
             self.fields["password"] = forms.CharField(
                 label="mot de passe du détenteur de la clé", widget=forms.PasswordInput(attrs={"autocomplete": "off"})
             )

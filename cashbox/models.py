@@ -43,6 +43,7 @@ class Signature(models.Model):
         SETTINGS = "settings", "Changement des réglages de l'établissement (R29)"
         PASSKEY_CONFIRMATION = "passkey_confirmation", "Confirmation d'une clé de signature (R29)"
         PASSKEY_REVOCATION = "passkey_revocation", "Révocation d'une clé de signature (R29)"
+        RESUMPTION = "resumption", "Réouverture de la boîte à la reprise (R18)"
 
     signer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="signatures")
     role = models.CharField("en qualité de", max_length=20, choices=Role.choices)
@@ -275,6 +276,16 @@ class Interruption(models.Model):
         verbose_name="rouvert par",
     )
     lids_off = models.BooleanField("couvercles retirés à la reprise (boule)", null=True, blank=True)
+    # The key holder's signature of the reopening of the box (R18, R28); none for an interruption with a count, nor
+    # for a short one resumed before the reopening was signed.
+    resumption = models.OneToOneField(
+        Signature,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="resumed_interruption",
+        verbose_name="signature de la réouverture",
+    )
 
     objects = InterruptionQuerySet.as_manager()
     history = HistoricalRecords()

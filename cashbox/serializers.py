@@ -252,6 +252,13 @@ class ResumeSerializer(serializers.Serializer):
         write_only=True,
         help_text="Code TOTP du signataire, requis quand son rôle en a besoin pour se connecter (R28).",
     )
+    assertion = serializers.JSONField(
+        required=False,
+        write_only=True,
+        help_text="Interruption momentanée, établissement qui signe avec les clés (R18, R28) : l'assertion du "
+        'détenteur de la clé qui rouvre la boîte, {"nonce": <nonce rendu par …/resume/options/>, "credential": '
+        "<PublicKeyCredential>} ; aucun mot de passe.",
+    )
 
 
 class CorrectionSerializer(serializers.ModelSerializer):
@@ -351,7 +358,7 @@ class DeputySerializer(serializers.ModelSerializer):
         fields = ["id", "casino", "gaming_day", "deputy", "reason", "designation", "recorded_at"]
 
 
-class DeputyCreateSerializer(SignerFields):
+class DeputyCreateSerializer(KeySignerFields):
     casino = serializers.IntegerField()
     gaming_day = serializers.DateField()
     deputy = serializers.CharField(help_text="Identifiant du membre du comité de direction qui remplace le directeur.")

@@ -49,7 +49,7 @@ from cashbox.state import (
 from casino import rows
 from casino.accounts.passkeys import signing_options
 from casino.accounts.roles import role_of
-from casino.accounts.security import check_secrets, signer_among, signer_in
+from casino.accounts.security import signer_among
 from casino.audit.actors import actor_named
 from casino.models import Casino, Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, invalid
@@ -703,19 +703,51 @@ def interrupt_short(
         )
 
 
-def resume(user, interruption, lids_off=None, unlocked_by=None, password=None, otp=None):
-    """Resume play; a locked box is opened by its key holder; at boule the lids come off (R18, R19)."""
+def resumption_act(interruption, lids_off, key_holder):
+    """The canonical statement of the reopening of a short interruption's box by its key holder (R18, R19, R28), as
+    interruptions.csv lets the regulator rebuild it: the interruption, its séance, tableau and box locked, and at la
+    boule the lids attested removed."""
+    figures = {
+        "interruption": interruption.pk,
+        "seance": interruption.seance_id,
+        "tableau": interruption.tableau.number,
+        "locked_box": interruption.locked_box_id,
+        "lids_off": lids_off if interruption.tableau.game == Game.BOULE else None,
+    }
+    purpose = Signature.Purpose.RESUMPTION.value
+    return act_of("cashbox.interruption", purpose, interruption.tableau.casino_id, key_holder, figures)
+
+
+def resumption_options(interruption, data):
+    """The first step of a reopening signed with the key holder's key: the challenge of the resumption the request
+    describes (R18, R28); only the single-use challenge is written."""
+    casino = interruption.tableau.casino
+    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
+        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+    if interruption.kind != Interruption.Kind.SHORT:
+        raise InvalidTransition(
+            "R18", "Seule la reprise d'une interruption momentanée est signée, par le détenteur de la clé"
+        )
+    holder = data.get("unlocked_by") or ""
+    person = signer_among(people_of(casino, [holder]), holder, "R28", "unlocked_by")
+    return signing_options(casino, person, resumption_act(interruption, data.get("lids_off") is True, holder))
+
+
+def resume(user, interruption, lids_off=None, unlocked_by=None, password=None, otp=None, assertion=None):
+    """Resume play; a locked box is opened by its key holder, who signs its reopening with their password, or with
+    their key where the casino signs with keys (R18, R28); at boule the lids come off (R19)."""
     with actor_named(user), transaction.atomic():
         require_floor_role(user, "R17", "reprendre la partie")
         # Lock the interruption: two taps on « reprise » must not resume it twice.
         interruption = (
             Interruption.objects.select_for_update(of=("self",))  # pragma: no mutate (test_lock_scope.py)
-            .select_related("tableau")
+            .select_related("tableau__casino", "seance", "locked_box")
             .get(pk=interruption.pk)
         )
         if not interruption.ongoing:
             raise InvalidTransition("R17", "Cette interruption est déjà terminée")
-        if interruption.tableau.game == Game.BOULE and lids_off is not True:
+        boule = interruption.tableau.game == Game.BOULE
+        if boule and lids_off is not True:
             raise invalid(
                 "lids_off",
                 "R19",
@@ -725,13 +757,32 @@ def resume(user, interruption, lids_off=None, unlocked_by=None, password=None, o
         opener = user
         if interruption.kind == Interruption.Kind.SHORT:
             # The same checks as a signature: a member of the casino, then the one key holder, then their secrets.
-            holder = signer_in(interruption.tableau.casino, unlocked_by, "R18", "unlocked_by")
+            casino = interruption.tableau.casino
+            people = people_of(casino, [unlocked_by])
+            holder = signer_among(people, unlocked_by, "R18", "unlocked_by")
             if holder.pk != interruption.key_holder_id:
                 raise RoleForbidden("R18", "Seul le détenteur de l'unique clé rouvre la boîte à la reprise")
-            opener = check_secrets(holder, password, otp, "R18")
+            opener = check_signer(
+                people,
+                unlocked_by,
+                password,
+                KEY_HOLDERS,
+                "R18",
+                otp=otp,
+                field="unlocked_by",
+                assertion=assertion,
+                by_key=True,
+            )
+            statement = (
+                f"Reprise du tableau n° {interruption.tableau.number} — {interruption.seance} — j'ouvre, seul "
+                f"détenteur de la clé : {interruption.locked_box.get_kind_display()}"
+                + (" — couvercles retirés des boîtes" if boule else "")
+            )
+            act = resumption_act(interruption, True if boule else None, opener.username)
+            interruption.resumption = put_signature(casino, opener, Signature.Purpose.RESUMPTION, statement, act)
         interruption.resumed_at = timezone.now()
         interruption.resumed_by = opener
-        interruption.lids_off = lids_off if interruption.tableau.game == Game.BOULE else None
+        interruption.lids_off = lids_off if boule else None
         interruption.save()
         return interruption
 

@@ -9,7 +9,7 @@ from django.db import transaction
 
 from cashbox.models import Deputy, Signature
 from casino import rows
-from casino.accounts.passkeys import act_statement, verify_assertion
+from casino.accounts.passkeys import act_statement, signing_options, verify_assertion
 from casino.accounts.roles import role_of
 from casino.accounts.security import check_secrets, signature_failures_column, signer_among
 from casino.models import Casino, Role
@@ -203,8 +203,25 @@ def is_director_or_deputy(signature, gaming_day):
     return Deputy.objects.filter(gaming_day=gaming_day, deputy=signature.signer).exists()
 
 
-def designate_deputy(user, gaming_day, deputy, reason, signer, password):
-    """Record the CoDir member standing in for the directeur responsable that day; the director signs (R22)."""
+def deputy_act(casino_id, date, deputy, reason, signer):
+    """The canonical statement of the designation of the director's deputy (R22, R28), as deputies.csv lets the
+    regulator rebuild it: the gaming day, the CoDir member standing in and the reason."""
+    figures = {"date": date.isoformat(), "deputy": deputy or "", "reason": (reason or "").strip()}
+    return act_of("cashbox.deputy", Signature.Purpose.DEPUTY.value, casino_id, signer, figures)
+
+
+def deputy_options(casino, date, deputy, reason, signer):
+    """The first step of a designation signed with the director's key: the challenge of the designation the request
+    describes (R22, R28); only the single-use challenge is written."""
+    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
+        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+    person = signer_among(people_of(casino, [signer]), signer, "R28")
+    return signing_options(casino, person, deputy_act(casino.pk, date, deputy, reason, signer))
+
+
+def designate_deputy(user, gaming_day, deputy, reason, signer, password, otp=None, assertion=None):
+    """Record the CoDir member standing in for the directeur responsable that day; the director signs (R22), with his
+    password, or with his key where the casino signs with keys (R28)."""
     with transaction.atomic():
         if role_of(user) not in DIRECTING:
             raise RoleForbidden("R22", "Seule la direction enregistre le suppléant du directeur responsable")
@@ -222,7 +239,16 @@ def designate_deputy(user, gaming_day, deputy, reason, signer, password):
             + (f" — motif : {reason.strip()}" if (reason or "").strip() else "")
         )
         designation = sign(
-            gaming_day.casino, signer, password, Signature.Purpose.DEPUTY, statement, {Role.DIRECTOR}, "R22"
+            gaming_day.casino,
+            signer,
+            password,
+            Signature.Purpose.DEPUTY,
+            statement,
+            {Role.DIRECTOR},
+            "R22",
+            otp=otp,
+            act=deputy_act(gaming_day.casino_id, gaming_day.date, person.username, reason, signer),
+            assertion=assertion,
         )
         return Deputy.objects.create(
             gaming_day=gaming_day,

@@ -358,7 +358,12 @@ class ResumeView(ServiceFormView):
             data.get("unlocked_by"),
             data.get("password"),
             otp=data.get("otp"),
+            assertion=data.get("assertion"),
         )
+
+    def options_as_entered(self, form):
+        # The key holder signs the reopening with their own key (R18, R28).
+        return services.resumption_options(self.interruption, form.cleaned_data)
 
 
 class CorrectionView(ServiceFormView):

@@ -9,10 +9,12 @@ from rest_framework.exceptions import ErrorDetail, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from cashbox.serializers import SigningOptionsSerializer
 from casino.models import Casino
 from casino.rules import cite
 from casino.web.idempotency import idempotent
 from casino.web.schema import AutoSchema
+from casino.web.transactions import request_transaction
 from casino.web.viewsets import RecordViewSet
 from seances import services
 from seances.filters import OpeningFilter, SeanceFilter
@@ -34,6 +36,7 @@ class SeanceViewSet(RecordViewSet):
         "open": ["seances.change_seance"],
         "close": ["seances.change_seance"],
         "not_held": ["seances.change_seance"],
+        "not_held_options": ["seances.change_seance"],
     }
 
     def get_queryset(self):
@@ -75,6 +78,23 @@ class SeanceViewSet(RecordViewSet):
         data.is_valid(raise_exception=True)
         seance = services.declare_not_held(request.user, seance, **data.validated_data)
         return Response(SeanceSerializer(seance).data)
+
+    @extend_schema(
+        request=NotHeldSerializer,
+        responses=SigningOptionsSerializer,
+        summary="Déclarer une séance non tenue avec une clé, étape 1 : le défi de l'acte (R24, R28)",
+        description="Le même corps que POST …/not-held/ sans secret ; la réponse donne la déclaration canonique (séance, "
+        "journée, type, motif) et les options de navigator.credentials.get() pour la clé du signataire. Étape 2 : "
+        "POST …/not-held/ avec le même corps et `assertion` = {nonce, credential}.",
+    )
+    @action(detail=True, methods=["post"], url_path="not-held/options")
+    def not_held_options(self, request, pk=None):
+        seance = self.get_object()
+        data = NotHeldSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        with request_transaction():
+            options = services.not_held_options(seance, data.validated_data["reason"], data.validated_data["signer"])
+        return Response(SigningOptionsSerializer(options).data)
 
 
 class OpeningViewSet(RecordViewSet):

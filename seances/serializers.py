@@ -40,7 +40,22 @@ class NotHeldSerializer(serializers.Serializer):
     )
     signer = serializers.CharField(help_text="Identifiant du directeur ou du membre du CoDir qui signe.")
     password = serializers.CharField(
-        help_text="Mot de passe du signataire, ressaisi.", style={"input_type": "password"}
+        required=False,
+        help_text="Mot de passe du signataire, ressaisi (établissement qui signe au mot de passe).",
+        style={"input_type": "password"},
+    )
+    otp = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        write_only=True,
+        help_text="Code TOTP du signataire, requis quand son rôle en a besoin pour se connecter (R28).",
+    )
+    assertion = serializers.JSONField(
+        required=False,
+        write_only=True,
+        help_text="Établissement qui signe avec les clés (R28) : "
+        '{"nonce": <nonce rendu par …/not-held/options/>, "credential": <PublicKeyCredential de '
+        "navigator.credentials.get(), sérialisé en JSON, champs binaires en base64url>} ; aucun mot de passe.",
     )
 
 

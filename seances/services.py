@@ -7,11 +7,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from cashbox.models import Signature
-from cashbox.signatures import sign
+from cashbox.signatures import act_of, people_of, sign
 from cashbox.state import closing_blockers
+from casino.accounts.passkeys import signing_options
 from casino.accounts.roles import role_of
+from casino.accounts.security import signer_among
 from casino.audit.actors import actor_named
-from casino.models import Role
+from casino.models import Casino, Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
 from seances.models import Announcement, GamingDay, Opening, Roster, Seance
 from tables.games.rules import check_player_stakes, check_stake_accepted, euros
@@ -134,8 +136,34 @@ def refuse_early_opening(seance, moment=None):
         )
 
 
-def declare_not_held(user, seance, reason, signer, password):
-    """Declare a planned séance « non tenue », with its reason, signed by the direction (R24).
+def not_held_act(seance, reason, signer):
+    """The canonical statement of a séance declared « non tenue » (R24, R28), as seances.csv lets the regulator rebuild
+    it: the séance, its gaming day, its kind and the reason."""
+    figures = {
+        "seance": seance.pk,
+        "date": seance.gaming_day.date.isoformat(),
+        "kind": seance.kind,
+        "reason": (reason or "").strip(),
+    }
+    casino_id = seance.gaming_day.casino_id
+    return act_of("seances.seance", Signature.Purpose.SEANCE_NOT_HELD.value, casino_id, signer, figures)
+
+
+def not_held_options(seance, reason, signer):
+    """The first step of a « non tenue » signed with the signer's key: the challenge of the declaration the request
+    describes (R24, R28); only the single-use challenge is written."""
+    casino = seance.gaming_day.casino
+    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
+        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+    if not (reason or "").strip():
+        raise invalid("reason", "R24", "Indiquez le motif pour lequel la séance n'a pas été tenue")
+    person = signer_among(people_of(casino, [signer]), signer, "R28")
+    return signing_options(casino, person, not_held_act(seance, reason, signer))
+
+
+def declare_not_held(user, seance, reason, signer, password=None, otp=None, assertion=None):
+    """Declare a planned séance « non tenue », with its reason, signed by the direction (R24): with the signer's
+    password, or with their key where the casino signs with keys (R28).
 
     It can then never open, and the day's register no longer waits for it.
     """
@@ -160,6 +188,9 @@ def declare_not_held(user, seance, reason, signer, password):
             statement,
             DIRECTING_ROLES,
             "R24",
+            otp=otp,
+            act=not_held_act(seance, reason, signer),
+            assertion=assertion,
         )
         seance.set_state(Seance.State.NOT_HELD, user)
         seance.not_held_reason = reason

@@ -1626,10 +1626,11 @@ def _id(text):
 
 
 def _floor_acts(bag, payload):
-    """The floor's acts signed with a key besides the cash entries (R28): a short interruption's attestation
-    (interruptions.csv), a correction's approval (corrections.csv), a roster's publication (rosters.csv, roster_members.csv) and its reliefs and skips
-    (roster_changes.csv). An export made before they were signed with
-    keys lacks some columns: its acts are all signed with passwords."""
+    """The floor's acts signed with a key besides the cash entries (R28): a short interruption's attestation and its
+    reopening (interruptions.csv), a séance declared « non tenue » (seances.csv), a correction's approval
+    (corrections.csv), a roster's publication (rosters.csv, roster_members.csv) and its reliefs and skips
+    (roster_changes.csv). An export made before they were signed with keys lacks some columns: its acts are all signed
+    with passwords."""
     acts = {}
     members = {}
     for row in _table(bag, payload, "data/roster_members.csv"):
@@ -1659,6 +1660,27 @@ def _floor_acts(bag, payload):
             }
             name = f"l'interruption momentanée n° {row['id']} (tableau n° {row['tableau']}, {row['date']})"
             acts[row["attestation"]] = (name, "cashbox.interruption", "short_interruption", figures)
+        if row.get("resumption"):
+            # The key holder's reopening of the box (R18, R28); the lids, attested at la boule only.
+            lids_off = {"t": True, "f": False}.get(row["lids_off"])
+            figures = {
+                "interruption": int(row["id"]),
+                "seance": int(row["seance"]),
+                "tableau": int(row["tableau"]),
+                "locked_box": _id(row["locked_box"]),
+                "lids_off": lids_off,
+            }
+            name = (
+                f"la reprise de l'interruption momentanée n° {row['id']} (tableau n° {row['tableau']}, {row['date']})"
+            )
+            acts[row["resumption"]] = (name, "cashbox.interruption", "resumption", figures)
+    for row in _table(bag, payload, "data/seances.csv"):
+        signature = row.get("not_held_signature_id")
+        if signature:
+            figures = {"seance": int(row["id"]), "date": row["date"], "kind": row["kind"]}
+            figures["reason"] = row["not_held_reason"]
+            name = f"la déclaration de la séance n° {row['id']} ({row['date']}) non tenue"
+            acts[signature] = (name, "seances.seance", "seance_not_held", figures)
     for row in _table(bag, payload, "data/corrections.csv"):
         if row.get("approval"):
             figures = {
@@ -1713,7 +1735,7 @@ def _stored_figures(row):
 
 def _signed_acts(bag, payload, signature_rows):
     """{signature id: (what, record, purpose, figures)} of the direction's acts and the books beyond the day (R22–R29),
-    rebuilt from their exported rows: rectificatifs, key confirmations and revocations, decisions on proposals,
+    rebuilt from their exported rows: deputies' designations, rectificatifs, key confirmations and revocations, decisions on proposals,
     versions of the settings, levy schedules, situations mensuelles, the registre d'observations' entries."""
     acts = {}
     lines = {}
@@ -1739,6 +1761,10 @@ def _signed_acts(bag, payload, signature_rows):
         for column in ("first_signature", "second_signature"):
             if row.get(column):
                 acts[row[column]] = (name, "cashbox.registeramendment", "register_amendment", figures)
+    for row in _table(bag, payload, "data/deputies.csv"):
+        figures = {"date": row["date"], "deputy": row["deputy"], "reason": row["reason"]}
+        name = f"la désignation de {row['deputy']} comme suppléant du directeur le {row['date']}"
+        acts[row["designation"]] = (name, "cashbox.deputy", "deputy", figures)
     keys = {row["id"]: row for row in _table(bag, payload, "data/passkeys.csv")}
 
     def key_figures(key):

@@ -131,7 +131,7 @@ GUARDS = {
     "cashbox.Advance": WRITE_ONCE,
     "cashbox.Count": WRITE_ONCE,
     "cashbox.Count_witnesses": WRITE_ONCE,
-    "cashbox.Interruption": Guard(fill_once=("resumed_at", "resumed_by", "lids_off")),
+    "cashbox.Interruption": Guard(fill_once=("resumed_at", "resumed_by", "lids_off", "resumption")),
     "cashbox.Correction": WRITE_ONCE,
     "cashbox.ControlRegister": Guard(fill_once=("first_signature", "second_signature")),
     "cashbox.ControlRegisterLine": WRITE_ONCE,

@@ -533,10 +533,18 @@ def _key_datasets(casino):
 
 def _signed_act_datasets(casino):
     # The direction's signed acts and the books beyond the day, whenever recorded (small tables): the offline verifier
-    # rebuilds from these rows the statement each person signed with their key (R28) — a rectificatif, a decision on
-    # a proposal, a version of the settings, a levy schedule, a situation mensuelle, an entry of the registre
-    # d'observations — whatever the period, since a signature of the period may be made on an older record.
+    # rebuilds from these rows the statement each person signed with their key (R28) — a deputy's designation, a
+    # rectificatif, a decision on a proposal, a version of the settings, a levy schedule, a situation mensuelle, an
+    # entry of the registre d'observations — whatever the period, since a signature of the period may be made on an
+    # older record.
     return [
+        (
+            "deputies.csv",
+            "cashbox.Deputy",
+            Q(gaming_day__casino=casino),
+            ["id", ("date", "gaming_day__date"), ("deputy", "deputy__username"), "reason"]
+            + [("designation", "designation_id"), ("recorded_by", "recorded_by__username"), "recorded_at"],
+        ),
         (
             "register_amendments.csv",
             "cashbox.RegisterAmendment",
@@ -665,7 +673,9 @@ def _cash_datasets(casino, period, start, end):
             + ["kind", "started_at", "resumed_at", ("logged_by", "logged_by__username")]
             + [("key_holder", "key_holder__username"), ("locked_box", "locked_box_id")]
             + ["attests_short", "attests_boxes_at_table", "attests_staff_at_post", ("attestation", "attestation_id")]
-            + [("count", "count_id"), ("resumed_by", "resumed_by__username"), "lids_off"],
+            + [("count", "count_id"), ("resumed_by", "resumed_by__username"), "lids_off"]
+            # The key holder's signature of the reopening (R18, R28).
+            + [("resumption", "resumption_id")],
         ),
         (
             "corrections.csv",

@@ -302,7 +302,12 @@ EXPECTATIONS = {
     **records(
         "seance",
         add=DIRECTION,
-        actions={"open": ("post", DIRECTION), "close": ("post", DIRECTION), "not-held": ("post", DIRECTION)},
+        actions={
+            "open": ("post", DIRECTION),
+            "close": ("post", DIRECTION),
+            "not-held": ("post", DIRECTION),
+            "not-held-options": ("post", DIRECTION),
+        },
     ),
     # Limits never change once fixed (R10, R11): PUT and PATCH reach the rule, which answers 409.
     **records("opening", add=DIRECTION, change=DIRECTION),
@@ -328,14 +333,18 @@ EXPECTATIONS = {
     **records(
         "interruption",
         add=FLOOR_CONTROL,
-        actions={"resume": ("post", FLOOR_CONTROL), "sign-options": ("post", FLOOR_CONTROL)},
+        actions={
+            "resume": ("post", FLOOR_CONTROL),
+            "resume-options": ("post", FLOOR_CONTROL),
+            "sign-options": ("post", FLOOR_CONTROL),
+        },
     ),
     **records("correction", add=FLOOR_CONTROL, actions={"sign-options": ("post", FLOOR_CONTROL)}),
     **records("carnet"),
     **records("control-register", add=DIRECTION, actions={"sign": ("post", DIRECTION)}),
     # A rectificatif is drawn up by a correction, never posted (R24); signed by the direction.
     **records("register-amendment", add=NOBODY, actions={"sign": ("post", DIRECTION)}),
-    **records("deputy", add=DIRECTION),
+    **records("deputy", add=DIRECTION, actions={"sign-options": ("post", DIRECTION)}),
     **records("observation", read=READ_ALL, add=frozenset({REGULATOR}), actions={"follow-up": ("post", DIRECTION)}),
     # Alerts are raised by the product, never posted: the list has no POST (405).
     **records("alert", read=ALERT_READ, actions={"acknowledge": ("post", FLOOR_CONTROL)}),

@@ -4,6 +4,7 @@ croupier and the caissier, whose keys are enrolled and confirmed too, sign the f
 tablet, and the director certifies it « exact », each with « Signer avec ma clé » (R20)."""
 
 import base64
+import datetime
 import re
 
 import pytest
@@ -122,3 +123,92 @@ def test_r28_r29_the_director_enrols_a_key_and_certifies_a_count_with_it(
         cash_staff["caissier"],
     )
     assert Passkey.objects.get(pk=key.pk).sign_count >= 1
+
+
+def test_r24_r28_r29_the_direction_signs_its_acts_by_touching_its_key(
+    tablet, casino, director, codir, croupier, administrator
+):
+    """The director confirms a croupier's key, decides the administrator's proposal of a new role for him and declares
+    a séance « non tenue », each by touching his own key on the page (R24, R28, R29); nothing asks a password."""
+    from casino.accounts.services import propose, state_of
+    from casino.models import AccountDecision, Role
+    from seances.models import GamingDay, Seance
+    from seances.services import plan_seances
+
+    # The director's key: the bootstrap, confirmed by the CoDir member with the password before the switch to keys.
+    directors, director_key = enrolled_key(director, casino, confirmed_by=codir)
+    use_keys(casino)
+    _, croupiers = enrolled_key(croupier, casino)
+    change = propose(administrator, croupier.employee, {**state_of(croupier.employee), "role": Role.CHEF})
+    today = GamingDay.date_at(casino)
+    _afternoon, evening = plan_seances(director, casino, today)
+    tomorrow, _ = plan_seances(director, casino, today + datetime.timedelta(days=1))
+    hand_over(tablet, directors)
+    log_in(tablet, director)
+
+    # The croupier's key, confirmed with the director's key (R29).
+    tablet.goto("/personnel/cles/")
+    assert tablet.locator("form:has(input[name=confirm]) input[name=password]").count() == 0
+    tablet.get_by_role("button", name="Signer avec ma clé").click()
+    expect(tablet.locator("body")).to_contain_text("Aucune clé en attente")
+    key = Passkey.objects.get(pk=croupiers.pk)
+    assert (key.confirmed_by, key.confirmation.method, key.confirmation.passkey_id) == (
+        director,
+        "passkey",
+        director_key.pk,
+    )
+
+    # The administrator's proposal, decided with the director's key (R29).
+    tablet.goto(f"/personnel/propositions/{change.pk}/")
+    assert tablet.locator("input[name=password]").count() == 0
+    tablet.check("input[name=decision][value=confirm]")
+    tablet.fill("#id_reason", "Promotion au poste de chef de partie")
+    tablet.get_by_role("button", name="Signer avec ma clé").click()
+    expect(tablet.locator("body")).to_contain_text("Promotion au poste de chef de partie")
+    decision = AccountDecision.objects.get(change=change)
+    assert (decision.signature.method, decision.signature.passkey_id) == ("passkey", director_key.pk)
+    croupier.employee.refresh_from_db()
+    assert croupier.employee.role == Role.CHEF
+
+    # The evening séance, declared « non tenue » with the director's key (R24).
+    tablet.goto(f"/seances/{evening.pk}/non-tenue/")
+    assert tablet.locator("input[name=password]").count() == 0
+    tablet.fill("#id_reason", "Coupure de courant")
+    tablet.select_option("#id_signer", "directeur")
+    sent = []
+    tablet.on("request", lambda r: sent.append(r.post_data) if r.method == "POST" and r.post_data else None)
+    tablet.get_by_role("button", name="Signer avec ma clé").click()
+    expect(tablet.locator("body")).to_contain_text("Séance déclarée non tenue")
+    evening = Seance.objects.get(pk=evening.pk)
+    assert evening.state == Seance.State.NOT_HELD
+    assert (evening.not_held_signature.method, evening.not_held_signature.signer) == ("passkey", director)
+    assert Passkey.objects.get(pk=director_key.pk).sign_count >= 3
+
+    # The assertion the page sent, replayed from the page of tomorrow's séance: the challenge was used (R28).
+    from urllib.parse import parse_qs
+
+    (assertion,) = [parse_qs(data)["assertion"][0] for data in sent if "assertion=" in data]
+    tablet.goto(f"/seances/{tomorrow.pk}/non-tenue/")
+    tablet.fill("#id_reason", "Coupure de courant")
+    tablet.select_option("#id_signer", "directeur")
+    tablet.evaluate(
+        """(assertion) => {
+            const form = document.querySelector("form:has([data-passkey-sign])");
+            form.querySelector("[name=assertion]").value = assertion;
+            form.submit();
+        }""",
+        assertion,
+    )
+    expect(tablet.locator("body")).to_contain_text("assertion rejouée")
+    assert Seance.objects.get(pk=tomorrow.pk).state == Seance.State.PLANNED
+
+    # His key revoked (lost): touched again, it signs nothing, the rule named on the page, nothing written (R28).
+    from casino.accounts.services import revoke_passkey
+
+    revoke_passkey(director, Passkey.objects.get(pk=director_key.pk), "Clé perdue", PASSWORD)
+    tablet.goto(f"/seances/{tomorrow.pk}/non-tenue/")
+    tablet.fill("#id_reason", "Travaux")
+    tablet.select_option("#id_signer", "directeur")
+    tablet.get_by_role("button", name="Signer avec ma clé").click()
+    expect(tablet.locator("body")).to_contain_text("cette clé est révoquée")
+    assert Seance.objects.get(pk=tomorrow.pk).state == Seance.State.PLANNED
