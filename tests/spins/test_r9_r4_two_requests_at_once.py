@@ -11,8 +11,8 @@ from django.db import connection, transaction
 
 from casino.rules import DomainError
 from seances.models import Announcement, Spin
-from seances.spins import services as spins
 from seances.services import plan_seances
+from seances.spins import services as spins
 from tests.helpers.cash_helpers import open_seance
 from tests.helpers.roster_helpers import designated
 from tests.helpers.spin_helpers import play
