@@ -96,7 +96,6 @@ def change_seance_state(user, seance, new_state):
                 raise DomainError(
                     "transition", "Une autre séance de la journée est encore ouverte : fermez-la d'abord."
                 )
-            refuse_while_another_day_is_open(seance)
             missing = apparatus_without_roster(seance)
             if missing:
                 raise InvalidTransition(
@@ -120,25 +119,6 @@ def change_seance_state(user, seance, new_state):
         seance.full_clean()
         seance.save()
         return seance
-
-
-def refuse_while_another_day_is_open(seance):
-    """R19: a séance of another day still open (an evening not closed) keeps the next one from opening. Its cash boxes
-    are counted and emptied first (R16), and the spins of an apparatus stay in one séance at a time: the cylinder
-    alternates from spin to spin of the apparatus (R9)."""
-    other = (
-        Seance.objects.filter(gaming_day__casino_id=seance.gaming_day.casino_id, state=Seance.State.OPEN)
-        .exclude(gaming_day=seance.gaming_day)
-        .select_related("gaming_day")
-        .first()
-    )
-    if other is not None:
-        raise InvalidTransition(
-            "R19",
-            f"{other} est encore ouverte : comptez ses caisses et fermez-la avant d'ouvrir "
-            f"{str(seance)[0].lower()}{str(seance)[1:]}",
-            details=[{"rule": "R19", "seance": other.pk}],
-        )
 
 
 def refuse_early_opening(seance, moment=None):

@@ -15,8 +15,8 @@ from casino.models import (
     DaySettings,
 )
 from casino.rules import ARTICLES, DomainError
-from seances.models import GamingDay, Opening, Seance
-from seances.services import change_seance_state, open_tableau, plan_seances
+from seances.models import GamingDay, Opening
+from seances.services import open_tableau, plan_seances
 from tables.games.rules import Colour
 from tables.models import Tableau
 from tests.conftest import PASSWORD
@@ -106,7 +106,6 @@ def test_r15_the_next_gaming_day_uses_the_new_settings(day_open, clock, director
     # The day of the 30th is closed; on the 1st at 17:00 (after the new start hour) the next day is in play.
     clock.move_to(datetime.datetime(2026, 12, 1, 17, 0, tzinfo=PARIS))
     assert GamingDay.date_at(casino) == TOMORROW
-    change_seance_state(director, day_open, Seance.State.CLOSED)  # nothing played: R19, one séance open at a time
     open_seance(director, plan_seances(director, casino, TOMORROW)[0])  # limits once a séance is open (R30)
     with pytest.raises(ValidationError) as refused:
         open_tableau(director, boule_tableau, TOMORROW, "2.00", "200.00", "1000.00")

@@ -9,8 +9,7 @@ from django.db import IntegrityError
 
 from casino.models import Role
 from casino.rules import ARTICLES
-from seances.models import Opening, Seance
-from seances.services import change_seance_state
+from seances.models import Opening
 from tests.conftest import make_employee
 from tests.helpers.openings import check_stakes, open_seance_of, open_tableau, post_opening, staff, today
 
@@ -112,9 +111,6 @@ def test_r10_r11_the_next_gaming_day_accepts_new_limits(
     day = today(casino)
     assert post_opening(api, director, boule_tableau, day, "2.00", "200.00", "1000.00").status_code == 201
     tomorrow = day + datetime.timedelta(days=1)
-    # Today's séance closes first (nothing played): one séance of the casino open at a time (R19).
-    for seance in Seance.objects.filter(state=Seance.State.OPEN):
-        change_seance_state(director, seance, Seance.State.CLOSED)
     open_seance_of(director, casino, tomorrow)  # at its own time (R30)
     response = post_opening(api, director, boule_tableau, tomorrow, "4.00", "400.00", "2000.00")
     assert response.status_code == 201

@@ -2,6 +2,7 @@
 their corrections, so that no race gets round R9 (one spin per announcement, the alternation of the cylinder) or R4.
 """
 
+import datetime
 import os
 import threading
 
@@ -10,7 +11,10 @@ from django.db import connection, transaction
 
 from casino.rules import DomainError
 from seances.models import Announcement, Spin
+from seances.services import plan_seances
 from seances.spins import services as spins
+from tests.helpers.cash_helpers import open_seance
+from tests.helpers.roster_helpers import designated
 from tests.helpers.spin_helpers import play
 
 pytestmark = [
@@ -94,3 +98,41 @@ def test_r9_a_correction_racing_the_next_spin_cannot_break_the_alternation(chef,
         Spin.objects.filter(apparatus=vingt_trois).effective().order_by("sequence").values_list("direction", flat=True)
     )
     assert all(a != b for a, b in zip(effective, effective[1:], strict=False)), effective
+
+
+def test_r9_two_launches_at_once_in_two_open_seances_of_one_vingt_trois_keep_the_alternation(
+    director, chef, open_day, vingt_trois, monkeypatch
+):
+    """Today's afternoon left open, tomorrow's afternoon opens beside it (another day): each séance has its own
+    roster, but the cylinder alternates from spin to spin of the apparatus (R9), so the two launches queue on the
+    apparatus, not only on their roster."""
+    tomorrow = plan_seances(director, open_day.gaming_day.casino, open_day.gaming_day.date + datetime.timedelta(1))[0]
+    tomorrow = open_seance(director, tomorrow)
+    play(chef, open_day, vingt_trois, designated(open_day, vingt_trois), pocket=1, direction="horaire")
+    for seance in (open_day, tomorrow):
+        spins.announce(chef, seance, vingt_trois)
+    original, both_checked = Spin.objects.create, threading.Barrier(2, timeout=3)
+
+    def slow_create(*args, **kwargs):
+        # Each launch waits, after its check of the direction, for the other to have checked too: without a lock
+        # that queues them both get through. With it, the second waits for the first's commit, and the first goes
+        # on when the barrier times out.
+        try:
+            both_checked.wait()
+        except threading.BrokenBarrierError:
+            pass
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(Spin.objects, "create", slow_create)
+    outcomes = at_once(
+        *(
+            lambda seance=seance, pocket=pocket: spins.record_spin(
+                chef, seance, vingt_trois, designated(seance, vingt_trois), pocket=pocket, direction="antihoraire"
+            )
+            for seance, pocket in ((open_day, 5), (tomorrow, 9))
+        )
+    )
+    assert sorted(isinstance(outcome, Spin) for outcome in outcomes) == [False, True], outcomes
+    assert [outcome for outcome in outcomes if not isinstance(outcome, Spin)] == ["R9"]
+    directions = list(Spin.objects.order_by("launched_at").values_list("direction", flat=True))
+    assert directions == ["horaire", "antihoraire"]
