@@ -249,3 +249,39 @@ def test_seed_demo_records_spins_of_the_day_through_the_service(seeded, client):
     apparatus = vingt_trois.first().apparatus
     page = client.get(f"/coups/{apparatus.pk}/statistiques/").content.decode()
     assert f'id="spin-count">{total}<' in page and "<svg" in page
+
+
+def test_r30_every_act_of_the_demo_is_dated_while_its_seance_was_open(seeded):
+    """The demo plays its past days under a moved clock, through the services: every advance, count, interruption,
+    announcement, spin and pushed-back stake is dated between its séance's opening and close, the launch after its
+    « Rien ne va plus », and every control register after the last séance of its day has closed (R30)."""
+    from django.db.models import F, Max, OuterRef, Q, Subquery
+    from django.utils import timezone
+
+    from cashbox.models import Advance, ControlRegister, Count, Interruption
+    from seances.models import Announcement, PushedBackStake
+
+    def outside(model, time, seance="seance"):
+        opened, closed = f"{seance}__actual_start", f"{seance}__actual_end"
+        rows = model.objects.filter(
+            Q(**{f"{time}__lt": F(opened)}) | Q(**{f"{time}__gt": F(closed)}) | Q(**{f"{time}__gt": timezone.now()})
+        )
+        return rows.count(), model.objects.count()
+
+    for model, time, seance in [
+        (Advance, "recorded_at", "seance"),
+        (Count, "recorded_at", "seance"),
+        (Interruption, "started_at", "seance"),
+        (Announcement, "announced_at", "seance"),
+        (Spin, "launched_at", "seance"),
+        (PushedBackStake, "recorded_at", "announcement__seance"),
+    ]:
+        wrong, total = outside(model, time, seance)
+        assert total and not wrong, (model.__name__, wrong, total)
+    assert not Spin.objects.filter(rien_ne_va_plus_at__gt=F("launched_at")).exists()
+    assert not Spin.objects.filter(announcement__isnull=True).exists()
+    last_close = Seance.objects.filter(gaming_day=OuterRef("gaming_day")).values("gaming_day")
+    last_close = last_close.annotate(last=Max("actual_end")).values("last")
+    registers = ControlRegister.objects.annotate(last_close=Subquery(last_close))
+    assert registers.exists()
+    assert not registers.filter(Q(last_close__isnull=True) | Q(drawn_up_at__lt=F("last_close"))).exists()

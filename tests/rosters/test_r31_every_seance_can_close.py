@@ -205,6 +205,34 @@ def test_r31_after_a_signed_relief_the_relieving_croupier_launches_and_counts_an
     assert change_seance_state(director, seance, Seance.State.CLOSED).state == Seance.State.CLOSED
 
 
+@pytest.mark.parametrize("lost", ["approval", "membership", "account"])
+def test_r31_a_tableau_whose_croupiers_may_no_longer_count_is_relieved_counted_and_the_seance_closes(
+    api, casino, director, chef, croupier, croupier2, three_tableaux, playing, lost
+):
+    """Both croupiers of tableau n° 1 lose their approval, their membership or their account during the séance:
+    they may no longer count (R20), a relief hands the tableau to another croupier, who counts, and the séance
+    closes (R31)."""
+    make_employee("croupier3", Role.CROUPIER, casino)
+    for user in (croupier, croupier2):
+        if lost == "approval":
+            user.employee.approval_end = user.employee.approval_date
+            user.employee.save()
+        elif lost == "membership":
+            user.employee.memberships.update(active=False)
+        else:
+            user.is_active = False
+            user.save()
+    refused = post_final_count(api, chef, three_tableaux[0], playing.seance, "8000", witnesses=["croupier1"])
+    assert refused.status_code == 400 and refused.json()["code"] == "R20", refused.json()
+    relieved = post_relief(api, chef, playing, "croupier1", "croupier3", signer="chef", password=PASSWORD)
+    assert relieved.status_code == 201, relieved.json()
+    counted = post_final_count(
+        api, chef, three_tableaux[0], playing.seance, "8000", counted_by="croupier3", witnesses=["croupier3"]
+    )
+    assert counted.status_code == 201, counted.json()
+    assert change_seance_state(director, playing.seance, Seance.State.CLOSED).state == Seance.State.CLOSED
+
+
 @pytest.mark.parametrize(
     ("signer", "status", "words"),
     [

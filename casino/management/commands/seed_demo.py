@@ -103,6 +103,10 @@ class DemoPasswordHasher(PBKDF2PasswordHasher):
     iterations = 1000
 
 
+# Every 7th spin of a séance, a stake placed after « Rien ne va plus » is pushed back (R9).
+PUSH_BACK_EVERY = 7
+
+
 def launch(chef, seance, apparatus, rng):
     """One spin through the service, the one place the seed launches (R4, R9): the launcher the roster names at this
     moment, and at vingt-trois the cylinder opposite to the apparatus' previous spin."""
@@ -112,6 +116,12 @@ def launch(chef, seance, apparatus, rng):
     with acting_as(chef):
         # « Rien ne va plus » first, announced by the chef and dated by the server (R9, R30).
         spins.announce(chef, seance, apparatus)
+        if panel["next_sequence"] % PUSH_BACK_EVERY == 3:
+            # Now and then a stake comes after the announcement: refused and recorded as pushed back (R9).
+            tableau = Tableau.objects.filter(table__apparatus=apparatus, in_service=True).order_by("number").first()
+            spins.push_back_stake(
+                chef, seance, apparatus, tableau, apparatus.casino.authorised_minimum(apparatus.game) * 5
+            )
         if apparatus.game == Game.BOULE:
             return spins.record_spin(chef, seance, apparatus, launcher, number=rng.randint(1, 9))
         direction = panel["required_direction"]
