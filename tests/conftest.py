@@ -26,6 +26,28 @@ db_template.install()
 flush.install()
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """Keep `--dist loadgroup` working: pytest-xdist 3.8 marks a test of an xdist_group by appending « @group » to
+    `item._nodeid`, which pytest 9 no longer reads (a node's id is now `item._id`), so every group was dealt test by
+    test and a module-scoped fixture (the demo seed of tests/ops/test_seed_demo.py) was set up once per worker, and
+    tests/ops/test_db_roles.py's cluster-wide role was granted by two workers at once. Until xdist follows, the same
+    suffix is written where pytest 9 reads it (only in a loadgroup worker; tests/ops/test_seed_demo.py checks it)."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    from _pytest.nodeid import NodeId  # pytest's private type, needed only in an xdist worker
+
+    for item in items:
+        groups = sorted(
+            {
+                str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                for mark in item.iter_markers("xdist_group")
+            }
+        )
+        if groups and "@" not in item.nodeid:
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
+
+
 def _one_request_at_a_time():
     """The live server (browser tests) answers each request in its own thread, and on in-memory SQLite every thread
     shares the test's one connection (Django's connections_override): two requests at once (an open floor polling

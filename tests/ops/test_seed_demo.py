@@ -1,5 +1,6 @@
 """The demo seed: refused in production, idempotent, and a registry that follows R1–R3 and R5."""
 
+import datetime
 import io
 import json
 
@@ -11,16 +12,19 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection, transaction
 from django.test import Client
+from django.utils import timezone
 
-from cashbox.models import Advance
+from books.models import LevySchedule, MonthlyStatement, Observation
+from cashbox.models import Advance, ControlRegister, Interruption, RegisterAmendment
 from casino.accounts.services import confirm_passkey
 from casino.audit.actors import SYSTEM_USERNAME
 from casino.management.commands.seed_demo import LAKE_STAFF, PASSWORD, STAFF, TODAY_SPINS
-from casino.models import Alert, Casino, Employee, JournalEntry, Membership, Passkey, Role
+from casino.models import Alert, Casino, Employee, JournalEntry, Membership, Passkey, Role, Seal
 from casino.rules import InvalidTransition
-from seances.models import Opening, Seance, Spin
+from seances.models import GamingDay, Opening, Seance, Spin
 from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
+from tests.helpers.dating import dated_after
 from tests.helpers.passkey_helpers import confirmed, enrol, enrolled_key
 
 # One worker runs the whole module, so that the demo is seeded once for all its read-only tests (a seed costs
@@ -49,7 +53,7 @@ def seeded(django_db_setup, django_db_blocker):
         # The seed's deferred foreign-key checks, run once here: else every test's teardown (Django's TestCase checks
         # the constraints before its rollback) checks them all again, seconds each on PostgreSQL.
         connection.check_constraints()
-        yield
+        yield timezone.now()
         transaction.set_rollback(True)
 
 
@@ -63,13 +67,20 @@ def test_seed_demo_is_refused_when_debug_is_off_without_force(settings):
 
 
 def test_seed_demo_spins_option_records_that_many_spins_per_apparatus():
-    """`--spins 2`: a quick seed (the production smoke test seeds with `--spins 0`), the rest of the demo unchanged."""
-    call_command("seed_demo", force=True, spins=2, stdout=io.StringIO())
+    """`--spins 2` (with one past day, to be quick): a quick seed (the production smoke test seeds with `--spins 0`)."""
+    call_command("seed_demo", force=True, spins=2, days=1, stdout=io.StringIO())
 
     # Today's open séance (the past days of the season are played with their own spins, R30).
     today = Spin.objects.filter(seance__state=Seance.State.OPEN)
     assert today.filter(apparatus__game=Game.BOULE).count() == 2
     assert today.filter(apparatus__game=Game.VINGT_TROIS).count() == 2
+
+
+def test_the_module_runs_on_one_xdist_worker(request):
+    """`--dist loadgroup` keeps an xdist_group on one worker only if the group is in the test's id (tests/conftest.py
+    writes it there for pytest 9): else this module's seed is made again on the other worker."""
+    if getattr(request.config.option, "loadgroup", False):
+        assert request.node.nodeid.endswith("@seed_demo")
 
 
 def test_seed_demo_runs_when_debug_is_on_and_is_idempotent(seeded, settings):
@@ -285,3 +296,59 @@ def test_r30_every_act_of_the_demo_is_dated_while_its_seance_was_open(seeded):
     registers = ControlRegister.objects.annotate(last_close=Subquery(last_close))
     assert registers.exists()
     assert not registers.filter(Q(last_close__isnull=True) | Q(drawn_up_at__lt=F("last_close"))).exists()
+
+
+# The season's past days (issue 40): registers, a séance not held, a rectificatif, the books, content for every persona.
+
+
+def test_r30_the_seasons_records_are_dated_no_later_than_the_seed(seeded):
+    assert dated_after(seeded) == []
+
+
+def test_r22_r24_the_past_days_have_signed_registers_a_seance_not_held_and_a_rectificatif(seeded):
+    demo = Casino.objects.get(name="Casino de démonstration")
+    today = GamingDay.date_at(demo)
+    past = GamingDay.objects.filter(casino=demo, date__lt=today)
+    assert past.count() >= 21
+    registers = ControlRegister.objects.filter(gaming_day__in=past)
+    assert registers.count() == past.count() and all(register.signed for register in registers)
+    assert Seance.objects.filter(state=Seance.State.NOT_HELD).count() == 1
+    amendment = RegisterAmendment.objects.get()
+    assert amendment.signed and amendment.difference == 100
+    assert set(Interruption.objects.values_list("kind", flat=True)) == {"short", "full"}
+    assert not Interruption.objects.ongoing().exists()
+    assert Seal.objects.filter(reason=Seal.Reason.DAY_END).count() == past.count()
+
+
+def test_r25_r26_r27_the_books_beyond_the_day_have_content(seeded):
+    demo = Casino.objects.get(name="Casino de démonstration")
+    assert LevySchedule.objects.filter(casino=demo).exists()
+    assert MonthlyStatement.objects.filter(casino=demo).exists()
+    observation = Observation.objects.exclude(injunction="").get()
+    assert observation.actions.count() == 1
+    assert Observation.objects.filter(injunction="").count() == 1
+
+
+def login(client, username):
+    client.force_login(get_user_model().objects.get(username=username))
+    return client
+
+
+def test_every_persona_finds_content_on_first_login(seeded, client):
+    demo = Casino.objects.get(name="Casino de démonstration")
+    today = GamingDay.date_at(demo)
+    yesterday = today - datetime.timedelta(days=1)
+    director = login(client, "directeur")
+    home = director.get("/").content.decode()
+    assert "Aucun registre de contrôle établi cette saison" not in home and 'class="bar bar-boule"' in home
+    registers = director.get("/caisse/registres/").content.decode()
+    assert f"{yesterday:%d/%m/%Y}" in registers or yesterday.strftime("%d") in registers
+    assert "Arrêté à la somme de" in director.get(f"/caisse/registres/{yesterday:%Y-%m-%d}/").content.decode()
+    season_year = yesterday.year if yesterday.month >= 11 else yesterday.year - 1
+    sheet = director.get(f"/livres/prelevements/{season_year}/{(yesterday.month - 11) % 12 + 1}/")
+    assert sheet.status_code == 200 and "Prélèvement progressif" in sheet.content.decode()
+    assert director.get("/livres/situations/").status_code == 200
+    inspector = login(client, "controleur")
+    assert "Afficher le minimum" in inspector.get("/livres/observations/").content.decode()
+    for username in ("codir1", "chef1", "croupier1", "caissier1", "controleur"):
+        assert login(client, username).get("/", follow=True).status_code == 200, username
