@@ -66,10 +66,12 @@ def test_issue_40_the_export_page_and_the_api_watch_the_build_move_in_the_demo(
     today = datetime.date(2025, 6, 1)
     asked = client.post("/exports/", {"casino": casino.pk, "date_from": today, "date_to": today})
     assert asked.status_code == 302, asked.content
+    # The request has returned; the build goes on in the demo's task thread, up to its held step. The export is read
+    # only then: before it, the thread may hold the write lock of the test's in-memory SQLite, whose shared cache
+    # answers « table is locked » at once instead of waiting (a file database, as in `make run`, waits).
+    assert reached.wait(WAIT), "the build never reached its datasets"
     export = Export.objects.get()
     assert asked.url == export.get_absolute_url()
-    # The request has returned; the build goes on in the demo's task thread, up to its held step.
-    assert reached.wait(WAIT), "the build never reached its datasets"
 
     state = client.get(f"/exports/{export.pk}/etat/").json()
     assert state["state"] == "running" and state["in_progress"] is True
