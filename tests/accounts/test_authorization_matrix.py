@@ -13,11 +13,16 @@ code "not_authenticated" (API: the token authenticator comes first and names its
 import datetime
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 import pytest
+import time_machine
+from django.db import connection, transaction
+from django.test import TestCase, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 from django.utils import timezone
 from django_otp.plugins.otp_totp.models import TOTPDevice
+from rest_framework.test import APIClient
 
 from books import services as books_services
 from books.models import Observation
@@ -27,21 +32,25 @@ from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption
 from casino.accounts.services import propose, state_of
 from casino.audit import anchors
 from casino.exports.build import request_export
-from casino.models import AccountChange, Alert, Casino, Employee, Export, JournalEntry, Passkey
+from casino.models import AccountChange, Alert, Casino, Employee, Export, JournalEntry, Passkey, Role
 from seances.models import Announcement, GamingDay, Opening, PushedBackStake, Roster, Seance, Spin
 from seances.rosters import services as roster_services
 from seances.services import change_seance_state, plan_seances
 from seances.spins import services as spins
+from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
-from tests.conftest import PASSWORD
+from tables.services import register_tableau
+from tests.conftest import PASSWORD, make_employee
 from tests.helpers.cash_helpers import (
     chips_for,
     main_box,
+    open_afternoon,
     open_seance,
     post_advance,
     post_final_count,
     post_short_interruption,
 )
+from tests.helpers.days import NOW
 from tests.helpers.passkey_helpers import enrolled_key
 from tests.helpers.spin_helpers import play
 
@@ -484,6 +493,77 @@ def demo(
     return build_demo(api, django_capture_on_commit_callbacks, cash_staff, open_day, casino, regulator, administrator)
 
 
+# The world every role's requests are sent in: the demo day, built once per module (and per xdist worker) in a
+# transaction rolled back after the module's last test; each test runs in a savepoint of it, so the writes one role
+# makes are gone before the next role's test (as if each role had a world of its own, without building eight).
+PERSONAS = {
+    DIRECTOR: ("directeur", Role.DIRECTOR, True),
+    CODIR: ("codir", Role.CODIR, True),
+    CHEF: ("chef", Role.CHEF, True),
+    CROUPIER: ("croupier1", Role.CROUPIER, True),
+    "croupier2": ("croupier2", Role.CROUPIER, True),
+    CAISSIER: ("caissier", Role.CAISSIER, True),
+    REGULATOR: ("controleur", Role.CONTROLEUR, False),
+    ADMINISTRATOR: ("admin", Role.ADMIN, False),
+}
+
+
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The matrix's demo day, built once; the clock runs from the afternoon of its day (R30) for the module."""
+    with django_db_blocker.unblock(), time_machine.travel(NOW, tick=True):
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            with override_settings(EXPORT_ROOT=tmp_path_factory.mktemp("exports")):
+                built = _build()
+                # The world's deferred foreign-key checks, run once: else each test's teardown checks them again.
+                connection.check_constraints()
+                yield built
+        finally:
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+
+
+def _build():
+    casino = Casino.objects.create(
+        name="Casino Test",
+        arrete_reference="Arrêté test",
+        arrete_date=datetime.date(2020, 1, 1),
+        min_stake_boule=Decimal("2.00"),
+        min_stake_vingt_trois=Decimal("1.00"),
+    )
+    users = {
+        role: make_employee(username, kind, casino, approved).user
+        for role, (username, kind, approved) in PERSONAS.items()
+    }
+    boule = Apparatus.objects.create(casino=casino, game=Game.BOULE, name="Boule")
+    vingt_trois = Apparatus.objects.create(casino=casino, game=Game.VINGT_TROIS, name="Vingt-trois")
+    boule_tableau = register_tableau(Table.objects.create(apparatus=boule, name="Table A"), 1)
+    vingt_trois_tableau = register_tableau(Table.objects.create(apparatus=vingt_trois, name="Table D"), 5)
+    open_day = open_afternoon(
+        users[DIRECTOR],
+        casino,
+        (boule_tableau, "2.00", "200.00", "1000.00"),
+        (vingt_trois_tableau, "1.00", "50.00", "250.00"),
+    )
+    staff = {role: users[role] for role in (DIRECTOR, CODIR, CHEF, CROUPIER, CAISSIER)}
+    objects = build_demo(
+        APIClient(),
+        TestCase.captureOnCommitCallbacks,
+        staff,
+        open_day,
+        casino,
+        users[REGULATOR],
+        users[ADMINISTRATOR],
+    )
+    every = list(routes(objects))
+    urls = {}
+    for name, url in every:
+        urls.setdefault(name, url)
+    return {"users": users, "urls": urls, "routes": every, "objects": objects}
+
+
 def build_demo(api, capture_on_commit_callbacks, cash_staff, open_day, casino, regulator, administrator):
     """Yesterday closed with its register drawn up; today's afternoon open with an advance, an interruption, a
     corrected count; tomorrow's roster; an export and an alert (also built once per module by
@@ -662,17 +742,17 @@ def test_every_route_of_the_url_configuration_has_an_expectation():
     assert stale == [], f"Expectations for routes that no longer exist: {stale}"
 
 
-def test_a_pk_model_is_known_for_every_route_with_a_pk(demo):
+def test_a_pk_model_is_known_for_every_route_with_a_pk(world):
     for route, name in walk(get_resolver().url_patterns):
         if format_twin(route) or not name or name.startswith(ADMIN_NAMESPACE):
             continue
         if "<int:pk>" in route or "(?P<pk>" in route:
-            assert pk_model(name, route) in demo, name
+            assert pk_model(name, route) in world["objects"], name
 
 
 @pytest.mark.parametrize("role", [*ROLES, ANONYMOUS])
-def test_each_role_is_allowed_exactly_what_the_table_says(request, client, demo, role):
-    user = None if role == ANONYMOUS else request.getfixturevalue(role)
+def test_each_role_is_allowed_exactly_what_the_table_says(client, world, role):
+    user = None if role == ANONYMOUS else world["users"][role]
 
     def login():
         if user is not None:
@@ -680,16 +760,16 @@ def test_each_role_is_allowed_exactly_what_the_table_says(request, client, demo,
 
     login()
     failures = []
-    for name, url in routes(demo):
+    for name, url in world["routes"]:
         failures += check_route(client, login, name, url, role)
     assert failures == [], "\n".join(failures)
 
 
-def test_the_director_of_another_casino_finds_nothing_of_the_first(client, demo, outsider):
+def test_the_director_of_another_casino_finds_nothing_of_the_first(client, world, outsider):
     """Every object of the first casino answers 404 (405 for a method its route lacks); every list is empty."""
     client.force_login(outsider)
     failures = []
-    for name, url in routes(demo):
+    for name, url in world["routes"]:
         if name.startswith(ADMIN_NAMESPACE) or name == "logout":
             continue
         route = EXPECTATIONS[name]
@@ -716,7 +796,7 @@ def test_the_director_of_another_casino_finds_nothing_of_the_first(client, demo,
                 leaked = [item["id"] for item in leaked if item["casino"] not in theirs["api:casino-list"]]
             if leaked:
                 failures.append(f"outsider GET {url} ({name}) lists {leaked}")
-    first_casino = demo[Casino].pk
+    first_casino = world["objects"][Casino].pk
     for name in ("day", "floor", "register-list", "roster-list", "roster-report", "roster-report-csv"):
         status = client.get(reverse(name), {"casino": first_casino}).status_code
         if status != 404:
