@@ -112,7 +112,11 @@ def test_after_the_day_is_closed_no_tableau_waits_for_an_advance(as_user, cash_s
     # attente d'avance » and offered the floor an « Avance initiale » out of session.
     chef = cash_staff["chef"]
     waiting = as_user(chef).get("/caisse/plancher/").content.decode()
-    assert 'data-state="attente"' in waiting and "Limites fixées, en attente" in waiting and ">Avance initiale</a>" in waiting
+    assert (
+        'data-state="attente"' in waiting
+        and "Limites fixées, en attente" in waiting
+        and ">Avance initiale</a>" in waiting
+    )
 
     change_seance_state(cash_staff["director"], open_day, Seance.State.CLOSED)
 
@@ -124,4 +128,3 @@ def test_after_the_day_is_closed_no_tableau_waits_for_an_advance(as_user, cash_s
     floor = as_user(chef).get("/caisse/plancher/").content.decode()
     assert "Limites fixées, en attente" not in floor and ">Avance initiale</a>" not in floor
     assert floor.count('data-state="hors_seance"') == len(rows)
-

@@ -82,3 +82,23 @@ def test_r30_a_rien_ne_va_plus_time_sent_by_the_page_is_refused_not_a_crash(as_u
     response = as_user(chef).post(f"/coups/{boule.pk}/", data)
     assert response.status_code == 400 and ARTICLES["R30"] in response.content.decode().replace("&#x27;", "'")
     assert not Spin.objects.exists()
+
+
+def test_the_statistics_of_a_boule_say_nothing_of_a_cylinder(as_user, regulator, chef, open_day, boule, vingt_trois):
+    # Issue 40: the boule's page showed « Coups refusés, sens du cylindre non alterné », a vingt-trois rule.
+    play(chef, open_day, boule, "croupier1", number=4)
+    page = as_user(regulator).get(f"/coups/{boule.pk}/statistiques/").content.decode()
+    assert 'id="spin-count">1<' in page
+    assert "cylindre" not in page and 'id="r9-refusals"' not in page and 'data-chart="directions"' not in page
+    assert "cylindre" in as_user(regulator).get(f"/coups/{vingt_trois.pk}/statistiques/").content.decode()
+
+
+def test_the_confidence_band_is_drawn_over_the_bars(as_user, regulator, chef, open_day, boule):
+    # Drawn under them, the band was hidden by every bar taller than it (SVG paints in document order).
+    play(chef, open_day, boule, "croupier1", number=4)
+    page = as_user(regulator).get(f"/coups/{boule.pk}/statistiques/").content.decode()
+    chart = page[
+        page.index('data-chart="spins-number"') : page.index("</svg>", page.index('data-chart="spins-number"'))
+    ]
+    assert chart.count('class="band"') == chart.count('class="bar bar-observed"') > 0
+    assert chart.rindex('class="bar ') < chart.index('class="band"')
