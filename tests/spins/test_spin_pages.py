@@ -102,3 +102,13 @@ def test_the_confidence_band_is_drawn_over_the_bars(as_user, regulator, chef, op
     ]
     assert chart.count('class="band"') == chart.count('class="bar bar-observed"') > 0
     assert chart.rindex('class="bar ') < chart.index('class="band"')
+
+
+def test_the_spins_flash_message_names_the_launcher_by_full_name(as_user, chef, croupier, open_day, boule):
+    # Issue 40: the message read « (croupier1) », a login name, where every page shows full names.
+    croupier.first_name, croupier.last_name = "Jeanne", "Lanceuse"
+    croupier.save(update_fields=["first_name", "last_name"])
+    client = as_user(chef)
+    client.post(f"/coups/{boule.pk}/rien-ne-va-plus/")
+    page = client.post(f"/coups/{boule.pk}/", {"launcher": "croupier1", "number": "6"}, follow=True).content.decode()
+    assert "Coup n° 1 : 6 (Jeanne Lanceuse)." in page and "(croupier1)" not in page
