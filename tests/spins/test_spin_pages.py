@@ -1,5 +1,7 @@
 """The spin pages: one-tap entry on the floor tablet, the floor's last spins, the statistics page with its chart."""
 
+import re
+
 import pytest
 
 from casino.models import JournalEntry
@@ -112,3 +114,16 @@ def test_the_spins_flash_message_names_the_launcher_by_full_name(as_user, chef, 
     client.post(f"/coups/{boule.pk}/rien-ne-va-plus/")
     page = client.post(f"/coups/{boule.pk}/", {"launcher": "croupier1", "number": "6"}, follow=True).content.decode()
     assert "Coup n° 1 : 6 (Jeanne Lanceuse)." in page and "(croupier1)" not in page
+
+
+def test_r9_the_entry_page_preselects_the_only_legal_direction(as_user, chef, open_day, vingt_trois):
+    # Issue 40 (build 3): after a clockwise spin, only the anticlockwise one is legal (R9): the page ticks it.
+    play(chef, open_day, vingt_trois, "croupier1", pocket=3, direction="horaire")
+    spins.announce(chef, open_day, vingt_trois)  # the number's form follows « Rien ne va plus »
+    page = as_user(chef).get(f"/coups/{vingt_trois.pk}/").content.decode()
+    assert re.search(r'<input type="radio" name="direction" value="antihoraire" checked>', page)
+    assert not re.search(r'<input type="radio" name="direction" value="horaire" checked>', page)
+    spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=5, direction="antihoraire")
+    spins.announce(chef, open_day, vingt_trois)  # the number's form follows « Rien ne va plus »
+    page = as_user(chef).get(f"/coups/{vingt_trois.pk}/").content.decode()
+    assert re.search(r'<input type="radio" name="direction" value="horaire" checked>', page)
