@@ -283,7 +283,8 @@ def test_the_demos_journal_shows_a_refusal_with_its_rule_person_and_tableau(seed
     assert json.loads(refusal.document)["payload"]["rule"] == "R15" and refusal.tableau_number == 1
     assert refusal.actor.username == "directeur"
     client.force_login(get_user_model().objects.get(username="controleur"))
-    page = html.unescape(client.get("/journal/?action=refusal").content.decode())
+    # On the journal's first page, as the inspector opens it.
+    page = html.unescape(client.get("/journal/").content.decode())
     assert "Refusé à " in page and "au titre de R15" in page and "n° 1" in page
 
 

@@ -560,12 +560,13 @@ class Command(BaseCommand):
                 open_tableau(director, tableau, date, *LIMITS[tableau.game])
             if advance:
                 season.advance(seance, tableau)
-        season.refused_second_advance(seance, Tableau.objects.get(casino=casino, number=1))
         rng = random.Random(1959)
         for apparatus in season.apparatus:
             chef = season.user(CREWS[apparatus.game][0])
             for _ in range(self.spin_count):
                 launch(chef, seance, apparatus, rng)
+        # Last, so that the inspector finds it on the journal's first page.
+        season.refused_second_advance(seance, Tableau.objects.get(casino=casino, number=1))
 
     def casino(self, name, reference, date, min_boule, min_23, **settings_of_the_casino):
         casino, _ = Casino.objects.get_or_create(
