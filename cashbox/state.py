@@ -232,13 +232,18 @@ class TableauState:
     LOCKED = "sous_cle", "Interrompu, encaisse sous clé"
     INTERRUPTED = "interrompu", "Interrompu, encaisse comptée"
     COUNTED = "compte", "Compté et certifié"
+    # No séance of the day open (before the first, between two, or the day closed): nothing waits for an advance.
+    OUT_OF_SESSION = "hors_seance", "Hors séance"
 
 
-def tableau_state(opened, last_count_kind, interruption_kind, advance_kinds):
+def tableau_state(opened, last_count_kind, interruption_kind, advance_kinds, in_session=True):
     """Where a tableau stands in the séance, from what the floor read of it: whether it is opened that day, the kind
-    of its latest count, of its ongoing interruption, and of its advances (R10, R15, R17, R18, R20)."""
+    of its latest count, of its ongoing interruption, and of its advances (R10, R15, R17, R18, R20). Out of session
+    (no séance of the day open) a tableau waits for nothing: no séance closes while a box is interrupted (R16)."""
     if not opened:
         return TableauState.TO_OPEN
+    if not in_session:
+        return TableauState.OUT_OF_SESSION
     if last_count_kind == Count.Kind.FINAL:
         return TableauState.COUNTED
     if interruption_kind is not None:

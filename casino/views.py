@@ -4,6 +4,7 @@ from django.db import transaction
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
+from django.urls import reverse
 from django.views import View
 from django.views.generic import RedirectView
 
@@ -103,7 +104,8 @@ class EmployeeUpdateView(EmployeeFormMixin, ScopedFormView):
         if self.object.user_id == request.user.pk:
             # Nobody acts on their own account (R29): not even the form is offered.
             refusal = RoleForbidden("R29", "Nul n'agit sur son propre compte : un autre administrateur le modifie")
-            return render(request, "casino/refused.html", {"message": refusal.message}, status=403)
+            back = reverse("employee-detail", args=[self.object.pk])
+            return render(request, "casino/refused.html", {"message": refusal.message, "back": back}, status=403)
         return super().get(request, *args, **kwargs)
 
     def get_object(self):
@@ -129,7 +131,9 @@ class CasinoUpdateView(ScopedFormView):
                 refuse_unless_director(request.user)
             except RoleForbidden as exc:
                 # Refused before the form is even offered, and nothing written (R29): the administrator included.
-                response = render(request, "casino/refused.html", {"message": exc.message}, status=exc.status_code)
+                back = reverse("casino-detail", args=[kwargs["pk"]])
+                context = {"message": exc.message, "back": back}
+                response = render(request, "casino/refused.html", context, status=exc.status_code)
                 return mark_refusal(response, *refusal_of(exc))
         return super().dispatch(request, *args, **kwargs)
 

@@ -114,6 +114,7 @@ def floor_rows(casino, date, seance, user=None):
             last_count["kind"] if last_count else None,
             interruption.kind if interruption else None,
             {a["kind"] for a in its_advances},
+            in_session=seance is not None,
         )
         rows.append(
             {

@@ -6,7 +6,7 @@ import datetime
 import json
 
 from django.apps import apps
-from django.utils import dateformat
+from django.utils import dateformat, timezone
 
 from casino.models import Role
 from casino.rules import ARTICLES
@@ -39,6 +39,11 @@ EVENTS = {
     "account.activation_issued": "Code d'activation émis",
     "account.activation_code_issued": "Code d'activation émis",
     "account.activation_used": "Code d'activation utilisé",
+    "account.activation_code_used": "Code d'activation utilisé",
+    "account.passkey_enrolled": "Clé d'accès enregistrée",
+    "account.passkey_confirmed": "Clé d'accès confirmée par signature",
+    "account.passkey_revoked": "Clé d'accès révoquée",
+    "account.second_factor_enrolled": "Double authentification activée",
     "account.otp_enrolled": "Double authentification activée",
     "account.otp_reset": "Double authentification réinitialisée",
     "account.second_factor_reset": "Double authentification réinitialisée",
@@ -71,6 +76,11 @@ ACCOUNT_SENTENCES = {
     "account.activation_issued": "Code d'activation émis pour {who}",
     "account.activation_code_issued": "Code d'activation émis pour {who}",
     "account.activation_used": "Code d'activation utilisé par {who}",
+    "account.activation_code_used": "Code d'activation utilisé par {who}",
+    "account.passkey_enrolled": "Clé d'accès de {who} enregistrée",
+    "account.passkey_confirmed": "Clé d'accès de {who} confirmée par signature",
+    "account.passkey_revoked": "Clé d'accès de {who} révoquée",
+    "account.second_factor_enrolled": "Double authentification activée par {who}",
     "account.otp_enrolled": "Double authentification activée par {who}",
     "account.otp_reset": "Double authentification de {who} réinitialisée",
     "account.second_factor_reset": "Double authentification de {who} réinitialisée",
@@ -106,6 +116,7 @@ NOUNS = {
     "casino.accountchange": ("Proposition de rôle ou d'agrément", FEMININE),
     "casino.accountdecision": ("Décision sur un rôle ou un agrément", FEMININE),
     "casino.alert": ("Alerte", FEMININE),
+    "casino.passkey": ("Clé d'accès", FEMININE),
     "tables.apparatus": ("Appareil", ""),
     "tables.table": ("Table", FEMININE),
     "tables.tableau": ("Tableau", ""),
@@ -169,6 +180,26 @@ def seance_words(seance):
     return f"{SEANCE_PHRASES.get(seance.kind, 'séance')} du {day_words(seance.gaming_day.date)}"
 
 
+def apparatus_words(apparatus):
+    """« la Boule principale », « le Vingt-trois n° 2 », or « l'appareil « Roulette 1 » »: how a sentence names it."""
+    name = apparatus.name
+    if name[:5].lower() == "boule":
+        return f"la {name}"
+    if name[:11].lower() == "vingt-trois":
+        return f"le {name}"
+    return f"l'appareil « {name} »"
+
+
+def of_the(phrase):
+    """« de la Boule principale », « du Vingt-trois », « de l'appareil … »."""
+    return "du " + phrase[3:] if phrase.startswith("le ") else "de " + phrase
+
+
+def at_the(phrase):
+    """« à la Boule principale », « au Vingt-trois », « à l'appareil … »."""
+    return "au " + phrase[3:] if phrase.startswith("le ") else "à " + phrase
+
+
 def person(user):
     return user.get_full_name() or user.username
 
@@ -218,20 +249,45 @@ def refusal_sentence(entry, payload):
     return f"Refusé à {who}{' ' + cited if cited else ''} : {message or 'refus sans message'}"
 
 
-def record_sentence(entry, payload, seances, days, users):
+def record_sentence(entry, payload, seances, days, users, apparatuses=None):
     label, verb = entry.action.rsplit(".", 1)
+    apparatus = (apparatuses or {}).get(payload.get("apparatus_id"))
     if label == "seances.seance" and entry.object_id.isdecimal() and int(entry.object_id) in seances:
         noun, gender = seance_words(seances[int(entry.object_id)]).capitalize(), FEMININE
     else:
         noun, gender = noun_of(label, payload)
+    if label == "seances.spin" and isinstance(payload.get("sequence"), int):
+        # « Coup n° 12 de la Boule principale » ; a correction is its own spin, at the original's number (R23).
+        spin = f"coup n° {payload['sequence']}" + (f" {of_the(apparatus_words(apparatus))}" if apparatus else "")
+        noun, gender = (f"Correction du {spin}", FEMININE) if payload.get("corrects_id") else ("C" + spin[1:], "")
+    elif label in ("seances.announcement", "seances.pushedbackstake") and apparatus:
+        noun = f"{noun} {at_the(apparatus_words(apparatus))}"
     words = [f"{noun} {agreed(PARTICIPLES[verb], gender)}"]
     context = []
-    if label == "casino.employee" and payload.get("user_id") in users:
+    if label == "seances.spin" and payload.get("number") is not None:
+        context.append(f"numéro sorti : {payload['number']}")
+    if label in ("casino.employee", "seances.rostermember", "casino.passkey") and payload.get("user_id") in users:
         context.append(person(users[payload["user_id"]]))
+    if label in ("casino.membership", "casino.accountchange") and ("employee", payload.get("employee_id")) in users:
+        context.append(person(users["employee", payload["employee_id"]]))
+    if label == "casino.daysettings" and isinstance(payload.get("effective_from"), str):
+        start = datetime.date.fromisoformat(payload["effective_from"][:10])
+        context.append(
+            "en vigueur dès l'origine" if start.year == 1 else f"en vigueur à partir du {day_words(start)} {start.year}"
+        )
+    if label in ("casino.casino", "tables.apparatus", "tables.table") and isinstance(payload.get("name"), str):
+        words[0] = f"{noun} « {payload['name']} » {agreed(PARTICIPLES[verb], gender)}"
+    if label == "casino.alert" and payload.get("message"):
+        context.append(f"« {payload['message']} »")
+    if label == "books.observation" and isinstance(payload.get("visited_at"), str):
+        visited = datetime.datetime.fromisoformat(payload["visited_at"].replace("Z", "+00:00"))
+        words[0] = (
+            f"{noun} de la visite du {day_words(timezone.localtime(visited))} {agreed(PARTICIPLES[verb], gender)}"
+        )
+    if label == "cashbox.registeramendment" and payload.get("number"):
+        words[0] = f"{noun} n° {payload['number']} {agreed(PARTICIPLES[verb], gender)}"
     if label == "cashbox.signature" and payload.get("signer_id") in users:
         words[0] = f"{noun} de {person(users[payload['signer_id']])} {agreed(PARTICIPLES[verb], gender)}"
-    if label in ("tables.apparatus", "tables.table") and isinstance(payload.get("name"), str):
-        words[0] = f"{noun} « {payload['name']} » {agreed(PARTICIPLES[verb], gender)}"
     if label == "seances.gamingday" and isinstance(payload.get("date"), str):
         day = day_words(datetime.date.fromisoformat(payload["date"][:10]))
         words[0] = f"{noun} du {day} {agreed(PARTICIPLES[verb], gender)}"
@@ -262,29 +318,44 @@ def account_sentence(entry, payload, users):
     return sentence[:1].upper() + sentence[1:]
 
 
-def sentence(entry, payload, seances, days, users):
+def sentence(entry, payload, seances, days, users, apparatuses=None):
     """The French sentence of one entry, its objects named from the lookups given (no query here)."""
     if entry.action == "refusal":
         return refusal_sentence(entry, payload)
+    if entry.action.startswith("export.") and isinstance(payload.get("period"), list) and len(payload["period"]) == 2:
+        first, last = (datetime.date.fromisoformat(day[:10]) for day in payload["period"])
+        period = f"du {day_words(first)} {first.year} au {day_words(last)} {last.year}"
+        return f"{action_label(entry.action)} — journal et registres {period}"
     if entry.action in ACCOUNT_SENTENCES:
         return account_sentence(entry, payload, users)
     parts = entry.action.split(".")
     if len(parts) == 3 and parts[2] in PARTICIPLES:
-        return record_sentence(entry, payload, seances, days, users)
+        return record_sentence(entry, payload, seances, days, users, apparatuses)
     return action_label(entry.action)
 
 
 def referenced(entries):
-    """The séances, gaming days and people the entries' payloads point at: {kind: set of keys}."""
-    wanted = {"seances": set(), "days": set(), "user_ids": set(), "usernames": set()}
+    """The séances, gaming days, apparatuses and people the entries' payloads point at: {kind: set of keys}."""
+    wanted = {
+        "seances": set(),
+        "days": set(),
+        "user_ids": set(),
+        "usernames": set(),
+        "apparatuses": set(),
+        "employee_ids": set(),
+    }
     for entry in entries:
         payload = entry.payload
         if isinstance(payload.get("seance_id"), int):
             wanted["seances"].add(payload["seance_id"])
         if entry.action.startswith("seances.seance.") and entry.object_id.isdecimal():
             wanted["seances"].add(int(entry.object_id))
+        if isinstance(payload.get("apparatus_id"), int):
+            wanted["apparatuses"].add(payload["apparatus_id"])
         if isinstance(payload.get("gaming_day_id"), int):
             wanted["days"].add(payload["gaming_day_id"])
+        if isinstance(payload.get("employee_id"), int):
+            wanted["employee_ids"].add(payload["employee_id"])
         for name in ("user_id", "signer_id"):
             if isinstance(payload.get(name), int):
                 wanted["user_ids"].add(payload[name])

@@ -4,7 +4,7 @@ from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.core.paginator import Paginator
 from django.db import connection
-from django.db.models import Q
+from django.db.models import F, Q
 from django.shortcuts import render
 from django.utils import timezone
 from django.views import View
@@ -117,7 +117,7 @@ def zone_of(moment):
 def describe(entries):
     """Give each entry its French sentence, its actor's role and its zone.
 
-    The séances, gaming days and people the page's entries point at are read in three queries, always run (an
+    The séances, gaming days, apparatuses and people the page's entries point at are read in four queries, always run (an
     empty list stands for « none ») so that the page costs the same whatever kinds of entries it shows.
     """
     entries = list(entries)
@@ -128,14 +128,21 @@ def describe(entries):
     seance_model, day_model = apps.get_model("seances", "Seance"), apps.get_model("seances", "GamingDay")
     seances = seance_model.objects.select_related("gaming_day").in_bulk(list(wanted["seances"]) or [0])
     days = day_model.objects.in_bulk(list(wanted["days"]) or [0])
-    people = get_user_model().objects.filter(
-        Q(pk__in=list(wanted["user_ids"]) or [0]) | Q(username__in=list(wanted["usernames"]) or [""])
+    apparatuses = apps.get_model("tables", "Apparatus").objects.in_bulk(list(wanted["apparatuses"]) or [0])
+    people = (
+        get_user_model()
+        .objects.filter(
+            Q(pk__in=list(wanted["user_ids"]) or [0])
+            | Q(username__in=list(wanted["usernames"]) or [""])
+            | Q(employee__pk__in=list(wanted["employee_ids"]) or [0])
+        )
+        .annotate(employee_pk=F("employee__pk"))
     )
     users = {}
     for user in people:
-        users[user.pk] = users[user.get_username()] = user
+        users[user.pk] = users[user.get_username()] = users["employee", user.employee_pk] = user
     for entry in entries:
-        entry.sentence = sentence(entry, entry.payload, seances, days, users)
+        entry.sentence = sentence(entry, entry.payload, seances, days, users, apparatuses)
         entry.role_label = role_words(entry.actor_role) if entry.actor_role else ""
         entry.zone = zone_of(entry.recorded_at)
         entry.rule = entry.payload.get("rule", "") if entry.action == "refusal" else ""

@@ -101,7 +101,10 @@ class SpinEntryView(RoleRequiredMixin, View):
                 )
         except (ValidationError, DomainError) as exc:
             return self.refused(exc, {"launcher": data.get("launcher"), "direction": ""})
-        messages.success(request, f"Coup n° {spin.sequence} : {spin.number} ({spin.launcher.username}).")
+        messages.success(
+            request,
+            f"Coup n° {spin.sequence} : {spin.number} ({spin.launcher.get_full_name() or spin.launcher.username}).",
+        )
         return redirect(reverse("spin-entry", args=[self.apparatus.pk]))
 
     def refused(self, exc, chosen=None):

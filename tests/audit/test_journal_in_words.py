@@ -9,9 +9,13 @@ from html import unescape
 import pytest
 
 from casino.accounts.security import journal
+from casino.audit.labels import PARTICIPLES, agreed, noun_of
+from casino.audit.views import describe
 from casino.models import Employee, JournalEntry
 from casino.rules import ARTICLES
+from tests.accounts.test_authorization_matrix import demo  # noqa: F401
 from tests.helpers.cash_helpers import post_advance, post_final_count, post_short_interruption
+from tests.helpers.spin_helpers import play
 
 pytestmark = pytest.mark.django_db
 
@@ -82,3 +86,43 @@ def test_an_account_event_names_the_person_and_the_role_in_words(as_user, regula
     rows = visible_rows(html)
     assert any("Rôle « Chef de partie » attribué à Chef" in row for row in rows)
     assert any("rattaché·e à l'établissement" in row for row in rows)
+
+
+def test_a_spin_names_its_number_apparatus_and_the_number_drawn(as_user, regulator, chef, open_day, boule):
+    boule.name = "Boule principale"
+    boule.save(update_fields=["name"])
+    play(chef, open_day, boule, "croupier1", number=7)
+    html = as_user(regulator).get("/journal/").content.decode()
+    rows = visible_rows(html)
+    assert any(
+        "Coup n° 1 de la Boule principale enregistré — numéro sorti : 7, séance de l'après-midi" in r for r in rows
+    )
+    assert any("Annonce « Rien ne va plus » à la Boule principale enregistrée" in row for row in rows)
+
+
+def test_every_kind_of_entry_of_a_full_day_names_its_object(demo):  # noqa: F811
+    # The authorization matrix's day: séances, rosters, spins, announcements, a pushed-back stake, advances, counts,
+    # a correction, a register and its rectificatif, an observation, a proposal, a key, an export, an alert, a seal.
+    first = {}
+    for entry in describe(JournalEntry.objects.order_by("sequence")):
+        first.setdefault(entry.action, entry)
+    assert len(first) >= 35
+    bare = []
+    for action, entry in first.items():
+        assert action not in entry.sentence and entry.sentence != "Événement du compte", (action, entry.sentence)
+        label, _, verb = action.rpartition(".")
+        if verb in PARTICIPLES:
+            # A record names its object: more than its noun and what happened to it.
+            noun, gender = noun_of(label, entry.payload)
+            if entry.sentence == f"{noun} {agreed(PARTICIPLES[verb], gender)}":
+                bare.append(entry.sentence)
+    assert bare == []
+    sentences = {action: entry.sentence for action, entry in first.items()}
+    assert sentences["seances.spin.create"].startswith("Coup n° 1 du Vingt-trois enregistré — numéro sorti : 3")
+    assert sentences["casino.passkey.create"] == "Clé d'accès enregistrée — Croupier1"
+    assert sentences["account.passkey_enrolled"] == "Clé d'accès de Croupier1 enregistrée"
+    assert sentences["casino.accountchange.create"] == "Proposition de rôle ou d'agrément enregistrée — Caissier"
+    assert sentences["casino.daysettings.create"] == "Réglages de la journée enregistrés — en vigueur dès l'origine"
+    assert re.fullmatch(
+        r"Export demandé — journal et registres du \d+ \w+ \d{4} au \d+ \w+ \d{4}", sentences["export.create"]
+    )

@@ -17,6 +17,12 @@ DRAWN = """() => [...document.querySelectorAll('svg[data-chart]')].map(svg => ({
   bars: [...svg.querySelectorAll('rect.bar')].map(r => { const b = r.getBoundingClientRect(); return [b.width, b.height]; }),
 }))"""
 
+BANDS = """() => [...document.querySelectorAll('svg[data-chart="spins-number"] rect.band')].map(r => {
+  const b = r.getBoundingClientRect(), bars = r.ownerSVGElement.querySelectorAll('rect.bar');
+  const over = !!(bars[bars.length - 1].compareDocumentPosition(r) & Node.DOCUMENT_POSITION_FOLLOWING);
+  return [b.width, b.height, parseFloat(getComputedStyle(r).fillOpacity), over];
+})"""
+
 
 def log_in(page, username):
     page.goto("/connexion/")
@@ -56,5 +62,9 @@ def test_each_chart_draws_non_zero_bars_without_console_errors_at_tablet_and_des
             for chart in charts:
                 assert chart["bars"], (width, url, chart["chart"])
                 assert all(w > 0 and h > 0 for w, h in chart["bars"]), (width, url, chart["chart"], chart["bars"])
+            if "spins-number" in expected:
+                # The 95 % band over the bars and see-through, so that neither hides the other.
+                bands = page.evaluate(BANDS)
+                assert bands and all(w > 0 and h > 0 and 0 < opacity < 1 and over for w, h, opacity, over in bands)
         assert errors == [], (width, errors)
         context.close()

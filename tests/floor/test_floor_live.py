@@ -1,9 +1,11 @@
 """The live floor (issue 14, item 1): money on each card, the polled partial, a constant query count, own tableaux
 first, the carnet one tap away and a late short interruption's alert on its card."""
 
+import re
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -111,3 +113,12 @@ def test_r18_a_short_interruption_past_its_limit_shows_its_alert_on_the_card_at_
     assert check_short_interruptions(timezone.now() + timedelta(minutes=31)) == 1
     card = card_of(client.get("/caisse/plancher/", **HTMX).content.decode(), boule_tableau.number)
     assert 'class="card-alert"' in card and "depuis 31 minutes" in card and "elapsed late" in card
+
+
+def test_a_cards_number_never_wraps_away_from_its_sign(as_user, chef, open_day, boule_tableau):
+    # Issue 40: « N° » on one line and « 1 » on the next on a narrow card.
+    page = as_user(chef).get("/caisse/plancher/").content.decode()
+    assert f'<strong class="tableau-number">N°&nbsp;{boule_tableau.number}</strong>' in page
+    assert f"N° {boule_tableau.number}</strong>" not in page
+    css = (settings.BASE_DIR / "static" / "css" / "app.css").read_text()
+    assert re.search(r"\.tableau-card header strong \{[^}]*white-space: nowrap", css)

@@ -8,6 +8,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from casino.web.formats import euros
+from seances.models import Seance
+from seances.services import change_seance_state
 from tests.helpers.cash_helpers import post_advance, post_final_count
 
 pytestmark = pytest.mark.django_db
@@ -103,3 +105,26 @@ def test_the_management_the_regulator_and_the_administrator_find_the_api_under_p
     menu = page[page.index('<nav aria-label="Menu principal">') : page.index("</nav>")]
     more = menu[menu.index('<details class="more">') :]
     assert 'href="/api/docs/"' in more and 'href="/compte/jetons/"' in more
+
+
+def test_after_the_day_is_closed_no_tableau_waits_for_an_advance(as_user, cash_staff, open_day, vingt_trois_tableau):
+    # Issue 40: once the séance closed, the home page and the floor showed every tableau « Limites fixées, en
+    # attente d'avance » and offered the floor an « Avance initiale » out of session.
+    chef = cash_staff["chef"]
+    waiting = as_user(chef).get("/caisse/plancher/").content.decode()
+    assert (
+        'data-state="attente"' in waiting
+        and "Limites fixées, en attente" in waiting
+        and ">Avance initiale</a>" in waiting
+    )
+
+    change_seance_state(cash_staff["director"], open_day, Seance.State.CLOSED)
+
+    home = as_user(cash_staff["director"]).get("/")
+    rows = home.context["dashboard"]["rows"]
+    assert rows and {row["state"] for row in rows} == {"hors_seance"}
+    page = home.content.decode()
+    assert "Limites fixées, en attente" not in page and "Hors séance" in page
+    floor = as_user(chef).get("/caisse/plancher/").content.decode()
+    assert "Limites fixées, en attente" not in floor and ">Avance initiale</a>" not in floor
+    assert floor.count('data-state="hors_seance"') == len(rows)

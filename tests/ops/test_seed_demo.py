@@ -1,7 +1,9 @@
 """The demo seed: refused in production, idempotent, and a registry that follows R1–R3 and R5."""
 
 import datetime
+import html
 import io
+import itertools
 import json
 
 import pytest
@@ -260,6 +262,30 @@ def test_seed_demo_records_spins_of_the_day_through_the_service(seeded, client):
     apparatus = vingt_trois.first().apparatus
     page = client.get(f"/coups/{apparatus.pk}/statistiques/").content.decode()
     assert f'id="spin-count">{total}<' in page and "<svg" in page
+
+
+def test_the_demos_spins_of_the_day_spread_over_the_numbers(seeded):
+    today = Seance.objects.filter(state=Seance.State.OPEN).get()
+    for game, numbers_on_the_plateau in ((Game.BOULE, 9), (Game.VINGT_TROIS, 14)):
+        drawn = list(
+            Spin.objects.filter(seance=today, apparatus__game=game)
+            .order_by("sequence")
+            .values_list("number", flat=True)
+        )
+        assert len(set(drawn)) >= numbers_on_the_plateau * 2 // 3, (game, drawn)
+        assert max(drawn.count(number) for number in drawn) <= len(drawn) // 3, (game, drawn)
+        longest = max(len(list(run)) for _, run in itertools.groupby(drawn))
+        assert longest <= 3, (game, drawn)
+
+
+def test_the_demos_journal_shows_a_refusal_with_its_rule_person_and_tableau(seeded, client):
+    refusal = JournalEntry.objects.filter(action="refusal", casino__name=DEMO).get()
+    assert json.loads(refusal.document)["payload"]["rule"] == "R15" and refusal.tableau_number == 1
+    assert refusal.actor.username == "directeur"
+    client.force_login(get_user_model().objects.get(username="controleur"))
+    # On the journal's first page, as the inspector opens it.
+    page = html.unescape(client.get("/journal/").content.decode())
+    assert "Refusé à " in page and "au titre de R15" in page and "n° 1" in page
 
 
 def test_r30_every_act_of_the_demo_is_dated_while_its_seance_was_open(seeded):

@@ -102,3 +102,11 @@ def test_a_change_of_settings_is_history_tracked(as_user, director, casino):
     page = client.get(f"/etablissements/{casino.pk}/").content.decode()
     # Pending from the next gaming day, signed with its reason (R29).
     assert "20 minutes" in page and "motif : réglage" in page
+
+
+def test_a_refusal_page_offers_a_way_back(as_user, administrator, casino):
+    # Issue 40: the administrator refused the settings' form landed on a page with no link anywhere.
+    response = as_user(administrator).get(f"/etablissements/{casino.pk}/modifier/")
+    page = response.content.decode()
+    assert response.status_code == 403 and "Refusé" in page
+    assert f'<a class="button" href="/etablissements/{casino.pk}/">← Retour</a>' in page

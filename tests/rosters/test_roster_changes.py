@@ -283,3 +283,16 @@ def test_r4_a_roster_is_read_with_its_members_changes_and_signatures_in_a_fixed_
         ("croupier4", None, "chef"),
     ]
     assert signers == ["chef"] and header[0] == casino and header[1] == boule.name and header[3] == "chef"
+
+
+def test_the_roster_page_names_who_recorded_a_change_by_full_name(as_user, live, casino, chef, director):
+    # Issue 40: the « Par » column showed a login name where every other column shows full names.
+    chef.first_name, chef.last_name = "Paul", "Chef"
+    chef.save(update_fields=["first_name", "last_name"])
+    make_employee("croupier4", Role.CROUPIER, casino)
+    roster_services.record_change(
+        chef, live, "relief", "croupier2", "Pause", "croupier4", moment=after(live, 30), **SIGNED
+    )
+    page = as_user(director).get(f"/roulement/{live.pk}/").content.decode()
+    table = page[page.index('id="roster-changes"') : page.index("</table>", page.index('id="roster-changes"'))]
+    assert "<td>Paul Chef</td></tr>" in table and ">chef<" not in table

@@ -1,5 +1,7 @@
 """The spin pages: one-tap entry on the floor tablet, the floor's last spins, the statistics page with its chart."""
 
+import re
+
 import pytest
 
 from casino.models import JournalEntry
@@ -82,3 +84,46 @@ def test_r30_a_rien_ne_va_plus_time_sent_by_the_page_is_refused_not_a_crash(as_u
     response = as_user(chef).post(f"/coups/{boule.pk}/", data)
     assert response.status_code == 400 and ARTICLES["R30"] in response.content.decode().replace("&#x27;", "'")
     assert not Spin.objects.exists()
+
+
+def test_the_statistics_of_a_boule_say_nothing_of_a_cylinder(as_user, regulator, chef, open_day, boule, vingt_trois):
+    # Issue 40: the boule's page showed « Coups refusés, sens du cylindre non alterné », a vingt-trois rule.
+    play(chef, open_day, boule, "croupier1", number=4)
+    page = as_user(regulator).get(f"/coups/{boule.pk}/statistiques/").content.decode()
+    assert 'id="spin-count">1<' in page
+    assert "cylindre" not in page and 'id="r9-refusals"' not in page and 'data-chart="directions"' not in page
+    assert "cylindre" in as_user(regulator).get(f"/coups/{vingt_trois.pk}/statistiques/").content.decode()
+
+
+def test_the_confidence_band_is_drawn_over_the_bars(as_user, regulator, chef, open_day, boule):
+    # Drawn under them, the band was hidden by every bar taller than it (SVG paints in document order).
+    play(chef, open_day, boule, "croupier1", number=4)
+    page = as_user(regulator).get(f"/coups/{boule.pk}/statistiques/").content.decode()
+    chart = page[
+        page.index('data-chart="spins-number"') : page.index("</svg>", page.index('data-chart="spins-number"'))
+    ]
+    assert chart.count('class="band"') == chart.count('class="bar bar-observed"') > 0
+    assert chart.rindex('class="bar ') < chart.index('class="band"')
+
+
+def test_the_spins_flash_message_names_the_launcher_by_full_name(as_user, chef, croupier, open_day, boule):
+    # Issue 40: the message read « (croupier1) », a login name, where every page shows full names.
+    croupier.first_name, croupier.last_name = "Jeanne", "Lanceuse"
+    croupier.save(update_fields=["first_name", "last_name"])
+    client = as_user(chef)
+    client.post(f"/coups/{boule.pk}/rien-ne-va-plus/")
+    page = client.post(f"/coups/{boule.pk}/", {"launcher": "croupier1", "number": "6"}, follow=True).content.decode()
+    assert "Coup n° 1 : 6 (Jeanne Lanceuse)." in page and "(croupier1)" not in page
+
+
+def test_r9_the_entry_page_preselects_the_only_legal_direction(as_user, chef, open_day, vingt_trois):
+    # Issue 40 (build 3): after a clockwise spin, only the anticlockwise one is legal (R9): the page ticks it.
+    play(chef, open_day, vingt_trois, "croupier1", pocket=3, direction="horaire")
+    spins.announce(chef, open_day, vingt_trois)  # the number's form follows « Rien ne va plus »
+    page = as_user(chef).get(f"/coups/{vingt_trois.pk}/").content.decode()
+    assert re.search(r'<input type="radio" name="direction" value="antihoraire" checked>', page)
+    assert not re.search(r'<input type="radio" name="direction" value="horaire" checked>', page)
+    spins.record_spin(chef, open_day, vingt_trois, "croupier1", pocket=5, direction="antihoraire")
+    spins.announce(chef, open_day, vingt_trois)  # the number's form follows « Rien ne va plus »
+    page = as_user(chef).get(f"/coups/{vingt_trois.pk}/").content.decode()
+    assert re.search(r'<input type="radio" name="direction" value="horaire" checked>', page)

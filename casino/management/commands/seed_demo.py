@@ -8,6 +8,7 @@ from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
+from django.http import HttpRequest
 from django.test.utils import override_settings
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -29,8 +30,10 @@ from cashbox.services import (
 from cashbox.state import main_cashbox
 from casino.accounts.services import bootstrap_employee
 from casino.audit.actors import acting_as, system_user
+from casino.audit.journal import mark_tableau, record_refusal
 from casino.audit.seals import seal
 from casino.models import Casino, Employee, Role, Seal
+from casino.rules import DomainError
 from casino.words import amount_in_words
 from seances.models import GamingDay, Opening, Seance
 from seances.rosters import services as roster_services
@@ -284,6 +287,22 @@ class Season:
             PASSWORD,
             brought_by="caissier1",
         )
+
+    def refused_second_advance(self, seance, tableau):
+        """A second initial advance at a tableau that has one, refused by the service (R15) and journaled as the
+        refusal middleware journals a refused request (rule, message, person, tableau): the inspector's journal shows
+        what a refusal looks like."""
+        request = HttpRequest()
+        request.method, request.path = "POST", f"/caisse/tableaux/{tableau.pk}/avance/"
+        request.user = self.director
+        mark_tableau(request, tableau)
+        try:
+            with transaction.atomic():
+                self.advance(seance, tableau)
+        except DomainError as refusal:
+            record_refusal(request, [self.casino.pk], refusal.rule, refusal.message, refusal.status_code)
+        else:  # pragma: no cover - the seed's own consistency
+            raise CommandError("Une seconde avance initiale a été acceptée : la règle R15 n'est plus appliquée.")
 
     def final_count(self, seance, tableau, top_ups):
         """R20: the encaisse counted at the end, before the tableau's employees and the caissier, certified exact."""
@@ -546,6 +565,8 @@ class Command(BaseCommand):
             chef = season.user(CREWS[apparatus.game][0])
             for _ in range(self.spin_count):
                 launch(chef, seance, apparatus, rng)
+        # Last, so that the inspector finds it on the journal's first page.
+        season.refused_second_advance(seance, Tableau.objects.get(casino=casino, number=1))
 
     def casino(self, name, reference, date, min_boule, min_23, **settings_of_the_casino):
         casino, _ = Casino.objects.get_or_create(
