@@ -5,7 +5,7 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from casino.audit import history_check, journal_fast
+from casino.audit import history_check, journal_fast, relations
 from casino.audit import seals as sealing
 from casino.audit.journal import GENESIS, chain_hash, head_problem
 from casino.audit.reconcile import column_mismatch, journaled_labels, reconcile_records
@@ -113,6 +113,7 @@ def chain_state(casino, reconcile=True, seals=None, want_documents=True, process
         # and the entry it was compared with.
         records = [(None, m["message"]) for m in reconcile_records(casino.pk, last_documents)]
         records += [(None, m["message"]) for m in history_check.history_mismatches(casino.pk)]
+        records += [(None, m["message"]) for m in relations.relation_mismatches(casino.pk)]
         return count, head + records, last_documents
     return count, head, last_documents
 
