@@ -86,11 +86,30 @@ def on_relation_changed(sender, instance, action, reverse, pk_set, **kwargs):
         journal_relation(record, field)
 
 
-def journal_relation(instance, field):
+def write_relation(instance, name, members):
+    """The members of a record just inserted, written and journaled without a read: one INSERT of its through rows
+    and one entry (batched with the write's others on PostgreSQL). The services' way; Django's add() reads the rows
+    first whenever a receiver listens to m2m_changed, as on_relation_changed does for every other path."""
+    field = instance._meta.get_field(name)
+    through = field.remote_field.through
+    source, target = field.m2m_field_name(), field.m2m_reverse_field_name()
+    unique = list({member.pk: member for member in members}.values())
+    through._default_manager.bulk_create(
+        [through(**{f"{source}_id": instance.pk, f"{target}_id": member.pk}) for member in unique]
+    )
+    payload = {field.name: sorted(member.pk for member in unique)}
+    key = names_key(field)
+    if key:
+        payload[key] = sorted(member.get_username() for member in unique)
+    journal_relation(instance, field, payload)
+    return unique
+
+
+def journal_relation(instance, field, payload=None):
     label = relation_label(field)
     actor = current_actor()
     role = role_of(actor) if actor is not None else None
-    payload = relation_payload(instance, field)
+    payload = payload if payload is not None else relation_payload(instance, field)
     tableau_number = tableau_of(instance)
     for casino_id in casinos_of(instance):
         append(

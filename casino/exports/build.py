@@ -38,7 +38,7 @@ from books.exports import write_documents
 from cashbox.carnets import carnet_of
 from cashbox.models import Advance, ControlRegister, Count, season_of
 from casino.accounts.roles import role_of
-from casino.audit import journal, reconcile, relations, signing, verification
+from casino.audit import anchors, journal, reconcile, relations, signing, verification
 from casino.audit.actors import current_actor
 from casino.audit.seals import as_document, seal
 from casino.exports import history, progress, storage
@@ -992,7 +992,11 @@ def _build(export, staging):
 
     # Every record is reconciled with its last journal document before it is exported (R23); the discrepancies
     # found are written in the package and raise an alert, and the offline verifier repeats the comparison.
-    entries, problems, last_documents = verification.chain_state(casino)
+    # Against the seals kept outside the database too (casino.audit.anchors): a chain re-hashed with its seals
+    # deleted holds together in the database alone, and the export would seal it again without a word.
+    external, _sources, unreadable = anchors.external(casino.pk)
+    entries, problems, last_documents = verification.chain_state(casino, seals=external)
+    problems = [(None, what) for what in unreadable] + problems
     if problems:
         alert_journal_problems(casino, problems)
     _progress(export, 20, progress.JOURNAL)
