@@ -731,7 +731,7 @@ def relation_files(tags):
     files = {}
     for value in tags.get("Relation-File", []):
         parts = value.split(" ")
-        if len(parts) == 6:  # pragma: no mutate (the exporter writes six words; another count is not one of them)
+        if len(parts) == 6:  # the exporter writes six words
             files[parts[0]] = tuple(parts[1:])
     return files
 
