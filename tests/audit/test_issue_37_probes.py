@@ -243,6 +243,8 @@ def test_probe_a_witness_inserted_by_the_owner_with_the_guards_off_is_named_by_r
     before = sorted(past.witnesses.values_list("pk", flat=True))
     intruder = Employee.objects.filter(memberships__casino=casino).exclude(user__in=before).first().user_id
     entry = witness_entry(past)
+    proven, _problems = run_verification(casino, full=True)
+    assert proven.problems == 0 and proven.seal is not None
     as_intruding_owner(
         "cashbox_count_witnesses",
         "INSERT INTO cashbox_count_witnesses (count_id, user_id) VALUES (%s, %s)",
@@ -253,9 +255,11 @@ def test_probe_a_witness_inserted_by_the_owner_with_the_guards_off_is_named_by_r
         f"cashbox_count_witnesses), {before!r} au journal (entrée n° {entry.sequence})"
     )
     assert expected in problems_of(casino)
-    # The nightly task's whole run names it too, and the casino still writes.
-    _run, problems = run_verification(casino, full=True)
-    assert expected in [what for _sequence, what in problems]
+    # The nightly task names it too, in its incremental runs (from the seal proven above) and its whole ones.
+    for full in (False, True):
+        run, problems = run_verification(casino, full=full)
+        assert run.full is full
+        assert expected in [what for _sequence, what in problems]
     still_writes(casino)
 
 
