@@ -17,7 +17,7 @@ from cashbox.models import Advance, Count
 from casino import services
 from casino.audit import signing
 from casino.audit.verification import run_verification, verify_casino
-from casino.models import CasinoKey, Employee, JournalEntry, JournalHead, Role, Seal
+from casino.models import CasinoKey, Employee, JournalEntry, JournalHead, Passkey, Role, Seal
 from tests.conftest import APP_ROLE, as_owner
 from tests.helpers.guard_helpers import drop_guard
 
@@ -386,3 +386,67 @@ def test_probe_a_free_column_changed_in_sql_by_the_application_role_is_named_by_
     problems = problems_of(casino)
     assert any(p.startswith(f"{label} n° {pk} : le champ « {field} » vaut ") for p in problems), problems
     still_writes(casino)
+
+
+# An enrolled signing key: inserted pending, confirmed only with another director's signature (R28, R29) ----------
+
+PASSKEY_REFUSAL = "une clé de signature s'enrôle en attente"
+
+
+def refused_by_the_key_guard(sql, params):
+    with pytest.raises(IntegrityError, match=PASSKEY_REFUSAL), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+def pending_key(world):
+    """A key enrolled the services' way (pending), beside the world's confirmed one."""
+    confirmed = Passkey.objects.get()
+    fields = {f.attname: getattr(confirmed, f.attname) for f in Passkey._meta.concrete_fields if not f.primary_key}
+    fields.update(
+        credential_id="cle-en-attente",
+        confirmed_at=None,
+        confirmed_by_id=None,
+        confirmation_id=None,
+        revoked_at=None,
+        revoked_by_id=None,
+    )
+    return confirmed, Passkey.objects.create(**fields)
+
+
+def test_probe_a_signing_key_inserted_or_confirmed_in_sql_by_the_application_role_is_refused(world):
+    confirmed, pending = pending_key(world)
+    other = Employee.objects.exclude(user_id=pending.user_id).first()
+    refused_by_the_key_guard(
+        "INSERT INTO casino_passkey (casino_id, user_id, name, credential_id, public_key, public_key_spki, algorithm, "
+        "aaguid, sign_count, transports, enrolled_at, confirmed_at, confirmed_by_id, revocation_reason) "
+        "SELECT casino_id, user_id, name, 'cle-inseree', public_key, public_key_spki, algorithm, aaguid, sign_count, "
+        "transports, enrolled_at, enrolled_at, %s, '' FROM casino_passkey WHERE id = %s",
+        [other.user_id, confirmed.pk],
+    )
+    refused_by_the_key_guard(
+        "UPDATE casino_passkey SET confirmed_at = CURRENT_TIMESTAMP, confirmed_by_id = %s WHERE id = %s",
+        [other.user_id, pending.pk],
+    )
+    # Nor with a signature of another purpose or signer: the world's key's own confirmation is of its confirmer.
+    refused_by_the_key_guard(
+        "UPDATE casino_passkey SET confirmed_at = CURRENT_TIMESTAMP, confirmed_by_id = %s, confirmation_id = "
+        "(SELECT id FROM cashbox_signature WHERE purpose <> 'passkey_confirmation' ORDER BY id LIMIT 1) WHERE id = %s",
+        [other.user_id, pending.pk],
+    )
+    pending.refresh_from_db()
+    assert pending.confirmed_at is None
+    still_writes(world["casino"])
+    assert problems_of(world["casino"]) == []
+
+
+def test_probe_a_signing_key_confirmed_by_the_owner_with_the_guards_off_is_named(world):
+    _confirmed, pending = pending_key(world)
+    other = Employee.objects.exclude(user_id=pending.user_id).first()
+    as_intruding_owner(
+        "casino_passkey",
+        "UPDATE casino_passkey SET confirmed_at = CURRENT_TIMESTAMP, confirmed_by_id = %s WHERE id = %s",
+        [other.user_id, pending.pk],
+    )
+    problems = problems_of(world["casino"])
+    assert any(f"casino.passkey n° {pending.pk} : le champ « confirmed_at »" in p for p in problems), problems
+    still_writes(world["casino"])
