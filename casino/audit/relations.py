@@ -8,7 +8,7 @@ payload {field: sorted ids, field_usernames: sorted usernames when the other sid
 
 The verifiers compare, record by record, the rows of the relation with the last such entry: a row added or deleted
 behind the database's guards (the owner with its triggers off) is named by record, field, both values and entry
-number — by verify_journal, the nightly task (its whole runs) and, from the exported count_witnesses.csv, by
+number — by verify_journal, every nightly run and, from the exported count_witnesses.csv, by
 tools/verify_export.py (the Relation-File lines of bag-info.txt).
 """
 
@@ -66,25 +66,14 @@ def _fields_by_through():
     return {field.remote_field.through: (model, field) for model, field in journaled_relations()}
 
 
-def on_relation_changed(sender, instance, action, reverse, pk_set, **kwargs):
-    """m2m_changed: journal the new set of each record whose relation changed, in the same transaction."""
+def on_relation_changed(sender, instance, action, reverse, **kwargs):
+    """m2m_changed: journal the record's new set after each change of its relation, in the same transaction (any
+    path but the services', which use write_relation). From the forward side only: the journaled relations have no
+    reverse manager (related_name "+"); a relation given one would go unjournaled from that side, and its rows would
+    then be named by the verifiers as rows no entry inscribes."""
     found = _fields_by_through().get(sender)
-    if found is None or action not in ("pre_clear", "post_add", "post_remove", "post_clear"):
-        return
-    model, field = found
-    if not reverse:
-        if action != "pre_clear":
-            journal_relation(instance, field)
-        return
-    # From the other side (a user's manager): the records are those named, or, for a clear, those read before it.
-    if action == "pre_clear":
-        instance._relation_cleared = list(
-            model._default_manager.filter(**{field.name: instance}).values_list("pk", flat=True)
-        )
-        return
-    pks = pk_set if action != "post_clear" else getattr(instance, "_relation_cleared", [])
-    for record in model._default_manager.filter(pk__in=pks):
-        journal_relation(record, field)
+    if found is not None and not reverse and action in ("post_add", "post_remove", "post_clear"):
+        journal_relation(instance, found[1])
 
 
 def write_relation(instance, name, members):

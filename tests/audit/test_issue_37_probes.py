@@ -211,6 +211,11 @@ def test_probe_a_witness_written_with_its_count_in_one_transaction_is_accepted(w
         with transaction.atomic():
             fresh.witnesses.add(past.counted_by)
     assert list(fresh.witnesses.values_list("pk", flat=True)) == [past.counted_by_id]
+    # Another path than the services' (the ORM's add()) is journaled too, by the m2m_changed receiver.
+    payload = json.loads(witness_entry(fresh).document)["payload"]
+    assert payload["witnesses"] == [past.counted_by_id]
+    assert payload["witnesses_usernames"] == [past.counted_by.username]
+    assert problems_of(world["casino"]) == []
 
 
 # Who was present at a count, against the journal entry that inscribed them (R17, R20, R23) -----------------------
