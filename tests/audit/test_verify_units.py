@@ -1021,7 +1021,7 @@ def witness_document(sequence, members):
     return (str(sequence).encode(), canonical({"payload": {"witnesses": members}, "role": "", "sequence": sequence}))
 
 
-def check(bag, documents):
+def check_relation_file(bag, documents):
     files = {"data/counts.csv": "cashbox.count"}
     return ve.check_relations(bag, files, {"data/count_witnesses.csv": RELATION}, documents)
 
@@ -1038,7 +1038,7 @@ def test_each_count_s_witnesses_match_their_last_entry_or_are_named(tmp_path):
         (b"cashbox.count_witnesses", b"5"): witness_document(48, [3, 4]),
         (b"cashbox.count_witnesses", b"6"): witness_document(49, [8]),
     }
-    assert check(bag, documents) == [
+    assert check_relation_file(bag, documents) == [
         "data/count_witnesses.csv, cashbox.count n° 6 : le champ « witnesses » vaut [9] dans l'export, [8] au "
         "journal (entrée n° 49)"
     ]
@@ -1047,7 +1047,7 @@ def test_each_count_s_witnesses_match_their_last_entry_or_are_named(tmp_path):
 def test_a_count_whose_witnesses_were_all_deleted_or_that_no_entry_describes_is_named(tmp_path):
     bag = relation_bag(tmp_path, b"count_id,user_id\n6,9\n")
     documents = {(b"cashbox.count_witnesses", b"5"): witness_document(48, [3])}
-    assert check(bag, documents) == [
+    assert check_relation_file(bag, documents) == [
         "data/count_witnesses.csv, cashbox.count n° 5 : le champ « witnesses » vaut [] dans l'export, [3] au journal "
         "(entrée n° 48)",
         "data/count_witnesses.csv, cashbox.count n° 6 : le champ « witnesses » vaut [9] dans l'export, mais aucune "
@@ -1056,8 +1056,8 @@ def test_a_count_whose_witnesses_were_all_deleted_or_that_no_entry_describes_is_
 
 
 def test_a_relation_file_without_its_columns_or_with_an_unreadable_row_is_named(tmp_path):
-    assert check(relation_bag(tmp_path, b"count,witness\n5,a\n"), {}) == [
+    assert check_relation_file(relation_bag(tmp_path, b"count,witness\n5,a\n"), {}) == [
         "data/count_witnesses.csv : colonnes count_id et user_id attendues"
     ]
     bag = relation_bag(tmp_path / "second", b"count_id,user_id\n5,x\n", counts=b"id\n")
-    assert check(bag, {}) == ["data/count_witnesses.csv : ligne illisible ['5', 'x']"]
+    assert check_relation_file(bag, {}) == ["data/count_witnesses.csv : ligne illisible ['5', 'x']"]
