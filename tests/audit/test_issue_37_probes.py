@@ -337,13 +337,17 @@ def test_probe_a_head_moved_by_the_owner_is_said_at_once_and_released_after_insp
     assert refused_write.json()["code"] == "R23"
     assert "la tête du journal ne correspond plus à sa dernière entrée" in refused_write.json()["message"]
     assert "--release-head" in refused_write.json()["message"]
+    # A page's write too: 409 saying why, not a 500.
+    client.force_login(director)
+    page_write = client.post(f"/alertes/{alert.pk}/acquitter/")
+    assert page_write.status_code == 409
+    assert "la tête du journal ne correspond plus à sa dernière entrée" in page_write.content.decode()
 
     command = f"python manage.py verify_journal --casino {casino.pk} --release-head"
     out, err = io.StringIO(), io.StringIO()
     with pytest.raises(CommandError):
         call_command("verify_journal", casino=casino.pk, processes=1, stdout=out, stderr=err)
     assert "la tête du journal (n° " in err.getvalue() and command in err.getvalue(), err.getvalue()
-    client.force_login(director)
     page = client.get(f"/journal/verification/?casino={casino.pk}").content.decode()
     assert command in page
 
