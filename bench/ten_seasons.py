@@ -74,6 +74,10 @@ class Journal:
     def add(self, at, instance, tableau_number=None):
         self.queue.append((at, len(self.queue), instance, tableau_number))
 
+    def add_relation(self, at, instance, label, payload, tableau_number=None):
+        """A relation's entry (casino.audit.relations: who was present at a count), with no history row."""
+        self.queue.append((at, len(self.queue), (instance, label, payload), tableau_number))
+
     def flush(self):
         from django.db import connection
 
@@ -97,18 +101,23 @@ class Journal:
         entries = []
         for at, _order, instance, tableau_number in sorted(self.queue, key=lambda item: item[:2]):
             self.sequence += 1
-            label = instance._meta.label_lower
+            if isinstance(instance, tuple):
+                instance, label, payload = instance
+                action = f"{label}.set"
+            else:
+                label, payload = instance._meta.label_lower, record_payload(instance)
+                action = f"{label}.create"
             document = {
                 "casino": self.casino.pk,
                 "sequence": self.sequence,
                 "at": at,
                 "actor": self.actor.username,
                 "role": self.role,
-                "action": f"{label}.create",
+                "action": action,
                 "object_type": label,
                 "object_id": str(instance.pk),
                 "tableau": tableau_number,
-                "payload": record_payload(instance),
+                "payload": payload,
             }
             body = canonical(document)
             digest = chain_hash(self.previous, body)
@@ -152,6 +161,8 @@ class Journal:
         # Each entry journals one history row: verify_journal reconciles the history rows with their entries too.
         history = {}
         for at, _order, instance, _tableau_number in self.queue:
+            if isinstance(instance, tuple):
+                continue  # a relation's entry: no history row
             model = type(instance).history.model
             fields = {f.attname: getattr(instance, f.attname) for f in type(instance)._meta.concrete_fields}
             history.setdefault(model, []).append(
@@ -448,8 +459,14 @@ def build(seasons, tableau_count, spins_per_seance):
                 journal.add(sig.signed_at, sig)
             for advance in advances:
                 journal.add(advance.recorded_at, advance, number_of[advance.cashbox_id])
+            usernames = {person.pk: person.username for person in caissiers}
             for count in counts:
                 journal.add(count.recorded_at, count, number_of[count.cashbox_id])
+                # Its witness, journaled as the services do (casino.audit.relations.write_relation).
+                witness = {"witnesses": [count.caissier_id], "witnesses_usernames": [usernames[count.caissier_id]]}
+                journal.add_relation(
+                    count.recorded_at, count, "cashbox.count_witnesses", witness, number_of[count.cashbox_id]
+                )
 
             # The control register of every closed day, drawn up and signed twice the next morning (R22).
             by_day = {}

@@ -51,6 +51,7 @@ from casino.accounts.passkeys import signing_options
 from casino.accounts.roles import role_of
 from casino.accounts.security import signer_among
 from casino.audit.actors import actor_named
+from casino.audit.relations import write_relation
 from casino.models import Casino, Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, invalid
 from casino.web.formats import chips_text
@@ -503,8 +504,8 @@ def record_final_count(
             signature=signature,
             recorded_by=user,
         )
-        # A new count has no witness yet: add() inserts them in one statement where set() would first read them.
-        count.witnesses.add(*witnesses)
+        # A new count has no witness yet: inserted in one statement, and journaled with what is known (R23).
+        write_relation(count, "witnesses", witnesses)
         return _newly_written(count, witnesses=_known(count.witnesses.all(), witnesses))
 
 
@@ -595,7 +596,7 @@ def interrupt_with_count(user, tableau, seance, chips, counted_by, witnesses=())
             counted_by=counter,
             recorded_by=user,
         )
-        count.witnesses.set(present)
+        write_relation(count, "witnesses", present)
         return Interruption.objects.create(
             tableau=tableau, seance=seance, kind=Interruption.Kind.FULL, logged_by=user, count=count
         )

@@ -1,6 +1,6 @@
 from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
 from django.db import connections
-from django.db.models.signals import post_migrate
+from django.db.models.signals import m2m_changed, post_migrate
 from simple_history.signals import post_create_historical_record
 
 from casino import regulated
@@ -21,6 +21,7 @@ class CasinoConfig(regulated.RegulatedAppConfig):
         from casino.accounts.roles import ensure_groups
         from casino.audit.history import keep_history_managers
         from casino.audit.journal import on_historical_record
+        from casino.audit.relations import on_relation_changed
 
         # Sent once per app: the last app's signal comes after every app's tables and permissions exist.
         last = self.apps.get_app_config("cashbox")
@@ -30,6 +31,8 @@ class CasinoConfig(regulated.RegulatedAppConfig):
         post_migrate.connect(install_append_only, sender=last, dispatch_uid="append_only")
         # Every history row of a regulated record is journaled in the same transaction (R23).
         post_create_historical_record.connect(on_historical_record, dispatch_uid="journal")
+        # And every change of a journaled record's many-to-many relation (who was present at a count).
+        m2m_changed.connect(on_relation_changed, dispatch_uid="journal_relations")
         # Each model's history manager class built once, not at every history row (issue 39).
         keep_history_managers()
 

@@ -725,6 +725,58 @@ def _rows(bag, name):
         yield from reader
 
 
+def relation_files(tags):
+    """{CSV file: (relation label, record label, record column, member column, payload key)} from the Relation-File
+    lines of bag-info.txt (exports made before them carry none, and skip the check)."""
+    files = {}
+    for value in tags.get("Relation-File", []):
+        parts = value.split(" ")
+        if len(parts) == 6:  # the exporter writes six words
+            files[parts[0]] = tuple(parts[1:])
+    return files
+
+
+def check_relations(bag, files, relations, last_documents):
+    """Each exported record's members of a many-to-many relation (who was present at a count: count_witnesses.csv)
+    against the relation's last journal entry (casino/audit/relations.py): a member added or deleted behind the
+    database's guards is named by record, field, both values and entry number; so is a record whose members no
+    exported entry describes."""
+    problems = []
+    for name, (label, record_label, record_column, member_column, key) in sorted(relations.items()):
+        rows = _rows(bag, name)
+        header = next(rows)
+        if record_column not in header or member_column not in header:
+            problems.append(f"{name} : colonnes {record_column} et {member_column} attendues")
+            continue
+        at, member_at = header.index(record_column), header.index(member_column)
+        members = {}
+        for row in rows:
+            try:
+                members.setdefault(row[at], set()).add(int(row[member_at]))
+            except (ValueError, IndexError):
+                problems.append(f"{name} : ligne illisible {row!r}")
+        records = set(members)
+        for record_file, file_label in files.items():
+            if file_label == record_label:
+                record_rows = _rows(bag, record_file)
+                record_header = next(record_rows)
+                if "id" in record_header:
+                    index = record_header.index("id")
+                    records |= {row[index] for row in record_rows if len(row) > index}
+        for record in sorted(records, key=lambda text: (len(text), text)):
+            current = sorted(members.get(record, ()))
+            found = last_documents.get((label.encode(), record.encode()))
+            where = f"{name}, {record_label} n° {record} : le champ « {key} » vaut {current!r} dans l'export"
+            if found is None:
+                if current:
+                    problems.append(f"{where}, mais aucune entrée du journal exporté ne l'inscrit")
+                continue
+            written = json.loads(_payload_of(found[1])).get(key)
+            if written != current:
+                problems.append(f"{where}, {written!r} au journal (entrée n° {found[0].decode()})")
+    return problems
+
+
 def wanted_records(files):
     """The object types of the exported record files, as bytes: the journal pass keeps the last document of each
     of their objects (one set lookup per entry, and no first pass over the record files)."""
@@ -1260,7 +1312,9 @@ def verify(path, public_key=None, seal_files=(), notes=None):
         journal_name = JOURNAL_FILES.get(version)
         if journal_name in payload:
             files = {name: label for name, label in record_files(tags).items() if name in payload}
+            relations = {name: spec for name, spec in relation_files(tags).items() if name in payload}
             wanted, last_documents = wanted_records(files), {}
+            wanted |= {spec[0].encode() for spec in relations.values()}
             try:
                 seals = read_seals(bag, names, seal_files)
             except (OSError, ValueError, KeyError) as exc:
@@ -1271,6 +1325,7 @@ def verify(path, public_key=None, seal_files=(), notes=None):
             problems += reconcile(bag, files, last_documents)
             problems += check_absent_records(bag, names, files, last_documents)
             problems += check_history(bag, names, tags, files, version)
+            problems += check_relations(bag, files, relations, last_documents)
             try:
                 key = _given_key(public_key)
             except ValueError:

@@ -592,6 +592,55 @@ def count_witness_statements(vendor):
     ]
 
 
+PASSKEY_MESSAGE = (
+    f"{MESSAGE} : une clé de signature s'enrôle en attente et n'est confirmée que par la signature d'un autre membre "
+    "de la direction (R28, R29)"
+)
+
+
+def passkey_statements(vendor):
+    """An enrolled signing key (casino.Passkey) is inserted pending, and is confirmed only together with the
+    confirmation its services write: a signature of the casino, of purpose « passkey_confirmation », by the person
+    named as its confirmer (R28, R29; the check constraint r29_passkey_confirmed_by_another keeps that person another
+    than its holder). A key inserted already confirmed or revoked, or confirmed without that signature, is refused for
+    every role; the fill-once rules of GUARDS keep a confirmation as it was written."""
+    table = apps.get_model("casino", "Passkey")._meta.db_table
+    signature = apps.get_model("cashbox", "Signature")._meta.db_table
+    purpose = _quote("passkey_confirmation")
+    message = _quote(PASSKEY_MESSAGE)
+    born_settled = (
+        "(NEW.confirmed_at IS NOT NULL OR NEW.confirmed_by_id IS NOT NULL OR NEW.confirmation_id IS NOT NULL "
+        "OR NEW.revoked_at IS NOT NULL OR NEW.revoked_by_id IS NOT NULL)"
+    )
+    confirmed_unsigned = (
+        "(OLD.confirmed_at IS NULL AND (NEW.confirmed_at IS NOT NULL OR NEW.confirmed_by_id IS NOT NULL "
+        "OR NEW.confirmation_id IS NOT NULL) AND NOT (NEW.confirmed_at IS NOT NULL AND EXISTS (SELECT 1 FROM "
+        f'"{signature}" s WHERE s.id = NEW.confirmation_id AND s.signer_id = NEW.confirmed_by_id '
+        f"AND s.casino_id = NEW.casino_id AND s.purpose = {purpose})))"
+    )
+    if vendor == "sqlite":
+        return [
+            f'CREATE TRIGGER "{PREFIX}guard_insert_{table}" BEFORE INSERT ON "{table}" '
+            f"WHEN {born_settled} BEGIN SELECT RAISE(ABORT, {message}); END",
+            f'CREATE TRIGGER "{PREFIX}guard_confirm_{table}" BEFORE UPDATE ON "{table}" '
+            f"WHEN {confirmed_unsigned} BEGIN SELECT RAISE(ABORT, {message}); END",
+        ]
+    return [
+        f"""
+        CREATE OR REPLACE FUNCTION "{PREFIX}guard_confirm_{table}"() RETURNS trigger AS $$
+        BEGIN
+            IF (TG_OP = 'INSERT' AND {born_settled}) OR (TG_OP = 'UPDATE' AND {confirmed_unsigned}) THEN
+                RAISE EXCEPTION {message} USING ERRCODE = '23000';
+            END IF;
+            RETURN NEW;
+        END
+        $$ LANGUAGE plpgsql
+        """,
+        f'CREATE TRIGGER "{PREFIX}guard_confirm" BEFORE INSERT OR UPDATE ON "{table}" '
+        f'FOR EACH ROW EXECUTE FUNCTION "{PREFIX}guard_confirm_{table}"()',
+    ]
+
+
 def related_statements(vendor, existing):
     """The statements of the guards that read another table, for the tables that exist."""
     statements = []
@@ -610,6 +659,9 @@ def related_statements(vendor, existing):
     count = apps.get_model("cashbox", "Count")
     if {count._meta.db_table, count.witnesses.through._meta.db_table} <= existing:
         statements += count_witness_statements(vendor)
+    passkey, signature = apps.get_model("casino", "Passkey"), apps.get_model("cashbox", "Signature")
+    if {passkey._meta.db_table, signature._meta.db_table} <= existing:
+        statements += passkey_statements(vendor)
     return statements
 
 

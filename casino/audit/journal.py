@@ -268,7 +268,13 @@ def head_problem(casino_id, last_sequence, last_hash):
     return (
         f"la tête du journal (n° {head[0]}, empreinte {head[1][:12]}…) ne correspond pas à sa dernière entrée "
         f"(n° {last_sequence}, empreinte {last_hash[:12]}…) : les écritures suivantes seraient refusées ou mal chaînées"
+        f" ; après examen, libérez-la par « {release_command(casino_id)} » (docs/operations.md)"
     )
+
+
+def release_command(casino_id):
+    """The command that releases a casino's journal head that no longer matches its chain (said wherever it is)."""
+    return f"python manage.py verify_journal --casino {casino_id} --release-head"
 
 
 # What each history-tracked record contributes to the journal ---------------------------------------------------

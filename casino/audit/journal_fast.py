@@ -31,7 +31,7 @@ from django.db import DatabaseError, connection, models, transaction
 
 # The exact path (verification.chain_state) calls this one first; this one reads its reconciliation back at call time
 # (`reconcile.compare_record`…): the two import each other as modules, which Python resolves whichever comes first.
-from casino.audit import history_check, journal, reconcile
+from casino.audit import history_check, journal, reconcile, relations
 from casino.audit import seals as sealing
 from casino.audit.canonical import canonical
 from casino.models import JournalEntry
@@ -233,6 +233,9 @@ def _chain_state(casino, reconcile, seals, want_documents, processes):
         if reconcile and mismatches is not None and not seal_problems:
             history = history_mismatches(casino.pk)
             mismatches = None if history is None else mismatches + history
+        if reconcile and mismatches is not None and not seal_problems:
+            # The relation rows (who was present at a count) against their entries, worded by relations itself.
+            mismatches += relations.relation_mismatches(casino.pk)
         if pending is not None:
             results = pending.get()
     finally:

@@ -23,6 +23,7 @@ PARTICIPLES = {
 EVENTS = {
     "refusal": "Refus d'une action (règle non respectée)",
     "export.create": "Export demandé",
+    "cashbox.count_witnesses.set": "Présents d'un comptage inscrits",
     "export.done": "Export terminé",
     "export.failed": "Export en échec",
     "account.created": "Compte créé",

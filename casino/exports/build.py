@@ -30,7 +30,7 @@ from django.conf import settings
 from django.core.exceptions import FieldError, PermissionDenied
 from django.db import DatabaseError, OperationalError, connection, models, transaction
 from django.db.models import Q
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Cast, Coalesce
 from django.template.loader import render_to_string
 from django.utils import timezone
 
@@ -38,7 +38,7 @@ from books.exports import write_documents
 from cashbox.carnets import carnet_of
 from cashbox.models import Advance, ControlRegister, Count, season_of
 from casino.accounts.roles import role_of
-from casino.audit import journal, reconcile, signing, verification
+from casino.audit import anchors, journal, reconcile, relations, signing, verification
 from casino.audit.actors import current_actor
 from casino.audit.seals import as_document, seal
 from casino.exports import history, progress, storage
@@ -992,7 +992,11 @@ def _build(export, staging):
 
     # Every record is reconciled with its last journal document before it is exported (R23); the discrepancies
     # found are written in the package and raise an alert, and the offline verifier repeats the comparison.
-    entries, problems, last_documents = verification.chain_state(casino)
+    # Against the seals kept outside the database too (casino.audit.anchors): a chain re-hashed with its seals
+    # deleted holds together in the database alone, and the export would seal it again without a word.
+    external, _sources, unreadable = anchors.external(casino.pk)
+    entries, problems, last_documents = verification.chain_state(casino, seals=external)
+    problems = [(None, what) for what in unreadable] + problems
     if problems:
         alert_journal_problems(casino, problems)
     _progress(export, 20, progress.JOURNAL)
@@ -1002,6 +1006,7 @@ def _build(export, staging):
         if _model_exists(label)
     ]
     records = _record_files(specs)
+    relation_files = _relation_files(specs)
     # The records the journal describes for the period but the database lost, and the history rows of the records.
     absent = history.absent_records(specs, records, last_documents)
     history_specs = [
@@ -1013,7 +1018,7 @@ def _build(export, staging):
     ]
     journal_file = JOURNAL_FILES[JOURNAL_FORMAT]
     first, last, manifest[journal_file], counts[journal_file] = _write_journal_file(
-        export, os.path.join(bag_dir, journal_file), specs, records, last_documents, start, end, absent
+        export, os.path.join(bag_dir, journal_file), specs, records, last_documents, start, end, absent, relation_files
     )
     _progress(export, 40, progress.DATASETS)
     os.makedirs(os.path.join(data_dir, "history"))
@@ -1039,7 +1044,19 @@ def _build(export, staging):
 
     octets = sum(os.path.getsize(os.path.join(bag_dir, name)) for name in manifest)
     info = bag_info(
-        export, key, start, end, octets, len(manifest), counts, first, last, records, problems, history_files
+        export,
+        key,
+        start,
+        end,
+        octets,
+        len(manifest),
+        counts,
+        first,
+        last,
+        records,
+        problems,
+        history_files,
+        relation_files,
     )
     _write_tag_files(key, bag_dir, manifest, info)
     _progress(export, 85, progress.ARCHIVE)
@@ -1057,7 +1074,43 @@ def _record_files(specs):
     return records
 
 
-def _write_journal_file(export, path, specs, records, last_documents, start, end, absent=()):
+def _relation_files(specs):
+    """{data/<file>: (relation label, record label, record column, member column, payload key)} of the CSV files of
+    a journaled many-to-many relation (casino.audit.relations): the verifier compares each record's members with the
+    relation's last entry."""
+    fields = {relations.relation_label(field): (model, field) for model, field in relations.journaled_relations()}
+    found = {}
+    for filename, label, _condition, _columns in specs:
+        relation = apps.get_model(label)._meta.label_lower
+        if relation in fields:
+            model, field = fields[relation]
+            through = field.remote_field.through._meta
+            source = through.get_field(field.m2m_field_name()).attname
+            target = through.get_field(field.m2m_reverse_field_name()).attname
+            found[f"data/{filename}"] = (relation, model._meta.label_lower, source, target, field.name)
+    return found
+
+
+def _oldest_relation_entry(casino, specs, relation_files):
+    """The smallest sequence among the relation entries of the records about to be exported (None: none)."""
+    records = {label.lower(): (label, condition) for _f, label, condition, _c in specs}
+    oldest = None
+    for relation, record_label, *_rest in relation_files.values():
+        if record_label not in records:
+            continue
+        label, condition = records[record_label]
+        ids = (
+            apps.get_model(label)._default_manager.filter(condition).annotate(journal_id=Cast("pk", models.CharField()))
+        )
+        found = JournalEntry.objects.filter(
+            casino=casino, object_type=relation, object_id__in=ids.values("journal_id")
+        ).aggregate(first=models.Min("sequence"))["first"]
+        if found is not None and (oldest is None or found < oldest):
+            oldest = found
+    return oldest
+
+
+def _write_journal_file(export, path, specs, records, last_documents, start, end, absent=(), relation_files=None):
     """Seal the head and write the journal file; returns its first and last entries (None if it is empty), its SHA-256
     and its row count."""
     casino = export.casino
@@ -1068,6 +1121,9 @@ def _write_journal_file(export, path, specs, records, last_documents, start, end
     # The last documents of the records lost are exported too, so that the verifier reads what the journal says.
     starts = [sequence for sequence in (first and first.sequence, oldest) if sequence is not None]
     starts += [sequence for _file, _label, _object_id, sequence in absent]
+    # And the entries of their relations (who was present at a count), so that the verifier reads them too.
+    relation_start = _oldest_relation_entry(casino, specs, relation_files or {})
+    starts += [relation_start] if relation_start is not None else []
     # The head is sealed with the export: the journal exported ends at the seal (R23).
     export_seal = seal(casino, Seal.Reason.EXPORT, export=export)
     if export_seal is not None:
@@ -1172,7 +1228,19 @@ def _oldest_last_document(specs, records, last_documents):
 
 
 def bag_info(
-    export, key, start, end, octets, streams, counts, first, last, records=None, problems=(), history_files=None
+    export,
+    key,
+    start,
+    end,
+    octets,
+    streams,
+    counts,
+    first,
+    last,
+    records=None,
+    problems=(),
+    history_files=None,
+    relation_files=None,
 ):
     casino = export.casino
     lines = [
@@ -1192,6 +1260,8 @@ def bag_info(
     lines += [("Record-File", f"{name} {label}") for name, label in sorted((records or {}).items())]
     # Which record's history rows each history file holds: the verifier pairs them with the history entries.
     lines += [("History-File", f"{name} {label}") for name, label in sorted((history_files or {}).items())]
+    # The relations' files (who was present at a count): each record's members against the relation's own entries.
+    lines += [("Relation-File", " ".join((name, *spec))) for name, spec in sorted((relation_files or {}).items())]
     # Exports of format 1 (before the line format) carry no Journal-Format: the verifier reads them as format 1.
     lines += [("Journal-Format", str(JOURNAL_FORMAT))] if JOURNAL_FORMAT != 1 else []
     lines += [("Journal-Reconciliation", f"{len(problems)} écart(s) constaté(s) à l'export (data/verification.txt)")]

@@ -16,6 +16,18 @@ from casino.rules import ARTICLES, DomainError
 
 RULE_CODE = re.compile(r"^R\d{1,2}$")
 CONSTRAINT_RULE = re.compile(r"\b(r\d{1,2})_[a-z0-9_]+")
+# An append that meets a journal head off its chain: the number or the previous hash it takes is already used
+# (unique constraints of casino.JournalEntry), or the head guard refuses where it would leave the head.
+# SQLite names the columns of a unique constraint, not the constraint.
+HEAD_REFUSAL = re.compile(
+    r"r23_journal_sequence_unique|r23_journal_chain_unique|la tête du journal ne bouge que"
+    r"|casino_journalentry\.casino_id, casino_journalentry\.(sequence|previous_hash)\b"
+)
+HEAD_MESSAGE = (
+    "Refusé : la tête du journal ne correspond plus à sa dernière entrée (R23), rien n'est inscrit tant qu'elle "
+    "n'est pas libérée ; l'exploitant l'examine (python manage.py verify_journal) puis la libère (python manage.py "
+    f"verify_journal --casino <n°> --release-head) ({ARTICLES['R23']})."
+)
 
 MESSAGES = {
     "not_authenticated": "Authentification requise.",
@@ -86,6 +98,10 @@ def _handle(exc, context):
         set_rollback()
         match = CONSTRAINT_RULE.search(str(exc))
         code = match.group(1).upper() if match else "integrity"
+        if HEAD_REFUSAL.search(str(exc)):
+            # The journal's head no longer names its last entry (moved behind the database's guards): every write
+            # is refused until it is released, which the operator does after inspection (docs/operations.md).
+            return Response(error_body("R23", HEAD_MESSAGE), status=status.HTTP_409_CONFLICT)
         message = (
             f"Refusé par la base de données : la règle {code} ({ARTICLES[code]}) n'est pas respectée."
             if code in ARTICLES

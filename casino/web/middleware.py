@@ -1,12 +1,13 @@
 import logging
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.shortcuts import render
 
 from casino.audit.journal import record_refusal
 from casino.models import Casino
 from casino.rules import cite
 from casino.web.clock import act_times_in, refusal_message
+from casino.web.errors import HEAD_MESSAGE, HEAD_REFUSAL
 
 logger = logging.getLogger(__name__)
 
@@ -100,6 +101,14 @@ class RefusalJournalMiddleware:
             except Exception:  # the refusal itself must reach the user even if journaling fails
                 logger.exception("could not journal a refusal")
         return response
+
+    def process_exception(self, request, exception):
+        """A page's write that the database refused because the journal's head is off its chain: 409 naming it and
+        how the operator releases it (as the API says it, casino.web.errors), not a 500."""
+        if isinstance(exception, IntegrityError) and HEAD_REFUSAL.search(str(exception)):
+            context = {"error_code": 409, "error_title": "Journal bloqué", "error_text": HEAD_MESSAGE}
+            return mark_refusal(render(request, "_error.html", context, status=409), "R23", HEAD_MESSAGE)
+        return None
 
     @staticmethod
     def from_api(response):

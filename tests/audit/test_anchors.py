@@ -61,6 +61,37 @@ def test_r23_a_chain_rehashed_without_its_seals_is_caught_by_the_seals_files(sea
     """The owner deletes every seal and its entries, then re-hashes and renumbers the chain: nothing in the database
     tells, the seals file of the day does."""
     casino, _made = sealed
+    rehash_without_seals(casino)
+    assert verify_casino(casino, seals=[])[1] == []  # the database alone holds together
+    with pytest.raises(CommandError):
+        call_command("verify_journal", "--casino", str(casino.pk))
+    out, err = capsys.readouterr()
+    assert "scellements externes lus dans 1 fichier(s), le plus récent seals/casino-" in out
+    assert "le journal a été réécrit" in err or "a disparu du journal" in err
+
+
+def test_r23_an_export_after_a_chain_rehashed_without_its_seals_names_it(
+    sealed, regulator, django_capture_on_commit_callbacks
+):
+    """The export reads the seals files too: it does not seal a re-hashed chain again without saying so (the
+    journal alert, its verification.txt and bag-info.txt's Journal-Reconciliation name the seals the database lost)."""
+    from casino.exports.build import request_export
+    from casino.models import Alert, Export
+
+    casino, _made = sealed
+    rehash_without_seals(casino)
+    day = datetime.date.today()
+    with django_capture_on_commit_callbacks(execute=True):
+        made = request_export(regulator, casino, day, day)
+    made.refresh_from_db()
+    assert made.state == Export.State.DONE, made.error
+    alert = Alert.objects.filter(casino=casino, kind="journal").order_by("-pk").first()
+    assert alert is not None
+    assert "(stockage des exports), absent de la base (supprimé)" in alert.message, alert.message
+
+
+def rehash_without_seals(casino):
+    """The owner deletes every seal and its entries, then re-hashes and renumbers the chain."""
     drop_guard("casino_seal")
     drop_guard("casino_journalentry")
     drop_guard("casino_journalhead")
@@ -86,12 +117,6 @@ def test_r23_a_chain_rehashed_without_its_seals_is_caught_by_the_seals_files(sea
             "UPDATE casino_journalhead SET sequence = %s, hash = %s WHERE casino_id = %s",
             [sequence, previous, casino.pk],
         )
-    assert verify_casino(casino, seals=[])[1] == []  # the database alone holds together
-    with pytest.raises(CommandError):
-        call_command("verify_journal", "--casino", str(casino.pk))
-    out, err = capsys.readouterr()
-    assert "scellements externes lus dans 1 fichier(s), le plus récent seals/casino-" in out
-    assert "le journal a été réécrit" in err or "a disparu du journal" in err
 
 
 def test_r23_verify_journal_says_when_it_read_no_external_seals(world, capsys):

@@ -1006,3 +1006,58 @@ def test_problems_with_a_number_come_first_in_order_and_lines_without_one_last()
         (None, "ligne 2 de journal.csv : 2 colonnes au lieu de 10"),
         (None, "ligne 6 de journal.csv : 2 colonnes au lieu de 10"),
     ]
+
+
+# A journaled relation's file (count_witnesses.csv) against its entries -------------------------------------------
+
+RELATION = ("cashbox.count_witnesses", "cashbox.count", "count_id", "user_id", "witnesses")
+
+
+def relation_bag(tmp_path, witnesses, counts=b"id,kind\n5,final\n6,final\n"):
+    return ve.Bag(str(make_folder(tmp_path, {"data/count_witnesses.csv": witnesses, "data/counts.csv": counts})))
+
+
+def witness_document(sequence, members):
+    return (str(sequence).encode(), canonical({"payload": {"witnesses": members}, "role": "", "sequence": sequence}))
+
+
+def check_relation_file(bag, documents):
+    files = {"data/counts.csv": "cashbox.count"}
+    return ve.check_relations(bag, files, {"data/count_witnesses.csv": RELATION}, documents)
+
+
+def test_the_relation_files_are_read_from_bag_info_six_words_each():
+    tags = {"Relation-File": ["data/count_witnesses.csv " + " ".join(RELATION), "data/x.csv a b c"]}
+    assert ve.relation_files(tags) == {"data/count_witnesses.csv": RELATION}
+    assert ve.relation_files({}) == {}
+
+
+def test_each_count_s_witnesses_match_their_last_entry_or_are_named(tmp_path):
+    bag = relation_bag(tmp_path, b"count,witness,count_id,user_id\n5,a,5,3\n5,b,5,4\n6,c,6,9\n")
+    documents = {
+        (b"cashbox.count_witnesses", b"5"): witness_document(48, [3, 4]),
+        (b"cashbox.count_witnesses", b"6"): witness_document(49, [8]),
+    }
+    assert check_relation_file(bag, documents) == [
+        "data/count_witnesses.csv, cashbox.count n° 6 : le champ « witnesses » vaut [9] dans l'export, [8] au "
+        "journal (entrée n° 49)"
+    ]
+
+
+def test_a_count_whose_witnesses_were_all_deleted_or_that_no_entry_describes_is_named(tmp_path):
+    bag = relation_bag(tmp_path, b"count_id,user_id\n6,9\n")
+    documents = {(b"cashbox.count_witnesses", b"5"): witness_document(48, [3])}
+    assert check_relation_file(bag, documents) == [
+        "data/count_witnesses.csv, cashbox.count n° 5 : le champ « witnesses » vaut [] dans l'export, [3] au journal "
+        "(entrée n° 48)",
+        "data/count_witnesses.csv, cashbox.count n° 6 : le champ « witnesses » vaut [9] dans l'export, mais aucune "
+        "entrée du journal exporté ne l'inscrit",
+    ]
+
+
+def test_a_relation_file_without_its_columns_or_with_an_unreadable_row_is_named(tmp_path):
+    assert check_relation_file(relation_bag(tmp_path, b"count,witness\n5,a\n"), {}) == [
+        "data/count_witnesses.csv : colonnes count_id et user_id attendues"
+    ]
+    bag = relation_bag(tmp_path / "second", b"count_id,user_id\n5,x\n", counts=b"id\n")
+    assert check_relation_file(bag, {}) == ["data/count_witnesses.csv : ligne illisible ['5', 'x']"]

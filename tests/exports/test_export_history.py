@@ -13,7 +13,8 @@ from django.db import connection
 from cashbox.models import Advance, Count
 from casino.audit import anchors
 from casino.exports.build import request_export
-from casino.models import Export, Seal
+from casino.models import Employee, Export, JournalEntry, Seal
+from tests.conftest import as_owner
 from tests.exports.test_exports import archive, demo_day, export_root, run_script  # noqa: F401 (fixtures)
 from tests.helpers.guard_helpers import drop_guard
 
@@ -129,3 +130,58 @@ def test_r23_a_seals_file_of_the_export_storage_is_taken_by_the_offline_verifier
     code, output = run_script(archive(made, settings), "--seals", str(settings.EXPORT_ROOT / name))
     assert code == 0, output
     assert name == anchors.file_name(casino.pk, day)
+
+
+def test_r23_witnesses_are_exported_with_their_relation_and_verify(
+    regulator,
+    casino,
+    demo_day,  # noqa: F811
+    django_capture_on_commit_callbacks,
+    settings,
+):
+    path = archive(exported(regulator, casino, demo_day, django_capture_on_commit_callbacks), settings)
+    assert (
+        "Relation-File: data/count_witnesses.csv cashbox.count_witnesses cashbox.count count_id user_id witnesses"
+        in member(path, "bag-info.txt")
+    )
+    code, output = run_script(path)
+    assert code == 0, output
+
+
+@pytest.mark.parametrize("probe", ["added", "deleted"])
+def test_r23_a_witness_added_or_deleted_by_the_owner_before_the_export_is_named_offline(
+    probe,
+    regulator,
+    casino,
+    demo_day,  # noqa: F811
+    django_capture_on_commit_callbacks,
+    settings,
+):
+    """The owner, with the guards of cashbox_count_witnesses off, adds a person present at a past count or removes
+    one: tools/verify_export.py names the count, the field, both sets and the entry that inscribed them."""
+    count = Count.objects.order_by("pk").first()
+    before = sorted(count.witnesses.values_list("pk", flat=True))
+    entry = (
+        JournalEntry.objects.filter(object_type="cashbox.count_witnesses", object_id=str(count.pk))
+        .order_by("-sequence")
+        .first()
+    )
+    drop_guard("cashbox_count_witnesses")
+    with as_owner(connection), connection.cursor() as cursor:
+        if probe == "added":
+            intruder = Employee.objects.filter(memberships__casino=casino).exclude(user__in=before).first().user_id
+            cursor.execute(
+                "INSERT INTO cashbox_count_witnesses (count_id, user_id) VALUES (%s, %s)", [count.pk, intruder]
+            )
+            after = sorted([*before, intruder])
+        else:
+            cursor.execute("DELETE FROM cashbox_count_witnesses WHERE count_id = %s", [count.pk])
+            after = []
+    code, output = run_script(
+        archive(exported(regulator, casino, demo_day, django_capture_on_commit_callbacks), settings)
+    )
+    assert code == 1
+    assert (
+        f"data/count_witnesses.csv, cashbox.count n° {count.pk} : le champ « witnesses » vaut {after!r} dans "
+        f"l'export, {before!r} au journal (entrée n° {entry.sequence})"
+    ) in output, output

@@ -1,11 +1,14 @@
 import os
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
-from casino.audit import anchors
+from casino.audit import anchors, verification
+from casino.audit.actors import acting_as, system_user
+from casino.audit.journal import record_event
 from casino.audit.seals import load_file
 from casino.audit.verification import verify_casino
-from casino.models import Casino
+from casino.models import Casino, JournalEntry
 
 
 class Command(BaseCommand):
@@ -20,13 +23,19 @@ class Command(BaseCommand):
             "--seals", action="append", default=[], help="a seals file downloaded earlier (JSON); may repeat"
         )
         parser.add_argument(
+            "--release-head",
+            action="store_true",
+            help="after the verification, delete the journal head of each casino where it no longer matches the "
+            "chain's last entry (moved out of band): the next write rebuilds it from the chain; journaled",
+        )
+        parser.add_argument(
             "--processes",
             type=int,
             default=os.cpu_count() or 1,
             help="PostgreSQL: the chain is checked in this many blocks, one process each (default: one per core)",
         )
 
-    def handle(self, *args, casino=None, seals=(), processes=None, **options):
+    def handle(self, *args, casino=None, seals=(), processes=None, release_head=False, **options):
         documents = []
         for path in seals:
             try:
@@ -61,5 +70,25 @@ class Command(BaseCommand):
                 self.stdout.write(
                     f"{item.name} : chaîne intacte ({count} entrées), enregistrements conformes au journal"
                 )
+            if release_head:
+                self.release(item)
         if broken:
             raise CommandError("Journal ou enregistrements altérés (R23).")
+
+    def release(self, casino):
+        """Delete the casino's head if it is not its last entry, and journal who released it and from where."""
+        with acting_as(system_user()), transaction.atomic():
+            released = verification.release_head(casino)
+            if released is None:
+                self.stdout.write(f"{casino.name} : la tête du journal correspond à sa chaîne, rien à libérer")
+                return
+            last = JournalEntry.objects.filter(casino=casino).order_by("-sequence").values_list("sequence", flat=True)
+            record_event(
+                [casino.pk],
+                "journal.head_released",
+                payload={"head_sequence": released[0], "head_hash": released[1], "last_sequence": last.first() or 0},
+            )
+        self.stdout.write(
+            f"{casino.name} : tête du journal libérée (elle marquait n° {released[0]}), reconstruite depuis la "
+            f"dernière entrée : le casino écrit de nouveau"
+        )
