@@ -24,7 +24,7 @@ from django.core.exceptions import FieldError
 
 from casino.audit.canonical import json_value
 from casino.audit.journal import ACTIONS, CASINO_PATHS
-from casino.audit.reconcile import _comparable, journaled_models, same_value
+from casino.audit.reconcile import _comparable, journaled_models, mismatch, same_value
 from casino.models import Casino, Employee, JournalEntry, Membership
 from casino.rows import is_row_id
 
@@ -153,7 +153,7 @@ def _added(record, row):
         f"{_row_name(record, row)} ({kind} du {json_value(row['history_date'])}) : absente du journal, "
         "ajoutée hors de l'application"
     )
-    return _mismatch(None, record, "history_id", None, row["history_id"], message)
+    return mismatch(None, record, "history_id", None, row["history_id"], message)
 
 
 def _deleted(record, sequence, document):
@@ -162,7 +162,7 @@ def _deleted(record, sequence, document):
         f"{record} : la ligne d'historique de l'entrée n° {sequence} ({kind} du {document.get('at')}) "
         "a disparu de l'historique"
     )
-    return _mismatch(sequence, record, "history_id", sequence, None, message)
+    return mismatch(sequence, record, "history_id", sequence, None, message)
 
 
 def _compare_pair(record, row, entry, fields, fields_only=False):
@@ -173,7 +173,7 @@ def _compare_pair(record, row, entry, fields, fields_only=False):
 
     def differs(field, journal_value, history_value):
         found.append(
-            _mismatch(
+            mismatch(
                 sequence,
                 record,
                 field,
@@ -199,14 +199,3 @@ def _compare_pair(record, row, entry, fields, fields_only=False):
         if not same_value(model_field, payload.get(attname), current.get(attname)):
             differs(attname, payload.get(attname), current.get(attname))
     return found
-
-
-def _mismatch(sequence, record, field, journal_value, database_value, message):
-    return {
-        "sequence": sequence,
-        "record": record,
-        "field": field,
-        "journal": journal_value,
-        "database": database_value,
-        "message": message,
-    }

@@ -92,7 +92,7 @@ def compare_record(model, instance, last):
         if model._meta.label_lower == "casino.employee":
             # An employee is journaled to the casinos of their memberships, which may come after them.
             return []
-        return [_mismatch(None, record, "", None, None, f"{record} : absent du journal")]
+        return [mismatch(None, record, "", None, None, f"{record} : absent du journal")]
     found = []
     sequence, document = last
     payload = json.loads(document).get("payload", {})
@@ -100,7 +100,7 @@ def compare_record(model, instance, last):
     for name, model_field in ((f.attname, f) for f in model._meta.concrete_fields):
         if not same_value(model_field, payload.get(name), current.get(name)):
             found.append(
-                _mismatch(
+                mismatch(
                     sequence,
                     record,
                     name,
@@ -122,7 +122,7 @@ def missing_records(last_documents, seen):
             if key[0] == "casino.employee":
                 continue
             found.append(
-                _mismatch(
+                mismatch(
                     sequence,
                     record,
                     "",
@@ -134,7 +134,8 @@ def missing_records(last_documents, seen):
     return found
 
 
-def _mismatch(sequence, record, field, journal_value, database_value, message):
+def mismatch(sequence, record, field, journal_value, database_value, message):
+    """One finding of a reconciliation, in the shape every verifier reports (record, field, both values, entry)."""
     return {
         "sequence": sequence,
         "record": record,

@@ -21,7 +21,7 @@ from django.db import connection
 from casino.accounts.roles import role_of
 from casino.audit.actors import current_actor
 from casino.audit.journal import append, casinos_of, tableau_of
-from casino.audit.reconcile import journaled_models, records_of
+from casino.audit.reconcile import journaled_models, mismatch, records_of
 from casino.models import JournalEntry
 
 VERB = "set"
@@ -146,7 +146,7 @@ def relation_mismatches(casino_id):
             record = f"{model._meta.label_lower} n° {object_id}"
             if object_id not in journal:
                 found.append(
-                    _mismatch(
+                    mismatch(
                         None,
                         record,
                         field.name,
@@ -161,7 +161,7 @@ def relation_mismatches(casino_id):
             written = json.loads(document).get("payload", {}).get(field.name)
             if written != current:
                 found.append(
-                    _mismatch(
+                    mismatch(
                         sequence,
                         record,
                         field.name,
@@ -200,14 +200,3 @@ def _flagged(casino_id, records, field):
     with connection.cursor() as cursor:
         cursor.execute(sql, [field.name, casino_id, label, f"{label}.{VERB}", *records_params])
         return [row[0] for row in cursor.fetchall()]
-
-
-def _mismatch(sequence, record, field, journal_value, database_value, message):
-    return {
-        "sequence": sequence,
-        "record": record,
-        "field": field,
-        "journal": journal_value,
-        "database": database_value,
-        "message": message,
-    }
