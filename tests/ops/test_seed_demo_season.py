@@ -6,10 +6,13 @@ import io
 
 import pytest
 import time_machine
+from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import check_password, get_hasher, identify_hasher
 from django.core.management import call_command
 from django.utils import timezone
 
 from cashbox.models import ControlRegister
+from casino.management.commands.seed_demo import PASSWORD
 from casino.models import Casino
 from seances.models import GamingDay, Seance
 from tests.helpers.dating import dated_after
@@ -47,3 +50,20 @@ def test_r30_the_seed_dates_nothing_after_the_moment_it_runs_and_leaves_the_curr
     # The days before are closed and their registers signed (R22).
     for day in GamingDay.objects.filter(casino=demo, date__lt=current):
         assert ControlRegister.objects.get(gaming_day=day).signed, day
+
+
+def test_r28_the_seed_hashes_with_a_cheap_argon2id_that_the_configured_hasher_verifies_and_renews(settings):
+    """The production hashers (Argon2id first): the seed signs hundreds of acts with cheap hashes of the same
+    algorithm; the configured hasher verifies them and asks for a full-strength hash at the first login."""
+    settings.DEBUG = True
+    settings.PASSWORD_HASHERS = [
+        "casino.accounts.hashers.Argon2idPasswordHasher",
+        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+    ]
+    call_command("seed_demo", days=1, spins=0, stdout=io.StringIO())
+
+    encoded = get_user_model().objects.get(username="directeur").password
+    assert encoded.startswith("argon2$argon2id$") and "m=1024," in encoded
+    assert check_password(PASSWORD, encoded) and not check_password(PASSWORD + "!", encoded)
+    configured = get_hasher()
+    assert identify_hasher(encoded).algorithm == configured.algorithm and configured.must_update(encoded)
