@@ -69,3 +69,9 @@ def test_the_roster_signers_start_with_the_logged_in_director(as_user, director,
 def test_the_registry_forms_say_choisir_not_dashes(as_user, director, boule_tableau, url):
     page = as_user(director).get(url).content.decode()
     assert "---------" not in page and "— choisir —" in page
+
+
+def test_the_employee_form_proposes_no_role_in_words_not_dashes(as_user, administrator):
+    page = as_user(administrator).get("/personnel/nouveau/").content.decode()
+    assert "---------" not in page
+    assert options(page, "role")[0][0] == "" and "— choisir —</option>" in page
