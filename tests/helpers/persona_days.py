@@ -3,7 +3,7 @@ photographed for the French guides (docs/guides/img): which pages, in which orde
 (tests/web/test_guides.py) reads the same list to check that every image exists, at that size, in a guide."""
 
 TABLET = ("chef2", "croupier1", "caissier1")  # the floor, on a 1024 × 768 touch tablet; the others at a desk, 1366 px
-# Two walks of about the same number of pages (14 each), so that `-n 2` ends them together.
+# Two walks of about the same length (14 pages and 3 logins, 12 pages and 4 logins), so that `-n 2` ends them together.
 WALKS = {
     "directeur, controleur, caissier": ("directeur", "controleur", "caissier1"),
     "codir, chef, croupier, admin": ("codir1", "chef2", "croupier1", "admin"),
