@@ -4,6 +4,7 @@ from cashbox.carnets import current_season
 from cashbox.forms import AssertionField, CashForm, otp_field, people, signer_fields, signs_with_key
 from casino.models import Role
 from casino.rules import article
+from casino.web.formats import CHOOSE
 
 
 class NotHeldForm(CashForm):
@@ -28,7 +29,9 @@ class DeputyForm(CashForm):
         super().__init__(*args, **kwargs)
         self.fields["deputy"] = forms.ChoiceField(
             label="membre du comité de direction qui remplace le directeur ce jour",
-            choices=people(self.casino, {Role.CODIR}),
+            # Nobody proposed unless the logged-in person is a CoDir member (default_signer): a browser would
+            # pick the first name.
+            choices=[CHOOSE, *people(self.casino, {Role.CODIR})],
             help_text=f"Il signe le registre de contrôle en qualité de suppléant (R22, {article('R22')}).",
         )
         self.fields["reason"] = forms.CharField(label="motif", required=False)

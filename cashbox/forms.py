@@ -103,8 +103,9 @@ def signer_fields(form, roles, label="signataire", by_key=False):
     otp_field(form, roles)
 
 
-# The fields naming the person who acts on the tablet: the logged-in person is proposed first when they may be chosen.
-PERSONAL_FIELDS = ("signer", "key_holder")
+# The fields naming the person who acts on the tablet (or stands in that day, the deputy of R22): the logged-in person
+# is proposed first when they may be chosen.
+PERSONAL_FIELDS = ("signer", "key_holder", "deputy")
 
 
 def user_first(choices, user):

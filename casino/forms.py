@@ -6,6 +6,7 @@ from django.contrib.auth import get_user_model
 from cashbox.forms import AssertionField, otp_field
 from casino.accounts.services import FIELDS, save_employee
 from casino.models import REGULATORY_SETTINGS, Casino, Employee, Role
+from casino.web.formats import CHOOSE
 
 
 class CasinoForm(forms.ModelForm):
@@ -103,6 +104,10 @@ class EmployeeForm(forms.ModelForm):
         self.actor = user
         self.fields["casinos"].queryset = Casino.objects.for_user(user)
         self.fields["role"].label = "rôle (proposé)"
+        # Django's « --------- » placeholder, in words.
+        self.fields["role"].choices = [
+            CHOOSE if value == "" else (value, label) for value, label in self.fields["role"].choices
+        ]
         self.fields["role"].help_text = Employee._meta.get_field("role").help_text
         self.change = None
         if self.instance.pk:

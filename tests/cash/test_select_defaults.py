@@ -69,3 +69,19 @@ def test_the_roster_signers_start_with_the_logged_in_director(as_user, director,
 def test_the_registry_forms_say_choisir_not_dashes(as_user, director, boule_tableau, url):
     page = as_user(director).get(url).content.decode()
     assert "---------" not in page and "— choisir —" in page
+
+
+def test_the_employee_form_proposes_no_role_in_words_not_dashes(as_user, administrator):
+    page = as_user(administrator).get("/personnel/nouveau/").content.decode()
+    assert "---------" not in page
+    assert options(page, "role")[0][0] == "" and "— choisir —</option>" in page
+
+
+def test_the_deputy_defaults_to_the_logged_in_codir_member_and_to_nobody_for_the_director(
+    as_user, director, codir, floor_staff, casino
+):
+    url = f"/caisse/registres/2026-12-06/suppleant/?casino={casino.pk}"
+    deputies = options(as_user(codir).get(url).content.decode(), "deputy")
+    assert deputies[:2] == [("", False), ("codir", True)] and ("bernard", False) in deputies
+    deputies = options(as_user(director).get(url).content.decode(), "deputy")
+    assert deputies[0][0] == "" and not any(selected for value, selected in deputies if value)
