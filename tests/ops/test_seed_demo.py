@@ -20,7 +20,7 @@ from books.models import LevySchedule, MonthlyStatement, Observation
 from cashbox.models import Advance, ControlRegister, Interruption, RegisterAmendment
 from casino.accounts.services import confirm_passkey
 from casino.audit.actors import SYSTEM_USERNAME
-from casino.management.commands.seed_demo import LAKE_STAFF, PASSWORD, STAFF, TODAY_SPINS
+from casino.management.commands.seed_demo import LAKE_STAFF, PASSWORD, STAFF, TODAY_SPINS, Season
 from casino.models import Alert, Casino, Employee, JournalEntry, Membership, Passkey, Role, Seal
 from casino.rules import InvalidTransition
 from seances.models import GamingDay, Opening, Seance, Spin
@@ -45,13 +45,18 @@ def counts():
     }
 
 
+SEEDED_DAYS = Season.NOT_HELD + 1
+
+
 @pytest.fixture(scope="module")
 def seeded(django_db_setup, django_db_blocker):
     """One demo for the module's read-only tests (a seed costs seconds): seeded inside a transaction that stays open
     while they run (each test's own transaction is a savepoint inside it) and is rolled back after the last one. The
-    tests that need an empty database come first in the file, before this fixture exists."""
+    tests that need an empty database come first in the file, before this fixture exists. The shortest season that
+    holds every event of the demo's past (its earliest, the séance not held, `Season.NOT_HELD` days back): the demo's
+    three weeks cost minutes on PostgreSQL, and `make run` seeds them (tests/ops/test_seed_demo_season.py)."""
     with django_db_blocker.unblock(), transaction.atomic():
-        call_command("seed_demo", force=True, stdout=io.StringIO())
+        call_command("seed_demo", force=True, days=SEEDED_DAYS, stdout=io.StringIO())
         # The seed's deferred foreign-key checks, run once here: else every test's teardown (Django's TestCase checks
         # the constraints before its rollback) checks them all again, seconds each on PostgreSQL.
         connection.check_constraints()
@@ -89,7 +94,7 @@ def test_seed_demo_runs_when_debug_is_on_and_is_idempotent(seeded, settings):
     settings.DEBUG = True
     first = counts()
 
-    call_command("seed_demo", stdout=io.StringIO())
+    call_command("seed_demo", days=SEEDED_DAYS, stdout=io.StringIO())
 
     assert counts() == first
     assert first["Tableau"] == 7
@@ -335,7 +340,7 @@ def test_r22_r24_the_past_days_have_signed_registers_a_seance_not_held_and_a_rec
     demo = Casino.objects.get(name="Casino de démonstration")
     today = GamingDay.date_at(demo)
     past = GamingDay.objects.filter(casino=demo, date__lt=today)
-    assert past.count() >= 21
+    assert past.count() >= SEEDED_DAYS
     registers = ControlRegister.objects.filter(gaming_day__in=past)
     assert registers.count() == past.count() and all(register.signed for register in registers)
     assert Seance.objects.filter(state=Seance.State.NOT_HELD).count() == 1
