@@ -70,6 +70,7 @@ MODULE_TESTS = {
         "spins/test_spins.py",
         "spins/test_r9_stakes_after_rien_ne_va_plus.py",
     ],
+    # The signatures file: a « non tenue » signed with a key (R24, R28), whose first step is not_held_options.
     "seances/services.py": [
         "seances/test_seance_direction.py",
         "seances/test_seances.py",
@@ -78,6 +79,7 @@ MODULE_TESTS = {
         "seances/test_opening_refusals.py",
         "rosters/test_roster_first.py",
         "spins/test_r9_stakes_after_rien_ne_va_plus.py",
+        "signatures/test_r18_r22_r24_r28_not_held_deputy_resumption_signed_with_a_key.py",
     ],
     # test_roster_first.py: who serves a tableau (tableau_staff, read by the counts' witnesses).
     "seances/rosters/services.py": [
