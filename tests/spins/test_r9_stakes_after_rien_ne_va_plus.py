@@ -91,6 +91,18 @@ def test_r9_the_service_refuses_the_stakes_of_the_window_only(casino, boule, bou
     assert rule == "R9" and positions == (1,) and "Rien ne va plus" in message
 
 
+def test_r9_the_service_dates_stakes_given_without_a_time_now_on_the_servers_clock(
+    chef, casino, open_day, boule, boule_tableau
+):
+    spins.announce(chef, open_day, boule)
+    stakes = [
+        PlayerStake("plein", Decimal("10.00"), 5, boule_tableau),
+        PlayerStake("rouge", Decimal("10.00"), None, boule_tableau),
+    ]
+    [(rule, message, positions)] = check_stakes(boule, GamingDay.date_at(casino), stakes)
+    assert (rule, positions) == ("R9", (0, 1)) and "les enjeux ne sont plus admis" in message
+
+
 def test_r9_the_stakes_of_two_announcements_are_refused_once_per_announcement(
     chef, casino, open_day, boule, boule_tableau
 ):
