@@ -169,14 +169,8 @@ def declare_not_held(user, seance, reason, signer, password=None, otp=None, asse
     """
     with actor_named(user), transaction.atomic():
         require_director(user, "R24", "déclarer une séance non tenue")
-        # Lock the séance: « non tenue » and « ouvrir » pressed at once on two tablets must not both succeed. SQLite has
-        # no row locks: the lock is tried on PostgreSQL by tests/seances/test_seance_concurrency.py (a wrong `of=` name
-        # fails there; `of=None` would only lock the day and the casino too), hence « no mutate ».
-        seance = (
-            Seance.objects.select_for_update(of=("self",))  # pragma: no mutate (test_seance_concurrency.py)
-            .select_related("gaming_day__casino")
-            .get(pk=seance.pk)
-        )
+        # Lock the séance: « non tenue » and « ouvrir » pressed at once on two tablets must not both succeed.
+        seance = Seance.objects.select_for_update(of=("self",)).select_related("gaming_day__casino").get(pk=seance.pk)
         if seance.state != Seance.State.PLANNED:
             raise InvalidTransition(
                 "R24",
