@@ -16,6 +16,7 @@ from tests.helpers.books_helpers import day_of_play, play_seance, rows, staff_fi
 from tests.helpers.cash_helpers import open_seance
 from tests.helpers.days import DATE, reach_opening
 from tests.helpers.passkey_helpers import use_keys
+from tests.helpers.second_factor import totp_code
 
 pytestmark = pytest.mark.django_db
 
@@ -222,6 +223,16 @@ def test_r24_only_the_direction_declares_and_signs_a_seance_not_held(casino, dir
     assert (field, error.code) == ("password", "R24")
     evening.refresh_from_db()
     assert evening.state == Seance.State.PLANNED and not Signature.objects.exists()
+
+
+def test_r24_r28_a_director_with_a_second_factor_signs_a_seance_not_held_with_their_totp_code(
+    casino, director, settings
+):
+    _afternoon, evening = plan_seances(director, casino, DATE)
+    code = totp_code(settings, director)
+    declare_not_held(director, evening, "Panne", "directeur", PASSWORD, otp=code)
+    evening.refresh_from_db()
+    assert evening.state == Seance.State.NOT_HELD and evening.not_held_signature.signer == director
 
 
 # The first step of a « non tenue » signed with a key (R24, R28): the challenge of the act the request describes.
