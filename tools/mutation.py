@@ -70,7 +70,8 @@ MODULE_TESTS = {
         "spins/test_spins.py",
         "spins/test_r9_stakes_after_rien_ne_va_plus.py",
     ],
-    # The signatures file: a « non tenue » signed with a key (R24, R28), whose first step is not_held_options.
+    # The signatures file: a « non tenue » signed with a key (R24, R28), whose first step is not_held_options; the
+    # R30 file: a séance opened before its planned start less the casino's lead (refuse_early_opening).
     "seances/services.py": [
         "seances/test_seance_direction.py",
         "seances/test_seances.py",
@@ -80,6 +81,7 @@ MODULE_TESTS = {
         "rosters/test_roster_first.py",
         "spins/test_r9_stakes_after_rien_ne_va_plus.py",
         "signatures/test_r18_r22_r24_r28_not_held_deputy_resumption_signed_with_a_key.py",
+        "seances/test_r30_seance_opening_time.py",
     ],
     # test_roster_first.py: who serves a tableau (tableau_staff, read by the counts' witnesses).
     "seances/rosters/services.py": [

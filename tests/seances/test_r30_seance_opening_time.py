@@ -7,7 +7,7 @@ import pytest
 import time_machine
 from django.utils.html import escape
 
-from casino.rules import ARTICLES, InvalidTransition
+from casino.rules import ARTICLES, InvalidTransition, cite
 from seances import services
 from seances.models import GamingDay, Seance
 from tests.conftest import PASSWORD
@@ -40,6 +40,9 @@ def test_r30_a_seance_opened_more_than_an_hour_before_its_planned_start_is_refus
     assert refusal.value.rule == "R30" and refusal.value.status_code == 409
     assert "ne peut s'ouvrir avant le 30/11/2026 à 20:00" in refusal.value.message
     assert ARTICLES["R30"] in refusal.value.message
+    assert refusal.value.message == cite(
+        "R30", "Séance de la soirée du 30/11/2026 ne peut s'ouvrir avant le 30/11/2026 à 20:00 (début prévu à 21:00)"
+    )
     assert refusal.value.details == [{"rule": "R30", "earliest_opening": at(TODAY, 20).isoformat()}]
     assert state_of(evening) == before
 
