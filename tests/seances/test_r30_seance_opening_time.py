@@ -104,3 +104,16 @@ def test_r30_the_lead_is_read_and_changed_through_the_casino_api(clock, api, dir
         )
     assert changed.status_code == 200, changed.json()
     assert changed.json()["pending_settings"][0]["seance_opening_lead_minutes"] == 30
+
+
+def test_r30_only_an_opening_waits_for_the_seances_time_closing_a_planned_seance_is_a_wrong_move(
+    clock, director, evening
+):
+    # 15:00, six hours before the evening's start: closing the planned séance is refused as a move it cannot make,
+    # not because it is early.
+    before = state_of(evening)
+    with pytest.raises(InvalidTransition) as refusal:
+        services.change_seance_state(director, evening, Seance.State.CLOSED)
+    assert refusal.value.rule == "transition"
+    assert refusal.value.message == "La séance est prévue : impossible de passer à « close »."
+    assert state_of(evening) == before
