@@ -272,3 +272,13 @@ def test_r24_r28_the_challenge_names_the_seance_its_day_its_kind_the_trimmed_rea
     }
     challenge = SigningChallenge.objects.get()
     assert (challenge.user, challenge.casino, challenge.nonce) == (codir, casino, options["nonce"])
+
+
+def test_r28_no_challenge_is_given_to_a_signer_who_is_not_of_the_casino(casino, director, outsider):
+    _afternoon, evening = plan_seances(director, use_keys(casino), DATE)
+    with pytest.raises(ValidationError) as caught:
+        not_held_options(evening, "Grève du personnel", outsider.username)
+    ((field, (error,)),) = caught.value.error_dict.items()
+    assert (field, error.code) == ("signer", "R28")
+    assert error.message == cite("R28", "Signature refusée : employé inconnu dans l'établissement (directeur2)")
+    assert not SigningChallenge.objects.exists()
