@@ -5,6 +5,7 @@
     python tools/mutation.py --report             # the last figures, without running anything
     python tools/mutation.py --retry MODULE       # only the mutants not killed last time, tried again
     python tools/mutation.py --postgresql MODULE  # only the PostgreSQL run of a module of BOTH_DATABASES
+    python tools/mutation.py --docs               # only rewrite docs/testing.md's score table from the verdicts
 
 mutmut reads its settings from ./pyproject.toml and keeps its work in ./mutants. To give each module its own
 test selection and its own cache, each module runs in a scratch directory .mutation/<module>/ holding links to
@@ -20,6 +21,7 @@ import ast
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -68,6 +70,8 @@ MODULE_TESTS = {
         "spins/test_spins.py",
         "spins/test_r9_stakes_after_rien_ne_va_plus.py",
     ],
+    # The signatures file: a « non tenue » signed with a key (R24, R28), whose first step is not_held_options; the
+    # R30 file: a séance opened before its planned start less the casino's lead (refuse_early_opening).
     "seances/services.py": [
         "seances/test_seance_direction.py",
         "seances/test_seances.py",
@@ -76,6 +80,8 @@ MODULE_TESTS = {
         "seances/test_opening_refusals.py",
         "rosters/test_roster_first.py",
         "spins/test_r9_stakes_after_rien_ne_va_plus.py",
+        "signatures/test_r18_r22_r24_r28_not_held_deputy_resumption_signed_with_a_key.py",
+        "seances/test_r30_seance_opening_time.py",
     ],
     # test_roster_first.py: who serves a tableau (tableau_staff, read by the counts' witnesses).
     "seances/rosters/services.py": [
@@ -304,6 +310,24 @@ def restore_killed(module, variant, before):
     return restored
 
 
+def source_lines(source):
+    """The source's lines with their ends, split as ast.get_source_segment splits them (at \\r\\n, \\r or \\n)."""
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", source)
+
+
+def source_segment(lines, node):
+    """ast.get_source_segment(source, node) from the source's lines split once: it splits the whole source again
+    at each call, in Python, which made `--report` and the documentation build take half a minute."""
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first].encode()[node.col_offset : node.end_col_offset].decode()
+    return (
+        lines[first].encode()[node.col_offset :].decode()
+        + "".join(lines[first + 1 : last])
+        + lines[last].encode()[: node.end_col_offset].decode()
+    )
+
+
 def function_texts(source):
     """{mutmut's key of each function: hash of its text, comments included} of a module's source.
 
@@ -315,11 +339,12 @@ def function_texts(source):
     from mutmut.mutation.file_mutation import mangle_function_name
 
     texts = {}
+    lines = source_lines(source)
 
     def visit(statements, class_name=None):
         for node in statements:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                text = ast.get_source_segment(source, node) or ""
+                text = source_segment(lines, node)
                 texts[mangle_function_name(name=node.name, class_name=class_name)] = hashlib.sha256(
                     text.encode()
                 ).hexdigest()[:12]
@@ -551,6 +576,51 @@ def report(modules, diffs=True):
     return worst
 
 
+# The score table of docs/testing.md lies between these two lines. It is the report's, written by markdown_table:
+# after each run (main), by `tools/mutation.py --docs`, and again by the documentation build (tools/docs_hooks.py),
+# so that the published page never disagrees with `--report`.
+DOCS = ROOT / "docs" / "testing.md"
+TABLE_START = "<!-- mutation-report: written by tools/mutation.py from docs/mutation/, do not edit -->"
+TABLE_END = "<!-- /mutation-report -->"
+
+
+def markdown_table(modules=None):
+    """The report's figures as a Markdown table: one row per module of MODULE_TESTS, the same numbers as `--report`."""
+    lines = [
+        "| module | killed / tried | rate | not tried | survivors |",
+        "|---|---|---|---|---|",
+    ]
+    for module in modules or MODULE_TESTS:
+        result = figures(module)
+        if result is None:
+            lines.append(
+                f"| `{module}` | – | – | – | not run: no verdicts in `{results_path(module).relative_to(ROOT)}` |"
+            )
+            continue
+        killed, total, survivors, not_checked = result
+        if not total:
+            lines.append(f"| `{module}` | 0 / 0 | – | {not_checked} | nothing tried yet |")
+            continue
+        lines.append(
+            f"| `{module}` | {killed} / {total} | {100.0 * killed / total:.1f} % | {not_checked} | {len(survivors)} |"
+        )
+    return "\n".join(lines)
+
+
+def with_table(text, table):
+    """`text` (docs/testing.md) with the lines between TABLE_START and TABLE_END replaced by `table`."""
+    start, end = text.index(TABLE_START) + len(TABLE_START), text.index(TABLE_END)
+    return text[:start] + "\n" + table + "\n" + text[end:]
+
+
+def write_docs():
+    text = DOCS.read_text()
+    updated = with_table(text, markdown_table())
+    if updated != text:
+        DOCS.write_text(updated)
+        print(f"\n{DOCS.relative_to(ROOT)}: score table rewritten from the report", flush=True)
+
+
 def main(argv):
     report_only = "--report" in argv
     # --retry: try again only the mutants not killed last time (after a test was added, or the module's test list
@@ -558,6 +628,10 @@ def main(argv):
     retry = "--retry" in argv
     # --postgresql: only the PostgreSQL runs of the BOTH_DATABASES modules (the SQLite ones may run elsewhere).
     only_postgresql = "--postgresql" in argv
+    # --docs: only rewrite the score table of docs/testing.md from the saved verdicts (a run rewrites it too).
+    if "--docs" in argv:
+        write_docs()
+        return
     argv = [arg for arg in argv if arg not in ("--report", "--retry", "--postgresql")]
     modules = argv or list(MODULE_TESTS)
     unknown = [module for module in modules if module not in MODULE_TESTS]
@@ -586,6 +660,8 @@ def main(argv):
                     # Mutants never tried (a run stopped halfway, or new ones of an edited function): tried now.
                     run(module, children, variant=variant)
     report(modules)
+    if not report_only:
+        write_docs()
     if FAILED_RUNS:
         sys.exit("Mutation runs that did not finish:\n" + "\n".join(FAILED_RUNS))
 

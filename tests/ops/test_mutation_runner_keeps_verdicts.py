@@ -1,6 +1,7 @@
 """tools/mutation.py keeps the verdicts it may keep: a mutant killed by tests that are still selected, in a function
 that did not change, stays killed when mutmut forgets its verdicts (it does so whenever the test selection changes)."""
 
+import ast
 import importlib.util
 import json
 from pathlib import Path
@@ -148,3 +149,17 @@ def test_every_module_and_test_file_of_the_mutation_runs_exists():
         assert tool.missing_tests(["seances/rosters/plans.py"]) == ["tests/test_moved_away.py"]
     finally:
         tool.MODULE_TESTS["seances/rosters/plans.py"].pop()
+
+
+def test_a_function_text_is_the_one_ast_reads_so_the_saved_text_hashes_still_match():
+    # function_texts splits the source once instead of at each function (ast.get_source_segment does): the text,
+    # and so the hash saved beside each verdict, must be the same, a single-line function and \r\n ends included.
+    source = (
+        tool.ROOT / MODULE
+    ).read_text() + "\r\ndef é(): return 'ü'\r\nclass K:\r\n    def m(self):\r\n        pass"
+    lines = tool.source_lines(source)
+    assert "".join(lines) == source
+    nodes = [node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.FunctionDef)]
+    assert len(nodes) > 10
+    for node in nodes:
+        assert tool.source_segment(lines, node) == ast.get_source_segment(source, node)

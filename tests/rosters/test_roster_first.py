@@ -110,6 +110,13 @@ def test_r31_a_roster_leaving_a_tableau_unserved_is_published_and_that_tableau_s
     with pytest.raises(InvalidTransition) as refusal:
         services.open_tableau(director, two, afternoon.gaming_day.date, "2.00", "200.00", "1000.00")
     assert refusal.value.rule == "R31" and "n° 2" in refusal.value.message
+    assert refusal.value.message == cite(
+        "R31",
+        f"Le tableau n° 2 ne peut s'ouvrir pour la séance de l'après-midi du {afternoon.gaming_day.date:%d/%m/%Y} : "
+        "l'ordre de roulement publié n'y affecte aucun croupier ; il reste fermé pour cette séance",
+    )
+    # The API's details name the tableau left closed and the séance, for the page to point at them.
+    assert refusal.value.details == [{"rule": "R31", "tableau": 2, "seance": afternoon.pk}]
     assert not two.openings.exists()
 
 

@@ -2,13 +2,14 @@
 below the day's, limits already fixed for the day, another casino's day, the strictest of two maximums, a tableau
 without limits, yesterday's limits, and who may open a tableau."""
 
+import datetime
 from decimal import Decimal
 
 import pytest
 from django.core.exceptions import ValidationError
 
 from casino.models import Role
-from casino.rules import ARTICLES, DomainError, RoleForbidden, cite
+from casino.rules import ARTICLES, DomainError, InvalidTransition, RoleForbidden, cite
 from casino.web.formats import euros as in_french
 from seances import services
 from seances.models import GamingDay, Opening, Seance
@@ -283,8 +284,6 @@ def test_r10_the_refusal_names_the_role_of_who_tried(chef, boule_tableau, casino
 
 
 def test_r10_r11_yesterdays_limits_do_not_apply_today(director, boule, boule_tableau, casino):
-    import datetime
-
     from seances.services import gaming_day_for
     from tables.games.rules import PlayerStake
 
@@ -301,3 +300,47 @@ def test_r10_r11_yesterdays_limits_do_not_apply_today(director, boule, boule_tab
     with pytest.raises(DomainError) as refused:
         services.check_stakes(boule, today(casino), [PlayerStake("plein", Decimal("5.00"), 5, boule_tableau)])
     assert refused.value.rule == "R10"
+
+
+def fixed_limits(director, tableau, date):
+    """The day's limits of `tableau` as an earlier séance of the day fixed them (written directly: R30, R31)."""
+    return Opening.objects.create(
+        tableau=tableau,
+        gaming_day=services.gaming_day_for(tableau.casino, date),
+        minimum="2.00",
+        max_plein="200.00",
+        max_chances="1000.00",
+        decided_by=director,
+        decided_role="directeur",
+    )
+
+
+def test_r30_no_limits_are_fixed_for_a_day_none_of_whose_seances_is_open(casino, director, boule_tableau):
+    tomorrow = today(casino) + datetime.timedelta(days=1)
+    with pytest.raises(InvalidTransition) as refused:
+        open_tableau(director, boule_tableau, tomorrow, "2.00", "200.00", "1000.00")
+    assert refused.value.rule == "R30"
+    assert refused.value.message == cite(
+        "R30",
+        f"Aucune séance de la journée du {tomorrow:%d/%m/%Y} n'est ouverte : les limites du tableau n° 1 se fixent "
+        "une fois la séance ouverte",
+    )
+    assert not Opening.objects.exists() and not GamingDay.objects.filter(date=tomorrow).exists()
+
+
+def test_r10_r31_between_seances_the_days_limits_are_shown_again(casino, director, boule_tableau):
+    tomorrow = today(casino) + datetime.timedelta(days=1)
+    fixed = fixed_limits(director, boule_tableau, tomorrow)
+    assert open_tableau(director, boule_tableau, tomorrow, "2.00", "200.00", "1000.00") == (fixed, False)
+
+
+def test_r31_during_a_seance_the_days_limits_of_a_tableau_its_roster_does_not_staff_are_refused(
+    casino, director, boule_tableau
+):
+    second = Tableau.objects.create(table=boule_tableau.table, number=2)
+    staff(boule_tableau)  # the open séance's roster serves tableau 1 only
+    fixed_limits(director, second, today(casino))
+    assert open_tableau(director, boule_tableau, today(casino), "2.00", "200.00", "1000.00")[1] is True
+    with pytest.raises(InvalidTransition) as refused:
+        open_tableau(director, second, today(casino), "2.00", "200.00", "1000.00")
+    assert refused.value.rule == "R31" and "Le tableau n° 2 ne peut s'ouvrir" in refused.value.message

@@ -7,7 +7,7 @@ import pytest
 import time_machine
 from django.utils.html import escape
 
-from casino.rules import ARTICLES, InvalidTransition
+from casino.rules import ARTICLES, InvalidTransition, cite
 from seances import services
 from seances.models import GamingDay, Seance
 from tests.conftest import PASSWORD
@@ -40,6 +40,9 @@ def test_r30_a_seance_opened_more_than_an_hour_before_its_planned_start_is_refus
     assert refusal.value.rule == "R30" and refusal.value.status_code == 409
     assert "ne peut s'ouvrir avant le 30/11/2026 à 20:00" in refusal.value.message
     assert ARTICLES["R30"] in refusal.value.message
+    assert refusal.value.message == cite(
+        "R30", "Séance de la soirée du 30/11/2026 ne peut s'ouvrir avant le 30/11/2026 à 20:00 (début prévu à 21:00)"
+    )
     assert refusal.value.details == [{"rule": "R30", "earliest_opening": at(TODAY, 20).isoformat()}]
     assert state_of(evening) == before
 
@@ -101,3 +104,16 @@ def test_r30_the_lead_is_read_and_changed_through_the_casino_api(clock, api, dir
         )
     assert changed.status_code == 200, changed.json()
     assert changed.json()["pending_settings"][0]["seance_opening_lead_minutes"] == 30
+
+
+def test_r30_only_an_opening_waits_for_the_seances_time_closing_a_planned_seance_is_a_wrong_move(
+    clock, director, evening
+):
+    # 15:00, six hours before the evening's start: closing the planned séance is refused as a move it cannot make,
+    # not because it is early.
+    before = state_of(evening)
+    with pytest.raises(InvalidTransition) as refusal:
+        services.change_seance_state(director, evening, Seance.State.CLOSED)
+    assert refusal.value.rule == "transition"
+    assert refusal.value.message == "La séance est prévue : impossible de passer à « close »."
+    assert state_of(evening) == before

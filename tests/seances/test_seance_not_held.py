@@ -7,14 +7,16 @@ from django.utils.html import escape
 
 from cashbox import services
 from cashbox.models import ControlRegister, Signature
-from casino.models import Role
+from casino.models import Role, SigningChallenge
 from casino.rules import ARTICLES, InvalidTransition, RoleForbidden, cite
 from seances.models import GamingDay, Seance
-from seances.services import change_seance_state, declare_not_held, plan_seances
+from seances.services import change_seance_state, declare_not_held, not_held_options, plan_seances
 from tests.conftest import PASSWORD
 from tests.helpers.books_helpers import day_of_play, play_seance, rows, staff_fixture  # noqa: F401
 from tests.helpers.cash_helpers import open_seance
 from tests.helpers.days import DATE, reach_opening
+from tests.helpers.passkey_helpers import use_keys
+from tests.helpers.second_factor import totp_code
 
 pytestmark = pytest.mark.django_db
 
@@ -221,3 +223,62 @@ def test_r24_only_the_direction_declares_and_signs_a_seance_not_held(casino, dir
     assert (field, error.code) == ("password", "R24")
     evening.refresh_from_db()
     assert evening.state == Seance.State.PLANNED and not Signature.objects.exists()
+
+
+def test_r24_r28_a_director_with_a_second_factor_signs_a_seance_not_held_with_their_totp_code(
+    casino, director, settings
+):
+    _afternoon, evening = plan_seances(director, casino, DATE)
+    code = totp_code(settings, director)
+    declare_not_held(director, evening, "Panne", "directeur", PASSWORD, otp=code)
+    evening.refresh_from_db()
+    assert evening.state == Seance.State.NOT_HELD and evening.not_held_signature.signer == director
+
+
+# The first step of a « non tenue » signed with a key (R24, R28): the challenge of the act the request describes.
+
+
+def test_r28_a_casino_signing_with_passwords_gives_no_challenge_for_a_seance_not_held(casino, director):
+    _afternoon, evening = plan_seances(director, casino, DATE)
+    with pytest.raises(InvalidTransition) as caught:
+        not_held_options(evening, "Grève du personnel", "directeur")
+    assert caught.value.rule == "R28"
+    assert caught.value.message == cite("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+    assert not SigningChallenge.objects.exists()
+
+
+@pytest.mark.parametrize("reason", ["", "  \n ", None])
+def test_r24_no_challenge_is_given_for_a_seance_not_held_without_a_reason(casino, director, reason):
+    _afternoon, evening = plan_seances(director, use_keys(casino), DATE)
+    with pytest.raises(ValidationError) as caught:
+        not_held_options(evening, reason, "directeur")
+    ((field, (error,)),) = caught.value.error_dict.items()
+    assert (field, error.code) == ("reason", "R24")
+    assert error.message == cite("R24", "Indiquez le motif pour lequel la séance n'a pas été tenue")
+    assert not SigningChallenge.objects.exists()
+
+
+def test_r24_r28_the_challenge_names_the_seance_its_day_its_kind_the_trimmed_reason_and_the_signer(
+    casino, director, codir
+):
+    _afternoon, evening = plan_seances(director, use_keys(casino), DATE)
+    options = not_held_options(evening, "  Grève du personnel \n", "codir")
+    assert options["act"] == {
+        "record": "seances.seance",
+        "purpose": "seance_not_held",
+        "casino": casino.pk,
+        "signer": "codir",
+        "figures": {"seance": evening.pk, "date": "2026-03-10", "kind": "soiree", "reason": "Grève du personnel"},
+    }
+    challenge = SigningChallenge.objects.get()
+    assert (challenge.user, challenge.casino, challenge.nonce) == (codir, casino, options["nonce"])
+
+
+def test_r28_no_challenge_is_given_to_a_signer_who_is_not_of_the_casino(casino, director, outsider):
+    _afternoon, evening = plan_seances(director, use_keys(casino), DATE)
+    with pytest.raises(ValidationError) as caught:
+        not_held_options(evening, "Grève du personnel", outsider.username)
+    ((field, (error,)),) = caught.value.error_dict.items()
+    assert (field, error.code) == ("signer", "R28")
+    assert error.message == cite("R28", "Signature refusée : employé inconnu dans l'établissement (directeur2)")
+    assert not SigningChallenge.objects.exists()

@@ -91,6 +91,44 @@ def test_r9_the_service_refuses_the_stakes_of_the_window_only(casino, boule, bou
     assert rule == "R9" and positions == (1,) and "Rien ne va plus" in message
 
 
+def test_r9_the_service_dates_stakes_given_without_a_time_now_on_the_servers_clock(
+    chef, casino, open_day, boule, boule_tableau
+):
+    spins.announce(chef, open_day, boule)
+    stakes = [
+        PlayerStake("plein", Decimal("10.00"), 5, boule_tableau),
+        PlayerStake("rouge", Decimal("10.00"), None, boule_tableau),
+    ]
+    [(rule, message, positions)] = check_stakes(boule, GamingDay.date_at(casino), stakes)
+    assert (rule, positions) == ("R9", (0, 1)) and "les enjeux ne sont plus admis" in message
+
+
+def test_r9_the_stakes_of_two_announcements_are_refused_once_per_announcement(
+    chef, casino, open_day, boule, boule_tableau
+):
+    # Two spins, each with its window between « Rien ne va plus » and its number: the stakes of each window form one
+    # breach of their own, in the order of their first stake, and never one breach for the whole list.
+    start = timezone.now()
+    windows = []
+    for offset in (10, 50):
+        with time_machine.travel(start + datetime.timedelta(seconds=offset), tick=False):
+            spins.announce(chef, open_day, boule)
+        with time_machine.travel(start + datetime.timedelta(seconds=offset + 30), tick=False):
+            windows.append(spins.record_spin(chef, open_day, boule, "croupier1", number=4).rien_ne_va_plus_at)
+    reach(start + datetime.timedelta(seconds=81))
+    first, second = windows
+    stakes = [PlayerStake("plein", Decimal("10.00"), 5, boule_tableau) for _ in range(4)]
+    placed = [
+        first + datetime.timedelta(seconds=5),
+        second + datetime.timedelta(seconds=5),
+        first + datetime.timedelta(seconds=6),
+        second - datetime.timedelta(seconds=5),  # between the first number and the second announcement: admitted
+    ]
+    breaches = check_stakes(boule, GamingDay.date_at(casino), stakes, placed)
+    assert [(rule, positions) for rule, _message, positions in breaches] == [("R9", (0, 2)), ("R9", (1,))]
+    assert all("les enjeux ne sont plus admis" in message for _rule, message, _positions in breaches)
+
+
 def test_a_stake_placed_later_than_now_is_invalid(api, chef, boule, boule_tableau):
     response = post_check(api, chef, boule, boule_tableau, timezone.now() + datetime.timedelta(minutes=5))
     assert response.status_code == 400
