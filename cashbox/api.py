@@ -37,11 +37,8 @@ from cashbox.serializers import (
     ResumeSerializer,
     SigningOptionsSerializer,
 )
-from casino.accounts.passkeys import signing_options
-from casino.accounts.security import signer_among
 from casino.audit.journal import mark_tableau
 from casino.models import Alert, Casino
-from casino.rules import InvalidTransition
 from casino.serializers import AlertSerializer
 from casino.services import acknowledge_alert
 from casino.web.filters import AlertFilter
@@ -86,11 +83,10 @@ class CashViewSet(RecordViewSet):
         data = self.validated(request, self.create_serializer_class)
         cashbox, seance = data["cashbox"], data["seance"]
         casino = cashbox.tableau.casino
-        if casino.signature_method != Casino.SignatureMethod.PASSKEY:
-            raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
-        signer = signer_among(signatures.people_of(casino, [data["signer"]]), data["signer"], "R28")
         with request_transaction():
-            options = signing_options(casino, signer, act_as_entered(cashbox, seance, data))
+            options = signatures.key_signing_options(
+                casino, data["signer"], lambda: act_as_entered(cashbox, seance, data)
+            )
         return Response(SigningOptionsSerializer(options).data)
 
 
@@ -180,8 +176,7 @@ class CountViewSet(CashViewSet):
         data = self.validated(request, self.create_serializer_class)
         cashbox, seance = data["cashbox"], data["seance"]
         casino = cashbox.tableau.casino
-        if casino.signature_method != Casino.SignatureMethod.PASSKEY:
-            raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+        signatures.require_keys(casino)
         with request_transaction():
             options = services.final_count_signing_options(cashbox, seance, data)
         return Response(CosigningOptionsSerializer(options).data)
@@ -391,11 +386,10 @@ class ControlRegisterViewSet(CashViewSet):
         register = self.get_object()
         data = self.validated(request, KeySignerFields)
         casino = register.gaming_day.casino
-        if casino.signature_method != Casino.SignatureMethod.PASSKEY:
-            raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
-        signer = signer_among(signatures.people_of(casino, [data["signer"]]), data["signer"], "R28")
         with request_transaction():
-            options = signing_options(casino, signer, services.register_act(register, data["signer"]))
+            options = signatures.key_signing_options(
+                casino, data["signer"], lambda: services.register_act(register, data["signer"])
+            )
         return Response(SigningOptionsSerializer(options).data)
 
 
@@ -448,11 +442,10 @@ class RegisterAmendmentViewSet(CashViewSet):
         amendment = self.get_object()
         data = self.validated(request, KeySignerFields)
         casino = amendment.register.gaming_day.casino
-        if casino.signature_method != Casino.SignatureMethod.PASSKEY:
-            raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
-        signer = signer_among(signatures.people_of(casino, [data["signer"]]), data["signer"], "R28")
         with request_transaction():
-            options = signing_options(casino, signer, services.amendment_act(amendment, data["signer"]))
+            options = signatures.key_signing_options(
+                casino, data["signer"], lambda: services.amendment_act(amendment, data["signer"])
+            )
         return Response(SigningOptionsSerializer(options).data)
 
 
