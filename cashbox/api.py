@@ -37,6 +37,7 @@ from cashbox.serializers import (
     ResumeSerializer,
     SigningOptionsSerializer,
 )
+from casino.accounts.security import secrets_of
 from casino.audit.journal import mark_tableau
 from casino.models import Alert, Casino
 from casino.serializers import AlertSerializer
@@ -267,9 +268,7 @@ class InterruptionViewSet(CashViewSet):
             interruption,
             data.get("lids_off"),
             data.get("unlocked_by"),
-            data.get("password"),
-            otp=data.get("otp"),
-            assertion=data.get("assertion"),
+            **secrets_of(data),
         )
         return Response(InterruptionSerializer(interruption).data)
 
@@ -312,9 +311,7 @@ class CorrectionViewSet(CashViewSet):
             data["reason"],
             data["approval_words"],
             data["signer"],
-            data.get("password"),
-            otp=data.get("otp"),
-            assertion=data.get("assertion"),
+            **secrets_of(data),
         )
         return self.created(correction)
 
@@ -368,9 +365,7 @@ class ControlRegisterViewSet(CashViewSet):
     def sign(self, request, pk=None):
         register = self.get_object()
         data = self.validated(request, KeySignerFields)
-        register = services.sign_register(
-            register, data["signer"], data.get("password"), otp=data.get("otp"), assertion=data.get("assertion")
-        )
+        register = services.sign_register(register, data["signer"], **secrets_of(data))
         return Response(self.serializer_class(register).data)
 
     @extend_schema(
@@ -424,9 +419,7 @@ class RegisterAmendmentViewSet(CashViewSet):
     def sign(self, request, pk=None):
         amendment = self.get_object()
         data = self.validated(request, KeySignerFields)
-        amendment = services.sign_amendment(
-            amendment, data["signer"], data.get("password"), otp=data.get("otp"), assertion=data.get("assertion")
-        )
+        amendment = services.sign_amendment(amendment, data["signer"], **secrets_of(data))
         return Response(self.serializer_class(amendment).data)
 
     @extend_schema(
@@ -472,9 +465,7 @@ class DeputyViewSet(CashViewSet):
             data["deputy"],
             data.get("reason", ""),
             data["signer"],
-            data.get("password"),
-            otp=data.get("otp"),
-            assertion=data.get("assertion"),
+            **secrets_of(data),
         )
         return self.created(deputy)
 
