@@ -21,6 +21,7 @@ from books.serializers import (
 from books.statements import statement
 from cashbox.api import CashViewSet
 from cashbox.serializers import KeySignerFields, SigningOptionsSerializer
+from casino.accounts.security import secrets_of
 from casino.models import Casino
 from casino.web.idempotency import idempotent
 from casino.web.schema import AutoSchema
@@ -58,9 +59,7 @@ class ObservationViewSet(CashViewSet):
             data["visited_at"],
             data["text"],
             data.get("injunction", ""),
-            data.get("password"),
-            otp=data.get("otp"),
-            assertion=data.get("assertion"),
+            **secrets_of(data),
         )
         return self.created(observation)
 
@@ -93,9 +92,7 @@ class ObservationViewSet(CashViewSet):
             observation,
             data["text"],
             data["signer"],
-            data.get("password"),
-            otp=data.get("otp"),
-            assertion=data.get("assertion"),
+            **secrets_of(data),
         )
         return Response(ObservationActionSerializer(follow_up).data, status=201)
 

@@ -9,10 +9,10 @@ from django.utils import timezone
 from books.models import LevyBracket, LevySchedule, MonthlyStatement, Observation, ObservationAction
 from books.statements import content_hash, month_bounds, next_month, statement_of
 from cashbox.models import Signature
-from cashbox.signatures import DIRECTING, act_of, people_of, sign
+from cashbox.signatures import DIRECTING, act_of, key_signing_options, require_keys, sign
 from casino.accounts.passkeys import signing_options, verify_assertion
 from casino.accounts.roles import role_of
-from casino.accounts.security import check_secrets, signer_among
+from casino.accounts.security import check_secrets
 from casino.models import Casino, Role
 from casino.rules import InvalidTransition, RoleForbidden, invalid
 from casino.web.formats import euros
@@ -63,8 +63,7 @@ def observation_entered(user, casino, visited_at, text, injunction, now):
 def observation_signing_options(user, casino, visited_at, text, injunction):
     """The first step of the regulator's entry signed with their key (R27, R28)."""
     text, injunction = observation_entered(user, casino, visited_at, text, injunction, timezone.now())
-    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
-        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+    require_keys(casino)
     return signing_options(casino, user, observation_act(casino, user.username, visited_at, text, injunction))
 
 
@@ -96,10 +95,7 @@ def key_options(casino, signer, act, rule):
     """The first step of a book's act signed with a key (R28): the act's canonical statement and the options of
     navigator.credentials.get() for the signer's key; nothing of the act is written. Refused in a casino that signs
     with passwords."""
-    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
-        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
-    person = signer_among(people_of(casino, [signer]), signer, rule)
-    return signing_options(casino, person, act)
+    return key_signing_options(casino, signer, act, rule)
 
 
 def action_act(observation, signer, text):

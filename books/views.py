@@ -23,6 +23,7 @@ from cashbox import signatures
 from cashbox.carnets import current_season
 from cashbox.views import ServiceFormView
 from casino.accounts.passkey_views import form_errors_json, options_json
+from casino.accounts.security import secrets_of
 from casino.web.mixins import RoleRequiredMixin
 from seances import services as seance_services
 from seances.models import GamingDay, Seance
@@ -55,9 +56,7 @@ class SeanceNotHeldView(ServiceFormView):
             self.seance,
             data["reason"],
             data["signer"],
-            data.get("password"),
-            otp=data.get("otp"),
-            assertion=data.get("assertion"),
+            **secrets_of(data),
         )
 
     def act_as_entered(self, form):
@@ -92,9 +91,7 @@ class DeputyView(ServiceFormView):
             data["deputy"],
             data["reason"],
             data["signer"],
-            data.get("password"),
-            otp=data.get("otp"),
-            assertion=data.get("assertion"),
+            **secrets_of(data),
         )
 
     def act_as_entered(self, form):
@@ -157,9 +154,7 @@ class ObservationListView(ByMethodPermission, ServiceFormView):
             data["visited_at"],
             data["text"],
             data["injunction"],
-            data.get("password"),
-            otp=data.get("otp"),
-            assertion=data.get("assertion"),
+            **secrets_of(data),
         )
 
 
@@ -199,9 +194,7 @@ class ObservationDetailView(ByMethodPermission, ServiceFormView):
             self.observation,
             data["text"],
             data["signer"],
-            data.get("password"),
-            otp=data.get("otp"),
-            assertion=data.get("assertion"),
+            **secrets_of(data),
         )
 
 
@@ -270,9 +263,7 @@ class LevyScheduleView(ServiceFormView):
             data["name"],
             form.brackets(),
             data["signer"],
-            data.get("password"),
-            otp=data.get("otp"),
-            assertion=data.get("assertion"),
+            **secrets_of(data),
         )
 
 
@@ -340,7 +331,5 @@ class StatementView(ByMethodPermission, ServiceFormView):
             self.statement["year"],
             self.statement["month"],
             data["signer"],
-            data.get("password"),
-            otp=data.get("otp"),
-            assertion=data.get("assertion"),
+            **secrets_of(data),
         )

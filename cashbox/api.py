@@ -37,11 +37,9 @@ from cashbox.serializers import (
     ResumeSerializer,
     SigningOptionsSerializer,
 )
-from casino.accounts.passkeys import signing_options
-from casino.accounts.security import signer_among
+from casino.accounts.security import secrets_of
 from casino.audit.journal import mark_tableau
 from casino.models import Alert, Casino
-from casino.rules import InvalidTransition
 from casino.serializers import AlertSerializer
 from casino.services import acknowledge_alert
 from casino.web.filters import AlertFilter
@@ -86,11 +84,10 @@ class CashViewSet(RecordViewSet):
         data = self.validated(request, self.create_serializer_class)
         cashbox, seance = data["cashbox"], data["seance"]
         casino = cashbox.tableau.casino
-        if casino.signature_method != Casino.SignatureMethod.PASSKEY:
-            raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
-        signer = signer_among(signatures.people_of(casino, [data["signer"]]), data["signer"], "R28")
         with request_transaction():
-            options = signing_options(casino, signer, act_as_entered(cashbox, seance, data))
+            options = signatures.key_signing_options(
+                casino, data["signer"], lambda: act_as_entered(cashbox, seance, data)
+            )
         return Response(SigningOptionsSerializer(options).data)
 
 
@@ -180,8 +177,7 @@ class CountViewSet(CashViewSet):
         data = self.validated(request, self.create_serializer_class)
         cashbox, seance = data["cashbox"], data["seance"]
         casino = cashbox.tableau.casino
-        if casino.signature_method != Casino.SignatureMethod.PASSKEY:
-            raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+        signatures.require_keys(casino)
         with request_transaction():
             options = services.final_count_signing_options(cashbox, seance, data)
         return Response(CosigningOptionsSerializer(options).data)
@@ -272,9 +268,7 @@ class InterruptionViewSet(CashViewSet):
             interruption,
             data.get("lids_off"),
             data.get("unlocked_by"),
-            data.get("password"),
-            otp=data.get("otp"),
-            assertion=data.get("assertion"),
+            **secrets_of(data),
         )
         return Response(InterruptionSerializer(interruption).data)
 
@@ -317,9 +311,7 @@ class CorrectionViewSet(CashViewSet):
             data["reason"],
             data["approval_words"],
             data["signer"],
-            data.get("password"),
-            otp=data.get("otp"),
-            assertion=data.get("assertion"),
+            **secrets_of(data),
         )
         return self.created(correction)
 
@@ -373,9 +365,7 @@ class ControlRegisterViewSet(CashViewSet):
     def sign(self, request, pk=None):
         register = self.get_object()
         data = self.validated(request, KeySignerFields)
-        register = services.sign_register(
-            register, data["signer"], data.get("password"), otp=data.get("otp"), assertion=data.get("assertion")
-        )
+        register = services.sign_register(register, data["signer"], **secrets_of(data))
         return Response(self.serializer_class(register).data)
 
     @extend_schema(
@@ -391,11 +381,10 @@ class ControlRegisterViewSet(CashViewSet):
         register = self.get_object()
         data = self.validated(request, KeySignerFields)
         casino = register.gaming_day.casino
-        if casino.signature_method != Casino.SignatureMethod.PASSKEY:
-            raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
-        signer = signer_among(signatures.people_of(casino, [data["signer"]]), data["signer"], "R28")
         with request_transaction():
-            options = signing_options(casino, signer, services.register_act(register, data["signer"]))
+            options = signatures.key_signing_options(
+                casino, data["signer"], lambda: services.register_act(register, data["signer"])
+            )
         return Response(SigningOptionsSerializer(options).data)
 
 
@@ -430,9 +419,7 @@ class RegisterAmendmentViewSet(CashViewSet):
     def sign(self, request, pk=None):
         amendment = self.get_object()
         data = self.validated(request, KeySignerFields)
-        amendment = services.sign_amendment(
-            amendment, data["signer"], data.get("password"), otp=data.get("otp"), assertion=data.get("assertion")
-        )
+        amendment = services.sign_amendment(amendment, data["signer"], **secrets_of(data))
         return Response(self.serializer_class(amendment).data)
 
     @extend_schema(
@@ -448,11 +435,10 @@ class RegisterAmendmentViewSet(CashViewSet):
         amendment = self.get_object()
         data = self.validated(request, KeySignerFields)
         casino = amendment.register.gaming_day.casino
-        if casino.signature_method != Casino.SignatureMethod.PASSKEY:
-            raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
-        signer = signer_among(signatures.people_of(casino, [data["signer"]]), data["signer"], "R28")
         with request_transaction():
-            options = signing_options(casino, signer, services.amendment_act(amendment, data["signer"]))
+            options = signatures.key_signing_options(
+                casino, data["signer"], lambda: services.amendment_act(amendment, data["signer"])
+            )
         return Response(SigningOptionsSerializer(options).data)
 
 
@@ -479,9 +465,7 @@ class DeputyViewSet(CashViewSet):
             data["deputy"],
             data.get("reason", ""),
             data["signer"],
-            data.get("password"),
-            otp=data.get("otp"),
-            assertion=data.get("assertion"),
+            **secrets_of(data),
         )
         return self.created(deputy)
 

@@ -28,8 +28,10 @@ from cashbox.signatures import (
     act_of,
     check_signer,
     is_director_or_deputy,
+    key_signing_options,
     people_of,
     put_signature,
+    require_keys,
     sign,
     signs_with_key,
     staff_member,
@@ -52,7 +54,7 @@ from casino.accounts.roles import role_of
 from casino.accounts.security import signer_among
 from casino.audit.actors import actor_named
 from casino.audit.relations import write_relation
-from casino.models import Casino, Role
+from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, cite, invalid
 from casino.web.formats import chips_text
 from casino.web.transactions import write_block
@@ -624,12 +626,11 @@ def short_interruption_options(tableau, seance, data):
     """The first step of a short interruption attested with the key holder's key: the challenge of the attestation
     the request describes (R18, R28); only the single-use challenge is written."""
     casino = tableau.casino
-    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
-        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+    require_keys(casino)
     holder = data.get("key_holder") or ""
     attests = tuple(data.get(field) is True for field in ("short", "boxes_at_table", "staff_at_post"))
     act = short_interruption_act(tableau, seance, _interruption_box(tableau), attests, holder)
-    return signing_options(casino, signer_among(people_of(casino, [holder]), holder, "R28", "key_holder"), act)
+    return key_signing_options(casino, holder, act, field="key_holder")
 
 
 def interrupt_short(
@@ -723,15 +724,16 @@ def resumption_options(interruption, data):
     """The first step of a reopening signed with the key holder's key: the challenge of the resumption the request
     describes (R18, R28); only the single-use challenge is written."""
     casino = interruption.tableau.casino
-    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
-        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+    require_keys(casino)
     if interruption.kind != Interruption.Kind.SHORT:
         raise InvalidTransition(
             "R18", "Seule la reprise d'une interruption momentanée est signée, par le détenteur de la clé"
         )
     holder = data.get("unlocked_by") or ""
-    person = signer_among(people_of(casino, [holder]), holder, "R28", "unlocked_by")
-    return signing_options(casino, person, resumption_act(interruption, data.get("lids_off") is True, holder))
+    lids_off = data.get("lids_off") is True
+    return key_signing_options(
+        casino, holder, lambda: resumption_act(interruption, lids_off, holder), field="unlocked_by"
+    )
 
 
 def resume(user, interruption, lids_off=None, unlocked_by=None, password=None, otp=None, assertion=None):
@@ -832,11 +834,10 @@ def correction_options(original, chips, reason, approval_words, signer):
     """The first step of a correction approved with the director's key: the challenge of the correction the request
     describes, with the amount the entry has now (R23, R28); only the single-use challenge is written."""
     casino = original.cashbox.tableau.casino
-    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
-        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+    require_keys(casino)
     chips, amount = parse_chips(casino, chips, rule="R23")
     act = correction_act(casino, original, chips, amount, effective_amount(original), reason, approval_words, signer)
-    return signing_options(casino, signer_among(people_of(casino, [signer]), signer, "R28"), act)
+    return key_signing_options(casino, signer, act)
 
 
 def correct(user, original, chips, reason, approval_words, signer, password, otp=None, assertion=None):

@@ -68,6 +68,29 @@ def signs_with_key(user):
     return getattr(user, "signature_method", None) == Casino.SignatureMethod.PASSKEY
 
 
+# The refusal of the first step of a signature with a key in a casino that signs with passwords (R28).
+NO_KEY_ASKED = "L'établissement signe au mot de passe : aucune clé n'est demandée"
+
+
+def require_keys(casino):
+    """Refuse to prepare a signature with a key (« …/options/ ») where the casino signs with passwords (R28); a
+    caller with a refusal of its own to give after this one calls it first, then key_signing_options."""
+    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
+        raise InvalidTransition("R28", NO_KEY_ASKED)
+
+
+def key_signing_options(casino, username, act, rule="R28", field="signer"):
+    """The first step of signing `act` with `username`'s key (R28): refused where the casino signs with passwords,
+    then the signer looked up among the casino's people (`rule`, `field` name a stranger's refusal), then the
+    options of navigator.credentials.get() whose challenge binds the act; only the single-use challenge is written.
+
+    `act` is the act's canonical statement (act_of), or a function of no argument that builds it once the signer is
+    known: an act read from the database is then not read for a refused request."""
+    require_keys(casino)
+    person = signer_among(people_of(casino, [username]), username, rule, field)
+    return signing_options(casino, person, act() if callable(act) else act)
+
+
 def act_of(record, purpose, casino_id, signer, figures):
     """The canonical statement of an act to be signed (R28): what the key signs, what the regulator rebuilds."""
     return act_statement(record, purpose, casino_id, getattr(signer, "username", signer), figures)
@@ -213,10 +236,7 @@ def deputy_act(casino_id, date, deputy, reason, signer):
 def deputy_options(casino, date, deputy, reason, signer):
     """The first step of a designation signed with the director's key: the challenge of the designation the request
     describes (R22, R28); only the single-use challenge is written."""
-    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
-        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
-    person = signer_among(people_of(casino, [signer]), signer, "R28")
-    return signing_options(casino, person, deputy_act(casino.pk, date, deputy, reason, signer))
+    return key_signing_options(casino, signer, lambda: deputy_act(casino.pk, date, deputy, reason, signer))
 
 
 def designate_deputy(user, gaming_day, deputy, reason, signer, password, otp=None, assertion=None):

@@ -36,7 +36,7 @@ from cashbox.forms import (
 from cashbox.models import Advance, ControlRegister, Count, Deputy, Interruption, RegisterAmendment, season_of
 from cashbox.signatures import people_of
 from casino.accounts import passkeys
-from casino.accounts.security import signer_among
+from casino.accounts.security import secrets_of, signer_among
 from casino.audit.journal import mark_tableau
 from casino.charts import bar_chart, timeline
 from casino.rules import DomainError, InvalidTransition, RoleForbidden
@@ -356,9 +356,7 @@ class ResumeView(ServiceFormView):
             self.interruption,
             data.get("lids_off"),
             data.get("unlocked_by"),
-            data.get("password"),
-            otp=data.get("otp"),
-            assertion=data.get("assertion"),
+            **secrets_of(data),
         )
 
     def options_as_entered(self, form):
@@ -399,9 +397,7 @@ class CorrectionView(ServiceFormView):
             data["reason"],
             data["approval_words"],
             data["signer"],
-            data.get("password"),
-            otp=data.get("otp"),
-            assertion=data.get("assertion"),
+            **secrets_of(data),
         )
 
     def options_as_entered(self, form):

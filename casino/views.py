@@ -11,6 +11,7 @@ from django.views.generic import RedirectView
 from casino.accounts.activation import has_second_factor, was_activated
 from casino.accounts.auth import safe_next
 from casino.accounts.passkey_views import form_errors_json, options_json
+from casino.accounts.security import secrets_of
 from casino.accounts.services import change_settings, refuse_unless_director, settings_signing_options
 from casino.forms import CasinoForm, EmployeeForm
 from casino.models import DIRECTED_SETTINGS, REGULATORY_SETTINGS, AccountChange, Alert, Casino, Employee
@@ -158,9 +159,7 @@ class CasinoUpdateView(ScopedFormView):
                         self.object,
                         values,
                         data["reason"],
-                        data.get("password"),
-                        otp=data.get("otp"),
-                        assertion=data.get("assertion"),
+                        **secrets_of(data),
                     )
             except ValidationError as exc:
                 form.add_error(None, exc)

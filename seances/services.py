@@ -7,13 +7,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from cashbox.models import Signature
-from cashbox.signatures import act_of, people_of, sign
+from cashbox.signatures import act_of, key_signing_options, require_keys, sign
 from cashbox.state import closing_blockers
-from casino.accounts.passkeys import signing_options
 from casino.accounts.roles import role_of
-from casino.accounts.security import signer_among
 from casino.audit.actors import actor_named
-from casino.models import Casino, Role
+from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
 from seances.models import Announcement, GamingDay, Opening, Roster, Seance
 from tables.games.rules import check_player_stakes, check_stake_accepted, euros
@@ -153,12 +151,10 @@ def not_held_options(seance, reason, signer):
     """The first step of a « non tenue » signed with the signer's key: the challenge of the declaration the request
     describes (R24, R28); only the single-use challenge is written."""
     casino = seance.gaming_day.casino
-    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
-        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+    require_keys(casino)
     if not (reason or "").strip():
         raise invalid("reason", "R24", "Indiquez le motif pour lequel la séance n'a pas été tenue")
-    person = signer_among(people_of(casino, [signer]), signer, "R28")
-    return signing_options(casino, person, not_held_act(seance, reason, signer))
+    return key_signing_options(casino, signer, lambda: not_held_act(seance, reason, signer))
 
 
 def declare_not_held(user, seance, reason, signer, password=None, otp=None, assertion=None):

@@ -435,6 +435,12 @@ def signer_in(casino, username, rule, field="signer"):
     return user
 
 
+def secrets_of(data):
+    """The signer's secrets a validated form or request carries, as a signing service takes them (R28): the password,
+    the TOTP code and the key's assertion, each None where not sent."""
+    return {"password": data.get("password"), "otp": data.get("otp"), "assertion": data.get("assertion")}
+
+
 def check_secrets(user, password, otp, rule, field="password"):
     """Check a signer's own secrets as strictly as a login: lockout, password, and TOTP where the role needs it (R28).
 

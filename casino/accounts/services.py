@@ -16,7 +16,7 @@ from django.db import transaction
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from cashbox.models import Signature
-from cashbox.signatures import act_of, sign
+from cashbox.signatures import act_of, require_keys, sign
 from casino.accounts import passkeys
 from casino.accounts.activation import has_second_factor, issue_activation_code, reset_second_factor, was_activated
 from casino.accounts.roles import role_of
@@ -380,8 +380,7 @@ def direction_signing_options(casino, actor, act):
     """The first step of a direction's act signed with a key (R28): the act's canonical statement and the options of
     navigator.credentials.get() whose challenge binds it; nothing of the act is written. Refused in a casino that
     signs with passwords."""
-    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
-        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
+    require_keys(casino)
     return passkeys.signing_options(casino, actor, act)
 
 

@@ -13,12 +13,10 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from cashbox.models import Signature
-from cashbox.signatures import act_of, check_signer, people_of, put_signature, sign
-from casino.accounts.passkeys import signing_options
+from cashbox.signatures import act_of, check_signer, key_signing_options, people_of, put_signature, sign
 from casino.accounts.roles import role_of
-from casino.accounts.security import signer_among
 from casino.audit.actors import actor_named
-from casino.models import Casino, Employee, Role
+from casino.models import Employee, Role
 from casino.rows import rows_with_times
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, article, invalid
 from seances.models import Roster, RosterChange, RosterMember, Seance
@@ -378,10 +376,7 @@ def _username(user):
 def _options(roster, signer, act):
     """The options of navigator.credentials.get() for the signer's key over `act` (R28); nothing else is written."""
     casino = roster.seance.gaming_day.casino
-    if casino.signature_method != Casino.SignatureMethod.PASSKEY:
-        raise InvalidTransition("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée")
-    person = signer_among(people_of(casino, [signer]), signer, "R28")
-    return signing_options(casino, person, act)
+    return key_signing_options(casino, signer, act)
 
 
 def publish_options(roster, signer):
