@@ -325,3 +325,37 @@ def test_r4_a_skip_after_a_relief_skips_the_relieving_croupier_designated_now(ca
             "hors de l'ordre, enregistrez une relève)",
         ),
     )
+
+
+def test_r4_a_launch_out_of_turn_names_the_designated_launcher_word_for_word_with_its_details(chef, boule, seance):
+    roster = Roster.objects.published().get(seance=seance, apparatus=boule)
+    now = timezone.now()
+    expected = designated(seance, boule, now)
+    other = roster.members.get(user__username=the_other(expected)).user
+    with pytest.raises(InvalidTransition) as caught:
+        roster_services.require_turn(roster, other, now)
+    refused = caught.value
+    assert (refused.rule, refused.message) == (
+        "R4",
+        cite(
+            "R4",
+            f"{other.get_full_name()} n'est pas le lanceur désigné : l'ordre de roulement désigne {expected.title()} ; "
+            "enregistrez d'abord une relève ou un saut de tour, avec son motif",
+        ),
+    )
+    assert refused.details == [{"rule": "R4", "designated": expected, "launcher": other.username}]
+
+
+def test_r4_the_designated_launcher_follows_the_order_as_reordered_from_the_planned_start_of_a_seance_not_open(
+    director, casino, chef, croupier, croupier2, boule_tableau, boule
+):
+    """A séance not yet open counts its turns from its planned start; the order is the positions the director set."""
+    afternoon = plan_seances(director, casino, GamingDay.date_at(casino) + datetime.timedelta(days=1))[0]
+    roster = roster_services.create_roster(director, afternoon, boule, "chef", ["croupier1", "croupier2"])
+    proposed = list(roster.members.order_by("position").values_list("user__username", flat=True))
+    roster_services.reorder_roster(director, roster, proposed[::-1])
+    roster_services.publish_roster(director, roster, "directeur", PASSWORD)
+    start = afternoon.planned_start
+    assert designated(afternoon, boule, start + datetime.timedelta(minutes=1)) == proposed[1]
+    assert designated(afternoon, boule, start + datetime.timedelta(minutes=21)) == proposed[0]
+    assert roster_services.designated_launcher(roster.pk, start - datetime.timedelta(minutes=1)) is None
