@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from casino.models import Role
-from casino.rules import InvalidTransition, RoleForbidden, cite
+from casino.rules import InvalidTransition, RoleForbidden, article, cite
 from seances.models import Roster, RosterChange, Seance
 from seances.rosters import rotation
 from seances.rosters import services as roster_services
@@ -322,3 +322,13 @@ def test_r4_the_report_lists_the_reliefs_of_its_days_only_in_the_order_of_their_
     assert first.pk < then.pk and then.at < first.at
     report = roster_services.compliance_report(casino, DAY, DAY)
     assert [(c.pk, c.reason) for c in report["changes"]] == [(then.pk, "Après-midi"), (first.pk, "Soir")]
+
+
+def test_r4_a_reliefs_signed_statement_names_the_relief_and_its_moment_word_for_word(live, casino, chef, boule):
+    make_employee("croupier4", Role.CROUPIER, casino)
+    moment = after(live, 37)
+    made = roster_services.record_change(chef, live, "relief", "croupier1", "Pause", "croupier4", moment, **SIGNED)
+    assert made.signature.statement == (
+        f"Relève de Croupier1 par Croupier4 — {boule.name}, {live.seance} — à partir de "
+        f"{timezone.localtime(moment):%H:%M} — motif : Pause ({article('R4')})."
+    )
