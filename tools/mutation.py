@@ -83,7 +83,10 @@ MODULE_TESTS = {
         "signatures/test_r18_r22_r24_r28_not_held_deputy_resumption_signed_with_a_key.py",
         "seances/test_r30_seance_opening_time.py",
     ],
-    # test_roster_first.py: who serves a tableau (tableau_staff, read by the counts' witnesses).
+    # test_roster_first.py: who serves a tableau (tableau_staff, read by the counts' witnesses); the R4 launcher in
+    # turn (require_turn, designated_launcher), the R31 reliefs that let every séance close, the R4/R28 rosters
+    # signed with a personal key (publish_roster, record_change). Not test_r31_state_machine.py (a Hypothesis state
+    # machine) nor test_roster_report_scale.py (a season of rosters): each costs too long a mutant.
     "seances/rosters/services.py": [
         "rosters/test_roster_eligibility.py",
         "rosters/test_compliance_report.py",
@@ -93,6 +96,9 @@ MODULE_TESTS = {
         "rosters/test_rotation.py",
         "rosters/test_roster_first.py",
         "rosters/test_r4_roster_ended_approval.py",
+        "rosters/test_r4_launch_in_turn.py",
+        "rosters/test_r31_every_seance_can_close.py",
+        "signatures/test_r4_r28_rosters_signed_with_keys.py",
     ],
     # Taken out of seances/rosters/services.py (issue 34): the roster loaders, read by the same tests.
     "seances/rosters/plans.py": [

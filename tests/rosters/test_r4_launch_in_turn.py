@@ -6,10 +6,11 @@ import datetime
 
 import pytest
 import time_machine
+from django.utils import timezone
 
 from cashbox.models import Signature
 from casino.models import Role
-from casino.rules import ARTICLES
+from casino.rules import ARTICLES, InvalidTransition, cite
 from seances.models import GamingDay, Roster, RosterChange, Seance, Spin
 from seances.rosters import rotation
 from seances.rosters import services as roster_services
@@ -17,7 +18,7 @@ from seances.services import change_seance_state, plan_seances
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers import spin_helpers
 from tests.helpers.cash_helpers import open_seance
-from tests.helpers.roster_helpers import designated
+from tests.helpers.roster_helpers import designated, domain_refusal, refusal
 
 pytestmark = pytest.mark.django_db
 
@@ -255,3 +256,106 @@ def test_r4_the_roster_page_refuses_a_skip_signed_by_the_director(as_user, direc
     assert "Seul peut signer : chef de partie" in page
     assert not RosterChange.objects.exists()
     assert not Signature.objects.filter(purpose=Signature.Purpose.ROSTER_CHANGE).exists()
+
+
+# A skip's refusals word for word, through the service (R4) ---------------------------------------------------------
+
+
+def record_skip(chef, roster, replacement, member=None, moment=None):
+    return roster_services.record_change(
+        chef, roster, "skip", member, "Le lanceur désigné recompte une caisse", replacement, moment=moment,
+        signer="chef", password=PASSWORD,
+    )  # fmt: skip
+
+
+def test_r4_a_skip_refused_names_its_field_its_rule_and_its_reason_word_for_word(casino, chef, boule, seance):
+    make_employee("croupier9", Role.CROUPIER, casino)
+    roster = Roster.objects.published().get(seance=seance, apparatus=boule)
+    now = timezone.now()
+    skipped = designated(seance, boule, now)
+    name = skipped.title()
+    # Another launcher than the one designated now: only the turn in progress may be skipped.
+    assert refusal(record_skip, chef, roster, skipped, member=the_other(skipped), moment=now) == (
+        "member",
+        "R4",
+        cite("R4", f"Le tour en cours est celui de {name} : seul son tour peut être sauté"),
+    )
+    # The turn passes to a launcher of the order in force, named; croupier9 is not in it.
+    outside = "n'est pas dans l'ordre en vigueur : le tour passe à un lanceur de l'ordre (pour un croupier hors de l'ordre, enregistrez une relève)"
+    for replacement, who in (("croupier9", "croupier9"), (None, "—"), ("", "—")):
+        assert refusal(record_skip, chef, roster, replacement, moment=now) == (
+            "replacement",
+            "R4",
+            cite("R4", f"{who} {outside}"),
+        )
+    # The designated launcher cannot take their own turn over.
+    assert refusal(record_skip, chef, roster, skipped, moment=now) == (
+        "replacement",
+        "R4",
+        cite("R4", f"{name} lance déjà ce tour : rien à sauter"),
+    )
+    # Before the séance's first turn there is nothing to skip.
+    before = roster.seance.actual_start - datetime.timedelta(minutes=1)
+    assert domain_refusal(record_skip, chef, roster, the_other(skipped), moment=before) == (
+        InvalidTransition,
+        "R4",
+        cite("R4", "Aucun tour n'est en cours : rien à sauter"),
+    )
+    assert not RosterChange.objects.exists()
+
+
+def test_r4_a_skip_after_a_relief_skips_the_relieving_croupier_designated_now(casino, chef, boule, seance):
+    """The launcher designated at a skip follows the changes recorded before it (here a relief of the one launching)."""
+    make_employee("croupier3", Role.CROUPIER, casino)
+    roster = Roster.objects.published().get(seance=seance, apparatus=boule)
+    now = timezone.now()
+    relieved = designated(seance, boule, now)
+    roster_services.record_change(
+        chef, roster, "relief", relieved, "Fin de service", "croupier3", moment=now, signer="chef", password=PASSWORD
+    )
+    skip = record_skip(chef, roster, the_other(relieved), moment=now + datetime.timedelta(seconds=1))
+    assert (skip.member.username, skip.replacement.username) == ("croupier3", the_other(relieved))
+    # The relieved croupier is no longer in the order in force: the turn cannot pass back to them.
+    assert refusal(record_skip, chef, roster, relieved, moment=now + datetime.timedelta(seconds=2)) == (
+        "replacement",
+        "R4",
+        cite(
+            "R4",
+            f"{relieved} n'est pas dans l'ordre en vigueur : le tour passe à un lanceur de l'ordre (pour un croupier "
+            "hors de l'ordre, enregistrez une relève)",
+        ),
+    )
+
+
+def test_r4_a_launch_out_of_turn_names_the_designated_launcher_word_for_word_with_its_details(chef, boule, seance):
+    roster = Roster.objects.published().get(seance=seance, apparatus=boule)
+    now = timezone.now()
+    expected = designated(seance, boule, now)
+    other = roster.members.get(user__username=the_other(expected)).user
+    with pytest.raises(InvalidTransition) as caught:
+        roster_services.require_turn(roster, other, now)
+    refused = caught.value
+    assert (refused.rule, refused.message) == (
+        "R4",
+        cite(
+            "R4",
+            f"{other.get_full_name()} n'est pas le lanceur désigné : l'ordre de roulement désigne {expected.title()} ; "
+            "enregistrez d'abord une relève ou un saut de tour, avec son motif",
+        ),
+    )
+    assert refused.details == [{"rule": "R4", "designated": expected, "launcher": other.username}]
+
+
+def test_r4_the_designated_launcher_follows_the_order_as_reordered_from_the_planned_start_of_a_seance_not_open(
+    director, casino, chef, croupier, croupier2, boule_tableau, boule
+):
+    """A séance not yet open counts its turns from its planned start; the order is the positions the director set."""
+    afternoon = plan_seances(director, casino, GamingDay.date_at(casino) + datetime.timedelta(days=1))[0]
+    roster = roster_services.create_roster(director, afternoon, boule, "chef", ["croupier1", "croupier2"])
+    proposed = list(roster.members.order_by("position").values_list("user__username", flat=True))
+    roster_services.reorder_roster(director, roster, proposed[::-1])
+    roster_services.publish_roster(director, roster, "directeur", PASSWORD)
+    start = afternoon.planned_start
+    assert designated(afternoon, boule, start + datetime.timedelta(minutes=1)) == proposed[1]
+    assert designated(afternoon, boule, start + datetime.timedelta(minutes=21)) == proposed[0]
+    assert roster_services.designated_launcher(roster.pk, start - datetime.timedelta(minutes=1)) is None

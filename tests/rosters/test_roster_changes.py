@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from casino.models import Role
-from casino.rules import InvalidTransition, RoleForbidden, cite
+from casino.rules import InvalidTransition, RoleForbidden, article, cite
 from seances.models import Roster, RosterChange, Seance
 from seances.rosters import rotation
 from seances.rosters import services as roster_services
@@ -296,3 +296,39 @@ def test_the_roster_page_names_who_recorded_a_change_by_full_name(as_user, live,
     page = as_user(director).get(f"/roulement/{live.pk}/").content.decode()
     table = page[page.index('id="roster-changes"') : page.index("</table>", page.index('id="roster-changes"'))]
     assert "<td>Paul Chef</td></tr>" in table and ">chef<" not in table
+
+
+def test_r4_the_report_lists_the_reliefs_of_its_days_only_in_the_order_of_their_moments(
+    live, casino, director, chef, boule
+):
+    """The report's reliefs and skips (R4, R31) are those of the period's rosters, in the order of their moments even
+    when a later one was recorded first."""
+    make_employee("croupier4", Role.CROUPIER, casino)
+    members = ["croupier1", "croupier2", "croupier3"]
+    evening = plan_seances(director, casino, DAY)[1]
+    next_day = plan_seances(director, casino, DAY + datetime.timedelta(days=1))[0]
+    rosters = {}
+    for seance in (evening, next_day):
+        rosters[seance] = roster_services.create_roster(director, seance, boule, "chef", members)
+        roster_services.publish_roster(director, rosters[seance], "directeur", PASSWORD)
+    change = roster_services.record_change
+    first = change(
+        chef, rosters[evening], "relief", "croupier1", "Soir", "croupier4", after(rosters[evening], 10), **SIGNED
+    )
+    change(
+        chef, rosters[next_day], "relief", "croupier1", "Lendemain", "croupier4", after(rosters[next_day], 10), **SIGNED
+    )
+    then = change(chef, live, "relief", "croupier2", "Après-midi", "croupier4", after(live, 10), **SIGNED)
+    assert first.pk < then.pk and then.at < first.at
+    report = roster_services.compliance_report(casino, DAY, DAY)
+    assert [(c.pk, c.reason) for c in report["changes"]] == [(then.pk, "Après-midi"), (first.pk, "Soir")]
+
+
+def test_r4_a_reliefs_signed_statement_names_the_relief_and_its_moment_word_for_word(live, casino, chef, boule):
+    make_employee("croupier4", Role.CROUPIER, casino)
+    moment = after(live, 37)
+    made = roster_services.record_change(chef, live, "relief", "croupier1", "Pause", "croupier4", moment, **SIGNED)
+    assert made.signature.statement == (
+        f"Relève de Croupier1 par Croupier4 — {boule.name}, {live.seance} — à partir de "
+        f"{timezone.localtime(moment):%H:%M} — motif : Pause ({article('R4')})."
+    )

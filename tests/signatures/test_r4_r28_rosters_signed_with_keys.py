@@ -11,6 +11,7 @@ import pytest
 import casino.tasks  # noqa: F401 -- registers the export's build task, queued by name on commit
 from cashbox.models import Signature
 from casino.models import Role
+from casino.rules import InvalidTransition, cite
 from seances.models import GamingDay, Roster, RosterChange
 from seances.rosters import services as roster_services
 from seances.services import plan_seances
@@ -18,6 +19,8 @@ from tests.conftest import PASSWORD, make_employee
 from tests.exports.test_exports import archive, run_script
 from tests.exports.test_r28_personal_signatures_offline import _resign, built
 from tests.helpers.passkey_helpers import enrolled_key, signed_post, use_keys
+from tests.helpers.roster_helpers import domain_refusal
+from tests.helpers.roster_helpers import refusal as field_refusal
 
 pytestmark = pytest.mark.django_db
 
@@ -274,3 +277,26 @@ def test_r28_the_export_verifies_a_publication_and_names_the_director_when_a_lau
     code, output = run_script(forged)
     assert code == 1
     assert f"signature de directeur invalide pour l'ordre de roulement n° {draft.pk}" in output
+
+
+def test_r4_only_a_relief_or_a_skip_asks_for_a_challenge_word_for_word(live):
+    for kind in ("absence", "late", "return", "pause"):
+        assert field_refusal(roster_services.change_options, live, kind, "croupier3", "Malaise", None, "chef") == (
+            "kind",
+            "R4",
+            cite("R4", "Seuls une relève et un saut de tour se signent"),
+        )
+
+
+def test_r4_r28_no_challenge_for_a_password_casino_nor_for_an_order_published_word_for_word(draft, director):
+    assert domain_refusal(roster_services.publish_options, draft, "directeur") == (
+        InvalidTransition,
+        "R28",
+        cite("R28", "L'établissement signe au mot de passe : aucune clé n'est demandée"),
+    )
+    roster_services.publish_roster(director, draft, "directeur", PASSWORD)
+    assert domain_refusal(roster_services.publish_options, draft, "directeur") == (
+        InvalidTransition,
+        "R23",
+        cite("R23", "L'ordre de roulement est déjà publié"),
+    )
