@@ -33,6 +33,19 @@ class CasinoQuerySet(models.QuerySet):
         return self.filter(memberships__employee__user=user, memberships__active=True).distinct()
 
 
+def stored_beside(instance, update_fields):
+    """Before a partial save (`update_fields`), put back on the instance the stored values of the columns it does not
+    write: its history row and journal entry, made from the instance, then describe the row as it is stored (the
+    database checks it at commit: casino.audit.append_only.vouched_statements)."""
+    if update_fields is None or instance.pk is None:
+        return
+    written = {instance._meta.get_field(name).attname for name in update_fields}
+    others = [f.attname for f in instance._meta.concrete_fields if f.attname not in written and not f.primary_key]
+    stored = type(instance)._base_manager.filter(pk=instance.pk).values(*others).first()
+    for name, value in (stored or {}).items():
+        setattr(instance, name, value)
+
+
 class Casino(models.Model):
     """An establishment and its arrêté d'autorisation, with the settings that are policy, not law."""
 
@@ -248,6 +261,7 @@ class Casino(models.Model):
     def save(self, **kwargs):  # keyword arguments only, as Django 5.1 asks of save()'s callers
         # The settings row and the version that dates its day-fixed values are written together or not at all.
         with transaction.atomic():
+            stored_beside(self, kwargs.get("update_fields"))
             super().save(**kwargs)
             signed, self.signed_settings = getattr(self, "signed_settings", None) or {}, None
             DaySettings.record(self, **signed)
@@ -662,14 +676,18 @@ class Employee(models.Model):
         return self.approval_valid_on()
 
     def save(self, **kwargs):  # keyword arguments only, as Django 5.1 asks of save()'s callers
-        before = type(self).objects.filter(pk=self.pk).values_list("role", flat=True).first() if self.pk else None
-        super().save(**kwargs)
-        self.sync_groups()
-        if before is not None and Role.DIRECTOR in (before, self.role) and before != self.role:
-            # The database already moved each membership's `director` flag (trigger, R29); saving them again writes
-            # their history row, so that the journal says what the rows say.
-            for membership in self.memberships.all():
-                membership.save()
+        # The row, its history row and journal entry, and its memberships' in one transaction: the database refuses
+        # a row its journal does not describe at commit (casino.audit.append_only.vouched_statements).
+        with transaction.atomic():
+            before = type(self).objects.filter(pk=self.pk).values_list("role", flat=True).first() if self.pk else None
+            stored_beside(self, kwargs.get("update_fields"))
+            super().save(**kwargs)
+            self.sync_groups()
+            if before is not None and Role.DIRECTOR in (before, self.role) and before != self.role:
+                # The database already moved each membership's `director` flag (trigger, R29); saving them again
+                # writes their history row, so that the journal says what the rows say.
+                for membership in self.memberships.all():
+                    membership.save()
 
     def sync_groups(self):
         """Put the employee's user in the group of its role, and in no other role group."""
@@ -717,7 +735,9 @@ class Membership(models.Model):
     def save(self, **kwargs):  # keyword arguments only, as Django 5.1 asks of save()'s callers
         # The database sets it anyway (trigger); set here too so that the object says what the row says.
         self.director = Employee.objects.filter(pk=self.employee_id, role=Role.DIRECTOR).exists()
-        super().save(**kwargs)
+        with transaction.atomic():  # with its history row and journal entry (vouched_statements, as Employee.save)
+            stored_beside(self, kwargs.get("update_fields"))
+            super().save(**kwargs)
 
     def __str__(self):
         return f"{self.employee} — {self.casino}"
@@ -911,6 +931,11 @@ class IdempotentRequest(models.Model):
         indexes = [models.Index(fields=["created_at"], name="idempotency_created_at")]
 
 
+# The records whose every change must be the one their latest journal document describes, checked by the database at
+# commit (casino.audit.append_only.vouched_statements): their columns are edited by workflows, not written once.
+VOUCHED_RECORDS = ("casino.casino", "casino.employee", "casino.membership")
+
+
 class JournalEntry(models.Model):
     """One link of a casino's hash chain; `document` is the canonical JSON that the hash covers (R23)."""
 
@@ -940,6 +965,12 @@ class JournalEntry(models.Model):
             models.Index(fields=["casino", "recorded_at"]),
             models.Index(fields=["casino", "action"]),
             models.Index(fields=["casino", "tableau_number"]),
+            # The latest document of a vouched record, read by its guard at each change (a few rows of the journal).
+            models.Index(
+                fields=["object_type", "object_id", "id"],
+                name="journal_vouched_record",
+                condition=models.Q(object_type__in=VOUCHED_RECORDS),
+            ),
         ]
 
     def __str__(self):

@@ -36,6 +36,7 @@ TESTS = [
     "tests/audit/test_trust_anchor_guard.py",
     "tests/audit/test_sqlite_replace_guard.py",
     "tests/accounts/test_r29_role_changes_only_by_a_confirmed_proposal.py",
+    "tests/audit/test_vouched_records.py",
 ]
 
 # The guards that read another table: each weakening is one textual change of the SQL the function returns, the
@@ -67,6 +68,9 @@ TEXT_WEAKENINGS = [
     ("casino_key_statements", "casino_key.inserted_retired", "NEW.retired_at IS NOT NULL OR", ""),
     ("casino_key_statements", "casino_key.second_key_in_service", "AND k.retired_at IS NULL)", "AND 0)"),
     ("casino_key_statements", "casino_key.second_key_in_service", "AND k.retired_at IS NULL)", "AND FALSE)"),
+    ("vouched_statements", "vouched.record_without_document_passes", "IF doc IS NULL OR NOT (", "IF NOT ("),
+    ("vouched_statements", "vouched.earliest_document_counts", "ORDER BY e.id DESC LIMIT 1", "ORDER BY e.id LIMIT 1"),
+    ("vouched_statements", "vouched.every_employee_unjournaled", "IF NOT FOUND OR NOT EXISTS (", "IF TRUE OR EXISTS ("),
 ]
 
 # Weakenings that change nothing a database user can do, each with its reason; not run, reported apart.
@@ -89,11 +93,18 @@ EQUIVALENT = {
 
 
 def equivalent(mutant, vendor):
+    if vendor == "sqlite" and (mutant.startswith(("unvouched:", "text:vouched."))):
+        return "the guard of the vouched records is PostgreSQL's alone (a deferred trigger): no SQL to weaken on SQLite"
     return EQUIVALENT.get(f"{mutant}@{vendor}") or EQUIVALENT.get(mutant)
 
 
 # The tests most likely to see a weakening of each guard that reads another table, tried first.
-FIRST_TESTS = {"journal_head": "journal_head", "employee_role": "role_changes", "casino_key": "trust_anchor"}
+FIRST_TESTS = {
+    "journal_head": "journal_head",
+    "employee_role": "role_changes",
+    "casino_key": "trust_anchor",
+    "vouched": "test_vouched_records",
+}
 
 
 def _project_models():
@@ -132,6 +143,16 @@ def weakenings():
             if isinstance(constraint, CheckConstraint):
                 found[f"check:{model._meta.label}:{constraint.name}"] = (
                     f"{model._meta.label}: {constraint.name} dropped"
+                )
+    from casino.models import VOUCHED_RECORDS
+
+    for label in VOUCHED_RECORDS:
+        model = apps.get_model(label)
+        for model_field, kind, _detail in append_only.column_rules(model, append_only.GUARDS[model._meta.label]):
+            # A frozen column is refused by its own guard first; `director` is the role's, set by a trigger.
+            if kind != append_only.FROZEN and model_field.attname != "director":
+                found[f"unvouched:{label}:{model_field.attname}"] = (
+                    f"{label}.{model_field.attname} need not be what its latest journal document says"
                 )
     for function, name, _old, _new in TEXT_WEAKENINGS:
         found[f"text:{name}"] = f"{function}: {name.split('.', 1)[1].replace('_', ' ')}"
@@ -183,6 +204,16 @@ def apply(mutant):
             return statements
 
         append_only.sqlite_statements, append_only.postgresql_statements = sqlite_statements, postgresql_statements
+    elif kind == "unvouched":
+        label, column = rest.split(":")
+        model_field = next(f for f in apps.get_model(label)._meta.concrete_fields if f.attname == column)
+        compared = f'{append_only._journal_value(model_field)} IS NOT DISTINCT FROM latest_row."{model_field.column}"'
+        vouched = append_only.vouched_statements
+
+        def vouched_statements(vendor):
+            return [s.replace(compared, "TRUE") for s in vouched(vendor)]
+
+        append_only.vouched_statements = vouched_statements
     elif kind == "text":
         changes = [(function, old, new) for function, name, old, new in TEXT_WEAKENINGS if name == rest]
         if not changes:
@@ -216,7 +247,8 @@ ORIGINALS = {}
 def _remember():
     from casino.audit import append_only
 
-    for name in ("column_rules", "sqlite_statements", "postgresql_statements", *{t[0] for t in TEXT_WEAKENINGS}):
+    names = ("column_rules", "sqlite_statements", "postgresql_statements", "vouched_statements")
+    for name in (*names, *{t[0] for t in TEXT_WEAKENINGS}):
         ORIGINALS.setdefault(name, getattr(append_only, name))
 
 
@@ -375,6 +407,8 @@ def pytest_runtestloop(session):
                 target = mutant.split(":")[1]
                 if mutant.startswith("text:"):
                     first = FIRST_TESTS[target.split(".")[0]]
+                elif mutant.startswith("unvouched:"):
+                    first = f"{target}-{mutant.split(':')[2]}]"  # test_vouched_records.py's test of that column
                 elif mutant.startswith("check:"):
                     first = "breaks_each_constraint"  # tests/audit/test_db_guards.py: every named constraint
                 else:

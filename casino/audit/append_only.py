@@ -18,7 +18,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from django.apps import apps
-from django.db import transaction
+from django.db import models, transaction
 from simple_history.models import HistoricalChanges
 
 FROZEN, FILL_ONCE, FREE = "frozen", "fill_once", "free"
@@ -641,6 +641,94 @@ def passkey_statements(vendor):
     ]
 
 
+VOUCHED_MESSAGE = (
+    f"{MESSAGE} : l'établissement, le personnel (rôles, agréments) et les affectations ne changent que par leurs "
+    "formulaires, chaque changement inscrit au journal dans la même transaction (R23, R29)"
+)
+
+
+def _journal_value(model_field):
+    """SQL (PostgreSQL): the field's value in the journal payload `doc` (jsonb), typed as its column."""
+    key = _quote(model_field.attname)
+    if isinstance(model_field, models.JSONField):
+        # Django writes None as SQL NULL, the journal as JSON null.
+        return f"NULLIF(doc -> {key}, 'null'::jsonb)"
+    casts = (
+        (models.BooleanField, "boolean"),
+        (models.DecimalField, "numeric"),
+        (models.DateTimeField, "timestamptz"),  # before DateField, its parent class
+        (models.DateField, "date"),
+        (models.TimeField, "time"),
+        (models.IntegerField, "bigint"),  # BigAutoField and the positive ones included
+        (models.ForeignKey, "bigint"),
+        (models.CharField, "text"),
+        (models.TextField, "text"),
+    )
+    for kind, cast in casts:
+        if isinstance(model_field, kind):
+            return f"(doc ->> {key})::{cast}"
+    # A new kind of column must say how the journal writes it (casino/audit/canonical.py) before it is guarded.
+    raise TypeError(f"no journal form for {type(model_field).__name__} ({model_field.model._meta.label})")
+
+
+def vouched_statements(vendor):
+    """The records edited by workflows (casino.models.VOUCHED_RECORDS: the casino's settings, the staff's roles and
+    approvals, the memberships) change only as their latest journal document says (R23, R29).
+
+    Every save of such a record through the application writes its history row, hence its journal entry
+    (casino.audit.journal.on_historical_record), in the same transaction. Once the transaction commits (a deferred
+    check), each row inserted or changed must equal, column by column, the payload of its record's latest journal
+    document (the one the verifiers reconcile it with): an UPDATE or INSERT in SQL that no journaled save came with
+    is refused for every role, the owner included. An employee is journaled only once a member of a casino, so an
+    employee without a membership is left to the other guards. PostgreSQL only: SQLite has no deferred triggers
+    (the row is written before its journal entry); there the verifiers name such a change, by record and field.
+    """
+    if vendor != "postgresql":
+        return []
+    from casino.models import VOUCHED_RECORDS  # casino/apps.py imports this module before the models are loaded
+
+    entries = apps.get_model("casino", "JournalEntry")._meta.db_table
+    membership = apps.get_model("casino", "Membership")._meta.db_table
+    message = _quote(VOUCHED_MESSAGE)
+    statements = []
+    for label in VOUCHED_RECORDS:
+        model = apps.get_model(label)
+        table = model._meta.db_table
+        same = " AND ".join(
+            f'{_journal_value(f)} IS NOT DISTINCT FROM latest_row."{f.column}"' for f in model._meta.concrete_fields
+        )
+        unjournaled = "FALSE"
+        if label == "casino.employee":
+            unjournaled = f'NOT EXISTS (SELECT 1 FROM "{membership}" m WHERE m.employee_id = NEW.id)'
+        statements += [
+            f"""
+            CREATE OR REPLACE FUNCTION "{PREFIX}vouched_{table}"() RETURNS trigger AS $$
+            DECLARE
+                latest_row RECORD;
+                doc jsonb;
+            BEGIN
+                -- The row as the transaction leaves it (each change of it queued this check).
+                SELECT * INTO latest_row FROM "{table}" WHERE id = NEW.id;
+                IF NOT FOUND OR {unjournaled} THEN
+                    RETURN NULL;
+                END IF;
+                SELECT e.document::jsonb -> 'payload' INTO doc FROM "{entries}" e
+                    WHERE e.object_type = {_quote(label)} AND e.object_id = NEW.id::text
+                    AND starts_with(e.action, {_quote(label + ".")})
+                    ORDER BY e.id DESC LIMIT 1;
+                IF doc IS NULL OR NOT ({same}) THEN
+                    RAISE EXCEPTION {message} USING ERRCODE = '23000';
+                END IF;
+                RETURN NULL;
+            END
+            $$ LANGUAGE plpgsql
+            """,
+            f'CREATE CONSTRAINT TRIGGER "{PREFIX}vouched" AFTER INSERT OR UPDATE ON "{table}" '
+            f'DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION "{PREFIX}vouched_{table}"()',
+        ]
+    return statements
+
+
 def related_statements(vendor, existing):
     """The statements of the guards that read another table, for the tables that exist."""
     statements = []
@@ -662,6 +750,11 @@ def related_statements(vendor, existing):
     passkey, signature = apps.get_model("casino", "Passkey"), apps.get_model("cashbox", "Signature")
     if {passkey._meta.db_table, signature._meta.db_table} <= existing:
         statements += passkey_statements(vendor)
+    vouched = {
+        apps.get_model(label)._meta.db_table for label in ("casino.Casino", "casino.Employee", "casino.Membership")
+    }
+    if vouched | {entry} <= existing:
+        statements += vouched_statements(vendor)
     return statements
 
 

@@ -11,6 +11,7 @@ from casino.models import Casino, Employee, Membership, Role
 from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tests.conftest import make_employee
+from tests.helpers.personas import end_memberships
 
 pytestmark = pytest.mark.django_db
 
@@ -402,7 +403,7 @@ def test_a_user_whose_membership_was_deactivated_no_longer_sees_the_casino(
 ):
     api.force_authenticate(director)
     assert [c["id"] for c in api.get("/api/v1/casinos/").json()["results"]] == [casino.pk]
-    Membership.objects.filter(employee__user=director, casino=casino).update(active=False)
+    end_memberships(Membership.objects.filter(employee__user=director, casino=casino))
     assert list(Casino.objects.for_user(director)) == []
     assert api.get("/api/v1/casinos/").json()["results"] == []
     assert api.get("/api/v1/tableaux/").json()["results"] == []
@@ -416,5 +417,5 @@ def test_a_deactivated_membership_hides_the_staff_of_that_casino(api, director, 
     from casino.models import Employee
 
     assert croupier.employee in Employee.objects.for_user(director)
-    Membership.objects.filter(employee__user=director, casino=casino).update(active=False)
+    end_memberships(Membership.objects.filter(employee__user=director, casino=casino))
     assert list(Employee.objects.for_user(director)) == []

@@ -9,6 +9,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from cashbox.models import Advance, Interruption, Signature
 from tests.conftest import PASSWORD
 from tests.helpers.cash_helpers import main_box, post_advance, post_short_interruption
+from tests.helpers.personas import end_memberships
 
 pytestmark = pytest.mark.django_db
 
@@ -47,7 +48,7 @@ def test_r28_a_signer_of_another_casino_is_an_unknown_employee_whatever_the_pass
 
 
 def test_r28_a_signer_whose_membership_ended_is_an_unknown_employee(api, cash_staff, open_day, boule_tableau):
-    cash_staff["director"].employee.memberships.update(active=False)
+    end_memberships(cash_staff["director"].employee.memberships.all())
     response = post_advance(api, cash_staff["chef"], boule_tableau, open_day)
     assert response.status_code == 400 and "employé inconnu" in response.json()["message"]
     assert not Advance.objects.exists()

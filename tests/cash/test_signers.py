@@ -14,6 +14,7 @@ from seances.services import plan_seances
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.cash_helpers import open_seance
 from tests.helpers.cash_steps import advance, final_count, refusal
+from tests.helpers.personas import end_memberships
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +63,7 @@ def test_r28_a_signer_is_an_active_member_of_the_casino_then_their_own_password_
     cash_staff, casino, other_casino
 ):
     make_employee("ailleurs", Role.DIRECTOR, other_casino)
-    cash_staff["codir"].employee.memberships.update(active=False)
+    end_memberships(cash_staff["codir"].employee.memberships.all())
     for username in ["ailleurs", "codir", None]:
         error = refusal(
             ValidationError,
@@ -111,7 +112,7 @@ def test_r22_r28_people_of_reads_the_casino_s_active_members_only(cash_staff, ca
     from casino.models import Membership
 
     make_employee("ailleurs", Role.DIRECTOR, other_casino)
-    cash_staff["codir"].employee.memberships.update(active=False)
+    end_memberships(cash_staff["codir"].employee.memberships.all())
     # Still an active member of another casino: not of this one.
     Membership.objects.create(employee=cash_staff["codir"].employee, casino=other_casino)
     parti = make_employee("parti", Role.CROUPIER, casino).user
@@ -202,7 +203,7 @@ def test_r15_r20_someone_whose_membership_or_account_was_deactivated_counts_noth
 ):
     croupier = cash_staff["croupier"]
     if ended == "membership":
-        croupier.employee.memberships.update(active=False)
+        end_memberships(croupier.employee.memberships.all())
     else:
         croupier.is_active = False
         croupier.save()

@@ -31,7 +31,9 @@ def drop_guard(table):
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 # Django's foreign keys are deferred: PostgreSQL refuses DDL on a table with pending trigger events.
+                # Checked now, then deferred again: a record written later in the test is journaled after its row.
                 cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+                cursor.execute("SET CONSTRAINTS ALL DEFERRED")
         append_only.drop(connection, {table})
 
 

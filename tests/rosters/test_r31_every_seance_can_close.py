@@ -17,6 +17,7 @@ from tests.conftest import PASSWORD, make_employee
 from tests.helpers import spin_helpers
 from tests.helpers.cash_helpers import post_advance, post_final_count
 from tests.helpers.days import reach_opening
+from tests.helpers.personas import end_memberships
 from tests.helpers.roster_helpers import designated
 
 pytestmark = pytest.mark.django_db
@@ -218,7 +219,7 @@ def test_r31_a_tableau_whose_croupiers_may_no_longer_count_is_relieved_counted_a
             user.employee.approval_end = user.employee.approval_date
             user.employee.save()
         elif lost == "membership":
-            user.employee.memberships.update(active=False)
+            end_memberships(user.employee.memberships.all())
         else:
             user.is_active = False
             user.save()

@@ -14,6 +14,7 @@ from seances.models import Seance
 from seances.rosters import services as roster_services
 from tables.models import Table, Tableau
 from tests.conftest import make_employee
+from tests.helpers.personas import end_memberships
 from tests.helpers.roster_helpers import DAY, refusal, refusal_article
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +41,7 @@ def test_r4_only_an_approved_croupier_of_the_casino_may_launch(casino, other_cas
         "Employé inconnu dans l'établissement : ailleurs"
         in refusal(roster_services.check_launcher, casino, outsider, DAY)[2]
     )
-    Membership.objects.filter(employee=croupier.employee).update(active=False)
+    end_memberships(Membership.objects.filter(employee=croupier.employee))
     assert "Employé inconnu" in refusal(roster_services.check_launcher, casino, croupier, DAY)[2]
 
 
@@ -76,7 +77,7 @@ def test_r4_the_eligible_are_the_casinos_active_approved_croupiers_and_chefs_in_
     make_employee("zeta", Role.CROUPIER, other_casino)
     make_employee("sans", Role.CROUPIER, casino, approved=False)
     gone = make_employee("parti", Role.CROUPIER, casino)
-    Membership.objects.filter(employee=gone).update(active=False)
+    end_memberships(Membership.objects.filter(employee=gone))
     alpha = make_employee("alpha", Role.CROUPIER, casino)
     alpha.user.last_name = "Aaron"
     alpha.user.save()
@@ -86,7 +87,7 @@ def test_r4_the_eligible_are_the_casinos_active_approved_croupiers_and_chefs_in_
     second = make_employee("chef0", Role.CHEF, casino).user
     make_employee("chefx", Role.CHEF, other_casino)
     left = make_employee("chef_parti", Role.CHEF, casino)
-    Membership.objects.filter(employee=left).update(active=False)
+    end_memberships(Membership.objects.filter(employee=left))
     later = make_employee("chef_nouveau", Role.CHEF, casino)
     later.approval_date = DAY + datetime.timedelta(days=1)  # valid today, not on DAY
     later.save()

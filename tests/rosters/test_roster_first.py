@@ -19,6 +19,7 @@ from tables.services import register_tableau
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.cash_helpers import post_advance, post_final_count, publish_rosters
 from tests.helpers.days import reach_opening
+from tests.helpers.personas import end_memberships
 
 pytestmark = pytest.mark.django_db
 
@@ -199,7 +200,7 @@ def deactivate(user, how, elsewhere):
     else:
         from casino.models import Membership
 
-        user.employee.memberships.update(active=False)
+        end_memberships(user.employee.memberships.all())
         Membership.objects.create(employee=user.employee, casino=elsewhere)
 
 
