@@ -78,7 +78,7 @@ CHANGES = {
         "approval_date": "approval_date = approval_date - 1",
         "approval_end": "approval_end = '2099-12-31'",
         "suspended_from": "suspended_from = '2099-01-01', suspended_until = NULL",
-        "suspended_until": "suspended_from = '2000-01-01', suspended_until = '2000-01-02'",
+        "suspended_until": "suspended_until = '2000-01-02'",  # of a suspension journaled from 1 January 2000
     },
     "casino.membership": {"active": "active = NOT active"},
 }
@@ -116,6 +116,10 @@ def test_r23_a_column_changed_in_sql_is_refused_at_commit_for_the_application_an
 ):
     table = Casino._meta.db_table if label == "casino.casino" else f"casino_{label.split('.')[1]}"
     pk = record_of(label, column, casino, croupier, administrator)
+    if column == "suspended_until":
+        employee = croupier.employee
+        employee.suspended_from = datetime.date(2000, 1, 1)
+        employee.save()
     sql = f"UPDATE {table} SET {CHANGES[label][column]} WHERE id = %s"
     refused(sql, [pk])
     with as_owner(connection):
