@@ -18,10 +18,11 @@ rows and journal entries), issued by --workers processes at once, the group's ca
 them close together — the group's closing counts of a quarter of an hour, compressed. Each group closes in two
 halves (half of every casino's tableaux), the groups in turn then in the reverse order, so that a change of the
 shared machine's load during the runs weighs the same on every group; each half stops after --seconds / 2 at most.
-It prints journaled writes per second, in all and per casino, p50/p95 latency, and CPU per write (the worker's own
-and its PostgreSQL backend's during the call, from /proc), and the ratio of the largest group's throughput to the
-first's: the journal head is one row per casino and no lock is shared across casinos, so the throughput does not
-fall as casinos are added.
+It prints journaled writes per second, in all and per casino, p50/p95 latency, CPU per write (the worker's own and
+its PostgreSQL backend's during the call, from /proc), what the workers' backends were doing (pg_stat_activity
+sampled every few milliseconds: running, waiting on a lock, on the WAL, on the worker), and the ratio of the largest
+group's throughput to the first's: the journal head is one row per casino and no lock is shared across casinos, so
+the throughput does not fall as casinos are added and no backend waits on a lock.
 
 Last, the head's ceiling: --head-writers threads append to the journal (casino.audit.journal.append, one entry per
 transaction, committed) of ONE casino for --seconds, then each to a casino of its own: every append of a casino
@@ -213,6 +214,57 @@ def count_worker(casinos, tasks, results, ready, start, seconds):
     connection.close()
 
 
+class Waits:
+    """What the bench database's backends are doing, sampled from pg_stat_activity every few milliseconds while a
+    closing runs: running (on the CPU or ready to), waiting on a lock (a row or a relation another transaction
+    holds), on the WAL (its flush at a commit, its insertion), on other I/O, or waiting for the worker (in the
+    worker's Python, between two statements or two counts)."""
+
+    KINDS = ("running", "lock", "wal", "io", "worker", "other")
+
+    def __init__(self, url, database):
+        self.url, self.database = url, database
+        self.counts = dict.fromkeys(self.KINDS, 0)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.sample)
+
+    @staticmethod
+    def kind(state, wait_type, wait_event):
+        if wait_type is None:
+            return "running" if state == "active" else "worker"
+        if wait_type == "Lock":
+            return "lock"
+        if (wait_event or "").startswith("WAL"):
+            return "wal"
+        if wait_type == "IO":
+            return "io"
+        if wait_type == "Client":
+            return "worker"
+        return "other"
+
+    def sample(self):
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as connection:
+            while not self.stop.is_set():
+                rows = connection.execute(
+                    "SELECT state, wait_event_type, wait_event FROM pg_stat_activity WHERE datname = %s "
+                    "AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
+                    [self.database],
+                ).fetchall()
+                for row in rows:
+                    self.counts[self.kind(*row)] += 1
+                time.sleep(0.005)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
 def closing(casinos, workers, seconds):
     """The counts of `casinos` (each its "boxes"), interleaved, by `workers` processes at once: their raw figures."""
     from django.db import connections
@@ -235,10 +287,12 @@ def closing(casinos, workers, seconds):
     for _ in processes:
         ready.get(timeout=600)  # connected, what they need read
     time.sleep(0.5)  # the queue fed
-    began = time.perf_counter()
-    start.set()
-    parts = [results.get(timeout=seconds + 600) for _ in processes]
-    wall = time.perf_counter() - began
+    url = os.environ["DATABASE_URL"]
+    with Waits(url, urlparse(url).path.lstrip("/")) as waits:
+        began = time.perf_counter()
+        start.set()
+        parts = [results.get(timeout=seconds + 600) for _ in processes]
+        wall = time.perf_counter() - began
     for process in processes:
         process.join()
     return {
@@ -247,6 +301,7 @@ def closing(casinos, workers, seconds):
         "wall": wall,
         "cpu": sum(part["cpu"] for part in parts),
         "db_cpu": sum(part["db_cpu"] for part in parts),
+        "waits": waits.counts,
     }
 
 
@@ -272,6 +327,7 @@ def merged(casinos, runs):
         "p95": latencies[max(0, int(n * 0.95) - 1)] * 1000 if n else float("nan"),
         "cpu_ms": sum(run["cpu"] for run in runs) * 1000 / n if n else float("nan"),
         "db_cpu_ms": sum(run["db_cpu"] for run in runs) * 1000 / n if n else float("nan"),
+        "waits": {kind: sum(run["waits"][kind] for run in runs) for kind in Waits.KINDS},
     }
 
 
@@ -375,6 +431,12 @@ def main():
             )
             if found["errors"]:
                 print(f"    e.g. {found['errors'][0]}", file=sys.stderr)
+        print("\nThe workers' backends, sampled (% of the samples):")
+        print(f"{'casinos':>8} " + " ".join(f"{kind:>8}" for kind in Waits.KINDS))
+        for found in figures:
+            total = sum(found["waits"].values()) or 1
+            shares = " ".join(f"{found['waits'][kind] * 100 / total:>8.1f}" for kind in Waits.KINDS)
+            print(f"{found['casinos']:>8} {shares}")
         ratio = figures[-1]["per_s"] / figures[0]["per_s"]
         window = figures[-1]["per_s"] * 15 * 60
         print(
@@ -403,12 +465,13 @@ def main():
         load = os.getloadavg()
         print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (shared machine)")
         last = figures[-1]
+        lock_share = last["waits"]["lock"] * 100 / (sum(last["waits"].values()) or 1)
         print(
             f"casinos={last['casinos']} workers={args.workers} writes_per_s={last['per_s']:.1f} "
             f"per_casino_per_s={last['per_casino_per_s']:.2f} p50_ms={last['p50']:.0f} p95_ms={last['p95']:.0f} "
             f"cpu_ms={last['cpu_ms'] + last['db_cpu_ms']:.1f} writes_per_s_at_{figures[0]['casinos']}="
             f"{figures[0]['per_s']:.1f} ratio={ratio:.2f} head_ceiling_per_s={head_one:.0f} "
-            f"appends_spread_per_s={head_many:.0f} refused={sum(len(f['errors']) for f in figures)} "
+            f"appends_spread_per_s={head_many:.0f} lock_wait_pct={lock_share:.1f} refused={sum(len(f['errors']) for f in figures)} "
             f"build_s={build_seconds:.0f} load1={load[0]:.2f}"
         )
     finally:
