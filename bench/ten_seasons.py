@@ -563,6 +563,8 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the database at the end (to look into a page)")
     parser.add_argument("--reuse", action="store_true", help="time the pages of a database kept by --keep")
     args = parser.parse_args()
+    if args.tableaux < 4:
+        parser.error("--tableaux: at least 4, one for each of the casino's 4 apparatus")
 
     url = database_url()
     name = urlparse(url).path.lstrip("/")
