@@ -93,7 +93,6 @@ def build(spin_count):
     today = GamingDay.date_at(casino)
     start = timezone.now() - datetime.timedelta(days=seances_count + 1)
     launchers = [users["croupier1"], users["croupier2"], users["croupier3"]]
-    seance = None
     for index in range(seances_count):
         day = GamingDay.objects.create(casino=casino, date=today - datetime.timedelta(days=seances_count - index))
         planned = start + datetime.timedelta(days=index)
@@ -142,14 +141,19 @@ def build(spin_count):
         )
         for o in originals
     )
-    # The last séance opens for the write-path measurement, with its published roster (R4).
-    Seance.objects.filter(pk=seance.pk).update(
+    # Today's séance, open, for the write-path measurement, with its published roster (R4). It is created open
+    # (what the opening would leave) rather than an old séance moved to now: a séance's planned times never change
+    # once written (R23, the append-only trigger refuses it).
+    now = timezone.now()
+    seance = Seance.objects.create(
+        gaming_day=GamingDay.objects.create(casino=casino, date=today),
+        kind=Seance.Kind.EVENING,
+        planned_start=now - datetime.timedelta(minutes=10),
+        planned_end=now + datetime.timedelta(hours=5),
+        actual_start=now - datetime.timedelta(minutes=10),
         state=Seance.State.OPEN,
-        actual_start=timezone.now() - datetime.timedelta(minutes=10),
-        planned_start=timezone.now() - datetime.timedelta(minutes=10),
-        planned_end=timezone.now() + datetime.timedelta(hours=5),
+        opened_by=users["directeur"],
     )
-    seance.refresh_from_db()
     roster = roster_services.create_roster(
         users["directeur"], seance, apparatus, "chef", ["croupier1", "croupier2", "croupier3"]
     )
@@ -208,16 +212,25 @@ def main():
 
         queued = []
         spins._queue_checks = queued.append
+        # The launcher the published roster designates now (R4: its croupiers take turns by period, minutes long).
+        from django.contrib.auth import get_user_model
+        from django.utils import timezone
+
+        from seances.models import Roster
+        from seances.rosters.services import designated_launcher
+
+        roster = Roster.objects.get(seance=seance, apparatus=apparatus, state=Roster.State.PUBLISHED)
         writes = []
         for index in range(50):
             # « Rien ne va plus » first (R9), outside the measure: the spin's write alone is timed.
             spins.announce(users["chef"], seance, apparatus)
+            launcher = get_user_model().objects.get(pk=designated_launcher(roster.pk, timezone.now())).username
             begin = time.perf_counter()
             spins.record_spin(
                 users["chef"],
                 seance,
                 apparatus,
-                ["croupier1", "croupier2", "croupier3"][index % 3],
+                launcher,
                 pocket=1 + index % 27,
                 direction=("antihoraire", "horaire")[index % 2],
             )

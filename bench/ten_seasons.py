@@ -40,11 +40,12 @@ PASSWORD = "bench-password-1"
 TARGET_MS = 150
 
 
-def database_url():
+def database_url(name="casino_ten_seasons_bench"):
+    """The bench's database: BENCH_DATABASE_URL, or `name` on DATABASE_URL's server (bench/group.py shares it)."""
     url = os.environ.get("BENCH_DATABASE_URL")
     if not url:
         base = urlparse(os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/postgres")
-        url = base._replace(path="/casino_ten_seasons_bench").geturl()
+        url = base._replace(path=f"/{name}").geturl()
     parsed = urlparse(url)
     if parsed.scheme not in ("postgres", "postgresql") or "bench" not in parsed.path:
         sys.exit("The benchmark database must be PostgreSQL and its name must contain 'bench' (it is dropped).")
@@ -562,6 +563,8 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the database at the end (to look into a page)")
     parser.add_argument("--reuse", action="store_true", help="time the pages of a database kept by --keep")
     args = parser.parse_args()
+    if args.tableaux < 4:
+        parser.error("--tableaux: at least 4, one for each of the casino's 4 apparatus")
 
     url = database_url()
     name = urlparse(url).path.lstrip("/")
