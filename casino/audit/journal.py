@@ -415,17 +415,22 @@ def mark_tableau(request, tableau):
 
 
 def record_refusal(request, casino_ids, rule, message, status):
-    """Journal a refused attempt with its rule id, after the refused request's own transaction rolled back."""
-    count_refusal(rule)
+    """Journal a refused request with its rule id, after the refused request's own transaction rolled back."""
     user = request.user if request.user.is_authenticated else None
-    role = role_of(user) if user else None
     # The tableau acted at, in its own casino's chain only (a person of several casinos is journaled in each).
     acted_at = getattr(request, "journal_tableau", None)
     if callable(acted_at):
         acted_at = acted_at()
-    tableau_casino, tableau_number = (acted_at.casino_id, acted_at.number) if acted_at is not None else (None, None)
+    journal_refusal(casino_ids, rule, message, status, user, request.method, request.path, acted_at)
+
+
+def journal_refusal(casino_ids, rule, message, status, user, method, path, tableau=None):
+    """Journal a refused attempt of `user` (None: anonymous) by `method` on `path`, at `tableau` if any: one entry per
+    casino, each in its own short transaction, retried, so that a refusal is never lost to a lock conflict."""
+    count_refusal(rule)
+    role = role_of(user) if user else None
+    tableau_casino, tableau_number = (tableau.casino_id, tableau.number) if tableau is not None else (None, None)
     for casino_id in casino_ids:
-        # Each casino's entry in its own short transaction, retried: a refusal is never lost to a lock conflict.
         retried(
             lambda casino_id=casino_id: append(
                 casino_id,
@@ -433,13 +438,7 @@ def record_refusal(request, casino_ids, rule, message, status):
                 actor=user,
                 role=role.value if role else "",
                 tableau_number=tableau_number if casino_id == tableau_casino else None,
-                payload={
-                    "rule": rule,
-                    "message": message,
-                    "status": status,
-                    "method": request.method,
-                    "path": request.path,
-                },
+                payload={"rule": rule, "message": message, "status": status, "method": method, "path": path},
             )
         )
 

@@ -8,7 +8,6 @@ from django.contrib.auth.hashers import Argon2PasswordHasher, PBKDF2PasswordHash
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
-from django.http import HttpRequest
 from django.test.utils import override_settings
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -30,7 +29,7 @@ from cashbox.services import (
 from cashbox.state import main_cashbox
 from casino.accounts.services import bootstrap_employee
 from casino.audit.actors import acting_as, system_user
-from casino.audit.journal import mark_tableau, record_refusal
+from casino.audit.journal import journal_refusal
 from casino.audit.seals import seal
 from casino.models import Casino, Employee, Role, Seal
 from casino.rules import DomainError
@@ -307,15 +306,21 @@ class Season:
         """A second initial advance at a tableau that has one, refused by the service (R15) and journaled as the
         refusal middleware journals a refused request (rule, message, person, tableau): the inspector's journal shows
         what a refusal looks like."""
-        request = HttpRequest()
-        request.method, request.path = "POST", f"/caisse/tableaux/{tableau.pk}/avance/"
-        request.user = self.director
-        mark_tableau(request, tableau)
         try:
             with transaction.atomic():
                 self.advance(seance, tableau)
         except DomainError as refusal:
-            record_refusal(request, [self.casino.pk], refusal.rule, refusal.message, refusal.status_code)
+            path = f"/caisse/tableaux/{tableau.pk}/avance/"
+            journal_refusal(
+                [self.casino.pk],
+                refusal.rule,
+                refusal.message,
+                refusal.status_code,
+                self.director,
+                "POST",
+                path,
+                tableau,
+            )
         else:  # pragma: no cover - the seed's own consistency
             raise CommandError("Une seconde avance initiale a été acceptée : la règle R15 n'est plus appliquée.")
 
