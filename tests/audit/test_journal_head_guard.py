@@ -33,6 +33,12 @@ def last_of(casino):
 def chained(casino):
     for action in ("premier", "second", "troisième"):
         journal.append(casino.pk, action)
+    if connection.vendor == "postgresql":
+        # The appends' deferred checks run now, as their commit would: a probe is then alone in its transaction, as
+        # it would be in production (no earlier check of the head to refuse it in its stead).
+        with connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+            cursor.execute("SET CONSTRAINTS ALL DEFERRED")
     return casino
 
 
@@ -57,6 +63,14 @@ def test_r23_a_head_written_past_the_append_is_refused_and_the_casino_still_writ
         entry = JournalEntry.objects.filter(casino=chained).latest("sequence")
     assert (entry.sequence, entry.previous_hash) == (before[0] + 1, before[1])
     assert verification.verify_casino(chained, reconcile=False) == (entry.sequence, [])
+
+
+def test_r23_a_head_moved_backwards_is_refused_at_once_before_any_commit(chained):
+    """Backwards is refused by the statement itself (PostgreSQL's immediate check; SQLite checks everything at once),
+    not only by the check a commit runs: no later statement of the transaction sees a head behind its chain."""
+    with pytest.raises(IntegrityError, match="la tête du journal ne bouge que par l'ajout d'une entrée"):
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("UPDATE casino_journalhead SET sequence = sequence - 1 WHERE casino_id = %s", [chained.pk])
 
 
 def test_r23_a_head_inserted_that_is_not_the_last_entry_is_refused(chained):
