@@ -51,7 +51,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
 os.environ.setdefault("DEBUG", "1")
 
 from bench.ten_seasons import admin_execute, database_url  # noqa: E402 (the repository on the path first)
-from bench.write_path import PASSWORD, cpu_seconds, employee  # noqa: E402
+from bench.write_path import PASSWORD, cpu_seconds, employee, open_whatever_the_hour  # noqa: E402
 
 CHIPS = {"100.00": 90}
 
@@ -61,15 +61,12 @@ def build_casino(number, tableaux):
     published rotation order, every tableau opened with its initial advance. Returns what the workers need."""
     from decimal import Decimal
 
-    import time_machine
-    from django.utils import timezone
-
     from cashbox.services import record_advance
     from cashbox.state import main_cashbox
     from casino.models import Casino, Role
-    from seances.models import GamingDay, Seance
+    from seances.models import GamingDay
     from seances.rosters import services as roster_services
-    from seances.services import change_seance_state, open_tableau, plan_seances
+    from seances.services import open_tableau, plan_seances
     from tables.games.rules import Game
     from tables.models import Apparatus, Table
     from tables.services import register_tableau
@@ -94,13 +91,7 @@ def build_casino(number, tableaux):
     afternoon, _evening = plan_seances(director, casino, day)
     roster = roster_services.create_roster(director, afternoon, machine, chef.username, [c.username for c in croupiers])
     roster_services.publish_roster(director, roster, director.username, PASSWORD)
-    # R30: a séance opens no earlier than its planned start less the casino's lead (as bench/write_path.py does).
-    if timezone.now() < afternoon.earliest_opening:
-        with time_machine.travel(afternoon.planned_start):
-            change_seance_state(director, afternoon, Seance.State.OPEN)
-    else:
-        change_seance_state(director, afternoon, Seance.State.OPEN)
-    afternoon = Seance.objects.select_related("gaming_day").get(pk=afternoon.pk)
+    afternoon = open_whatever_the_hour(director, afternoon)
     amount = casino.advance_amount(Game.BOULE)
     chips = {"100.00": int(amount // 100)}
     boxes = []

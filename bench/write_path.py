@@ -100,21 +100,37 @@ def employee(username, role, casino):
     return user
 
 
+def open_whatever_the_hour(director, seance):
+    """Open the séance now, or under a clock moved to its planned start when now is earlier than R30 allows (a séance
+    opens no earlier than its planned start less the casino's lead): a bench plays today's afternoon at any hour."""
+    # Imported here, as in build(): Django is set up by the bench's main() once its database is chosen.
+    import time_machine
+    from django.utils import timezone
+
+    from seances.models import Seance
+    from seances.services import change_seance_state
+
+    if timezone.now() < seance.earliest_opening:
+        with time_machine.travel(seance.planned_start):
+            change_seance_state(director, seance, Seance.State.OPEN)
+    else:
+        change_seance_state(director, seance, Seance.State.OPEN)
+    return Seance.objects.select_related("gaming_day").get(pk=seance.pk)
+
+
 def build(tableaux):
     """The casino, its staff, the séance open with its rosters, every tableau opened with its initial advance."""
     import datetime
     from decimal import Decimal
 
-    import time_machine
-    from django.utils import timezone
     from knox.models import AuthToken
 
     from cashbox.services import record_advance
     from cashbox.state import main_cashbox
     from casino.models import Casino, Role
-    from seances.models import GamingDay, Seance
+    from seances.models import GamingDay
     from seances.rosters import services as roster_services
-    from seances.services import change_seance_state, open_tableau, plan_seances
+    from seances.services import open_tableau, plan_seances
     from tables.games.rules import Game
     from tables.models import Apparatus, Table
     from tables.services import register_tableau
@@ -148,14 +164,7 @@ def build(tableaux):
             director, afternoon, machine, chefs[i].username, [u.username for u in launchers[i]]
         )
         roster_services.publish_roster(director, roster, director.username, PASSWORD)
-    # R30: a séance opens no earlier than its planned start less the casino's lead. The bench plays today's
-    # afternoon whatever the hour: the opening is made under a clock moved to the planned start when it is later.
-    if timezone.now() < afternoon.earliest_opening:
-        with time_machine.travel(afternoon.planned_start):
-            change_seance_state(director, afternoon, Seance.State.OPEN)
-    else:
-        change_seance_state(director, afternoon, Seance.State.OPEN)
-    afternoon = Seance.objects.select_related("gaming_day").get(pk=afternoon.pk)
+    afternoon = open_whatever_the_hour(director, afternoon)
     amount = casino.advance_amount(Game.BOULE)
     chips = {"100.00": int(amount // 100)}
     boxes = {i: [] for i in range(APPARATUS)}
