@@ -163,6 +163,9 @@ def test_r4_no_skip_before_the_seance_opens(api, director, casino, chef, croupie
     roster_services.publish_roster(director, roster, "directeur", PASSWORD)
     response = post_skip(api, chef, roster, "croupier2", signer="chef", password=PASSWORD)
     assert response.status_code == 409 and response.json()["code"] == "R4"
+    assert response.json()["message"] == cite(
+        "R4", "Un saut de tour se fait pendant la partie : la séance n'est pas ouverte"
+    )
     assert not RosterChange.objects.exists()
 
 
