@@ -363,3 +363,15 @@ def test_r4_r28_a_relief_is_signed_by_a_director_with_a_second_factor_with_their
         "croupier1",
         "croupier4",
     )
+
+
+def test_r4_a_change_other_than_a_skip_without_its_launcher_is_refused_on_the_members_field_word_for_word(
+    live, casino, chef
+):
+    make_employee("croupier4", Role.CROUPIER, casino)
+    for kind, replacement in (("absence", None), ("late_arrival", None), ("return", None), ("relief", "croupier4")):
+        for member in (None, ""):
+            assert refusal(
+                roster_services.record_change, chef, live, kind, member, "Pause", replacement, after(live, 5), **SIGNED
+            ) == ("member", "R4", cite("R4", "Indiquez le lanceur concerné par le changement"))
+    assert not RosterChange.objects.exists()
