@@ -447,3 +447,23 @@ def test_r4_the_status_names_who_launches_now_and_next_and_the_order_in_force(
     after_end = {"now": None, "now_until": None, "next": None, "next_at": None, "order": [c4, c3, late], "turns": turns}
     assert status(roster, at(70)) == {**after_end, "now": c4, "now_until": at(80)}
     assert status(roster) == after_end  # now: long after the séance
+
+
+def test_r4_an_open_seance_at_its_planned_end_goes_on_with_the_next_turn(
+    casino, director, chef, croupier, croupier2, boule
+):
+    """From the very minute of its planned end, a séance still open keeps its rotation: the turn that begins then is
+    the launcher's now, as the launcher in turn is checked (designated_launcher)."""
+    planned = seance_of(casino, DAY, Seance.Kind.AFTERNOON, moment(DAY, 14), 40)
+    Seance.objects.filter(pk=planned.pk).update(state=Seance.State.OPEN, actual_start=planned.planned_start)
+    seance = Seance.objects.get(pk=planned.pk)
+    made = roster_by_hand(director, seance, boule, chef, [croupier, croupier2])
+    roster = roster_services.rosters_with_everything(Roster.objects.filter(pk=made.pk)).get()
+    end = seance.planned_end
+    status = roster_services.roster_status(roster, end)
+    assert (status["now"], status["now_until"]) == (croupier, end + datetime.timedelta(minutes=20))
+    assert status["turns"][-1] == {"start": end, "end": end + datetime.timedelta(minutes=20), "launcher": croupier}
+    assert roster_services.designated_launcher(roster.pk, end) == croupier.pk
+    # A minute earlier the séance is within its planned times: its turns end at the planned end.
+    before = roster_services.roster_status(roster, end - datetime.timedelta(minutes=1))
+    assert (before["now"], before["now_until"], before["turns"][-1]["end"]) == (croupier2, end, end)

@@ -18,6 +18,7 @@ from seances.services import change_seance_state, plan_seances
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers import spin_helpers
 from tests.helpers.cash_helpers import open_seance
+from tests.helpers.passkey_helpers import enrolled_key, use_keys
 from tests.helpers.roster_helpers import designated, domain_refusal, refusal
 
 pytestmark = pytest.mark.django_db
@@ -162,6 +163,9 @@ def test_r4_no_skip_before_the_seance_opens(api, director, casino, chef, croupie
     roster_services.publish_roster(director, roster, "directeur", PASSWORD)
     response = post_skip(api, chef, roster, "croupier2", signer="chef", password=PASSWORD)
     assert response.status_code == 409 and response.json()["code"] == "R4"
+    assert response.json()["message"] == cite(
+        "R4", "Un saut de tour se fait pendant la partie : la séance n'est pas ouverte"
+    )
     assert not RosterChange.objects.exists()
 
 
@@ -325,6 +329,75 @@ def test_r4_a_skip_after_a_relief_skips_the_relieving_croupier_designated_now(ca
             "hors de l'ordre, enregistrez une relève)",
         ),
     )
+
+
+# A skip signed with the chef's key (R4, R28) --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def chefs_key(casino, codir, chef):
+    """The casino signs with keys; the chef's key, confirmed by the CoDir member, signs with this authenticator."""
+    authenticator, _key = enrolled_key(chef, casino, confirmed_by=codir)
+    use_keys(casino)
+    return authenticator
+
+
+SKIP_REASON = "Le lanceur désigné recompte une caisse"
+
+
+def skip_with_a_key(api, chef, roster, replacement, authenticator, **extra):
+    """The two steps of a skip signed with the chef's key: (the options' act, the response to the signed write)."""
+    api.force_authenticate(chef)
+    url = f"/api/v1/rosters/{roster.pk}/change/"
+    body = {"kind": "skip", "replacement": replacement, "reason": SKIP_REASON, "signer": "chef"} | extra
+    asked = api.post(f"{url}options/", body, format="json")
+    assert asked.status_code == 200, asked.content
+    return asked.json()["act"], api.post(
+        url, body | {"assertion": authenticator.assertion(asked.json())}, format="json"
+    )
+
+
+def test_r4_r28_a_skip_asked_without_its_launcher_signs_the_launcher_designated_now(
+    api, chef, boule, seance, chefs_key
+):
+    """The skip's challenge names the launcher whose turn is in progress (the form leaves the field empty): the key
+    signs the skip that is then recorded."""
+    roster = Roster.objects.published().get(seance=seance, apparatus=boule)
+    # The first turn of the séance, frozen: the launcher designated at the challenge is the one at the write.
+    with time_machine.travel(seance.actual_start + datetime.timedelta(minutes=5), tick=False):
+        skipped = designated(seance, boule)
+        replacement = the_other(skipped)
+        act, response = skip_with_a_key(api, chef, roster, replacement, chefs_key)
+    assert act["figures"] == {
+        "roster": roster.pk,
+        "kind": "skip",
+        "member": skipped,
+        "replacement": replacement,
+        "reason": SKIP_REASON,
+    }
+    assert response.status_code == 201, response.content
+    change = RosterChange.objects.get()
+    assert (change.kind, change.member.username, change.replacement.username) == ("skip", skipped, replacement)
+    assert (change.signature.signer, change.signature.method) == (chef, "passkey")
+
+
+def test_r4_r28_a_skip_naming_another_launcher_is_signed_as_asked_then_refused_word_for_word(
+    api, chef, boule, seance, chefs_key
+):
+    """The challenge signs the skip the request describes, never a launcher put in its place: naming one who is not
+    launching, the signed skip is refused by R4 and nothing is written."""
+    roster = Roster.objects.published().get(seance=seance, apparatus=boule)
+    with time_machine.travel(seance.actual_start + datetime.timedelta(minutes=5), tick=False):
+        launching = designated(seance, boule)
+        other = the_other(launching)
+        act, response = skip_with_a_key(api, chef, roster, launching, chefs_key, member=other)
+    assert (act["figures"]["member"], act["figures"]["replacement"]) == (other, launching)
+    assert (response.status_code, response.json()["code"]) == (400, "R4"), response.content
+    assert response.json()["message"] == cite(
+        "R4", f"Le tour en cours est celui de {launching.title()} : seul son tour peut être sauté"
+    )
+    assert not RosterChange.objects.exists()
+    assert not Signature.objects.filter(purpose=Signature.Purpose.ROSTER_CHANGE).exists()
 
 
 def test_r4_a_launch_out_of_turn_names_the_designated_launcher_word_for_word_with_its_details(chef, boule, seance):

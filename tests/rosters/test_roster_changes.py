@@ -15,6 +15,7 @@ from seances.rosters import services as roster_services
 from seances.services import change_seance_state, plan_seances
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.roster_helpers import DAY, domain_refusal, refusal
+from tests.helpers.second_factor import totp_code
 
 pytestmark = pytest.mark.django_db
 
@@ -332,3 +333,45 @@ def test_r4_a_reliefs_signed_statement_names_the_relief_and_its_moment_word_for_
         f"Relève de Croupier1 par Croupier4 — {boule.name}, {live.seance} — à partir de "
         f"{timezone.localtime(moment):%H:%M} — motif : Pause ({article('R4')})."
     )
+
+
+def test_r4_a_relief_or_a_skip_without_its_signer_is_refused_on_the_signers_field_word_for_word(live, casino, chef):
+    make_employee("croupier4", Role.CROUPIER, casino)
+    change = roster_services.record_change
+    for kind, replacement, who in (
+        ("relief", "croupier4", "La relève est signée par la direction ou le chef de partie"),
+        ("skip", "croupier2", "Le saut de tour est signé par le chef de partie"),
+    ):
+        for signer in (None, "", "  "):
+            assert refusal(
+                change, chef, live, kind, "croupier1", "Pause", replacement, after(live, 5), signer, PASSWORD
+            ) == ("signer", "R4", cite("R4", f"{who} : indiquez le signataire et son mot de passe"))
+    assert not RosterChange.objects.exists()
+
+
+def test_r4_r28_a_relief_is_signed_by_a_director_with_a_second_factor_with_their_code(
+    live, casino, chef, director, settings
+):
+    """The code of the signer's second factor reaches the signature check: without it the relief is refused."""
+    make_employee("croupier4", Role.CROUPIER, casino)
+    code = totp_code(settings, director)
+    relief = (chef, live, "relief", "croupier1", "Pause", "croupier4", after(live, 5), "directeur", PASSWORD)
+    assert refusal(roster_services.record_change, *relief)[:2] == ("otp", "R4")
+    made = roster_services.record_change(*relief, otp=code)
+    assert (made.signature.signer, made.member.username, made.replacement.username) == (
+        director,
+        "croupier1",
+        "croupier4",
+    )
+
+
+def test_r4_a_change_other_than_a_skip_without_its_launcher_is_refused_on_the_members_field_word_for_word(
+    live, casino, chef
+):
+    make_employee("croupier4", Role.CROUPIER, casino)
+    for kind, replacement in (("absence", None), ("late_arrival", None), ("return", None), ("relief", "croupier4")):
+        for member in (None, ""):
+            assert refusal(
+                roster_services.record_change, chef, live, kind, member, "Pause", replacement, after(live, 5), **SIGNED
+            ) == ("member", "R4", cite("R4", "Indiquez le lanceur concerné par le changement"))
+    assert not RosterChange.objects.exists()

@@ -10,7 +10,7 @@ import pytest
 
 import casino.tasks  # noqa: F401 -- registers the export's build task, queued by name on commit
 from cashbox.models import Signature
-from casino.models import Role
+from casino.models import Role, SigningChallenge
 from casino.rules import InvalidTransition, cite
 from seances.models import GamingDay, Roster, RosterChange
 from seances.rosters import services as roster_services
@@ -300,3 +300,17 @@ def test_r4_r28_no_challenge_for_a_password_casino_nor_for_an_order_published_wo
         "R23",
         cite("R23", "L'ordre de roulement est déjà publié"),
     )
+
+
+def test_r28_no_challenge_is_given_to_a_signer_who_is_not_of_the_casino_word_for_word(
+    casino, director, outsider, live, keyed, vingt_trois
+):
+    """A publication's or a relief's challenge for another casino's director: « employé inconnu », R28, on the
+    signer's field; no challenge is written."""
+    unknown = ("signer", "R28", cite("R28", "Signature refusée : employé inconnu dans l'établissement (directeur2)"))
+    other = roster_services.create_roster(director, live.seance, vingt_trois, "chef", ["croupier1", "croupier2"])
+    challenges = SigningChallenge.objects.count()  # those of the keys' enrolment
+    assert field_refusal(roster_services.publish_options, other, "directeur2") == unknown
+    relief = (live, "relief", "croupier2", "Pause", "croupier4", "directeur2")
+    assert field_refusal(roster_services.change_options, *relief) == unknown
+    assert SigningChallenge.objects.count() == challenges
