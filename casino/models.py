@@ -41,7 +41,8 @@ def stored_beside(instance, update_fields):
         return
     written = {instance._meta.get_field(name).attname for name in update_fields}
     others = [f.attname for f in instance._meta.concrete_fields if f.attname not in written and not f.primary_key]
-    stored = type(instance)._base_manager.filter(pk=instance.pk).values(*others).first()
+    # Locked: no other transaction changes those columns between this read and the save.
+    stored = type(instance)._base_manager.select_for_update().filter(pk=instance.pk).values(*others).first()
     for name, value in (stored or {}).items():
         setattr(instance, name, value)
 
@@ -733,10 +734,12 @@ class Membership(models.Model):
         ]
 
     def save(self, **kwargs):  # keyword arguments only, as Django 5.1 asks of save()'s callers
-        # The database sets it anyway (trigger); set here too so that the object says what the row says.
-        self.director = Employee.objects.filter(pk=self.employee_id, role=Role.DIRECTOR).exists()
         with transaction.atomic():  # with its history row and journal entry (vouched_statements, as Employee.save)
             stored_beside(self, kwargs.get("update_fields"))
+            # The database sets it anyway (trigger); set here too so that the object, hence its journal entry, says
+            # what the row says: read under the employee's lock, so that no role change commits in between.
+            role = Employee.objects.select_for_update().filter(pk=self.employee_id).values_list("role", flat=True)
+            self.director = role.first() == Role.DIRECTOR
             super().save(**kwargs)
 
     def __str__(self):

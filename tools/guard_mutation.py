@@ -80,7 +80,14 @@ TEXT_WEAKENINGS = [
     ("casino_key_statements", "casino_key.second_key_in_service", "AND k.retired_at IS NULL)", "AND 0)"),
     ("casino_key_statements", "casino_key.second_key_in_service", "AND k.retired_at IS NULL)", "AND FALSE)"),
     ("vouched_statements", "vouched.record_without_document_passes", "IF doc IS NULL OR NOT (", "IF NOT ("),
-    ("vouched_statements", "vouched.earliest_document_counts", "ORDER BY e.id DESC LIMIT 1", "ORDER BY e.id LIMIT 1"),
+    ("vouched_statements", "vouched.earliest_document_counts", "ORDER BY e.sequence DESC", "ORDER BY e.sequence"),
+    (
+        "vouched_statements",
+        "vouched.earliest_document_counts",
+        "ORDER BY e.recorded_at DESC, e.id DESC",
+        "ORDER BY e.recorded_at, e.id",
+    ),
+    ("vouched_statements", "vouched.a_document_of_another_chain_counts", "AND e.casino_id = NEW.", "AND 0 < NEW."),
     ("vouched_statements", "vouched.every_employee_unjournaled", "IF NOT FOUND OR NOT EXISTS (", "IF TRUE OR EXISTS ("),
 ]
 
@@ -95,10 +102,6 @@ EQUIVALENT = {
         "the head is the row of its casino (casino_id is its primary key) and must still be that casino's last entry:"
         " moving a row to a casino without one, with that casino's last number and hash, is deleting a head (allowed,"
         " the next append rebuilds it) and inserting the other casino's right head (allowed)"
-    ),
-    "text:vouched.record_without_document_passes": (
-        "without a journal document every value read from it is NULL, and IS NOT DISTINCT FROM never answers NULL: "
-        "the row's id (never NULL) differs from it, so a record without a document is refused either way"
     ),
     "text:journal_head.may_move_back@sqlite": (
         "on SQLite the same trigger also requires the head to be the last entry, which an earlier number never is; "

@@ -694,12 +694,26 @@ def vouched_statements(vendor):
     for label in VOUCHED_RECORDS:
         model = apps.get_model(label)
         table = model._meta.db_table
+        # A column the document does not name (added to the model after the record was last journaled) is not
+        # compared: the verifiers name it, and the record's next journaled save names it in its document.
         same = " AND ".join(
-            f'{_journal_value(f)} IS NOT DISTINCT FROM latest_row."{f.column}"' for f in model._meta.concrete_fields
+            f'(NOT doc ? {_quote(f.attname)} OR {_journal_value(f)} IS NOT DISTINCT FROM latest_row."{f.column}")'
+            for f in model._meta.concrete_fields
         )
         unjournaled = "FALSE"
+        # Where the record's entries are: the casino's own chain, a membership's casino's; the casinos of an
+        # employee's memberships. In one chain the latest is the highest number (numbers follow one another, as the
+        # head's guard holds them), which no one writing a row of the journal can choose otherwise.
+        latest = "e.casino_id = NEW.id ORDER BY e.sequence DESC"
+        if label == "casino.membership":
+            latest = "e.casino_id = NEW.casino_id ORDER BY e.sequence DESC"
         if label == "casino.employee":
             unjournaled = f'NOT EXISTS (SELECT 1 FROM "{membership}" m WHERE m.employee_id = NEW.id)'
+            # Several chains: the latest by time, then by row.
+            latest = (
+                f'e.casino_id IN (SELECT m.casino_id FROM "{membership}" m WHERE m.employee_id = NEW.id) '
+                "ORDER BY e.recorded_at DESC, e.id DESC"
+            )
         statements += [
             f"""
             CREATE OR REPLACE FUNCTION "{PREFIX}vouched_{table}"() RETURNS trigger AS $$
@@ -714,8 +728,7 @@ def vouched_statements(vendor):
                 END IF;
                 SELECT e.document::jsonb -> 'payload' INTO doc FROM "{entries}" e
                     WHERE e.object_type = {_quote(label)} AND e.object_id = NEW.id::text
-                    AND starts_with(e.action, {_quote(label + ".")})
-                    ORDER BY e.id DESC LIMIT 1;
+                    AND starts_with(e.action, {_quote(label + ".")}) AND {latest} LIMIT 1;
                 IF doc IS NULL OR NOT ({same}) THEN
                     RAISE EXCEPTION {message} USING ERRCODE = '23000';
                 END IF;

@@ -381,8 +381,9 @@ def on_historical_record(sender, instance, history_instance, history_user=None, 
     tableau_number = tableau_of(instance)
     if label == "casino.membership" and history_instance.history_type == "+":
         # The employee was journaled to the casinos they belonged to when last saved: the casino they join now
-        # records them too, so that its journal holds every record it reconciles (R23).
-        employee = instance.employee
+        # records them too, so that its journal holds every record it reconciles (R23). As stored, not as the object
+        # in hand may have been changed since (the database compares the row with this document at commit).
+        employee = type(instance.employee)._base_manager.get(pk=instance.employee_id)
         append(
             instance.casino_id,
             "casino.employee.join",

@@ -13,8 +13,8 @@ from django.db import IntegrityError, connection, transaction
 
 from casino import services
 from casino.accounts import services as accounts
-from casino.audit import append_only
-from casino.models import VOUCHED_RECORDS, Casino, Employee, Membership
+from casino.audit import append_only, journal
+from casino.models import VOUCHED_RECORDS, Casino, Employee, JournalEntry, Membership
 from tests.conftest import as_owner
 
 pytestmark = [
@@ -132,6 +132,20 @@ def test_r23_a_column_changed_in_sql_is_refused_at_commit_for_the_application_an
 def test_r23_a_value_written_back_unchanged_goes_through(casino, croupier):
     committed("UPDATE casino_casino SET rotation_period_minutes = rotation_period_minutes WHERE id = %s", [casino.pk])
     committed("UPDATE casino_membership SET active = active WHERE employee_id = %s", [croupier.employee.pk])
+    committed("UPDATE casino_employee SET approval_end = approval_end WHERE id = %s", [croupier.employee.pk])
+
+
+def test_r23_a_column_the_latest_document_does_not_name_is_not_compared(casino, croupier):
+    """A database upgraded from before a column existed: the record's latest document does not name it (the
+    verifiers do); its next journaled save does, and from then on the column is compared."""
+    membership = Membership.objects.get(employee=croupier.employee, casino=casino)
+    payload = journal.record_payload(membership)
+    del payload["director"]
+    journal.append(
+        casino.pk, "casino.membership.change", object_type="casino.membership", object_id=membership.pk, payload=payload
+    )
+    committed("UPDATE casino_membership SET director = director WHERE id = %s", [membership.pk])
+    refused("UPDATE casino_membership SET active = FALSE WHERE id = %s", [membership.pk])
 
 
 def test_r23_a_membership_or_a_casino_inserted_in_sql_is_refused(casino, other_casino, croupier):
@@ -151,8 +165,28 @@ def test_r23_a_record_put_back_in_sql_to_an_earlier_journaled_value_is_refused(c
     membership = Membership.objects.get(employee=croupier.employee, casino=casino)
     membership.active = False
     membership.save()
+    employee = croupier.employee
+    first = employee.approval_number
+    employee.approval_number = "AGR-RENOUVELE"
+    employee.save()
     commits()
     refused("UPDATE casino_membership SET active = TRUE WHERE id = %s", [membership.pk])
+    refused("UPDATE casino_employee SET approval_number = %s WHERE id = %s", [first, employee.pk])
+
+
+def test_r23_only_the_records_own_chain_counts(casino, other_casino, croupier):
+    """A membership's document in another casino's chain (the same id there) vouches for nothing here."""
+    membership = Membership.objects.get(employee=croupier.employee, casino=casino)
+    for _ in range(JournalEntry.objects.filter(casino=casino).count()):  # the other chain's numbers then go higher
+        journal.append(other_casino.pk, "test.remplissage")
+    journal.append(
+        other_casino.pk,
+        "casino.membership.change",
+        object_type="casino.membership",
+        object_id=membership.pk,
+        payload={**journal.record_payload(membership), "active": False},
+    )
+    refused("UPDATE casino_membership SET active = FALSE WHERE id = %s", [membership.pk])
 
 
 def test_r23_an_employee_without_a_membership_is_left_to_the_other_guards(casino, administrator):
@@ -160,8 +194,9 @@ def test_r23_an_employee_without_a_membership_is_left_to_the_other_guards(casino
     user = get_user_model().objects.create_user(username="sans-casino", password=None)
     employee = Employee.objects.create(user=user, role="")
     committed("UPDATE casino_employee SET approval_number = 'AGR-X' WHERE id = %s", [employee.pk])
-    Membership.objects.create(employee=employee, casino=casino)
+    Membership.objects.create(employee=employee, casino=casino)  # journals the employee as stored: AGR-X
     commits()
+    committed("UPDATE casino_employee SET approval_number = 'AGR-X' WHERE id = %s", [employee.pk])
     refused("UPDATE casino_employee SET approval_number = 'AGR-Y' WHERE id = %s", [employee.pk])
 
 
