@@ -282,7 +282,11 @@ def drill(cluster):
         BACKUP_DB_PASSWORD=cluster.passwords[BACKUP_ROLE],
     )
     for script in INIT_SCRIPTS:
-        cluster.run(["sh", str(script)], env=init_env, as_postgres=True, name=script.name)
+        # Run from the drill's folder: the postgres user may not read the checkout (a clone in a private folder).
+        readable = cluster.workdir / script.name
+        shutil.copyfile(script, readable)
+        readable.chmod(0o644)
+        cluster.run(["sh", str(readable)], env=init_env, as_postgres=True, name=script.name)
     cluster.pg_ctl("reload")
     manage(cluster, OWNER, "migrate", "--noinput")
     manage(cluster, OWNER, "grant_app_role", APP_ROLE)
