@@ -121,6 +121,14 @@ class Cluster:
             **extra,
         }
 
+    def readable(self, script):
+        """The script copied into the drill's folder, for the postgres user, who may not read the checkout (a clone
+        in a private folder, as `mktemp -d` makes)."""
+        copy = self.workdir / script.name
+        shutil.copyfile(script, copy)
+        copy.chmod(0o644)
+        return str(copy)
+
     def run(self, command, env=None, as_postgres=False, timeout=120, check=True, name=None):
         prefix = self.as_user if as_postgres else []
         environment = env or self.env()
@@ -130,7 +138,7 @@ class Cluster:
             command = [*prefix, "env", *[f"{key}={value}" for key, value in environment.items()], *command]
         result = subprocess.run(
             command,
-            cwd=ROOT,
+            cwd=self.workdir if prefix else ROOT,  # the postgres user's commands in a folder it may enter
             env=environment,
             capture_output=True,
             text=True,
@@ -282,11 +290,7 @@ def drill(cluster):
         BACKUP_DB_PASSWORD=cluster.passwords[BACKUP_ROLE],
     )
     for script in INIT_SCRIPTS:
-        # Run from the drill's folder: the postgres user may not read the checkout (a clone in a private folder).
-        readable = cluster.workdir / script.name
-        shutil.copyfile(script, readable)
-        readable.chmod(0o644)
-        cluster.run(["sh", str(readable)], env=init_env, as_postgres=True, name=script.name)
+        cluster.run(["sh", cluster.readable(script)], env=init_env, as_postgres=True, name=script.name)
     cluster.pg_ctl("reload")
     manage(cluster, OWNER, "migrate", "--noinput")
     manage(cluster, OWNER, "grant_app_role", APP_ROLE)
@@ -301,7 +305,9 @@ def drill(cluster):
         EXPORTS_DIR=str(workdir / "exports"),
         BACKUP_KEEP="2",
     )
-    cluster.run(["sh", str(BACKUP_SCRIPT), "base"], env=backup_env, as_postgres=True, name="backup.sh base")
+    cluster.run(
+        ["sh", cluster.readable(BACKUP_SCRIPT), "base"], env=backup_env, as_postgres=True, name="backup.sh base"
+    )
 
     # 3. More writes and their seal, then T on the server's clock, a moment after their commit.
     at_target = write(cluster, ["Boule après la sauvegarde"])
