@@ -763,10 +763,10 @@ def related_statements(vendor, existing):
     passkey, signature = apps.get_model("casino", "Passkey"), apps.get_model("cashbox", "Signature")
     if {passkey._meta.db_table, signature._meta.db_table} <= existing:
         statements += passkey_statements(vendor)
-    vouched = {
-        apps.get_model(label)._meta.db_table for label in ("casino.Casino", "casino.Employee", "casino.Membership")
-    }
-    if vouched | {entry} <= existing:
+    from casino.models import VOUCHED_RECORDS  # casino/apps.py imports this module before the models are loaded
+
+    # The vouched records' tables (the memberships among them, which the employees' guard reads) and the journal.
+    if {apps.get_model(label)._meta.db_table for label in VOUCHED_RECORDS} | {entry} <= existing:
         statements += vouched_statements(vendor)
     return statements
 
