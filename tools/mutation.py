@@ -199,6 +199,7 @@ MODULE_TESTS = {
     # R28 signatures with a personal key: enrolment, the director's confirmation (R29), the assertion over the act.
     "casino/accounts/passkeys.py": [
         "accounts/test_r28_r29_passkey_enrolment.py",
+        "accounts/test_r28_key_assertion.py",
         "cash/test_r28_signing_with_a_key.py",
     ],
     # The levies and the monthly statement (modèle 13, modèle 5), the regulator's observations and signature.
@@ -211,10 +212,11 @@ MODULE_TESTS = {
     ],
 }
 # Modules with code for each database (casino/audit/journal.py appends on PostgreSQL in one SQL statement, elsewhere in
-# Python; casino/rows.py locks rows where the database has row locks): their mutants are run once on SQLite and once on PostgreSQL (DATABASE_URL), each in its own scratch
+# Python; casino/rows.py locks rows where the database has row locks; casino/accounts/passkeys.py consumes a signature's
+# challenge and locks its key in one round trip on PostgreSQL): their mutants are run once on SQLite and once on PostgreSQL (DATABASE_URL), each in its own scratch
 # directory, and a mutant counts as killed when the tests kill it on either database. Without a PostgreSQL
 # DATABASE_URL only the SQLite run is made, and the PostgreSQL-only code shows as not tested.
-BOTH_DATABASES = {"casino/audit/journal.py", "casino/rows.py"}
+BOTH_DATABASES = {"casino/audit/journal.py", "casino/rows.py", "casino/accounts/passkeys.py"}
 # Each module's verdicts, kept in the repository: .mutation/ is scratch that a clean clone or a new machine does not
 # have, and a complete run of the largest module takes longer than the CPU a session can spare for it. A verdict is
 # reused only for a function whose syntax (mutmut's hash) and text (function_texts) are those of the code at hand: an
