@@ -201,6 +201,9 @@ def test_r21_a_season_without_entries_has_twelve_empty_months(boule_tableau):
     assert [m["number"] for m in summary["months"]] == list(range(1, 13))
     assert all(m["seances"] == 0 and m["result"] == 0 and m["complete"] for m in summary["months"])
     assert summary["result"] == Decimal("0.00") and summary["latest"] is None
+    # The carnet of an empty season totals nothing, in euros and cents like any total of the API.
+    carnet = carnet_of(main_box(boule_tableau), 2030, as_json=True)
+    assert carnet["days"] == [] and carnet["season_result"] == "0.00"
 
 
 def test_r21_a_count_at_interruption_is_not_the_seances_result(api, staff, open_day, boule_tableau):
