@@ -162,7 +162,9 @@ def test_r25_r26_r27_r28_each_book_s_act_is_its_canonical_statement(staff, regul
             regulator, casino, visited, "Visite.", "Numéroter la caisse.", PASSWORD
         )
         with_keys(staff, casino)
-        regulators_act = book_services.observation_signing_options(regulator, casino, visited, " Visite. ", "  ")
+        regulators_act = book_services.observation_signing_options(
+            regulator, casino, visited, " Visite. ", " Afficher les limites. "
+        )
         follow_up_act = book_services.action_signing_options(
             staff["codir"], observation, " Caisse numérotée. ", "codir"
         )
@@ -178,7 +180,7 @@ def test_r25_r26_r27_r28_each_book_s_act_is_its_canonical_statement(staff, regul
         "record": "books.observation",
         "purpose": "observation",
         "signer": "controleur",
-        "figures": {"visited_at": canonical_time(visited), "text": "Visite.", "injunction": ""},
+        "figures": {"visited_at": canonical_time(visited), "text": "Visite.", "injunction": "Afficher les limites."},
     }
     assert follow_up_act["act"] == {
         **common,
@@ -246,3 +248,18 @@ def test_r27_r28_no_key_is_asked_of_the_regulator_where_the_casino_signs_with_pa
         book_services.observation_signing_options(regulator, casino, timezone.now(), " ", "")
     assert [error.code for error in refusal.value.error_dict["text"]] == ["R27"]
     assert not SigningChallenge.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "assertion", [{"nonce": "0" * 64}, {"credential": {"id": "clé"}}, {"nonce": "", "credential": {}}]
+)
+def test_r27_r28_a_regulator_s_assertion_without_its_challenge_or_key_is_refused_as_r28(regulator, casino, assertion):
+    use_keys(casino)
+    with pytest.raises(ValidationError) as refusal:
+        book_services.record_observation(regulator, casino, timezone.now(), "Visite.", "", None, assertion=assertion)
+    (error,) = refusal.value.error_dict["assertion"]
+    assert (error.code, error.message) == (
+        "R28",
+        cite("R28", "Signature refusée : signez avec votre clé (assertion WebAuthn attendue)"),
+    )
+    assert not Observation.objects.exists()
