@@ -209,6 +209,8 @@ MODULE_TESTS = {
         "books/test_levy_paths.py",
         "books/test_observations.py",
         "books/test_regulator_signature.py",
+        # The same acts signed with keys (R28): the two steps' options and the assertions in place of passwords.
+        "books/test_r28_books_signed_with_a_key.py",
     ],
 }
 # Modules with code for each database (casino/audit/journal.py appends on PostgreSQL in one SQL statement, elsewhere in

@@ -6,14 +6,17 @@ import datetime
 
 import pytest
 import time_machine
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from books import services as book_services
 from books.models import MonthlyStatement
+from books.statements import content_hash, statement_of
 from books.tasks import check_monthly_statements
 from cashbox import services
 from cashbox.models import Count, RegisterAmendment, Signature
 from casino.models import Alert
-from casino.rules import ARTICLES
+from casino.rules import ARTICLES, InvalidTransition, RoleForbidden, cite
 from tests.conftest import PASSWORD
 from tests.helpers.books_helpers import day_of_play, signed_register, staff_fixture  # noqa: F401
 from tests.helpers.cash_helpers import chips_for
@@ -155,3 +158,61 @@ def test_r26_the_statement_through_the_pages(as_user, staff, regulator, casino, 
         assert signed.status_code == 302
         assert "Non signée" not in client.get("/livres/situations/2025/1/").content.decode()
     assert timezone.now().year >= 2026
+
+
+# The service's refusals and what it writes, word for word (books.services) -------------------------------------
+
+
+def test_r26_the_signed_statement_names_its_month_its_casino_and_its_content_s_hash(staff, casino, january):
+    with at((2, 1)):
+        statement = book_services.sign_statement(staff["codir"], casino, 2025, 1, "directeur", PASSWORD)
+    statement.refresh_from_db()
+    digest = content_hash(statement_of(casino, 2025, 1))
+    assert (statement.casino, statement.year, statement.month, statement.content_hash) == (casino, 2025, 1, digest)
+    assert statement.signed_by == staff["director"] == statement.signature.signer
+    assert statement.signature.purpose == Signature.Purpose.MONTHLY_STATEMENT
+    assert statement.signature.statement == (
+        f"Situation mensuelle de 01/2025 — {casino.name} — contenu SHA-256 {digest}"
+    )
+
+
+def test_r26_an_unchanged_statement_is_not_signed_twice_in_words(staff, casino, january):
+    with at((2, 3)):
+        book_services.sign_statement(staff["director"], casino, 2025, 1, "directeur", PASSWORD)
+        before = Signature.objects.count()
+        with pytest.raises(InvalidTransition) as refusal:
+            book_services.sign_statement(staff["director"], casino, 2025, 1, "directeur", PASSWORD)
+    assert (refusal.value.rule, refusal.value.message) == (
+        "R26",
+        cite("R26", "La situation de 01/2025 est déjà signée, et inchangée depuis"),
+    )
+    assert MonthlyStatement.objects.count() == 1 and Signature.objects.count() == before
+
+
+def test_r26_a_month_is_signed_from_the_first_of_the_next_in_paris_and_by_the_direction_only_in_words(staff, casino):
+    before = Signature.objects.count()
+    # 31 January 2025 at 22:00 UTC is 23:00 in Paris: January is not over, December is.
+    with at((1, 31), hour=22):
+        with pytest.raises(InvalidTransition) as refusal:
+            book_services.sign_statement(staff["director"], casino, 2025, 1, "directeur", PASSWORD)
+        assert (refusal.value.rule, refusal.value.message) == (
+            "R26",
+            cite("R26", "La situation de 01/2025 se signe à partir du 01/02/2025, le mois écoulé"),
+        )
+        book_services.sign_statement(staff["director"], casino, 2024, 12, "directeur", PASSWORD)
+    # Midnight in Paris: 1 February, January's statement is signed, by the direction only.
+    with at((1, 31), hour=23):
+        with pytest.raises(RoleForbidden) as refusal:
+            book_services.sign_statement(staff["chef"], casino, 2025, 1, "directeur", PASSWORD)
+        assert (refusal.value.rule, refusal.value.message) == (
+            "R26",
+            cite("R26", "Seule la direction présente la situation mensuelle à la signature"),
+        )
+        with pytest.raises(ValidationError) as unknown:
+            book_services.sign_statement(staff["director"], casino, 2025, 13, "directeur", PASSWORD)
+        assert [(e.code, e.message) for e in unknown.value.error_dict["month"]] == [
+            ("R26", cite("R26", "Mois inconnu"))
+        ]
+        book_services.sign_statement(staff["director"], casino, 2025, 1, "directeur", PASSWORD)
+    assert [(s.year, s.month) for s in MonthlyStatement.objects.order_by("year", "month")] == [(2024, 12), (2025, 1)]
+    assert Signature.objects.count() == before + 2

@@ -5,15 +5,18 @@ import datetime
 
 import pytest
 import time_machine
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from books import services as book_services
 from books.models import Observation, ObservationAction
 from books.tasks import check_observations
 from cashbox.models import Signature
-from casino.models import Alert, JournalEntry
-from casino.rules import ARTICLES
+from casino.models import Alert, JournalEntry, Role
+from casino.rules import ARTICLES, RoleForbidden, cite
 from tests.conftest import PASSWORD
 from tests.helpers.books_helpers import staff_fixture  # noqa: F401
+from tests.helpers.passkey_helpers import use_keys
 
 pytestmark = pytest.mark.django_db
 
@@ -164,3 +167,154 @@ def test_r27_no_alert_once_the_follow_up_is_recorded(api, staff, regulator, casi
     with time_machine.travel(datetime.datetime(2026, 3, 20, 15, 0, tzinfo=datetime.UTC), tick=False):
         assert check_observations() == 0
     assert not Alert.objects.exists()
+
+
+# The service's refusals and what it writes, word for word (books.services) -------------------------------------
+
+NOW = datetime.datetime(2026, 3, 2, 14, 30, tzinfo=datetime.UTC)
+
+
+def refused_field(call, field):
+    with pytest.raises(ValidationError) as refusal:
+        call()
+    (error,) = refusal.value.error_dict[field]
+    return error.code, error.message
+
+
+def test_r27_the_regulator_s_entry_is_written_as_signed_stripped_dated_and_with_its_deadline(regulator, casino):
+    visited = NOW - datetime.timedelta(hours=3)
+    with time_machine.travel(NOW, tick=False):
+        observation = book_services.record_observation(
+            regulator, casino, visited, "  Tableaux conformes.  ", "  Afficher les limites. ", PASSWORD
+        )
+    observation.refresh_from_db()
+    assert (observation.casino, observation.written_by, observation.visited_at, observation.recorded_at) == (
+        casino,
+        regulator,
+        visited,
+        NOW,
+    )
+    assert (observation.text, observation.injunction) == ("Tableaux conformes.", "Afficher les limites.")
+    assert observation.deadline == datetime.date(2026, 3, 10)
+    signature = observation.signature
+    assert (signature.signer, signature.role, signature.casino, signature.purpose) == (
+        regulator,
+        Role.CONTROLEUR,
+        casino,
+        Signature.Purpose.OBSERVATION,
+    )
+    assert signature.statement == (
+        f"Observation de la visite du {timezone.localtime(visited):%d/%m/%Y %H:%M} — Tableaux conformes. — "
+        "injonction : Afficher les limites."
+    )
+
+
+def test_r27_a_visit_may_be_dated_the_moment_it_is_written_and_without_injunction(regulator, casino):
+    with time_machine.travel(NOW, tick=False):
+        observation = book_services.record_observation(regulator, casino, NOW, "Rien à signaler.", None, PASSWORD)
+    assert (observation.injunction, observation.deadline) == ("", None)
+    assert observation.signature.statement == (
+        f"Observation de la visite du {timezone.localtime(NOW):%d/%m/%Y %H:%M} — Rien à signaler."
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "visited_at", "field", "message"),
+    [
+        ("  ", NOW, "text", "Inscrivez les observations de la visite"),
+        (None, NOW, "text", "Inscrivez les observations de la visite"),
+        ("Visite.", None, "visited_at", "La visite est datée, et ne peut être postérieure à son inscription"),
+        (
+            "Visite.",
+            NOW + datetime.timedelta(microseconds=1),
+            "visited_at",
+            "La visite est datée, et ne peut être postérieure à son inscription",
+        ),
+    ],
+    ids=["blank", "no text", "undated", "after its entry"],
+)
+def test_r27_an_entry_without_text_or_dated_after_itself_is_refused_in_words(
+    regulator, casino, text, visited_at, field, message
+):
+    before = counts()
+    with time_machine.travel(NOW, tick=False):
+        refusal = refused_field(
+            lambda: book_services.record_observation(regulator, casino, visited_at, text, "", PASSWORD), field
+        )
+    assert refusal == ("R27", cite("R27", message))
+    assert counts() == before
+
+
+def test_r27_only_the_police_des_jeux_of_the_casino_s_district_writes_in_words(staff, regulator, other_casino):
+    before = counts()
+    with pytest.raises(RoleForbidden) as refusal:
+        book_services.record_observation(staff["director"], other_casino, NOW, "Visite.", "", PASSWORD)
+    assert (refusal.value.rule, refusal.value.message) == (
+        "R27",
+        cite("R27", "Seule la police des jeux inscrit ses observations au registre spécial"),
+    )
+    with pytest.raises(RoleForbidden) as refusal:
+        book_services.record_observation(regulator, other_casino, NOW, "Visite.", "", PASSWORD)
+    assert (refusal.value.rule, refusal.value.message) == (
+        "R27",
+        cite("R27", "Cet établissement n'est pas dans votre ressort"),
+    )
+    assert counts() == before
+
+
+@pytest.mark.parametrize("assertion", [None, {}, "clé"])
+def test_r27_r28_where_the_casino_signs_with_keys_the_regulator_signs_with_theirs(regulator, casino, assertion):
+    use_keys(casino)
+    before = counts()
+    refusal = refused_field(
+        lambda: book_services.record_observation(
+            regulator, casino, timezone.now(), "Visite.", "", PASSWORD, assertion=assertion
+        ),
+        "assertion",
+    )
+    assert refusal == (
+        "R27",
+        cite("R27", "Signature refusée : l'établissement signe avec les clés, signez avec votre clé"),
+    )
+    assert counts() == before
+
+
+def test_r27_the_follow_up_is_written_stripped_and_signed_by_the_direction(staff, regulator, casino):
+    with time_machine.travel(NOW, tick=False):
+        observation = book_services.record_observation(regulator, casino, NOW, "Visite.", "Afficher.", PASSWORD)
+        action = book_services.record_action(staff["codir"], observation, "  Affiche posée.  ", "directeur", PASSWORD)
+    action.refresh_from_db()
+    assert (action.casino, action.observation, action.text, action.recorded_by) == (
+        casino,
+        observation,
+        "Affiche posée.",
+        staff["codir"],
+    )
+    assert (action.signature.signer, action.signature.purpose) == (
+        staff["director"],
+        Signature.Purpose.OBSERVATION_ACTION,
+    )
+    assert action.signature.statement == f"Suite donnée à l'{observation} — Affiche posée."
+
+
+@pytest.mark.parametrize(
+    ("user", "text", "error", "message"),
+    [
+        ("chef", "Affiche posée.", RoleForbidden, "Seule la direction inscrit la suite donnée aux observations"),
+        ("director", "  ", ValidationError, "Inscrivez la suite donnée à l'observation"),
+        ("director", None, ValidationError, "Inscrivez la suite donnée à l'observation"),
+    ],
+)
+def test_r27_a_follow_up_by_the_floor_or_without_text_is_refused_in_words(
+    staff, regulator, casino, user, text, error, message
+):
+    observation = book_services.record_observation(regulator, casino, timezone.now(), "Visite.", "", PASSWORD)
+    before = counts()
+    with pytest.raises(error) as refusal:
+        book_services.record_action(staff[user], observation, text, "directeur", PASSWORD)
+    if error is RoleForbidden:
+        assert (refusal.value.rule, refusal.value.message) == ("R27", cite("R27", message))
+    else:
+        (found,) = refusal.value.error_dict["text"]
+        assert (found.code, found.message) == ("R27", cite("R27", message))
+    assert counts() == before

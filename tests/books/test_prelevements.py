@@ -13,8 +13,9 @@ from books import services as book_services
 from books.models import LevySchedule
 from books.prelevements import progressive, sheet, sheet_month
 from cashbox import services
-from cashbox.models import Count, RegisterAmendment
-from casino.rules import ARTICLES
+from cashbox.models import Count, RegisterAmendment, Signature
+from casino.rules import ARTICLES, cite
+from casino.web.formats import euros
 from tests.conftest import PASSWORD
 from tests.helpers.books_helpers import day_of_play, signed_register, staff_fixture  # noqa: F401
 from tests.helpers.cash_helpers import chips_for
@@ -206,3 +207,168 @@ def test_r25_progressive_levy_by_brackets():
     assert progressive(Decimal("0"), brackets) == 0
     assert progressive(Decimal("500"), brackets) == Decimal("50.00")
     assert progressive(Decimal("2500"), brackets) == Decimal("400.00")
+
+
+def brackets_refusal(brackets):
+    from django.core.exceptions import ValidationError
+
+    with pytest.raises(ValidationError) as refusal:
+        book_services.parse_brackets(brackets)
+    (error,) = refusal.value.error_dict["brackets"]
+    return error.code, error.message
+
+
+@pytest.mark.parametrize(
+    ("brackets", "message"),
+    [
+        ([], "Indiquez au moins une tranche (de, à, taux)"),
+        ("0 ; ; 10", "Indiquez au moins une tranche (de, à, taux)"),
+        (None, "Indiquez au moins une tranche (de, à, taux)"),
+        (
+            [{"lower": "0", "upper": "1000", "rate": "10"}, {"lower": "mille", "upper": "", "rate": "20"}],
+            "Tranche n° 2 : montants et taux en nombres décimaux",
+        ),
+        (
+            [{"lower": "0", "upper": "1000", "rate": "10"}, ["1000", "", "20"]],
+            "Tranche n° 2 : montants et taux en nombres décimaux",
+        ),
+        ([{"lower": "0", "upper": "", "rate": None}], "Tranche n° 1 : montants et taux en nombres décimaux"),
+        ([{"upper": "", "rate": "10"}], "Tranche n° 1 : montants et taux en nombres décimaux"),
+        ([{"lower": "0", "upper": "Infinity", "rate": "10"}], "Tranche n° 1 : montants et taux en nombres décimaux"),
+        ([{"lower": "NaN", "upper": "", "rate": "10"}], "Tranche n° 1 : montants et taux en nombres décimaux"),
+        ([{"lower": "0", "upper": "NaN", "rate": "10"}], "Tranche n° 1 : montants et taux en nombres décimaux"),
+        ([{"lower": "0", "upper": "", "rate": "NaN"}], "Tranche n° 1 : montants et taux en nombres décimaux"),
+        (
+            [{"lower": "0", "upper": "1000", "rate": "10"}, {"lower": "1000", "upper": "", "rate": "-0.01"}],
+            "Tranche n° 2 : le taux est un pourcentage entre 0 et 100",
+        ),
+        ([{"lower": "0", "upper": "", "rate": "100.01"}], "Tranche n° 1 : le taux est un pourcentage entre 0 et 100"),
+        (
+            [{"lower": "0.01", "upper": "", "rate": "10"}],
+            "Tranche n° 1 : les tranches se suivent sans trou ni chevauchement, dès 0 €",
+        ),
+        (
+            [{"lower": "0", "upper": "1000", "rate": "10"}, {"lower": "999.99", "upper": "", "rate": "20"}],
+            "Tranche n° 2 : les tranches se suivent sans trou ni chevauchement, dès 0 €",
+        ),
+        (
+            [{"lower": "0", "upper": "", "rate": "10"}, {"lower": "0", "upper": "", "rate": "20"}],
+            "Tranche n° 2 : les tranches se suivent sans trou ni chevauchement, dès 0 €",
+        ),
+        ([{"lower": "0", "upper": "0", "rate": "10"}], "Tranche n° 1 : la borne haute dépasse la borne basse"),
+        (
+            [{"lower": "0", "upper": "1000", "rate": "10"}, {"lower": "1000", "upper": "999", "rate": "20"}],
+            "Tranche n° 2 : la borne haute dépasse la borne basse",
+        ),
+        (
+            [{"lower": "0", "upper": "1000", "rate": "10"}, {"lower": "1000", "upper": "2000", "rate": "20"}],
+            "La dernière tranche est ouverte (sans borne haute)",
+        ),
+    ],
+)
+def test_r25_each_fault_of_a_schedule_is_named_with_its_bracket(brackets, message):
+    assert brackets_refusal(brackets) == ("R25", cite("R25", message))
+
+
+def test_r25_a_schedule_is_read_in_cents_and_ten_thousandths_of_a_percent_from_0_to_100():
+    brackets = [
+        {"lower": 0, "upper": "1000.004", "rate": "0"},
+        {"lower": "1000.00", "upper": 2500, "rate": "12.5"},
+        {"lower": "2500", "upper": None, "rate": 100},
+    ]
+    assert book_services.parse_brackets(brackets) == [
+        (Decimal("0.00"), Decimal("1000.00"), Decimal("0.0000")),
+        (Decimal("1000.00"), Decimal("2500.00"), Decimal("12.5000")),
+        (Decimal("2500.00"), None, Decimal("100.0000")),
+    ]
+    # Exactly to the cent and the ten-thousandth: no float on the way.
+    (parsed,) = book_services.parse_brackets([{"lower": "0", "upper": "", "rate": "33.3333"}])
+    assert parsed == (Decimal("0.00"), None, Decimal("33.3333")) and str(parsed[2]) == "33.3333"
+
+
+@pytest.mark.parametrize(
+    ("user", "season", "name", "error", "field", "message"),
+    [
+        (
+            "caissier",
+            SEASON,
+            "Prélèvement",
+            "RoleForbidden",
+            None,
+            "Seule la direction saisit le barème des prélèvements",
+        ),
+        ("chef", SEASON, "Prélèvement", "RoleForbidden", None, "Seule la direction saisit le barème des prélèvements"),
+        (
+            "director",
+            SEASON,
+            "  ",
+            "ValidationError",
+            "name",
+            "Nommez le prélèvement (ex. « prélèvement progressif de l'État »)",
+        ),
+        (
+            "director",
+            SEASON,
+            None,
+            "ValidationError",
+            "name",
+            "Nommez le prélèvement (ex. « prélèvement progressif de l'État »)",
+        ),
+        *(
+            (
+                "director",
+                season,
+                "Prélèvement",
+                "ValidationError",
+                "season",
+                "Indiquez la saison (année où elle commence, le 1er novembre)",
+            )
+            for season in (1999, 2101, "2024", None)
+        ),
+    ],
+)
+def test_r25_a_schedule_is_entered_by_the_director_named_for_a_season_of_2000_to_2100(
+    staff, casino, user, season, name, error, field, message
+):
+    from django.core.exceptions import ValidationError
+
+    from casino.rules import RoleForbidden
+
+    exception = {"RoleForbidden": RoleForbidden, "ValidationError": ValidationError}[error]
+    with pytest.raises(exception) as refusal:
+        book_services.enter_levy_schedule(staff[user], casino, season, name, BRACKETS, "directeur", PASSWORD)
+    if field is None:
+        assert (refusal.value.rule, refusal.value.message) == ("R25", cite("R25", message))
+    else:
+        (found,) = refusal.value.error_dict[field]
+        assert (found.code, found.message) == ("R25", cite("R25", message))
+    assert not LevySchedule.objects.exists()
+
+
+@pytest.mark.parametrize("season", [2000, 2100])
+def test_r25_the_director_enters_a_schedule_its_brackets_and_its_signed_statement(staff, casino, season):
+    schedule = book_services.enter_levy_schedule(
+        staff["director"], casino, season, "  Prélèvement progressif  ", BRACKETS, "directeur", PASSWORD
+    )
+    schedule.refresh_from_db()
+    assert (schedule.casino, schedule.season, schedule.name, schedule.entered_by) == (
+        casino,
+        season,
+        "Prélèvement progressif",
+        staff["director"],
+    )
+    assert [(b.casino, b.lower, b.upper, b.rate) for b in schedule.brackets.order_by("lower")] == [
+        (casino, Decimal("0.00"), Decimal("1000.00"), Decimal("10.0000")),
+        (casino, Decimal("1000.00"), None, Decimal("20.0000")),
+    ]
+    signature = schedule.signature
+    assert (signature.signer, signature.purpose, signature.casino) == (
+        staff["director"],
+        Signature.Purpose.LEVY_SCHEDULE,
+        casino,
+    )
+    assert signature.statement == (
+        f"Barème « Prélèvement progressif » de la saison {season}-{season + 1} — "
+        f"{euros(Decimal('0.00'))} à {euros(Decimal('1000.00'))} : 10.0000 % ; "
+        f"{euros(Decimal('1000.00'))} à ∞ : 20.0000 %"
+    )

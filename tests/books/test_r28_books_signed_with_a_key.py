@@ -7,10 +7,16 @@ import datetime
 import json
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from books import services as book_services
 from books.models import LevySchedule, MonthlyStatement, Observation, ObservationAction
+from books.statements import content_hash, statement_of
+from cashbox.signatures import NO_KEY_ASKED
 from casino.accounts.services import revoke_passkey
+from casino.models import SigningChallenge
+from casino.rules import InvalidTransition, cite
 from tests.books.test_monthly_statement import URL, at, january  # noqa: F401
 from tests.books.test_observations import observe
 from tests.conftest import PASSWORD
@@ -139,3 +145,121 @@ def test_r25_r28_a_levy_schedule_is_signed_with_the_key_on_its_page(as_user, sta
     signed = client.post(url, {**body, "assertion": json.dumps(keys["director"].assertion(options))})
     assert signed.status_code == 302
     assert LevySchedule.objects.get().signature.method == "passkey"
+
+
+# The acts the keys sign, as the offline verifier rebuilds them from the exports (books.services) -----------------
+
+
+def canonical_time(moment):
+    """A time as the act states it: ISO 8601 in UTC, « Z » for +00:00."""
+    return moment.astimezone(datetime.UTC).isoformat().replace("+00:00", "Z")
+
+
+def test_r25_r26_r27_r28_each_book_s_act_is_its_canonical_statement(staff, regulator, casino, january):  # noqa: F811
+    with at((2, 3)):
+        visited = timezone.now() - datetime.timedelta(hours=2, microseconds=1)
+        observation = book_services.record_observation(
+            regulator, casino, visited, "Visite.", "Numéroter la caisse.", PASSWORD
+        )
+        with_keys(staff, casino)
+        regulators_act = book_services.observation_signing_options(
+            regulator, casino, visited, " Visite. ", " Afficher les limites. "
+        )
+        follow_up_act = book_services.action_signing_options(
+            staff["codir"], observation, " Caisse numérotée. ", "codir"
+        )
+        brackets = [{"lower": "0", "upper": "1000", "rate": "10"}, {"lower": "1000", "upper": "", "rate": "20.5"}]
+        schedule_act = book_services.levy_schedule_signing_options(
+            staff["codir"], casino, 2025, " Prélèvement ", brackets, "directeur"
+        )
+        statement_act = book_services.statement_signing_options(staff["codir"], casino, 2025, 1, "directeur")
+        digest = content_hash(statement_of(casino, 2025, 1))
+    common = {"casino": casino.pk}
+    assert regulators_act["act"] == {
+        **common,
+        "record": "books.observation",
+        "purpose": "observation",
+        "signer": "controleur",
+        "figures": {"visited_at": canonical_time(visited), "text": "Visite.", "injunction": "Afficher les limites."},
+    }
+    assert follow_up_act["act"] == {
+        **common,
+        "record": "books.observationaction",
+        "purpose": "observation_action",
+        "signer": "codir",
+        "figures": {
+            "observation": observation.pk,
+            "visited_at": canonical_time(visited),
+            "injunction": "Numéroter la caisse.",
+            "text": "Caisse numérotée.",
+        },
+    }
+    assert schedule_act["act"] == {
+        **common,
+        "record": "books.levyschedule",
+        "purpose": "levy_schedule",
+        "signer": "directeur",
+        "figures": {
+            "season": 2025,
+            "name": "Prélèvement",
+            "brackets": [["0.00", "1000.00", "10.0000"], ["1000.00", None, "20.5000"]],
+        },
+    }
+    assert statement_act["act"] == {
+        **common,
+        "record": "books.monthlystatement",
+        "purpose": "monthly_statement",
+        "signer": "directeur",
+        "figures": {"year": 2025, "month": 1, "content_hash": digest},
+    }
+
+
+def test_r25_r26_r27_r28_a_stranger_named_to_sign_a_book_is_refused_with_the_book_s_rule(
+    staff,
+    regulator,
+    casino,
+    january,  # noqa: F811
+):
+    with at((2, 3)):
+        observation = book_services.record_observation(regulator, casino, timezone.now(), "Visite.", "", PASSWORD)
+        with_keys(staff, casino)
+        director = staff["director"]
+        brackets = [{"lower": "0", "upper": "", "rate": "10"}]
+        for rule, options in [
+            ("R27", lambda: book_services.action_signing_options(director, observation, "Suite.", "inconnu")),
+            (
+                "R25",
+                lambda: book_services.levy_schedule_signing_options(director, casino, 2025, "P", brackets, "inconnu"),
+            ),
+            ("R26", lambda: book_services.statement_signing_options(director, casino, 2025, 1, "inconnu")),
+        ]:
+            with pytest.raises(ValidationError) as refusal:
+                options()
+            (error,) = refusal.value.error_dict["signer"]
+            assert error.code == rule, rule
+
+
+def test_r27_r28_no_key_is_asked_of_the_regulator_where_the_casino_signs_with_passwords(regulator, casino):
+    with pytest.raises(InvalidTransition) as refusal:
+        book_services.observation_signing_options(regulator, casino, timezone.now(), "Visite.", "")
+    assert (refusal.value.rule, refusal.value.message) == ("R28", cite("R28", NO_KEY_ASKED))
+    # The entry itself is checked first, with its own rule.
+    with pytest.raises(ValidationError) as refusal:
+        book_services.observation_signing_options(regulator, casino, timezone.now(), " ", "")
+    assert [error.code for error in refusal.value.error_dict["text"]] == ["R27"]
+    assert not SigningChallenge.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "assertion", [{"nonce": "0" * 64}, {"credential": {"id": "clé"}}, {"nonce": "", "credential": {}}]
+)
+def test_r27_r28_a_regulator_s_assertion_without_its_challenge_or_key_is_refused_as_r28(regulator, casino, assertion):
+    use_keys(casino)
+    with pytest.raises(ValidationError) as refusal:
+        book_services.record_observation(regulator, casino, timezone.now(), "Visite.", "", None, assertion=assertion)
+    (error,) = refusal.value.error_dict["assertion"]
+    assert (error.code, error.message) == (
+        "R28",
+        cite("R28", "Signature refusée : signez avec votre clé (assertion WebAuthn attendue)"),
+    )
+    assert not Observation.objects.exists()

@@ -4,16 +4,23 @@ import datetime
 from decimal import Decimal
 
 import pytest
+import time_machine
+from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from cashbox import services
 from cashbox.carnets import carnet_of
 from cashbox.models import Advance, ControlRegister, ControlRegisterLine, Correction, Count, Interruption, Signature
 from casino.rules import InvalidTransition
+from casino.words import amount_in_words
 from seances.models import GamingDay, Seance
 from seances.services import change_seance_state, plan_seances
 from tests.conftest import PASSWORD
 from tests.helpers.books_helpers import day_of_play, play_seance, staff_fixture  # noqa: F401 (fixture)
 from tests.helpers.cash_helpers import chips_for, main_box, open_seance, post_advance
+from tests.helpers.cash_steps import enter_initial_advance, final_count
+from tests.helpers.passkey_helpers import cosigned_post
+from tests.signatures.test_r20_r28_final_count_cosigned import authenticators, count_body, keys  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -66,6 +73,181 @@ def test_r21_a_seance_still_uncounted_leaves_its_day_incomplete(api, staff, open
     carnet = carnet_of(main_box(boule_tableau), open_day.gaming_day.date.year - (open_day.gaming_day.date.month < 11))
     day = carnet["days"][0]
     assert day["complete"] is False and day["rows"][0]["result"] is None
+
+
+def correct_count(staff, count, amount):
+    return services.correct(
+        staff["chef"],
+        count,
+        chips_for(amount),
+        "Erreur de comptage",
+        f"Approuvé : « {amount_in_words(Decimal(amount))} »",
+        "directeur",
+        PASSWORD,
+    )
+
+
+def test_r21_r23_the_carnet_lists_a_counts_corrections_in_the_order_they_prevail(staff, open_day, boule_tableau):
+    # As cashbox.state: by time, the row numbers breaking a tie. The clock went back a minute between the first two
+    # corrections (the higher number is the older one), then two were recorded in one microsecond.
+    enter_initial_advance(staff, boule_tableau, open_day)
+    count = final_count(staff, boule_tableau, open_day, "9000")
+    now = timezone.now()
+    with time_machine.travel(now + datetime.timedelta(minutes=2), tick=False):
+        correct_count(staff, count, "9100")
+    with time_machine.travel(now + datetime.timedelta(minutes=1), tick=False):
+        correct_count(staff, count, "9300")
+    with time_machine.travel(now + datetime.timedelta(minutes=3), tick=False):
+        correct_count(staff, count, "9400")
+        correct_count(staff, count, "9200")
+    date = open_day.gaming_day.date
+    (day,) = carnet_of(main_box(boule_tableau), date.year - (date.month < 11))["days"]
+    final = day["rows"][0]["final"]
+    assert [c["amount"] for c in final["corrections"]] == [Decimal(x) for x in ["9300", "9100", "9400", "9200"]]
+    assert final["effective_amount"] == Decimal("9200.00") and day["rows"][0]["corrected"] is True
+    assert final["corrections"][0]["approved_by"] == staff["director"].get_full_name()
+    assert final["corrections"][0]["previous_amount"] == Decimal("9100.00")
+
+
+def test_r21_the_carnet_takes_five_queries_however_many_seances_and_corrections(
+    staff, casino, boule_tableau, django_assert_num_queries
+):
+    kinds = [kind for kind, _ in Seance.Kind.choices]
+    day_of_play(staff, casino, datetime.date(2024, 11, 4), {kinds[0]: [(boule_tableau, "9000")]})
+    date = datetime.date(2024, 12, 5)
+    day_of_play(staff, casino, date, {kinds[0]: [(boule_tableau, "9000")], kinds[1]: [(boule_tableau, "7500")]})
+    box = main_box(boule_tableau)
+    with django_assert_num_queries(5):
+        carnet_of(box, 2024, month=datetime.date(2024, 11, 1))
+    # The first séance's final count corrected twice, the second séance's advance once.
+    first, second = Seance.objects.filter(gaming_day__date=date).order_by("planned_start")
+    count = Count.objects.get(cashbox=box, kind=Count.Kind.FINAL, seance=first)
+    correct_count(staff, count, "8800")
+    correct_count(staff, count, "8700")
+    advance = Advance.objects.get(cashbox=box, seance=second)
+    services.correct(
+        staff["chef"],
+        advance,
+        chips_for("8000", "1000.00"),
+        "Plaques comptées",
+        "huit mille euros",
+        "directeur",
+        PASSWORD,
+    )
+    # Three séances, the people and signers of each entry, the three corrections and who approved them.
+    with django_assert_num_queries(5):
+        carnet = carnet_of(box, 2024)
+    november, december = carnet["days"]
+    assert [row["corrected"] for row in [*november["rows"], *december["rows"]]] == [False, True, True]
+    assert december["rows"][1]["advances"][0]["corrections"][0]["approved_by"] == "Directeur"
+    assert [row["result"] for row in december["rows"]] == [Decimal("700.00"), Decimal("-500.00")]
+    assert [row["final"]["signed_by"] for row in december["rows"]] == ["Directeur", "Directeur"]
+
+
+def test_r21_r23_each_entry_of_the_carnet_carries_its_people_signature_and_corrections(staff, casino, boule_tableau):
+    day_of_play(staff, casino, datetime.date(2024, 12, 5), {"apres_midi": [(boule_tableau, "9000")]})
+    box = main_box(boule_tableau)
+    advance, count = Advance.objects.get(cashbox=box), Count.objects.get(cashbox=box, kind=Count.Kind.FINAL)
+    correction = services.correct(
+        staff["chef"],
+        count,
+        chips_for("8900"),
+        "Jeton mal compté",
+        "huit mille neuf cents euros",
+        "directeur",
+        PASSWORD,
+    )
+    carnet = carnet_of(box, 2024)
+    assert {key: carnet[key] for key in ("cashbox", "number", "game", "casino", "season", "season_result")} == {
+        "cashbox": box.pk,
+        "number": boule_tableau.number,
+        "game": boule_tableau.game,
+        "casino": casino.name,
+        "season": 2024,
+        "season_result": Decimal("900.00"),
+    }
+    (day,) = carnet["days"]
+    assert (day["date"], day["complete"]) == (datetime.date(2024, 12, 5), True)
+    (row,) = day["rows"]
+    signed = {"signed_by": "Directeur", "signed_role": "Directeur responsable", "signed_with": "mot de passe"}
+    assert row["advances"] == [
+        {
+            "id": advance.pk,
+            "kind": "initial",
+            "label": "Avance initiale",
+            "chips": {"100.00": 80},
+            "amount": Decimal("8000.00"),
+            "effective_amount": Decimal("8000.00"),
+            "counted_by": "Croupier1",
+            **signed,
+            "signed_at": advance.signature.signed_at,
+            "cosigned_by": [],
+            "recorded_at": advance.recorded_at,
+            "corrections": [],
+        }
+    ]
+    assert row["final"] == {
+        "id": count.pk,
+        "kind": "final",
+        "label": "Comptage de fin de séance",
+        "chips": {"100.00": 90},
+        "amount": Decimal("9000.00"),
+        "effective_amount": Decimal("8900.00"),
+        "counted_by": "Croupier1",
+        **signed,
+        "signed_at": count.signature.signed_at,
+        "cosigned_by": [],
+        "recorded_at": count.recorded_at,
+        "corrections": [
+            {
+                "id": correction.pk,
+                "previous_amount": Decimal("9000.00"),
+                "amount": Decimal("8900.00"),
+                "chips": {"100.00": 89},
+                "reason": "Jeton mal compté",
+                "approval_words": "huit mille neuf cents euros",
+                "approved_by": "Directeur",
+                "recorded_at": correction.recorded_at,
+            }
+        ],
+    }
+    assert row["interruption_counts"] == [] and row["corrected"] is True
+    assert row["result"] == day["result"] == Decimal("900.00") and row["advances_total"] == Decimal("8000.00")
+    # Someone without a full name is named by their username.
+    get_user_model().objects.filter(pk__in=[staff["croupier"].pk, staff["director"].pk]).update(
+        first_name="", last_name=""
+    )
+    final = carnet_of(box, 2024, as_json=True)["days"][0]["rows"][0]["final"]
+    assert (final["counted_by"], final["signed_by"], final["corrections"][0]["approved_by"]) == (
+        "croupier1",
+        "directeur",
+        "directeur",
+    )
+    assert final["recorded_at"] == count.recorded_at.isoformat() and final["effective_amount"] == "8900.00"
+
+
+def test_r20_r28_the_carnet_names_who_signed_a_final_count_with_their_keys(
+    api,
+    cash_staff,
+    casino,
+    keys,  # noqa: F811 (fixture)
+    open_day,
+    boule_tableau,
+    django_assert_num_queries,
+):
+    _options, response = cosigned_post(
+        api, cash_staff["chef"], "/api/v1/counts/", count_body(boule_tableau, open_day), authenticators(keys)
+    )
+    assert response.status_code == 201, response.content
+    date, box = open_day.gaming_day.date, main_box(boule_tableau)
+    # Who signed with their keys comes in the same five queries.
+    with django_assert_num_queries(5):
+        (day,) = carnet_of(box, date.year - (date.month < 11))["days"]
+    row = day["rows"][0]
+    assert (row["final"]["signed_by"], row["final"]["signed_with"]) == ("Directeur", "clé")
+    assert row["final"]["cosigned_by"] == ["Croupier1", "Caissier"]
+    # The initial advance was signed with the password, before the casino went over to keys.
+    assert [(a["signed_with"], a["cosigned_by"]) for a in row["advances"]] == [("mot de passe", [])]
 
 
 # R22 control register -----------------------------------------------------------------------------------------
