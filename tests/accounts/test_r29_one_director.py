@@ -13,6 +13,7 @@ from django.db import IntegrityError, connection, transaction
 
 from casino.accounts.services import propose, state_of
 from casino.models import AccountChange, AccountDecision, Employee, Membership, Role
+from casino.rules import cite
 from tests.conftest import PASSWORD
 from tests.helpers.role_helpers import confirmed_role
 
@@ -78,6 +79,25 @@ def test_r29_a_director_cannot_join_a_casino_that_has_one(api, administrator, di
     )
     assert response.status_code == 409 and response.json()["code"] == "R29"
     assert directors(casino) == {"directeur"}
+
+
+def test_r29_a_director_leaves_a_casino_only_by_the_withdrawal_of_his_role(
+    api, administrator, director, casino, other_casino
+):
+    # The director of a group's two casinos: taking one casino away from him would leave it without its director
+    # by a mere membership change, which the direction never confirmed.
+    Membership.objects.create(employee=director.employee, casino=other_casino)
+    Membership.objects.create(employee=administrator.employee, casino=other_casino)
+    api.force_authenticate(administrator)
+    response = api.patch(f"/api/v1/employees/{director.employee.pk}/", {"casinos": [other_casino.pk]}, format="json")
+    assert response.status_code == 403, response.json()
+    assert response.json()["code"] == "R29"
+    assert response.json()["message"] == cite(
+        "R29",
+        f"{director.employee} est directeur responsable : il ne quitte un établissement que par le retrait de son "
+        "rôle, confirmé par un membre du comité de direction",
+    )
+    assert directors(casino) == directors(other_casino) == {"directeur"}
 
 
 def test_r29_create_director_refuses_a_second_director(director, casino):
