@@ -11,10 +11,11 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, connection, transaction
 
-from casino.accounts.services import propose, state_of
+from casino.accounts.services import decide, propose, state_of
 from casino.models import AccountChange, AccountDecision, Employee, Membership, Role
 from casino.rules import cite
 from tests.conftest import PASSWORD
+from tests.helpers.personas import member_of_two_casinos
 from tests.helpers.role_helpers import confirmed_role
 
 pytestmark = pytest.mark.django_db
@@ -98,6 +99,20 @@ def test_r29_a_director_leaves_a_casino_only_by_the_withdrawal_of_his_role(
         "rôle, confirmé par un membre du comité de direction",
     )
     assert directors(casino) == directors(other_casino) == {"directeur"}
+
+
+def test_r29_a_director_whose_membership_here_ended_is_not_this_casinos_director(
+    administrator, codir, caissier, casino, other_casino
+):
+    # Once a croupier here, now the director of the group's other casino: his ended membership here makes him
+    # nobody's director here, and this casino appoints its own.
+    former = member_of_two_casinos(other_casino, casino, "ancien", Role.CROUPIER, active_in_other=False)
+    confirmed_role(former.employee, Role.DIRECTOR)
+    assert directors(other_casino) == {"ancien"} and directors(casino) == set()
+    change = propose(administrator, caissier.employee, state_of(caissier.employee) | {"role": Role.DIRECTOR})
+    decide(codir, change, True, PASSWORD)
+    assert directors(casino) == {caissier.username}
+    assert directors(other_casino) == {"ancien"}
 
 
 def test_r29_create_director_refuses_a_second_director(director, casino):
