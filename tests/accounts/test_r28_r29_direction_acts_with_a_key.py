@@ -57,6 +57,23 @@ def test_r29_the_first_key_of_the_direction_is_confirmed_by_password_then_every_
     assert signature.act == canonical(options["act"]).decode()
 
 
+def test_r29_once_the_directions_only_key_is_revoked_its_next_first_key_is_the_bootstrap_again(
+    api, casino, director, codir
+):
+    # The director lost the direction's only key and revoked it: no member of the direction holds a key any more,
+    # so his new key is confirmed as the first one was, by another member of the direction with his password.
+    use_keys(casino)
+    _, lost = enrolled_key(director, casino, confirmed_by=codir)
+    revoke_passkey(director, lost, "Clé perdue", PASSWORD)
+    _, key = enrolled_key(director, casino)
+    api.force_authenticate(codir)
+    assert api.post(f"/api/v1/passkeys/{key.pk}/confirm/options/").json()["code"] == "R28"
+    confirmed = api.post(f"/api/v1/passkeys/{key.pk}/confirm/", {"password": PASSWORD}, format="json")
+    assert confirmed.status_code == 200, confirmed.content
+    bootstrap = Passkey.objects.get(pk=key.pk).confirmation
+    assert bootstrap.method == "password" and "amorçage" in bootstrap.statement
+
+
 def test_r29_a_role_is_confirmed_with_the_directors_key(api, casino, keyed, administrator, croupier, director):
     change = propose(administrator, croupier.employee, {**state_of(croupier.employee), "role": Role.CHEF})
     api.force_authenticate(director)
