@@ -57,6 +57,19 @@ def test_r29_the_first_key_of_the_direction_is_confirmed_by_password_then_every_
     assert signature.act == canonical(options["act"]).decode()
 
 
+@pytest.mark.parametrize("persona", ["chef", "caissier", "regulator"])
+def test_r29_no_key_of_the_floor_nor_of_the_regulator_is_the_bootstrap(request, api, casino, codir, persona):
+    # Only a key of the direction is confirmed by password, and only while the direction holds none: any other
+    # person's key waits for the direction's own, whatever their role.
+    use_keys(casino)
+    _, early = enrolled_key(request.getfixturevalue(persona), casino)
+    api.force_authenticate(codir)
+    refused = api.post(f"/api/v1/passkeys/{early.pk}/confirm/", {"password": PASSWORD}, format="json")
+    assert (refused.status_code, refused.json()["code"]) == (409, "R29")
+    assert refused.json()["message"].startswith("Aucune clé de la direction n'est encore confirmée")
+    assert Passkey.objects.get(pk=early.pk).confirmed_at is None
+
+
 def test_r29_once_the_directions_only_key_is_revoked_its_next_first_key_is_the_bootstrap_again(
     api, casino, director, codir
 ):
