@@ -112,6 +112,7 @@ MODULE_TESTS = {
         "spins/test_r9_register_and_screens.py",
         "spins/test_spin_pages.py",
         "spins/test_spin_rotation.py",
+        "spins/test_spin_register_and_stakes.py",
     ],
     # Taken out of seances/rosters/services.py (issue 34): the roster loaders, read by the same tests.
     "seances/rosters/plans.py": [

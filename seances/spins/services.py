@@ -495,7 +495,7 @@ def pushed_back_of(spins):
 def spin_register(seance, apparatus):
     """Every entry of the register of an apparatus in a séance, as written (originals and corrections, by sequence),
     each with its « Rien ne va plus » and the stakes pushed back after it; the announcements no spin followed; the
-    count and total of the stakes pushed back. Five queries whatever the séance holds."""
+    count and total of the stakes pushed back. Four queries whatever the séance holds."""
     entries = list(
         Spin.objects.filter(seance=seance, apparatus=apparatus)
         .select_related("launcher", "recorded_by", "announcement__announced_by", "corrects")
