@@ -125,6 +125,27 @@ def test_r25_levies_follow_the_schedule_on_the_cumulated_base(api, staff, casino
     assert january["levy_schedule_entered"] is True
 
 
+def test_r25_a_season_that_starts_at_a_loss_levies_nothing_until_its_gains_exceed_it(
+    api, staff, casino, boule_tableau, vingt_trois_tableau
+):
+    tableaux = (boule_tableau, vingt_trois_tableau)
+    signed_register(staff, play(staff, casino, tableaux, datetime.date(2024, 12, 5), 7000, 10000))  # - 1 000
+    signed_register(staff, play(staff, casino, tableaux, datetime.date(2025, 1, 5), 9500, 10000))  # + 1 500
+    book_services.enter_levy_schedule(
+        staff["director"], casino, SEASON, "Prélèvement progressif", BRACKETS, "directeur", PASSWORD
+    )
+    api.force_authenticate(staff["director"])
+    december = api.get(f"/api/v1/prelevements/{SEASON}/2/").json()
+    assert december["season_totals"]["total"] == "-1000.00"
+    # A negative base levies nothing, and is carried as nothing: the base is the season's gross result, never below 0.
+    assert december["levy_base"] == {"month": "-1000.00", "season_to_date": "0.00", "before": "0.00"}
+    assert (december["levies"][0]["month"], december["levies"][0]["season_to_date"]) == ("0.00", "0.00")
+    january = api.get(f"/api/v1/prelevements/{SEASON}/3/").json()
+    assert january["levy_base"] == {"month": "1500.00", "season_to_date": "500.00", "before": "0.00"}
+    # 10 % of the 500 the season gained to date, all of it levied in January.
+    assert (january["levies"][0]["month"], january["levies"][0]["season_to_date"]) == ("50.00", "50.00")
+
+
 def test_r25_without_a_schedule_no_levy_amount_and_the_sheet_says_so(as_user, api, staff, casino):
     api.force_authenticate(staff["director"])
     body = api.get(f"/api/v1/prelevements/{SEASON}/3/").json()
