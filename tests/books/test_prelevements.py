@@ -15,6 +15,7 @@ from books.prelevements import progressive, sheet, sheet_month
 from cashbox import services
 from cashbox.models import Count, RegisterAmendment
 from casino.rules import ARTICLES
+from seances.models import GamingDay
 from tests.conftest import PASSWORD
 from tests.helpers.books_helpers import day_of_play, signed_register, staff_fixture  # noqa: F401
 from tests.helpers.cash_helpers import chips_for
@@ -90,6 +91,19 @@ def test_r25_the_sheet_equals_the_sum_of_the_signed_registers_of_a_generated_mon
         assert data["base"]["season_to_date"] == max(month + 500, Decimal(0))
         assert data["levies"] == [] and data["has_schedule"] is False
         transaction.set_rollback(True)
+
+
+def test_r25_a_gaming_day_without_seances_is_no_day_missing_from_the_sheet(
+    staff, casino, boule_tableau, vingt_trois_tableau
+):
+    tableaux = (boule_tableau, vingt_trois_tableau)
+    signed_register(staff, play(staff, casino, tableaux, datetime.date(2025, 1, 5), 9000, 10000))
+    # A day the floor's pages read (which creates it) but where no séance was planned: nothing was played to carry.
+    GamingDay.objects.create(casino=casino, date=datetime.date(2025, 1, 6))
+    play(staff, casino, tableaux, datetime.date(2025, 1, 7), 9000, 10000)  # played, its register not signed
+    data = sheet(casino, SEASON, 3)
+    assert [day["date"] for day in data["days"]] == [datetime.date(2025, 1, 5)]
+    assert data["missing"] == [datetime.date(2025, 1, 7)]
 
 
 def test_r25_an_unsigned_rectificatif_is_not_carried_the_signed_version_is(
