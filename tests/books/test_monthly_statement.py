@@ -9,6 +9,7 @@ import time_machine
 from django.utils import timezone
 
 from books.models import MonthlyStatement
+from books.statements import statement_of
 from books.tasks import check_monthly_statements
 from cashbox import services
 from cashbox.models import Count, RegisterAmendment, Signature
@@ -155,3 +156,23 @@ def test_r26_the_statement_through_the_pages(as_user, staff, regulator, casino, 
         assert signed.status_code == 302
         assert "Non signée" not in client.get("/livres/situations/2025/1/").content.decode()
     assert timezone.now().year >= 2026
+
+
+def test_r26_the_statement_carries_the_alerts_of_its_months_first_and_last_day_and_no_others(casino):
+    # In Paris time: 31 December 23:50 and 1 February 00:30 are not January's; 1 January 00:10 and 31 January 23:30 are.
+    for moment, message in [
+        ((2024, 12, 31, 22, 50), "31 décembre"),
+        ((2024, 12, 31, 23, 10), "1er janvier"),
+        ((2025, 1, 31, 22, 30), "31 janvier"),
+        ((2025, 1, 31, 23, 30), "1er février"),
+    ]:
+        with time_machine.travel(datetime.datetime(*moment, tzinfo=datetime.UTC), tick=False):
+            Alert.objects.create(casino=casino, rule="R18", kind="test", key=message, message=message)
+    assert [alert["message"] for alert in statement_of(casino, 2025, 1)["alerts"]] == ["1er janvier", "31 janvier"]
+
+
+def test_r26_a_seance_open_or_still_planned_is_not_held(casino, open_day):
+    # Today's afternoon séance is open, the evening one planned: neither is held (yet); the statement says so.
+    date = open_day.gaming_day.date
+    seances = {s["kind"]: (s["state"], s["held"]) for s in statement_of(casino, date.year, date.month)["seances"]}
+    assert seances == {"Séance de l'après-midi": ("Ouverte", False), "Séance de la soirée": ("Prévue", False)}
