@@ -12,12 +12,13 @@ from books.models import MonthlyStatement
 from books.statements import statement_of
 from books.tasks import check_monthly_statements
 from cashbox import services
-from cashbox.models import Count, RegisterAmendment, Signature
+from cashbox.models import Count, Interruption, RegisterAmendment, Signature
 from casino.models import Alert
 from casino.rules import ARTICLES
+from seances.models import Seance
 from tests.conftest import PASSWORD
 from tests.helpers.books_helpers import day_of_play, signed_register, staff_fixture  # noqa: F401
-from tests.helpers.cash_helpers import chips_for
+from tests.helpers.cash_helpers import chips_for, main_box
 
 pytestmark = pytest.mark.django_db
 
@@ -176,3 +177,28 @@ def test_r26_a_seance_open_or_still_planned_is_not_held(casino, open_day):
     date = open_day.gaming_day.date
     seances = {s["kind"]: (s["state"], s["held"]) for s in statement_of(casino, date.year, date.month)["seances"]}
     assert seances == {"Séance de l'après-midi": ("Ouverte", False), "Séance de la soirée": ("Prévue", False)}
+
+
+def test_r26_the_statement_carries_nothing_of_another_casino(casino, open_day, elsewhere, outsider, other_casino):
+    # The other casino's séance of the same day is interrupted and raises an alert: neither is in our statement.
+    theirs = Seance.objects.filter(gaming_day__casino=other_casino).order_by("planned_start").first()
+    count = Count.objects.create(
+        cashbox=main_box(elsewhere),
+        seance=theirs,
+        kind="interruption",
+        chips={},
+        amount=0,
+        advances_total=0,
+        counted_by=outsider,
+        recorded_by=outsider,
+    )
+    Interruption.objects.create(
+        tableau=elsewhere, seance=theirs, kind=Interruption.Kind.FULL, count=count, logged_by=outsider
+    )
+    Alert.objects.create(casino=other_casino, rule="R18", kind="test", key="ailleurs", message="Ailleurs")
+    date = open_day.gaming_day.date
+    ours = statement_of(casino, date.year, date.month)
+    assert (ours["interruptions"], ours["alerts"], len(ours["seances"])) == ([], [], 2)
+    other = statement_of(other_casino, date.year, date.month)
+    assert [i["tableau"] for i in other["interruptions"]] == [elsewhere.number]
+    assert [a["message"] for a in other["alerts"]] == ["Ailleurs"]
