@@ -162,7 +162,14 @@ def test_r9_r23_the_register_of_an_apparatus_in_a_seance(chef, open_day, boule):
     twice = spins.correct_spin(chef, once, "Toujours pas le bon", number=6)
     with CaptureQueriesContext(connection) as queries:
         register = spins.spin_register(open_day, boule)
-    assert len(queries) == 4
+        # Everything the register page shows of each entry, read with it.
+        shown = [
+            (e.launcher.username, e.recorded_by.username, e.announcement.announced_by.username, e.corrects_id)
+            for e in register["entries"]
+        ]
+        shown += [(s.tableau.number, s.recorded_by.username) for e in register["entries"] for s in e.stakes]
+        shown += [(a.announced_by.username, [s.tableau.number for s in a.stakes]) for a in register["unspun"]]
+    assert len(queries) == 4 and len(shown) == 7
     entries = register["entries"]
     assert [(e.sequence, e.number, e.corrects_id) for e in entries] == [
         (1, 4, None),
@@ -204,3 +211,19 @@ def test_r1_a_fair_cylinder_gives_each_number_as_often_as_the_27_cases_carry_it(
     assert sorted(number for _case, number in plateau) == sorted(
         n for n in range(1, 15) for _ in range(1 if n <= 4 else 2 if n <= 11 else 3)
     )
+
+
+@pytest.mark.usefixtures("register_day")
+def test_r9_the_register_of_another_seance_of_the_apparatus_holds_none_of_it(open_day, boule):
+    # The evening séance, planned: the afternoon's spins, stakes and announcement in force are not its own.
+    evening = open_day.gaming_day.seances.exclude(pk=open_day.pk).get()
+    register = spins.spin_register(evening, boule)
+    assert (register["entries"], register["unspun"], register["announcements"]) == ([], [], 0)
+    assert register["pushed_back"] == {"count": 0, "total": Decimal("0.00")}
+    assert str(register["pushed_back"]["total"]) == "0.00"
+
+
+def test_r9_an_announcement_in_force_without_stakes_pushed_back_shows_none(chef, open_day, boule):
+    spins.announce(chef, open_day, boule)
+    [unspun] = spins.spin_register(open_day, boule)["unspun"]
+    assert unspun.stakes == []
