@@ -227,3 +227,54 @@ def test_r9_an_announcement_in_force_without_stakes_pushed_back_shows_none(chef,
     spins.announce(chef, open_day, boule)
     [unspun] = spins.spin_register(open_day, boule)["unspun"]
     assert unspun.stakes == []
+
+
+# What the floor tablet shows (R4, R9) --------------------------------------------------------------------------------
+
+
+def test_r4_r9_the_panel_of_a_boule_before_and_after_its_spins(chef, open_day, boule, boule_tableau):
+    roster = Roster.objects.published().get(seance=open_day, apparatus=boule)
+    panel = spins.spin_panel(open_day, boule)
+    assert (panel["apparatus"], panel["roster"], panel["announcement"], panel["pushed_back"]) == (
+        boule,
+        roster,
+        None,
+        [],
+    )
+    assert panel["expected"].username == designated(open_day, boule)
+    assert sorted(u.username for u in panel["launchers"]) == ["croupier1", "croupier2"]
+    assert (panel["required_direction"], panel["required_direction_label"]) == (None, "")
+    assert (panel["next_sequence"], panel["last"], panel["plateau"]) == (1, [], [])
+    assert panel["numbers"] == list(range(1, 10))
+    announcement, _ = spins.announce(chef, open_day, boule)
+    stake = spins.push_back_stake(chef, open_day, boule, boule_tableau, "5")
+    panel = spins.spin_panel(open_day, boule)
+    assert panel["announcement"] == announcement and panel["pushed_back"] == [stake]
+    assert panel["pushed_back"][0].tableau == boule_tableau
+    first = spins.record_spin(chef, open_day, boule, designated(open_day, boule), number=3)
+    spins.announce(chef, open_day, boule)
+    second = spins.record_spin(chef, open_day, boule, designated(open_day, boule), number=8)
+    panel = spins.spin_panel(open_day, boule)
+    assert (panel["announcement"], panel["pushed_back"]) == (None, [])
+    assert panel["next_sequence"] == 3 and panel["last"] == [second, first]
+    assert [s.number for s in spins.spin_panel(open_day, boule, last=1)["last"]] == [8]
+
+
+def test_r9_the_panel_of_a_cylinder_asks_the_direction_opposite_to_its_last_spin(chef, open_day, vingt_trois):
+    panel = spins.spin_panel(open_day, vingt_trois)
+    assert (panel["required_direction"], panel["required_direction_label"]) == ("horaire", "sens horaire")
+    assert [case for case, _number in panel["plateau"]] == list(range(1, 28))
+    assert panel["numbers"] == list(range(1, 15))
+    spins.announce(chef, open_day, vingt_trois)
+    spins.record_spin(chef, open_day, vingt_trois, designated(open_day, vingt_trois), pocket=1, direction="horaire")
+    panel = spins.spin_panel(open_day, vingt_trois)
+    assert (panel["required_direction"], panel["required_direction_label"]) == ("antihoraire", "sens antihoraire")
+    # With no séance (a page asked outside one), the cylinder still alternates with its last spin.
+    outside = spins.spin_panel(None, vingt_trois)
+    assert (outside["roster"], outside["expected"], outside["launchers"], outside["announcement"]) == (
+        None,
+        None,
+        [],
+        None,
+    )
+    assert (outside["required_direction"], outside["next_sequence"], outside["last"]) == ("antihoraire", 1, [])
