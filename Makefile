@@ -7,7 +7,7 @@ STAMP := $(VENV)/.requirements-stamp
 PORT ?= 8000
 
 .DEFAULT_GOAL := help
-.PHONY: help venv lock run test mutation mutation-guards docs lint format check worker beat smoke restore-drill clean
+.PHONY: help venv lock run test mutation mutation-guards mutation-hand docs lint format check worker beat smoke restore-drill clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## .*$$' $(MAKEFILE_LIST) | sort \
@@ -50,6 +50,9 @@ mutation: $(STAMP) ## Mutation testing of the rule modules (MODULE=tables/games/
 
 mutation-guards: $(STAMP) ## Weaken each SQL guard one at a time (ONLY=text to select), show a guard test fails for each
 	$(BIN)/python tools/guard_mutation.py --only "$(ONLY)"
+
+mutation-hand: $(STAMP) ## Plausible bugs written by hand (ONLY=A3,B2 for some, AGAIN=1 for all): each must fail a test
+	$(BIN)/python tools/hand_mutations.py $(if $(ONLY),--only $(ONLY)) $(if $(AGAIN),--again)
 
 # NO_MKDOCS_2_WARNING: mkdocs-material's end-of-life banner, which is no warning of this site.
 docs: $(STAMP) ## Build the documentation site (mkdocs, --strict) into site/

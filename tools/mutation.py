@@ -100,6 +100,20 @@ MODULE_TESTS = {
         "rosters/test_r31_every_seance_can_close.py",
         "signatures/test_r4_r28_rosters_signed_with_keys.py",
     ],
+    # R9 (the cylinder's direction, « rien ne va plus » before the launch, stakes pushed back after it), R4 (the
+    # launcher the roster designates), R6/R7 (the outcome of a pocket), R23 (a spin corrected by a new entry). Not
+    # test_r9_r4_two_requests_at_once.py (transactional, threads): each costs too long a mutant.
+    "seances/spins/services.py": [
+        "spins/test_spins.py",
+        "spins/test_r9_alternation_across_seances.py",
+        "spins/test_r9_alternation_corrections.py",
+        "spins/test_r9_rien_ne_va_plus.py",
+        "spins/test_r9_stakes_after_rien_ne_va_plus.py",
+        "spins/test_r9_register_and_screens.py",
+        "spins/test_spin_pages.py",
+        "spins/test_spin_rotation.py",
+        "spins/test_spin_register_and_stakes.py",
+    ],
     # Taken out of seances/rosters/services.py (issue 34): the roster loaders, read by the same tests.
     "seances/rosters/plans.py": [
         "rosters/test_rosters.py",

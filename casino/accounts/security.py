@@ -413,28 +413,6 @@ def signer_among(people, username, rule, field="signer"):
     return user
 
 
-def signer_in(casino, username, rule, field="signer"):
-    """The active member of the casino named `username`, read for this one signer and checked before any secret (R28).
-
-    Anyone else, another casino's employee included, is « employé inconnu » whatever the password: a signature
-    field must not tell a casino whether a password of another casino's employee is right.
-    """
-    user = (
-        get_user_model()
-        .objects.select_related("employee")
-        .filter(
-            username=username or "",
-            is_active=True,
-            employee__memberships__casino=casino,
-            employee__memberships__active=True,
-        )
-        .first()
-    )
-    if user is None:
-        raise _unknown_signer(username, rule, field)
-    return user
-
-
 def secrets_of(data):
     """The signer's secrets a validated form or request carries, as a signing service takes them (R28): the password,
     the TOTP code and the key's assertion, each None where not sent."""
@@ -453,7 +431,7 @@ def check_secrets(user, password, otp, rule, field="password"):
     if _signature_locked_out(request, user, key):
         log_event("signature_locked_out", request, username=username)
         raise RoleForbidden(rule, f"Signature refusée : {signature_lockout_message()}")
-    # The signer is already found (signer_in: active member) and the lockout checked above: their own password is
+    # The signer is already found (signer_among: an active member of the casino) and the lockout checked above: their own password is
     # checked directly, without authenticate() finding them again and asking axes a second time (two queries).
     if not user.check_password(password or ""):
         # As authenticate() would: user_login_failed, which axes counts (after the transaction, see above).

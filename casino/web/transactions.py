@@ -9,7 +9,6 @@ protects nothing, and costs two round trips (SAVEPOINT, RELEASE) on every write.
 """
 
 import contextvars
-import functools
 from contextlib import contextmanager
 
 from django.db import transaction
@@ -35,20 +34,9 @@ def request_transaction():
 def write_block():
     """transaction.atomic() for a write service's body, without the savepoint inside request_transaction().
 
-    The block form, for a service that opens it in its body (mutmut mutates no decorated function, so the rule
-    code of a decorated service would go untested by `make mutation`)."""
+    Opened in the service's body, never as a decorator: mutmut mutates no decorated function, so the rule code of a
+    decorated service would go untested by `make mutation`."""
     with transaction.atomic(savepoint=not _whole_request.get()):
         # The write's journal entries (its signature's, its record's) go in one statement at its end.
         with journal.batched():
             yield
-
-
-def atomic_write(service):
-    """The decorator form of write_block()."""
-
-    @functools.wraps(service)
-    def wrapper(*args, **kwargs):
-        with write_block():
-            return service(*args, **kwargs)
-
-    return wrapper

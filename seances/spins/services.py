@@ -19,7 +19,7 @@ from cashbox.models import Interruption
 from casino.accounts.roles import role_of
 from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, RoleForbidden, invalid
-from casino.web.transactions import atomic_write
+from casino.web.transactions import write_block
 from seances.models import Announcement, PushedBackStake, Roster, RosterChange, Seance, Spin
 from seances.rosters import rotation
 from seances.rosters import services as roster_services
@@ -231,146 +231,148 @@ def _queue_checks(spin):
     transaction.on_commit(lambda: check_spin.delay(spin.pk))
 
 
-@atomic_write
 def record_spin(user, seance, apparatus, launcher, number=None, pocket=None, direction=""):
     """Record one spin of an apparatus in the open séance, with the next sequence number (R1, R4, R9).
 
     It follows the apparatus' « Rien ne va plus » of the séance that no spin has followed yet, and links to it: no
     announcement, no spin (409 R9). The launch is dated by the server (R30).
     """
-    _require_recorder(user)
-    roster = published_roster(seance, apparatus, lock=True)
-    # Read after the roster's lock, with its day: the séance's state as it is now, not as the request found it.
-    seance = Seance.objects.select_related("gaming_day").get(pk=seance.pk)
-    if apparatus.casino_id != seance.gaming_day.casino_id:
-        raise invalid("apparatus", "R1", "L'appareil n'appartient pas à l'établissement de la séance")
-    _require_playing(seance, apparatus)
-    if roster is None:
-        raise InvalidTransition("R4", f"Aucun ordre de roulement publié pour {apparatus.name} à cette séance")
-    launcher_user = check_launcher(roster, launcher)
-    # R4: the launcher in turn only, unless a relief or a skip was recorded first (seances/rosters/services.py).
-    roster_services.require_turn(roster, launcher_user)
-    number, pocket = resolve_outcome(apparatus, number, pocket)
-    # The apparatus' last spin as corrected, of this séance or an earlier one, gives the direction to alternate
-    # (R9: « dans un sens opposé au précédent », across séances and days); the séance's last sequence number, read
-    # in the same query, the sequence to follow. One query, served backwards by the (apparatus, launched_at,
-    # sequence) index.
-    last_sequence = (
-        Spin.objects.filter(seance=seance, apparatus=apparatus, corrects__isnull=True)
-        .order_by("-sequence")
-        .values("sequence")[:1]
-    )
-    # The séance's announcement no spin has followed yet (R9), read in the same query: read under the roster's lock,
-    # which an announcement takes too, so that one announcement is followed by one spin only.
-    pending = Announcement.objects.filter(seance=seance, apparatus=apparatus).pending().order_by("-announced_at")
-    # Who announced it and the stakes pushed back after it, read in the same query too: the spin's answer shows them
-    # (the register of spins, R9) without a query of its own.
-    pushed_back = pushed_back_totals(OuterRef("pending_id"))
-    previous = (
-        Spin.objects.filter(apparatus=apparatus)
-        .effective()
-        .annotate(
-            seance_last_sequence=Subquery(last_sequence),
-            pending_id=Subquery(pending.values("pk")[:1]),
-            pending_at=Subquery(pending.values("announced_at")[:1]),
-            pending_by=Subquery(pending.values("announced_by__username")[:1]),
+    with write_block():
+        _require_recorder(user)
+        roster = published_roster(seance, apparatus, lock=True)
+        # Read after the roster's lock, with its day: the séance's state as it is now, not as the request found it.
+        seance = Seance.objects.select_related("gaming_day").get(pk=seance.pk)
+        if apparatus.casino_id != seance.gaming_day.casino_id:
+            raise invalid("apparatus", "R1", "L'appareil n'appartient pas à l'établissement de la séance")
+        _require_playing(seance, apparatus)
+        if roster is None:
+            raise InvalidTransition("R4", f"Aucun ordre de roulement publié pour {apparatus.name} à cette séance")
+        launcher_user = check_launcher(roster, launcher)
+        # R4: the launcher in turn only, unless a relief or a skip was recorded first (seances/rosters/services.py).
+        roster_services.require_turn(roster, launcher_user)
+        number, pocket = resolve_outcome(apparatus, number, pocket)
+        # The apparatus' last spin as corrected, of this séance or an earlier one, gives the direction to alternate
+        # (R9: « dans un sens opposé au précédent », across séances and days); the séance's last sequence number, read
+        # in the same query, the sequence to follow. One query, served backwards by the (apparatus, launched_at,
+        # sequence) index.
+        last_sequence = (
+            Spin.objects.filter(seance=seance, apparatus=apparatus, corrects__isnull=True)
+            .order_by("-sequence")
+            .values("sequence")[:1]
         )
-        .annotate(**pushed_back)
-        .order_by("-launched_at", "-sequence", "-pk")
-        .first()
-    )
-    direction = _check_direction(apparatus, direction or "", previous, seance)
-    if previous is None:
-        # The apparatus' first spin: no row carried the announcement.
-        announcement = pending.annotate(pending_by=F("announced_by__username"), **pushed_back_totals(OuterRef("pk")))
-        announcement = announcement.first()
-    elif previous.pending_id is not None:
-        announcement = Announcement(pk=previous.pending_id, announced_at=previous.pending_at)
-        announcement.pending_by = previous.pending_by
-        announcement.pushed_back_count = previous.pushed_back_count
-        announcement.pushed_back_total = previous.pushed_back_total
-    else:
-        announcement = None
-    if announcement is None:
-        raise InvalidTransition(
-            "R9",
-            f"{apparatus.name} : « Rien ne va plus » n'a pas été annoncé ; le coup se lance après l'annonce, "
-            "enregistrée par le serveur",
+        # The séance's announcement no spin has followed yet (R9), read in the same query: read under the roster's lock,
+        # which an announcement takes too, so that one announcement is followed by one spin only.
+        pending = Announcement.objects.filter(seance=seance, apparatus=apparatus).pending().order_by("-announced_at")
+        # Who announced it and the stakes pushed back after it, read in the same query too: the spin's answer shows them
+        # (the register of spins, R9) without a query of its own.
+        pushed_back = pushed_back_totals(OuterRef("pending_id"))
+        previous = (
+            Spin.objects.filter(apparatus=apparatus)
+            .effective()
+            .annotate(
+                seance_last_sequence=Subquery(last_sequence),
+                pending_id=Subquery(pending.values("pk")[:1]),
+                pending_at=Subquery(pending.values("announced_at")[:1]),
+                pending_by=Subquery(pending.values("announced_by__username")[:1]),
+            )
+            .annotate(**pushed_back)
+            .order_by("-launched_at", "-sequence", "-pk")
+            .first()
         )
-    spin = Spin.objects.create(
-        seance=seance,
-        apparatus=apparatus,
-        sequence=(previous.seance_last_sequence or 0) + 1 if previous else 1,
-        launched_at=timezone.now(),
-        announcement_id=announcement.pk,
-        rien_ne_va_plus_at=announcement.announced_at,
-        launcher=launcher_user,
-        number=number,
-        pocket=pocket,
-        direction=direction,
-        recorded_by=user,
-    )
-    spin.announced_by_name = announcement.pending_by
-    spin.pushed_back_count, spin.pushed_back_total = announcement.pushed_back_count, announcement.pushed_back_total
-    _queue_checks(spin)
-    return spin
+        direction = _check_direction(apparatus, direction or "", previous, seance)
+        if previous is None:
+            # The apparatus' first spin: no row carried the announcement.
+            announcement = pending.annotate(
+                pending_by=F("announced_by__username"), **pushed_back_totals(OuterRef("pk"))
+            )
+            announcement = announcement.first()
+        elif previous.pending_id is not None:
+            announcement = Announcement(pk=previous.pending_id, announced_at=previous.pending_at)
+            announcement.pending_by = previous.pending_by
+            announcement.pushed_back_count = previous.pushed_back_count
+            announcement.pushed_back_total = previous.pushed_back_total
+        else:
+            announcement = None
+        if announcement is None:
+            raise InvalidTransition(
+                "R9",
+                f"{apparatus.name} : « Rien ne va plus » n'a pas été annoncé ; le coup se lance après l'annonce, "
+                "enregistrée par le serveur",
+            )
+        spin = Spin.objects.create(
+            seance=seance,
+            apparatus=apparatus,
+            sequence=(previous.seance_last_sequence or 0) + 1 if previous else 1,
+            launched_at=timezone.now(),
+            announcement_id=announcement.pk,
+            rien_ne_va_plus_at=announcement.announced_at,
+            launcher=launcher_user,
+            number=number,
+            pocket=pocket,
+            direction=direction,
+            recorded_by=user,
+        )
+        spin.announced_by_name = announcement.pending_by
+        spin.pushed_back_count, spin.pushed_back_total = announcement.pushed_back_count, announcement.pushed_back_total
+        _queue_checks(spin)
+        return spin
 
 
-@transaction.atomic
 def correct_spin(user, spin, reason, launcher=None, number=None, pocket=None, direction=None):
     """Correct a spin by a new entry referencing it (R23); the correction keeps R1, R4 and R9 with its neighbours."""
-    _require_recorder(user)
-    original = spin.corrects or spin
-    roster = published_roster(original.seance, original.apparatus, lock=True)
-    reason = (reason or "").strip()
-    if not reason:
-        raise invalid("reason", "R23", "Indiquez le motif de la correction")
-    seance, apparatus = original.seance, original.apparatus
-    current = _effective_at(seance, apparatus, original.sequence)
-    launcher_user = check_launcher(roster, launcher) if launcher else current.launcher
-    if number in (None, "") and pocket in (None, ""):
-        number, pocket = current.number, current.pocket
-    number, pocket = resolve_outcome(apparatus, number, pocket)
-    direction = current.direction if direction in (None, "") else direction
-    # Its neighbours are the apparatus' spins before and after it, in an earlier or later séance at its ends (R9).
-    if original.sequence > 1:
-        before = _effective_at(seance, apparatus, original.sequence - 1)
-    else:
-        before = _other_seance_neighbour(original, later=False)
-    direction = _check_direction(apparatus, direction, before, seance)
-    after = _effective_at(seance, apparatus, original.sequence + 1) or _other_seance_neighbour(original, later=True)
-    if after is not None and apparatus.game == Game.VINGT_TROIS:
-        # The next spin was checked against this one: the correction must keep the alternation with it too.
-        if direction == after.direction:
-            raise DomainError(
-                "R9",
-                f"« {apparatus.name} » : le cylindre a tourné en {Direction(after.direction).label} au "
-                f"{_designation(after, seance)} ; le coup corrigé doit avoir tourné dans l'autre sens",
-            )
-    if (launcher_user.pk, number, pocket, direction) == (
-        current.launcher_id,
-        current.number,
-        current.pocket,
-        current.direction,
-    ):
-        raise invalid("reason", "R23", "La correction ne change rien au coup")
-    correction = Spin.objects.create(
-        seance=seance,
-        apparatus=apparatus,
-        sequence=original.sequence,
-        launched_at=original.launched_at,
-        announcement_id=original.announcement_id,
-        rien_ne_va_plus_at=original.rien_ne_va_plus_at,
-        launcher=launcher_user,
-        number=number,
-        pocket=pocket,
-        direction=direction,
-        corrects=original,
-        reason=reason,
-        recorded_by=user,
-    )
-    _queue_checks(correction)
-    return correction
+    with transaction.atomic():
+        _require_recorder(user)
+        original = spin.corrects or spin
+        roster = published_roster(original.seance, original.apparatus, lock=True)
+        reason = (reason or "").strip()
+        if not reason:
+            raise invalid("reason", "R23", "Indiquez le motif de la correction")
+        seance, apparatus = original.seance, original.apparatus
+        current = _effective_at(seance, apparatus, original.sequence)
+        launcher_user = check_launcher(roster, launcher) if launcher else current.launcher
+        if number in (None, "") and pocket in (None, ""):
+            number, pocket = current.number, current.pocket
+        number, pocket = resolve_outcome(apparatus, number, pocket)
+        direction = current.direction if direction in (None, "") else direction
+        # Its neighbours are the apparatus' spins before and after it, in an earlier or later séance at its ends (R9).
+        if original.sequence > 1:
+            before = _effective_at(seance, apparatus, original.sequence - 1)
+        else:
+            before = _other_seance_neighbour(original, later=False)
+        direction = _check_direction(apparatus, direction, before, seance)
+        after = _effective_at(seance, apparatus, original.sequence + 1) or _other_seance_neighbour(original, later=True)
+        if after is not None and apparatus.game == Game.VINGT_TROIS:
+            # The next spin was checked against this one: the correction must keep the alternation with it too.
+            if direction == after.direction:
+                raise DomainError(
+                    "R9",
+                    f"« {apparatus.name} » : le cylindre a tourné en {Direction(after.direction).label} au "
+                    f"{_designation(after, seance)} ; le coup corrigé doit avoir tourné dans l'autre sens",
+                )
+        if (launcher_user.pk, number, pocket, direction) == (
+            current.launcher_id,
+            current.number,
+            current.pocket,
+            current.direction,
+        ):
+            raise invalid("reason", "R23", "La correction ne change rien au coup")
+        correction = Spin.objects.create(
+            seance=seance,
+            apparatus=apparatus,
+            sequence=original.sequence,
+            launched_at=original.launched_at,
+            announcement_id=original.announcement_id,
+            rien_ne_va_plus_at=original.rien_ne_va_plus_at,
+            launcher=launcher_user,
+            number=number,
+            pocket=pocket,
+            direction=direction,
+            corrects=original,
+            reason=reason,
+            recorded_by=user,
+        )
+        _queue_checks(correction)
+        return correction
 
 
 # « Rien ne va plus » and the stakes pushed back after it (R9) -------------------------------------------------------
@@ -419,19 +421,19 @@ def _table_in_play(user, seance, apparatus):
     return seance
 
 
-@atomic_write
 def announce(user, seance, apparatus):
     """« Rien ne va plus » at the apparatus, on the server's clock (R9, R30): from now until the number is entered,
     the apparatus takes no stake. Returns (announcement, created): announced again before the spin, the first
     announcement stands and nothing is written (a second tap of the tablet)."""
-    seance = _table_in_play(user, seance, apparatus)
-    pending = pending_announcement(seance, apparatus)
-    if pending is not None:
-        return pending, False
-    announcement = Announcement.objects.create(
-        seance=seance, apparatus=apparatus, announced_by=user, announced_role=role_of(user).value
-    )
-    return announcement, True
+    with write_block():
+        seance = _table_in_play(user, seance, apparatus)
+        pending = pending_announcement(seance, apparatus)
+        if pending is not None:
+            return pending, False
+        announcement = Announcement.objects.create(
+            seance=seance, apparatus=apparatus, announced_by=user, announced_role=role_of(user).value
+        )
+        return announcement, True
 
 
 def stake_amount(value, field="amount"):
@@ -445,27 +447,27 @@ def stake_amount(value, field="amount"):
     return amount
 
 
-@atomic_write
 def push_back_stake(user, seance, apparatus, tableau, amount):
     """Record a stake refused after « Rien ne va plus » (« mise repoussée »), at the server's time (R9, R30).
 
     Only while the apparatus' announcement is in force: before it, or once the number is entered, the stake is
     admitted and nothing is pushed back (409 R9).
     """
-    seance = _table_in_play(user, seance, apparatus)
-    amount = stake_amount(amount)
-    if tableau is None or tableau.table.apparatus_id != apparatus.pk:
-        raise invalid("tableau", "R9", f"Ce tableau n'est pas servi par {apparatus.name}")
-    announcement = pending_announcement(seance, apparatus)
-    if announcement is None:
-        raise InvalidTransition(
-            "R9",
-            f"{apparatus.name} : « Rien ne va plus » n'est pas annoncé ; les enjeux sont admis, aucune mise n'est "
-            "repoussée",
+    with write_block():
+        seance = _table_in_play(user, seance, apparatus)
+        amount = stake_amount(amount)
+        if tableau is None or tableau.table.apparatus_id != apparatus.pk:
+            raise invalid("tableau", "R9", f"Ce tableau n'est pas servi par {apparatus.name}")
+        announcement = pending_announcement(seance, apparatus)
+        if announcement is None:
+            raise InvalidTransition(
+                "R9",
+                f"{apparatus.name} : « Rien ne va plus » n'est pas annoncé ; les enjeux sont admis, aucune mise n'est "
+                "repoussée",
+            )
+        return PushedBackStake.objects.create(
+            apparatus=apparatus, tableau=tableau, announcement=announcement, amount=amount, recorded_by=user
         )
-    return PushedBackStake.objects.create(
-        apparatus=apparatus, tableau=tableau, announcement=announcement, amount=amount, recorded_by=user
-    )
 
 
 def pushed_back_totals(announcement):
@@ -493,7 +495,7 @@ def pushed_back_of(spins):
 def spin_register(seance, apparatus):
     """Every entry of the register of an apparatus in a séance, as written (originals and corrections, by sequence),
     each with its « Rien ne va plus » and the stakes pushed back after it; the announcements no spin followed; the
-    count and total of the stakes pushed back. Five queries whatever the séance holds."""
+    count and total of the stakes pushed back. Four queries whatever the séance holds."""
     entries = list(
         Spin.objects.filter(seance=seance, apparatus=apparatus)
         .select_related("launcher", "recorded_by", "announcement__announced_by", "corrects")

@@ -9,9 +9,10 @@ import pytest
 from cashbox.models import Signature
 from casino.accounts.services import propose, propose_password_reset, revoke_passkey, state_of
 from casino.audit.canonical import canonical
-from casino.models import AccountDecision, DaySettings, Passkey, Role
-from tests.conftest import PASSWORD
+from casino.models import AccountDecision, DaySettings, Membership, Passkey, Role
+from tests.conftest import PASSWORD, make_employee
 from tests.helpers.passkey_helpers import enrolled_key, use_keys
+from tests.helpers.personas import end_memberships
 
 pytestmark = pytest.mark.django_db
 
@@ -55,6 +56,50 @@ def test_r29_the_first_key_of_the_direction_is_confirmed_by_password_then_every_
     signature = Passkey.objects.get(pk=early.pk).confirmation
     assert (signature.method, signature.passkey_id, signature.signer) == ("passkey", key.pk, director)
     assert signature.act == canonical(options["act"]).decode()
+
+
+@pytest.mark.parametrize("persona", ["chef", "caissier", "regulator"])
+def test_r29_no_key_of_the_floor_nor_of_the_regulator_is_the_bootstrap(request, api, casino, codir, persona):
+    # Only a key of the direction is confirmed by password, and only while the direction holds none: any other
+    # person's key waits for the direction's own, whatever their role.
+    use_keys(casino)
+    _, early = enrolled_key(request.getfixturevalue(persona), casino)
+    api.force_authenticate(codir)
+    refused = api.post(f"/api/v1/passkeys/{early.pk}/confirm/", {"password": PASSWORD}, format="json")
+    assert (refused.status_code, refused.json()["code"]) == (409, "R29")
+    assert refused.json()["message"].startswith("Aucune clé de la direction n'est encore confirmée")
+    assert Passkey.objects.get(pk=early.pk).confirmed_at is None
+
+
+def test_r29_the_key_of_a_member_of_the_direction_who_left_does_not_end_the_bootstrap(api, casino, director, codir):
+    # A CoDir member enrolled the direction's first key, then left the casino: the direction as it is now holds no
+    # key, so the director's first key is still confirmed by password.
+    use_keys(casino)
+    leaving = make_employee("codir_partant", Role.CODIR, casino).user
+    enrolled_key(leaving, casino, confirmed_by=director)
+    end_memberships(Membership.objects.filter(employee__user=leaving, casino=casino))
+    _, key = enrolled_key(director, casino)
+    api.force_authenticate(codir)
+    confirmed = api.post(f"/api/v1/passkeys/{key.pk}/confirm/", {"password": PASSWORD}, format="json")
+    assert confirmed.status_code == 200, confirmed.content
+    assert Passkey.objects.get(pk=key.pk).confirmation.method == "password"
+
+
+def test_r29_once_the_directions_only_key_is_revoked_its_next_first_key_is_the_bootstrap_again(
+    api, casino, director, codir
+):
+    # The director lost the direction's only key and revoked it: no member of the direction holds a key any more,
+    # so his new key is confirmed as the first one was, by another member of the direction with his password.
+    use_keys(casino)
+    _, lost = enrolled_key(director, casino, confirmed_by=codir)
+    revoke_passkey(director, lost, "Clé perdue", PASSWORD)
+    _, key = enrolled_key(director, casino)
+    api.force_authenticate(codir)
+    assert api.post(f"/api/v1/passkeys/{key.pk}/confirm/options/").json()["code"] == "R28"
+    confirmed = api.post(f"/api/v1/passkeys/{key.pk}/confirm/", {"password": PASSWORD}, format="json")
+    assert confirmed.status_code == 200, confirmed.content
+    bootstrap = Passkey.objects.get(pk=key.pk).confirmation
+    assert bootstrap.method == "password" and "amorçage" in bootstrap.statement
 
 
 def test_r29_a_role_is_confirmed_with_the_directors_key(api, casino, keyed, administrator, croupier, director):

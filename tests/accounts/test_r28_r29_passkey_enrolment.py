@@ -7,10 +7,13 @@ from django.db import IntegrityError, transaction
 
 from cashbox.models import Signature
 from casino.accounts import passkeys
+from casino.accounts.services import require_key_holder
 from casino.models import Casino, JournalEntry, Passkey, Role
+from casino.rules import RoleForbidden, cite
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.authenticator import SoftAuthenticator, challenge_of
 from tests.helpers.passkey_helpers import enrol
+from tests.helpers.personas import former_codir_fixture  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -75,6 +78,21 @@ def test_r28_the_administrator_enrols_no_key_and_nobody_enrols_for_another_casin
     assert (refused.status_code, refused.json()["code"]) == (403, "R28")
     api.force_authenticate(croupier)
     assert api.post("/api/v1/passkeys/register/options/", {"casino": other_casino.pk}, format="json").status_code == 400
+
+
+def test_r28_a_member_whose_membership_ended_enrols_no_key(api, casino, former_codir):
+    # Still a CoDir member with a valid approval, but no longer one of the casino's people: no key to sign there.
+    # The API does not even find the casino for him; the service refuses him on its own, for any other caller.
+    api.force_authenticate(former_codir)
+    refused = api.post("/api/v1/passkeys/register/options/", {"casino": casino.pk}, format="json")
+    assert (refused.status_code, refused.json()["message"]) == (400, "Établissement inconnu")
+    with pytest.raises(RoleForbidden) as caught:
+        require_key_holder(former_codir, casino)
+    assert (caught.value.rule, caught.value.message) == (
+        "R28",
+        cite("R28", "Seul le personnel qui signe enrôle une clé de signature, pour lui-même"),
+    )
+    assert not Passkey.objects.exists()
 
 
 def test_r29_another_member_of_the_direction_confirms_a_key_with_their_signature(api, casino, croupier, codir):

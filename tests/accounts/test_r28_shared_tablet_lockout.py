@@ -3,8 +3,12 @@ typed by the person logged in (and the address): the chef who mistypes the direc
 own attempts at the director's signature, not the croupier's at the same tablet, nor the director's own login. Past
 a ceiling of failures against one signer, whoever typed them, the direction gets an alert instead of a lock."""
 
+import datetime
+
 import pytest
+import time_machine
 from axes.models import AccessAttempt
+from django.utils import timezone
 
 from cashbox.models import Advance
 from casino.accounts import security
@@ -52,3 +56,21 @@ def test_r28_many_failures_against_one_signer_alert_the_direction_but_lock_nobod
     assert alert.rule == "R28" and "directeur" in alert.message and "arts. 69 et 80" in alert.message
     # An alert, not a lock: the caissier still gets the director's signature.
     assert post_advance(api, cash_staff["caissier"], boule_tableau, open_day).status_code == 201
+
+
+def test_r28_a_signatures_lockout_ends_with_its_cooloff(api, cash_staff, open_day, boule_tableau):
+    wrong(api, cash_staff["chef"], boule_tableau, open_day)
+    assert post_advance(api, cash_staff["chef"], boule_tableau, open_day).status_code == 403
+    # Fifteen minutes after the last failure, the failures no longer count: the director's signature works again.
+    with time_machine.travel(timezone.now() + datetime.timedelta(minutes=16), tick=False):
+        assert post_advance(api, cash_staff["chef"], boule_tableau, open_day).status_code == 201
+
+
+def test_r28_a_signature_that_succeeds_clears_its_earlier_failures(api, cash_staff, open_day, boule_tableau):
+    wrong(api, cash_staff["chef"], boule_tableau, open_day, times=4)
+    assert post_advance(api, cash_staff["chef"], boule_tableau, open_day).status_code == 201
+    assert not AccessAttempt.objects.exists()
+    # One more mistake after the success is the first of a new count, not the fifth.
+    refused = post_advance(api, cash_staff["chef"], boule_tableau, open_day, kind="top_up", password="mauvais")
+    assert refused.status_code == 400
+    assert post_advance(api, cash_staff["chef"], boule_tableau, open_day, kind="top_up").status_code == 201

@@ -11,9 +11,11 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, connection, transaction
 
-from casino.accounts.services import propose, state_of
+from casino.accounts.services import decide, propose, state_of
 from casino.models import AccountChange, AccountDecision, Employee, Membership, Role
+from casino.rules import cite
 from tests.conftest import PASSWORD
+from tests.helpers.personas import member_of_two_casinos
 from tests.helpers.role_helpers import confirmed_role
 
 pytestmark = pytest.mark.django_db
@@ -78,6 +80,39 @@ def test_r29_a_director_cannot_join_a_casino_that_has_one(api, administrator, di
     )
     assert response.status_code == 409 and response.json()["code"] == "R29"
     assert directors(casino) == {"directeur"}
+
+
+def test_r29_a_director_leaves_a_casino_only_by_the_withdrawal_of_his_role(
+    api, administrator, director, casino, other_casino
+):
+    # The director of a group's two casinos: taking one casino away from him would leave it without its director
+    # by a mere membership change, which the direction never confirmed.
+    Membership.objects.create(employee=director.employee, casino=other_casino)
+    Membership.objects.create(employee=administrator.employee, casino=other_casino)
+    api.force_authenticate(administrator)
+    response = api.patch(f"/api/v1/employees/{director.employee.pk}/", {"casinos": [other_casino.pk]}, format="json")
+    assert response.status_code == 403, response.json()
+    assert response.json()["code"] == "R29"
+    assert response.json()["message"] == cite(
+        "R29",
+        f"{director.employee} est directeur responsable : il ne quitte un établissement que par le retrait de son "
+        "rôle, confirmé par un membre du comité de direction",
+    )
+    assert directors(casino) == directors(other_casino) == {"directeur"}
+
+
+def test_r29_a_director_whose_membership_here_ended_is_not_this_casinos_director(
+    administrator, codir, caissier, casino, other_casino
+):
+    # Once a croupier here, now the director of the group's other casino: his ended membership here makes him
+    # nobody's director here, and this casino appoints its own.
+    former = member_of_two_casinos(other_casino, casino, "ancien", Role.CROUPIER, active_in_other=False)
+    confirmed_role(former.employee, Role.DIRECTOR)
+    assert directors(other_casino) == {"ancien"} and directors(casino) == set()
+    change = propose(administrator, caissier.employee, state_of(caissier.employee) | {"role": Role.DIRECTOR})
+    decide(codir, change, True, PASSWORD)
+    assert directors(casino) == {caissier.username}
+    assert directors(other_casino) == {"ancien"}
 
 
 def test_r29_create_director_refuses_a_second_director(director, casino):

@@ -8,10 +8,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils.html import escape
 
-from casino.accounts.services import bootstrap_employee, decide, propose, state_of
+from casino.accounts.services import bootstrap_employee, decide, propose, save_employee, state_of
 from casino.models import AccountChange, AccountDecision, Employee, JournalEntry, Role
-from casino.rules import ARTICLES, RoleForbidden
-from tests.conftest import PASSWORD
+from casino.rules import ARTICLES, InvalidTransition, RoleForbidden, cite
+from tests.conftest import PASSWORD, make_employee
 from tests.helpers.cash_helpers import post_advance
 
 pytestmark = pytest.mark.django_db
@@ -110,6 +110,46 @@ def test_r29_a_patched_role_is_only_proposed(api, administrator, croupier, direc
     assert croupier.employee.role == Role.CROUPIER
     change = AccountChange.objects.get()
     assert change.role == Role.CODIR and change.proposed_by == administrator
+
+
+@pytest.mark.parametrize(
+    ("persona", "role"),
+    [("croupier", ""), ("codir", ""), ("chef", Role.AFFICHEUR)],
+    ids=["croupier loses every role", "codir loses every role", "chef made a display's account"],
+)
+def test_r29_a_role_that_signs_patched_away_is_only_proposed(request, api, administrator, persona, role):
+    # Taking away a role that signs is a change of it as much as granting one: the direction confirms it (a demoted
+    # member of the direction included), whatever the role it becomes, one that signs nothing included.
+    user = request.getfixturevalue(persona)
+    before = user.employee.role
+    api.force_authenticate(administrator)
+    response = api.patch(f"/api/v1/employees/{user.employee.pk}/", {"role": role}, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["role"] == before and response.json()["pending_change"]
+    assert Employee.objects.get(pk=user.employee.pk).role == before
+    change = AccountChange.objects.get()
+    assert (change.employee_id, change.role, change.proposed_by) == (user.employee.pk, role, administrator)
+    assert not JournalEntry.objects.filter(action="account.role_granted").exists()
+
+
+def test_r29_a_proposal_overtaken_by_a_change_of_the_role_is_refused_at_its_confirmation(
+    administrator, director, casino
+):
+    # A person without a role is proposed as croupier; meanwhile the administrator makes them a display's service
+    # account, which needs no confirmation. Confirming the proposal now would apply a role chosen against a state
+    # that is gone (and put back the role it had): the director is told to propose again, and nothing changes.
+    employee = make_employee("sansrole", "", casino)
+    change = propose(administrator, employee, state_of(employee) | {"role": Role.CROUPIER})
+    save_employee(administrator, employee, {}, None, {"role": Role.AFFICHEUR})
+    assert Employee.objects.get(pk=employee.pk).role == Role.AFFICHEUR
+    with pytest.raises(InvalidTransition) as caught:
+        decide(director, change, True, PASSWORD)
+    assert (caught.value.rule, caught.value.message) == (
+        "R29",
+        cite("R29", "Le rôle ou l'agrément a changé depuis la proposition : proposez à nouveau"),
+    )
+    assert Employee.objects.get(pk=employee.pk).role == Role.AFFICHEUR
+    assert not AccountDecision.objects.exists()
 
 
 def test_r29_an_approval_change_is_only_proposed(api, administrator, croupier):

@@ -87,6 +87,19 @@ def test_r28_a_wrong_or_replayed_totp_code_does_not_sign(
     assert Advance.objects.count() == 1
 
 
+def test_r28_wrong_totp_codes_count_towards_the_signatures_lockout(
+    api, cash_staff, open_day, boule_tableau, two_factor, director_device
+):
+    # The right password with a wrong code is a failure like a wrong password: five of them lock that signature
+    # for the one who typed them, the right code included.
+    for _ in range(5):
+        assert post_advance(api, cash_staff["chef"], boule_tableau, open_day, otp="000000").status_code == 400
+    assert dict(AccessAttempt.objects.values_list("username", "failures_since_start")) == {"directeur|chef": 5}
+    locked = post_advance(api, cash_staff["chef"], boule_tableau, open_day, otp=current_code(director_device))
+    assert locked.status_code == 403 and "pour vous depuis ce poste" in locked.json()["message"]
+    assert not Advance.objects.exists()
+
+
 def test_r28_a_totp_role_signs_with_password_and_current_code(
     api, cash_staff, open_day, boule_tableau, two_factor, director_device
 ):

@@ -121,6 +121,18 @@ def test_r23_a_head_moved_behind_a_dropped_trigger_is_named_by_the_verifier(chai
     assert f"ne correspond pas à sa dernière entrée (n° {last}, empreinte " in problems[0][1]
 
 
+def test_r23_a_head_given_another_hash_behind_a_dropped_trigger_is_named_by_the_verifier(chained):
+    # Its number is still the chain's last: only its hash says it would chain the next entry onto nothing.
+    last, digest = last_of(chained)
+    with as_owner(connection):
+        append_only.drop(connection, [JournalHead._meta.db_table])
+        write(f"UPDATE casino_journalhead SET hash = '{'e' * 64}' WHERE casino_id = %s", [chained.pk])
+    _count, problems = verification.verify_casino(chained, reconcile=False)
+    assert [problem[0] for problem in problems] == [None]
+    assert problems[0][1].startswith(f"la tête du journal (n° {last}, empreinte {'e' * 12}…)")
+    assert f"(n° {last}, empreinte {digest[:12]}…)" in problems[0][1]
+
+
 def test_r23_the_appends_hold_the_guard_checked_at_the_end_of_each_statement(chained):
     """After SET CONSTRAINTS ALL IMMEDIATE (the tests' drop_guard, any DDL), the head's check runs at the end of the
     append's own statement, where the numbers' reservation is checked before its entries write the last hash."""

@@ -14,12 +14,13 @@ from books.models import MonthlyStatement
 from books.statements import content_hash, statement_of
 from books.tasks import check_monthly_statements
 from cashbox import services
-from cashbox.models import Count, RegisterAmendment, Signature
+from cashbox.models import Count, Interruption, RegisterAmendment, Signature
 from casino.models import Alert
 from casino.rules import ARTICLES, InvalidTransition, RoleForbidden, cite
+from seances.models import Seance
 from tests.conftest import PASSWORD
 from tests.helpers.books_helpers import day_of_play, signed_register, staff_fixture  # noqa: F401
-from tests.helpers.cash_helpers import chips_for
+from tests.helpers.cash_helpers import chips_for, main_box
 
 pytestmark = pytest.mark.django_db
 
@@ -216,3 +217,48 @@ def test_r26_a_month_is_signed_from_the_first_of_the_next_in_paris_and_by_the_di
         book_services.sign_statement(staff["director"], casino, 2025, 1, "directeur", PASSWORD)
     assert [(s.year, s.month) for s in MonthlyStatement.objects.order_by("year", "month")] == [(2024, 12), (2025, 1)]
     assert Signature.objects.count() == before + 2
+
+
+def test_r26_the_statement_carries_the_alerts_of_its_months_first_and_last_day_and_no_others(casino):
+    # In Paris time: 31 December 23:50 and 1 February 00:30 are not January's; 1 January 00:10 and 31 January 23:30 are.
+    for moment, message in [
+        ((2024, 12, 31, 22, 50), "31 décembre"),
+        ((2024, 12, 31, 23, 10), "1er janvier"),
+        ((2025, 1, 31, 22, 30), "31 janvier"),
+        ((2025, 1, 31, 23, 30), "1er février"),
+    ]:
+        with time_machine.travel(datetime.datetime(*moment, tzinfo=datetime.UTC), tick=False):
+            Alert.objects.create(casino=casino, rule="R18", kind="test", key=message, message=message)
+    assert [alert["message"] for alert in statement_of(casino, 2025, 1)["alerts"]] == ["1er janvier", "31 janvier"]
+
+
+def test_r26_a_seance_open_or_still_planned_is_not_held(casino, open_day):
+    # Today's afternoon séance is open, the evening one planned: neither is held (yet); the statement says so.
+    date = open_day.gaming_day.date
+    seances = {s["kind"]: (s["state"], s["held"]) for s in statement_of(casino, date.year, date.month)["seances"]}
+    assert seances == {"Séance de l'après-midi": ("Ouverte", False), "Séance de la soirée": ("Prévue", False)}
+
+
+def test_r26_the_statement_carries_nothing_of_another_casino(casino, open_day, elsewhere, outsider, other_casino):
+    # The other casino's séance of the same day is interrupted and raises an alert: neither is in our statement.
+    theirs = Seance.objects.filter(gaming_day__casino=other_casino).order_by("planned_start").first()
+    count = Count.objects.create(
+        cashbox=main_box(elsewhere),
+        seance=theirs,
+        kind="interruption",
+        chips={},
+        amount=0,
+        advances_total=0,
+        counted_by=outsider,
+        recorded_by=outsider,
+    )
+    Interruption.objects.create(
+        tableau=elsewhere, seance=theirs, kind=Interruption.Kind.FULL, count=count, logged_by=outsider
+    )
+    Alert.objects.create(casino=other_casino, rule="R18", kind="test", key="ailleurs", message="Ailleurs")
+    date = open_day.gaming_day.date
+    ours = statement_of(casino, date.year, date.month)
+    assert (ours["interruptions"], ours["alerts"], len(ours["seances"])) == ([], [], 2)
+    other = statement_of(other_casino, date.year, date.month)
+    assert [i["tableau"] for i in other["interruptions"]] == [elsewhere.number]
+    assert [a["message"] for a in other["alerts"]] == ["Ailleurs"]

@@ -16,6 +16,7 @@ from cashbox import services
 from cashbox.models import Count, RegisterAmendment, Signature
 from casino.rules import ARTICLES, cite
 from casino.web.formats import euros
+from seances.models import GamingDay
 from tests.conftest import PASSWORD
 from tests.helpers.books_helpers import day_of_play, signed_register, staff_fixture  # noqa: F401
 from tests.helpers.cash_helpers import chips_for
@@ -93,6 +94,19 @@ def test_r25_the_sheet_equals_the_sum_of_the_signed_registers_of_a_generated_mon
         transaction.set_rollback(True)
 
 
+def test_r25_a_gaming_day_without_seances_is_no_day_missing_from_the_sheet(
+    staff, casino, boule_tableau, vingt_trois_tableau
+):
+    tableaux = (boule_tableau, vingt_trois_tableau)
+    signed_register(staff, play(staff, casino, tableaux, datetime.date(2025, 1, 5), 9000, 10000))
+    # A day the floor's pages read (which creates it) but where no séance was planned: nothing was played to carry.
+    GamingDay.objects.create(casino=casino, date=datetime.date(2025, 1, 6))
+    play(staff, casino, tableaux, datetime.date(2025, 1, 7), 9000, 10000)  # played, its register not signed
+    data = sheet(casino, SEASON, 3)
+    assert [day["date"] for day in data["days"]] == [datetime.date(2025, 1, 5)]
+    assert data["missing"] == [datetime.date(2025, 1, 7)]
+
+
 def test_r25_an_unsigned_rectificatif_is_not_carried_the_signed_version_is(
     staff, casino, boule_tableau, vingt_trois_tableau
 ):
@@ -124,6 +138,27 @@ def test_r25_levies_follow_the_schedule_on_the_cumulated_base(api, staff, casino
     # 10 % of 1 000 + 20 % of 1 500 to date, less the 200 levied in December.
     assert january["levies"][0]["season_to_date"] == "400.00" and january["levies"][0]["month"] == "200.00"
     assert january["levy_schedule_entered"] is True
+
+
+def test_r25_a_season_that_starts_at_a_loss_levies_nothing_until_its_gains_exceed_it(
+    api, staff, casino, boule_tableau, vingt_trois_tableau
+):
+    tableaux = (boule_tableau, vingt_trois_tableau)
+    signed_register(staff, play(staff, casino, tableaux, datetime.date(2024, 12, 5), 7000, 10000))  # - 1 000
+    signed_register(staff, play(staff, casino, tableaux, datetime.date(2025, 1, 5), 9500, 10000))  # + 1 500
+    book_services.enter_levy_schedule(
+        staff["director"], casino, SEASON, "Prélèvement progressif", BRACKETS, "directeur", PASSWORD
+    )
+    api.force_authenticate(staff["director"])
+    december = api.get(f"/api/v1/prelevements/{SEASON}/2/").json()
+    assert december["season_totals"]["total"] == "-1000.00"
+    # A negative base levies nothing, and is carried as nothing: the base is the season's gross result, never below 0.
+    assert december["levy_base"] == {"month": "-1000.00", "season_to_date": "0.00", "before": "0.00"}
+    assert (december["levies"][0]["month"], december["levies"][0]["season_to_date"]) == ("0.00", "0.00")
+    january = api.get(f"/api/v1/prelevements/{SEASON}/3/").json()
+    assert january["levy_base"] == {"month": "1500.00", "season_to_date": "500.00", "before": "0.00"}
+    # 10 % of the 500 the season gained to date, all of it levied in January.
+    assert (january["levies"][0]["month"], january["levies"][0]["season_to_date"]) == ("50.00", "50.00")
 
 
 def test_r25_without_a_schedule_no_levy_amount_and_the_sheet_says_so(as_user, api, staff, casino):
