@@ -14,13 +14,15 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from casino.models import Role
-from seances.models import Roster, RosterChange
+from casino.rules import cite
+from seances.models import Roster, RosterChange, Spin
 from seances.rosters import services as roster_services
 from seances.spins import services as spins
 from tables.games.rules import Game
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.days import reach
 from tests.helpers.roster_helpers import designated
+from tests.helpers.spin_helpers import play
 
 pytestmark = pytest.mark.django_db
 
@@ -278,3 +280,47 @@ def test_r9_the_panel_of_a_cylinder_asks_the_direction_opposite_to_its_last_spin
         None,
     )
     assert (outside["required_direction"], outside["next_sequence"], outside["last"]) == ("antihoraire", 1, [])
+
+
+# A spin corrected (R23) ----------------------------------------------------------------------------------------------
+
+
+def test_r23_a_correction_without_its_reason_or_changing_nothing_is_refused_word_for_word(chef, open_day, boule):
+    spin = play(chef, open_day, boule, designated(open_day, boule), number=4)
+    assert refused(spins.correct_spin, chef, spin, "   ", number=5) == {
+        "reason": [cite("R23", "Indiquez le motif de la correction")]
+    }
+    assert refused(spins.correct_spin, chef, spin, "Rien", number=4) == {
+        "reason": [cite("R23", "La correction ne change rien au coup")]
+    }
+    assert not Spin.objects.filter(corrects__isnull=False).exists()
+
+
+def test_r23_a_correction_keeps_what_it_leaves_empty(casino, chef, open_day, boule, vingt_trois):
+    # The tablet sends empty fields for what it does not change: the number, the case, the direction stay.
+    spin = play(chef, open_day, boule, designated(open_day, boule), number=4)
+    other = next(name for name in ("croupier1", "croupier2") if name != spin.launcher.username)
+    correction = spins.correct_spin(chef, spin, "Lanceur mal saisi", launcher=other, number="", pocket="")
+    assert (correction.launcher.username, correction.number, correction.pocket) == (other, 4, None)
+    turned = play(chef, open_day, vingt_trois, designated(open_day, vingt_trois), pocket=1, direction="horaire")
+    correction = spins.correct_spin(chef, turned, "Case mal saisie", pocket=2, direction="")
+    assert (correction.pocket, correction.direction) == (2, "horaire")
+
+
+def test_the_effective_spins_are_those_of_the_seance_and_apparatus_asked(chef, open_day, boule, vingt_trois):
+    first = play(chef, open_day, boule, designated(open_day, boule), number=4)
+    play(chef, open_day, vingt_trois, designated(open_day, vingt_trois), pocket=1, direction="horaire")
+    second = play(chef, open_day, boule, designated(open_day, boule), number=6)
+    corrected = spins.correct_spin(chef, first, "Numéro mal saisi", number=5)
+    assert spins.effective_spins(open_day, boule) == [corrected, second]
+    evening = open_day.gaming_day.seances.exclude(pk=open_day.pk).get()
+    assert spins.effective_spins(evening, boule) == []
+
+
+def test_r9_the_stakes_pushed_back_are_counted_and_summed_per_announcement(chef, open_day, boule, boule_tableau):
+    spins.announce(chef, open_day, boule)
+    spins.push_back_stake(chef, open_day, boule, boule_tableau, "10")
+    spins.push_back_stake(chef, open_day, boule, boule_tableau, "2,50")
+    first = spins.record_spin(chef, open_day, boule, designated(open_day, boule), number=4)
+    second = play(chef, open_day, boule, designated(open_day, boule), number=6)
+    assert spins.pushed_back_of([first, second]) == {first.announcement_id: (2, Decimal("12.50"))}
