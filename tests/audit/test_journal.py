@@ -6,11 +6,12 @@ from decimal import Decimal
 import pytest
 from django.db import IntegrityError, connection, transaction
 
+from cashbox import services
 from cashbox.models import Count
 from casino.audit.journal import GENESIS, canonical, chain_hash
 from casino.audit.verification import verify_chain
 from casino.models import Alert, JournalEntry
-from tests.conftest import as_owner
+from tests.conftest import PASSWORD, as_owner
 from tests.helpers.cash_helpers import chips_for, post_advance, post_final_count
 from tests.helpers.guard_helpers import drop_guard
 
@@ -251,3 +252,16 @@ def test_a_journal_filter_that_cannot_be_read_is_said_not_silently_dropped(as_us
     assert "Filtre ignoré" not in client.get("/journal/", {"from": "2026-03-01", "tableau": "3"}).content.decode()
     # A value shown back is escaped like any other.
     assert "<script>" not in client.get("/journal/", {"to": "<script>"}).content.decode()
+
+
+def test_r23_the_correction_of_a_count_is_filed_under_its_tableau(api, cash_staff, open_day, boule_tableau, casino):
+    # The regulator reads the journal by tableau: a count's correction is the tableau's as much as the count.
+    post_advance(api, cash_staff["chef"], boule_tableau, open_day)
+    counted = post_final_count(api, cash_staff["chef"], boule_tableau, open_day, "9000")
+    assert counted.status_code == 201, counted.json()
+    count = Count.objects.get(kind="final")
+    services.correct(
+        cash_staff["chef"], count, chips_for("8900"), "Erreur", "huit mille neuf cents euros", "directeur", PASSWORD
+    )
+    entry = JournalEntry.objects.get(casino=casino, action="cashbox.correction.create")
+    assert entry.tableau_number == boule_tableau.number
