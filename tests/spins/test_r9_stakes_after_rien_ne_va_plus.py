@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from casino.models import JournalEntry, Role
 from casino.rules import ARTICLES
-from seances.models import GamingDay, PushedBackStake
-from seances.services import check_stakes
+from seances.models import GamingDay, PushedBackStake, Seance
+from seances.services import change_seance_state, check_stakes
 from seances.spins import services as spins
 from tables.games.rules import PlayerStake
 from tests.conftest import make_employee
@@ -101,6 +101,18 @@ def test_r9_the_service_dates_stakes_given_without_a_time_now_on_the_servers_clo
     ]
     [(rule, message, positions)] = check_stakes(boule, GamingDay.date_at(casino), stakes)
     assert (rule, positions) == ("R9", (0, 1)) and "les enjeux ne sont plus admis" in message
+
+
+def test_r9_an_announcement_no_spin_followed_ends_with_its_seance(
+    director, chef, casino, open_day, boule, boule_tableau
+):
+    # « Rien ne va plus », then the séance closes without the spin: the apparatus takes stakes again afterwards.
+    spins.announce(chef, open_day, boule)
+    stake = [PlayerStake("plein", Decimal("10.00"), 5, boule_tableau)]
+    assert [rule for rule, _message, _positions in check_stakes(boule, GamingDay.date_at(casino), stake)] == ["R9"]
+    change_seance_state(director, open_day, Seance.State.CLOSED)
+    with time_machine.travel(timezone.now() + datetime.timedelta(seconds=1), tick=False):
+        assert check_stakes(boule, GamingDay.date_at(casino), stake) == []
 
 
 def test_r9_the_stakes_of_two_announcements_are_refused_once_per_announcement(
