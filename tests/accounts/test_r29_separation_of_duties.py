@@ -8,7 +8,14 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils.html import escape
 
-from casino.accounts.services import bootstrap_employee, decide, propose, save_employee, state_of
+from casino.accounts.services import (
+    bootstrap_employee,
+    decide,
+    propose,
+    propose_password_reset,
+    save_employee,
+    state_of,
+)
 from casino.models import AccountChange, AccountDecision, Employee, JournalEntry, Role
 from casino.rules import ARTICLES, InvalidTransition, RoleForbidden, cite
 from tests.conftest import PASSWORD, make_employee
@@ -281,6 +288,24 @@ def test_r29_one_pending_proposal_per_employee(api, administrator, croupier):
     assert api.patch(f"/api/v1/employees/{croupier.employee.pk}/", {"role": "chef"}, format="json").status_code == 200
     second = api.patch(f"/api/v1/employees/{croupier.employee.pk}/", {"role": "codir"}, format="json")
     assert second.status_code == 409 and second.json()["code"] == "R29"
+    assert AccountChange.objects.count() == 1
+
+
+def test_r29_one_pending_proposal_per_employee_whoever_proposes(casino, administrator, croupier):
+    # Two administrators: the second cannot stack a proposal, nor a reset, on the first one's.
+    other = make_employee("admin2", Role.ADMIN, casino).user
+    propose(administrator, croupier.employee, state_of(croupier.employee) | {"role": Role.CHEF})
+    pending = cite(
+        "R29",
+        f"Une proposition pour {croupier.employee} attend déjà la décision de la direction : elle est décidée d'abord",
+    )
+    for attempt in (
+        lambda: propose(other, croupier.employee, state_of(croupier.employee) | {"role": Role.CAISSIER}),
+        lambda: propose_password_reset(other, croupier.employee),
+    ):
+        with pytest.raises(InvalidTransition) as caught:
+            attempt()
+        assert (caught.value.rule, caught.value.message) == ("R29", pending)
     assert AccountChange.objects.count() == 1
 
 
