@@ -499,8 +499,13 @@ def test_r10_a_minimum_that_is_not_positive_is_refused_before_the_maximums(minim
 
 
 def test_money_is_never_a_float():
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError) as caught:
         games.max_bounds("boule", 2.0)
+    assert str(caught.value) == "Money is Decimal, never float."
+    # An amount given as an integer or a text is read as a Decimal.
+    assert games.max_bounds("boule", 2) == games.max_bounds("boule", "2") == games.max_bounds("boule", Decimal("2"))
+    low, high = games.max_bounds("boule", 2)["plein"]
+    assert isinstance(low, Decimal) and isinstance(high, Decimal)
 
 
 # R9 ----------------------------------------------------------------------------------------------------------
