@@ -12,13 +12,12 @@ from cashbox import services
 from cashbox.carnets import carnet_of
 from cashbox.models import Advance, ControlRegister, ControlRegisterLine, Correction, Count, Interruption, Signature
 from casino.rules import InvalidTransition
-from casino.words import amount_in_words
 from seances.models import GamingDay, Seance
 from seances.services import change_seance_state, plan_seances
 from tests.conftest import PASSWORD
 from tests.helpers.books_helpers import day_of_play, play_seance, staff_fixture  # noqa: F401 (fixture)
 from tests.helpers.cash_helpers import chips_for, main_box, open_seance, post_advance
-from tests.helpers.cash_steps import enter_initial_advance, final_count
+from tests.helpers.cash_steps import correct_count, enter_initial_advance, final_count
 from tests.helpers.passkey_helpers import cosigned_post
 from tests.signatures.test_r20_r28_final_count_cosigned import authenticators, count_body, keys  # noqa: F401 (fixture)
 
@@ -73,18 +72,6 @@ def test_r21_a_seance_still_uncounted_leaves_its_day_incomplete(api, staff, open
     carnet = carnet_of(main_box(boule_tableau), open_day.gaming_day.date.year - (open_day.gaming_day.date.month < 11))
     day = carnet["days"][0]
     assert day["complete"] is False and day["rows"][0]["result"] is None
-
-
-def correct_count(staff, count, amount):
-    return services.correct(
-        staff["chef"],
-        count,
-        chips_for(amount),
-        "Erreur de comptage",
-        f"Approuvé : « {amount_in_words(Decimal(amount))} »",
-        "directeur",
-        PASSWORD,
-    )
 
 
 def test_r21_r23_the_carnet_lists_a_counts_corrections_in_the_order_they_prevail(staff, open_day, boule_tableau):

@@ -14,14 +14,13 @@ from cashbox import services, signatures
 from cashbox import state as box_state
 from cashbox.models import Advance, Count, RegisterAmendment, Signature
 from casino.rules import InvalidTransition, RoleForbidden, cite
-from casino.words import amount_in_words
 from seances.models import GamingDay, Seance
 from seances.services import change_seance_state, plan_seances
 from tables.games.rules import euros
 from tests.conftest import PASSWORD
 from tests.helpers.books_helpers import day_of_play, signed_register
 from tests.helpers.cash_helpers import chips_for, main_box, open_seance
-from tests.helpers.cash_steps import advance, enter_initial_advance, final_count, refusal
+from tests.helpers.cash_steps import advance, correct_count, enter_initial_advance, final_count, refusal
 from tests.helpers.second_factor import totp_code
 
 pytestmark = pytest.mark.django_db
@@ -231,18 +230,6 @@ def test_r22_a_register_bearing_its_two_signatures_takes_no_more(cash_staff, reg
 
 
 # R21, R23: the day's lines, in séance then tableau order, each result after the latest correction ---------------
-
-
-def correct_count(staff, count, amount):
-    return services.correct(
-        staff["chef"],
-        count,
-        chips_for(amount),
-        "Erreur de comptage",
-        f"Approuvé : « {amount_in_words(Decimal(amount))} »",
-        "directeur",
-        PASSWORD,
-    )
 
 
 def test_r23_the_correction_recorded_last_prevails_even_when_its_number_is_lower(cash_staff, open_day, boule_tableau):

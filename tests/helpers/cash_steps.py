@@ -1,8 +1,11 @@
 """Cash steps called directly through cashbox.services and their refusals read back, shared by the cash tests."""
 
+from decimal import Decimal
+
 import pytest
 
 from cashbox import services
+from casino.words import amount_in_words
 from tests.conftest import PASSWORD
 from tests.helpers.cash_helpers import chips_for, main_box
 
@@ -60,6 +63,19 @@ def final_count(
         counted_by,
         list(witnesses),
         caissier,
+        "directeur",
+        PASSWORD,
+    )
+
+
+def correct_count(staff, count, amount):
+    """Correct a count to `amount` by the chef, approved in words by the director (R23)."""
+    return services.correct(
+        staff["chef"],
+        count,
+        chips_for(amount),
+        "Erreur de comptage",
+        f"Approuvé : « {amount_in_words(Decimal(amount))} »",
         "directeur",
         PASSWORD,
     )

@@ -20,6 +20,7 @@ from seances.rosters import services as roster_services
 from seances.spins import services as spins
 from tables.games.rules import Game
 from tests.conftest import PASSWORD, make_employee
+from tests.helpers.cash_steps import refusal
 from tests.helpers.days import reach
 from tests.helpers.roster_helpers import designated
 from tests.helpers.spin_helpers import play
@@ -29,12 +30,6 @@ pytestmark = pytest.mark.django_db
 AMOUNT = "Indiquez le montant de la mise, en euros"
 POSITIVE = "Le montant d'une mise est positif, au centime près"
 MOMENT = "Date invalide (AAAA-MM-JJ ou AAAA-MM-JJTHH:MM)."
-
-
-def refused(call, *args, **kwargs):
-    with pytest.raises(ValidationError) as caught:
-        call(*args, **kwargs)
-    return caught.value.message_dict
 
 
 # The amount of a stake pushed back ---------------------------------------------------------------------------------
@@ -58,14 +53,18 @@ def test_a_stake_amount_is_read_as_typed_in_euros(typed, amount):
 
 @pytest.mark.parametrize("typed", ["abc", "", "12 €", "1,2,3"])
 def test_a_stake_amount_that_is_no_number_is_refused_on_its_field(typed):
-    assert refused(spins.stake_amount, typed) == {"amount": [AMOUNT]}
-    assert refused(spins.stake_amount, typed, field="stake") == {"stake": [AMOUNT]}
+    assert refusal(ValidationError, lambda: spins.stake_amount(typed)).message_dict == {"amount": [AMOUNT]}
+    assert refusal(ValidationError, lambda: spins.stake_amount(typed, field="stake")).message_dict == {
+        "stake": [AMOUNT]
+    }
 
 
 @pytest.mark.parametrize("typed", ["0", "-5", "0,00", "1.234", "0,001", "NaN", "Infinity", "-Infinity"])
 def test_a_stake_amount_is_positive_to_the_cent(typed):
-    assert refused(spins.stake_amount, typed) == {"amount": [POSITIVE]}
-    assert refused(spins.stake_amount, typed, field="stake") == {"stake": [POSITIVE]}
+    assert refusal(ValidationError, lambda: spins.stake_amount(typed)).message_dict == {"amount": [POSITIVE]}
+    assert refusal(ValidationError, lambda: spins.stake_amount(typed, field="stake")).message_dict == {
+        "stake": [POSITIVE]
+    }
 
 
 def test_a_stake_pushed_back_on_a_tableau_of_another_apparatus_is_refused_on_the_tableau(
@@ -127,7 +126,7 @@ def test_a_moment_is_read_in_the_casinos_time_zone():
 
 @pytest.mark.parametrize("value", ["hier", "06/12/2026", "2026-13-01"])
 def test_a_moment_that_is_no_date_is_refused_on_its_field(value):
-    assert refused(spins.parse_moment, value, "until") == {"until": [MOMENT]}
+    assert refusal(ValidationError, lambda: spins.parse_moment(value, "until")).message_dict == {"until": [MOMENT]}
 
 
 # The register of spins (R9, R23) -----------------------------------------------------------------------------------
@@ -287,10 +286,10 @@ def test_r9_the_panel_of_a_cylinder_asks_the_direction_opposite_to_its_last_spin
 
 def test_r23_a_correction_without_its_reason_or_changing_nothing_is_refused_word_for_word(chef, open_day, boule):
     spin = play(chef, open_day, boule, designated(open_day, boule), number=4)
-    assert refused(spins.correct_spin, chef, spin, "   ", number=5) == {
+    assert refusal(ValidationError, lambda: spins.correct_spin(chef, spin, "   ", number=5)).message_dict == {
         "reason": [cite("R23", "Indiquez le motif de la correction")]
     }
-    assert refused(spins.correct_spin, chef, spin, "Rien", number=4) == {
+    assert refusal(ValidationError, lambda: spins.correct_spin(chef, spin, "Rien", number=4)).message_dict == {
         "reason": [cite("R23", "La correction ne change rien au coup")]
     }
     assert not Spin.objects.filter(corrects__isnull=False).exists()
