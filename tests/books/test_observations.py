@@ -160,6 +160,16 @@ def test_r27_alerts_two_days_before_and_after_the_deadline(api, staff, regulator
     assert late.rule == "R27" and ARTICLES["R27"] in late.message
 
 
+def test_r27_the_deadline_passes_at_midnight_in_the_casino_s_time_not_in_utc(api, staff, regulator, casino):
+    """Deadline the 10th: at 00:30 in Paris on the 11th (23:30 UTC on the 10th) it has passed."""
+    with time_machine.travel(datetime.datetime(2026, 3, 2, 15, 0, tzinfo=datetime.UTC), tick=False):
+        observation = observe(api, regulator, casino).json()
+    assert observation["deadline"] == "2026-03-10"
+    with time_machine.travel(datetime.datetime(2026, 3, 10, 23, 30, tzinfo=datetime.UTC), tick=False):
+        assert check_observations() == 1
+    assert Alert.objects.get().key == f"observation-late:{observation['id']}"
+
+
 def test_r27_no_alert_once_the_follow_up_is_recorded(api, staff, regulator, casino):
     with time_machine.travel(datetime.datetime(2026, 3, 2, 15, 0, tzinfo=datetime.UTC), tick=False):
         observation = observe(api, regulator, casino).json()

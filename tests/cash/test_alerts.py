@@ -5,11 +5,16 @@ import datetime
 import pytest
 from django.utils import timezone
 
+from cashbox import services
+from cashbox.models import Interruption
 from cashbox.tasks import check_control_registers, check_short_interruptions
 from casino.models import (
     Alert,
 )
-from tests.helpers.cash_helpers import post_advance, post_short_interruption
+from casino.rules import article
+from seances.services import gaming_day_for
+from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import chips_for, post_advance, post_short_interruption
 
 pytestmark = pytest.mark.django_db
 
@@ -28,12 +33,69 @@ def test_r18_a_short_interruption_longer_than_the_setting_raises_one_alert(
     assert alert.rule == "R18" and "tableau n° 1" in alert.message
 
 
+def test_r18_a_short_interruption_is_held_to_the_longest_in_force_on_its_own_gaming_day(
+    api, chef, director, croupier, caissier, codir, open_day, boule_tableau, casino
+):
+    """A longer limit the director signs today applies from the next gaming day (R29): an interruption begun today
+    is still held to today's limit when the check runs on a later day."""
+    post_advance(api, chef, boule_tableau, open_day)
+    post_short_interruption(api, chef, boule_tableau, open_day)
+    three_days = 3 * 24 * 60
+    api.force_authenticate(director)
+    change = {"short_interruption_minutes": three_days, "reason": "Travaux", "password": PASSWORD}
+    assert api.patch(f"/api/v1/casinos/{casino.pk}/", change, format="json").status_code == 200
+    two_days_later = timezone.now() + datetime.timedelta(days=2)
+    assert casino.setting("short_interruption_minutes", casino.gaming_date(two_days_later)) == three_days
+    assert check_short_interruptions.delay(two_days_later.isoformat()).get() == 1
+    alert = Alert.objects.get(kind="short_interruption")
+    assert f"depuis {2 * 24 * 60} minutes (au plus {casino.short_interruption_minutes})" in alert.message
+
+
+def test_r18_an_interruption_with_its_encaisse_counted_raises_no_short_interruption_alert(
+    api, chef, director, croupier, caissier, codir, open_day, vingt_trois_tableau, casino
+):
+    """Only a short interruption, its encaisse under key uncounted, is bounded (R18); one whose encaisse was counted
+    (R17) may last."""
+    post_advance(api, chef, vingt_trois_tableau, open_day)
+    interruption = services.interrupt_with_count(chef, vingt_trois_tableau, open_day, chips_for("8000"), "croupier1")
+    assert interruption.kind == Interruption.Kind.FULL
+    late = timezone.now() + datetime.timedelta(minutes=casino.short_interruption_minutes + 60)
+    assert check_short_interruptions.delay(late.isoformat()).get() == 0
+    assert not Alert.objects.filter(kind="short_interruption").exists()
+
+
 def test_r22_an_unsigned_register_raises_an_alert_once_the_next_day_has_begun(director, open_day, casino):
     assert check_control_registers() == 0
     tomorrow = timezone.now() + datetime.timedelta(days=1)
     assert check_control_registers(tomorrow.isoformat()) == 1
     assert check_control_registers(tomorrow.isoformat()) == 0
     assert Alert.objects.get(kind="register_unsigned").rule == "R22"
+
+
+def test_r22_a_register_signed_once_still_raises_the_alert(register_day, casino):
+    """The register is signed by two (R22): the alert is raised while its second signature is missing."""
+    services.sign_register(register_day, "directeur", PASSWORD)
+    assert check_control_registers((timezone.now() + datetime.timedelta(days=1)).isoformat()) == 1
+    alert = Alert.objects.get(kind="register_unsigned")
+    assert alert.message == (
+        f"Le registre de contrôle du {register_day.gaming_day.date:%d/%m/%Y} n'est pas signé alors que la journée "
+        f"suivante a commencé ({article('R22')})."
+    )
+
+
+def test_r22_a_register_signed_twice_raises_no_alert(register_day, casino):
+    services.sign_register(register_day, "directeur", PASSWORD)
+    services.sign_register(register_day, "codir", PASSWORD)
+    assert check_control_registers((timezone.now() + datetime.timedelta(days=1)).isoformat()) == 0
+    assert not Alert.objects.exists()
+
+
+def test_r22_a_gaming_day_without_any_seance_has_no_register_to_sign(director, casino):
+    """A day recorded without séances (a deputy designated for a day the casino then did not open) holds nothing
+    to carry: no register, no alert."""
+    gaming_day_for(casino, casino.gaming_date())
+    assert check_control_registers((timezone.now() + datetime.timedelta(days=2)).isoformat()) == 0
+    assert not Alert.objects.exists()
 
 
 def test_alerts_are_listed_until_acknowledged_with_who_and_when(api, chef, director, open_day, casino):
