@@ -16,6 +16,7 @@ from casino.rules import DomainError, InvalidTransition, cite
 from seances.models import GamingDay, Seance
 from seances.services import change_seance_state, plan_seances
 from tests.conftest import PASSWORD, make_employee
+from tests.helpers.books_helpers import day_of_play
 from tests.helpers.cash_helpers import chips_for, main_box, open_afternoon, open_seance, post_advance, post_final_count
 from tests.helpers.cash_steps import advance, enter_initial_advance, final_count, refusal
 from tests.helpers.days import reach_opening
@@ -434,6 +435,19 @@ def test_r17_r18_r20_a_seance_closes_once_every_box_is_counted_and_no_tableau_is
     assert box_state.closing_blockers(open_day) == [
         uncounted[0],
         ("R18", cite("R18", "Le tableau n° 1 a sa boîte encore fermée à clé")),
+    ]
+
+
+def test_r20_a_box_counted_at_an_earlier_seance_is_counted_again_before_this_one_closes(
+    cash_staff, casino, open_day, boule_tableau
+):
+    """The final count that lets a séance close is its own: yesterday's count of the same box does not stand in."""
+    yesterday = open_day.gaming_day.date - datetime.timedelta(days=1)
+    day_of_play(cash_staff, casino, yesterday, {"apres_midi": [(boule_tableau, "9000")]}, not_held=("soiree",))
+    assert Count.objects.filter(cashbox=main_box(boule_tableau), kind=Count.Kind.FINAL).count() == 1
+    advance(cash_staff, boule_tableau, open_day)
+    assert box_state.closing_blockers(open_day) == [
+        ("R20", cite("R20", "La caisse n° 1 n'a pas d'encaisse finale comptée et certifiée exacte"))
     ]
 
 
