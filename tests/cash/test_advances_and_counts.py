@@ -13,7 +13,7 @@ from cashbox import state as box_state
 from cashbox.models import Advance, Correction, Count, Signature
 from casino.models import Role
 from casino.rules import DomainError, InvalidTransition, cite
-from seances.models import GamingDay, Seance
+from seances.models import GamingDay, Opening, Seance
 from seances.services import change_seance_state, plan_seances
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.books_helpers import day_of_play
@@ -449,6 +449,31 @@ def test_r20_a_box_counted_at_an_earlier_seance_is_counted_again_before_this_one
     assert box_state.closing_blockers(open_day) == [
         ("R20", cite("R20", "La caisse n° 1 n'a pas d'encaisse finale comptée et certifiée exacte"))
     ]
+
+
+def test_r17_r18_a_tableau_left_interrupted_in_another_seance_does_not_hold_this_one(
+    cash_staff, casino, open_day, boule_tableau
+):
+    """What keeps a séance from closing is its own: yesterday's afternoon, left open with its box under key, holds
+    yesterday's séance, not today's."""
+    director = cash_staff["director"]
+    yesterday = plan_seances(director, casino, open_day.gaming_day.date - datetime.timedelta(days=1))[0]
+    open_seance(director, yesterday)
+    Opening.objects.create(
+        tableau=boule_tableau,
+        gaming_day=yesterday.gaming_day,
+        minimum="2.00",
+        max_plein="200.00",
+        max_chances="1000.00",
+        decided_by=director,
+        decided_role="directeur",
+    )
+    advance(cash_staff, boule_tableau, yesterday)
+    services.interrupt_short(cash_staff["chef"], boule_tableau, yesterday, "chef", PASSWORD, True, True, True)
+    locked = ("R18", cite("R18", "Le tableau n° 1 a sa boîte encore fermée à clé"))
+    uncounted = ("R20", cite("R20", "La caisse n° 1 n'a pas d'encaisse finale comptée et certifiée exacte"))
+    assert box_state.closing_blockers(yesterday) == [uncounted, locked]
+    assert box_state.closing_blockers(open_day) == []
 
 
 # R15, R20: an entry as entered without its optional fields ---------------------------------------------------------
