@@ -50,7 +50,7 @@ sys.path.insert(0, str(BASE_DIR))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
 os.environ.setdefault("DEBUG", "1")
 
-from bench.ten_seasons import admin_execute, database_url  # noqa: E402 (the repository on the path first)
+from bench.database import bench_database  # noqa: E402 (the repository on the path first)
 from bench.write_path import PASSWORD, cpu_seconds, employee, open_whatever_the_hour  # noqa: E402
 
 CHIPS = {"100.00": 90}
@@ -370,21 +370,12 @@ def main():
     if any(size < 1 or size > args.counts for size in sizes):
         sys.exit("Every group needs at least one casino and one tableau a casino (--counts ≥ the largest group).")
 
-    url = database_url("casino_group_bench")
-    name = urlparse(url).path.lstrip("/")
-    admin_execute(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'CREATE DATABASE "{name}"')
-    os.environ["DATABASE_URL"] = url
-    try:
-        import django
-
-        django.setup()
+    with bench_database("casino_group_bench", keep=args.keep):
         from django.conf import settings
-        from django.core.management import call_command
 
         from casino.audit.verification import verify_casino
         from casino.models import Casino
 
-        call_command("migrate", verbosity=0)
         settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
         began = time.perf_counter()
@@ -465,12 +456,6 @@ def main():
             f"appends_spread_per_s={head_many:.0f} lock_wait_pct={lock_share:.1f} refused={sum(len(f['errors']) for f in figures)} "
             f"build_s={build_seconds:.0f} load1={load[0]:.2f}"
         )
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        if not args.keep:
-            admin_execute(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 if __name__ == "__main__":

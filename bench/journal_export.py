@@ -40,7 +40,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import urlparse
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
@@ -50,6 +49,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
 os.environ.setdefault("SECRET_KEY", "journal-bench-" + secrets.token_hex(24))
 os.environ.setdefault("CELERY_BROKER_URL", "memory://")
 os.environ.setdefault("CELERY_RESULT_BACKEND", "cache+memory://")
+
+from bench.database import bench_database  # noqa: E402 (the repository on the path first)
 
 
 def maxrss_mb():
@@ -62,28 +63,6 @@ def maxrss_mb():
     except OSError:
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kilobytes on Linux
-
-
-def database_url():
-    """The benchmark's own database: on DATABASE_URL's server, `casino_journal_bench` unless BENCH_DATABASE_URL names
-    another whose name contains "bench" (it is dropped before and after)."""
-    url = os.environ.get("BENCH_DATABASE_URL")
-    if not url:
-        base = urlparse(os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/postgres")
-        url = base._replace(path="/casino_journal_bench").geturl()
-    parsed = urlparse(url)
-    if parsed.scheme not in ("postgres", "postgresql") or "bench" not in parsed.path:
-        sys.exit("The benchmark database must be PostgreSQL and its name must contain 'bench' (it is dropped).")
-    return url
-
-
-def admin_execute(url, *statements):
-    import psycopg
-
-    admin = urlparse(url)._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as connection:
-        for statement in statements:
-            connection.execute(statement)
 
 
 RECORD_COLUMNS = ["id", "casino_id", "game", "name", "numbers", "cases", "in_service"]
@@ -541,20 +520,10 @@ def main():
         print(json.dumps(result))
         return 0
 
-    url = database_url()
-    name = urlparse(url).path.lstrip("/")
-    if not (args.keep and database_exists(url)):
-        admin_execute(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'CREATE DATABASE "{name}"')
-    os.environ["DATABASE_URL"] = url  # for this process and the children
-    try:
-        import django
-
-        django.setup()
-        from django.core.management import call_command
-
+    # The database is set in DATABASE_URL for this process and the children.
+    with bench_database("casino_journal_bench", keep=args.keep, reuse=args.keep):
         from casino.models import Casino
 
-        call_command("migrate", verbosity=0)
         results = []
         with tempfile.TemporaryDirectory(prefix="journal-bench-") as folder:
             for entries in sorted({args.small, args.entries}):
@@ -571,23 +540,6 @@ def main():
                 write_records(casino_id, records_path)
                 results.append(measure(casino_id, entries, os.path.dirname(records_path), records_path))
         return 0 if report(results) else 1
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        if not args.keep:
-            admin_execute(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def database_exists(url):
-    import psycopg
-
-    admin = urlparse(url)._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as connection:
-        found = connection.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", [urlparse(url).path.lstrip("/")]
-        ).fetchone()
-    return found is not None
 
 
 if __name__ == "__main__":

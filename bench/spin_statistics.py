@@ -21,32 +21,13 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlparse
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
 os.environ.setdefault("DEBUG", "1")
 
-
-def database_url():
-    url = os.environ.get("BENCH_DATABASE_URL")
-    if not url:
-        base = urlparse(os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/postgres")
-        url = base._replace(path="/casino_spins_bench").geturl()
-    parsed = urlparse(url)
-    if parsed.scheme not in ("postgres", "postgresql") or "bench" not in parsed.path:
-        sys.exit("The benchmark database must be PostgreSQL and its name must contain 'bench' (it is dropped).")
-    return url
-
-
-def admin_execute(url, *statements):
-    import psycopg
-
-    parsed = urlparse(url)
-    with psycopg.connect(parsed._replace(path="/postgres").geturl(), autocommit=True) as connection:
-        for statement in statements:
-            connection.execute(statement)
+from bench.database import bench_database  # noqa: E402 (the repository on the path first)
 
 
 def build(spin_count):
@@ -167,22 +148,13 @@ def main():
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
 
-    url = database_url()
-    name = urlparse(url).path.lstrip("/")
-    admin_execute(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'CREATE DATABASE "{name}"')
-    os.environ["DATABASE_URL"] = url
-    try:
-        import django
-
-        django.setup()
-        from django.core.management import call_command
+    with bench_database("casino_spins_bench"):
         from django.db import connection
         from rest_framework.test import APIClient
 
         from seances.models import Spin
         from seances.spins import services as spins
 
-        call_command("migrate", verbosity=0)
         started = time.perf_counter()
         casino, apparatus, seance, users, start = build(args.spins)
         # What autovacuum does on a live database: statistics, and the visibility map for index-only scans.
@@ -250,11 +222,6 @@ def main():
         print(f"record_spin_median_ms={statistics.median(writes):.1f}")
         print(f"after_spin_checks_median_ms={statistics.median(checks):.1f}")
         print(f"statistics_target_met={statistics.median(timings) < 200}")
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        admin_execute(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 if __name__ == "__main__":

@@ -29,36 +29,16 @@ import sys
 import time
 from decimal import Decimal
 from pathlib import Path
-from urllib.parse import urlparse
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "casino.settings")
 os.environ.setdefault("DEBUG", "1")
 
+from bench.database import bench_database  # noqa: E402 (the repository on the path first)
+
 PASSWORD = "bench-password-1"
 TARGET_MS = 150
-
-
-def database_url(name="casino_ten_seasons_bench"):
-    """The bench's database: BENCH_DATABASE_URL, or `name` on DATABASE_URL's server (bench/group.py shares it)."""
-    url = os.environ.get("BENCH_DATABASE_URL")
-    if not url:
-        base = urlparse(os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/postgres")
-        url = base._replace(path=f"/{name}").geturl()
-    parsed = urlparse(url)
-    if parsed.scheme not in ("postgres", "postgresql") or "bench" not in parsed.path:
-        sys.exit("The benchmark database must be PostgreSQL and its name must contain 'bench' (it is dropped).")
-    return url
-
-
-def admin_execute(url, *statements):
-    import psycopg
-
-    parsed = urlparse(url)
-    with psycopg.connect(parsed._replace(path="/postgres").geturl(), autocommit=True) as connection:
-        for statement in statements:
-            connection.execute(statement)
 
 
 class Journal:
@@ -566,21 +546,12 @@ def main():
     if args.tableaux < 4:
         parser.error("--tableaux: at least 4, one for each of the casino's 4 apparatus")
 
-    url = database_url()
-    name = urlparse(url).path.lstrip("/")
-    if not args.reuse:
-        admin_execute(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'CREATE DATABASE "{name}"')
-    os.environ["DATABASE_URL"] = url
-    try:
-        import django
-
-        django.setup()
+    with bench_database("casino_ten_seasons_bench", keep=args.keep, reuse=args.reuse):
         from django.conf import settings
 
         # DEBUG=1 (set above) lets the settings load without production secrets and HTTPS; the pages are then
         # built and timed with DEBUG off, as in production: no log of every query, no template debug data.
         settings.DEBUG = False
-        from django.core.management import call_command
         from django.db import connection
         from django.test import Client
         from django.urls import reverse
@@ -589,7 +560,6 @@ def main():
         from cashbox.state import main_cashbox
         from casino.audit.verification import verify_casino
 
-        call_command("migrate", verbosity=0)
         # The staff's passwords are hashed with MD5 here: the build measures rows, not PBKDF2.
         settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
         if args.reuse:
@@ -651,12 +621,6 @@ def main():
             line += f" verify_s={verify_seconds:.1f}"
         line += f" target_met={max(figures.values()) <= TARGET_MS}"
         print(line)
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        if not args.keep:
-            admin_execute(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 if __name__ == "__main__":
