@@ -107,6 +107,20 @@ def test_r25_a_gaming_day_without_seances_is_no_day_missing_from_the_sheet(
     assert data["missing"] == [datetime.date(2025, 1, 7)]
 
 
+def test_r25_a_register_signed_once_is_not_carried_until_its_second_signature(
+    staff, casino, boule_tableau, vingt_trois_tableau
+):
+    """The carnet carries the signed registers (R22: signed by two): one signature is not enough."""
+    day = play(staff, casino, (boule_tableau, vingt_trois_tableau), datetime.date(2025, 1, 12), 9000, 10000)
+    register, _ = services.draw_up_register(staff["director"], day)
+    services.sign_register(register, "directeur", PASSWORD)
+    data = sheet(casino, SEASON, 3)
+    assert (data["days"], data["missing"]) == ([], [datetime.date(2025, 1, 12)])
+    services.sign_register(register, "codir", PASSWORD)
+    data = sheet(casino, SEASON, 3)
+    assert ([day["date"] for day in data["days"]], data["missing"]) == ([datetime.date(2025, 1, 12)], [])
+
+
 def test_r25_an_unsigned_rectificatif_is_not_carried_the_signed_version_is(
     staff, casino, boule_tableau, vingt_trois_tableau
 ):
