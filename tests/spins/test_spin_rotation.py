@@ -10,6 +10,9 @@ from django.utils import timezone
 from casino.models import Alert
 from seances.models import Seance
 from seances.rosters import services as roster_services
+from seances.spins import services as spins
+from seances.tasks import check_seance_shares
+from tests.conftest import PASSWORD
 from tests.helpers.guard_helpers import drop_guard
 from tests.helpers.spin_helpers import play
 
@@ -107,6 +110,41 @@ def test_r4_a_launcher_above_the_factor_of_their_share_in_the_seance_raises_an_a
     alert = Alert.objects.get(kind="launch_share")
     assert alert.rule == "R4" and first["launcher"].username.title() in alert.message
     assert Alert.objects.filter(kind="launcher").count() == 1
+
+
+def test_r4_a_corrected_spin_counts_once_in_the_shares(api, director, chef, playing, boule):
+    """A correction is a new entry that replaces its spin (R23): the shares count the spin once, as corrected."""
+    first, _ = first_and_second(playing, boule)
+    spun = [
+        spin_at(chef, playing, boule, first["launcher"].username, first["start"] + datetime.timedelta(minutes=minute))
+        for minute in (1, 2)
+    ]
+    with time_machine.travel(first["start"] + datetime.timedelta(minutes=3), tick=False):
+        spins.correct_spin(chef, spun[0], "Numéro mal saisi", number=5)
+    api.force_authenticate(director)
+    section = api.get(f"/api/v1/rosters/report/?apparatus={boule.pk}").json()["sections"][1]
+    shares = {row["username"]: row for row in section["shares"]}
+    assert section["spins"] == 2 and shares[first["launcher"].username]["spins"] == 2
+
+
+def test_r4_the_share_alert_uses_the_factor_in_force_on_the_spin_s_gaming_day(
+    api, director, chef, casino, playing, boule
+):
+    """A factor the director signs today applies from the next gaming day (R29): the spins of today are held to
+    today's, whenever the check runs."""
+    first, second = first_and_second(playing, boule)
+    for turn in (first, second):
+        for minute in range(10):
+            moment = turn["start"] + datetime.timedelta(minutes=minute, seconds=30)
+            last = spin_out_of_turn(chef, playing, boule, first["launcher"].username, moment)
+    api.force_authenticate(director)
+    change = {"launch_share_factor": "3.00", "reason": "Nouvelle consigne", "password": PASSWORD}
+    assert api.patch(f"/api/v1/casinos/{casino.pk}/", change, format="json").status_code == 200
+    with time_machine.travel(timezone.now() + datetime.timedelta(days=2), tick=False):
+        assert str(casino.setting("launch_share_factor")) == "3.00"
+        assert check_seance_shares(last) == 1
+    alert = Alert.objects.get(kind="launch_share")
+    assert "au-delà de 1.50 fois la part équitable" in alert.message
 
 
 def test_r4_the_factor_is_a_casino_setting_citing_r4(casino):
