@@ -8,9 +8,10 @@ import time_machine
 from django.utils import timezone
 
 from casino.models import Alert
-from seances.models import Seance
+from seances.models import Roster, Seance
 from seances.rosters import services as roster_services
 from seances.spins import services as spins
+from seances.spins import stats as spin_stats
 from seances.tasks import check_seance_shares
 from tests.conftest import PASSWORD
 from tests.helpers.guard_helpers import drop_guard
@@ -125,6 +126,10 @@ def test_r4_a_corrected_spin_counts_once_in_the_shares(api, director, chef, play
     section = api.get(f"/api/v1/rosters/report/?apparatus={boule.pk}").json()["sections"][1]
     shares = {row["username"]: row for row in section["shares"]}
     assert section["spins"] == 2 and shares[first["launcher"].username]["spins"] == 2
+    # The same spins as the share alerts read them (check_seance_shares, check_recent_shares).
+    roster = Roster.objects.get(seance=playing, apparatus=boule)
+    read = spin_stats.launch_shares(spin_stats.spins_by_roster([roster]))
+    assert read["total"] == 2 and read["shares"][first["launcher"].pk]["actual"] == 2
 
 
 def test_r4_the_share_alert_uses_the_factor_in_force_on_the_spin_s_gaming_day(
