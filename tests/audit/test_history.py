@@ -7,9 +7,10 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from casino.models import Alert, Role
+from casino.models import Alert, Membership, Role
 from casino.tasks import check_approvals
 from tests.conftest import make_employee
+from tests.helpers.personas import end_memberships
 
 pytestmark = pytest.mark.django_db
 
@@ -120,6 +121,20 @@ def test_the_approvals_check_warns_before_an_approval_ends(casino):
     check_approvals.delay()
 
     assert soon.strftime("%d/%m/%Y") in Alert.objects.get().message
+
+
+def test_the_approvals_check_leaves_out_a_former_member_and_a_deactivated_account(casino):
+    """Only the casino's staff are checked: someone whose membership ended, or whose account was deactivated, is no
+    longer one of them, whatever their approval says."""
+    former = make_employee("parti", Role.CROUPIER, casino)
+    deactivated = make_employee("desactive", Role.CROUPIER, casino)
+    for employee in (former, deactivated):
+        employee.approval_end = datetime.date(2021, 1, 1)
+        employee.save()
+    end_memberships(Membership.objects.filter(employee=former, casino=casino))
+    type(deactivated.user).objects.filter(pk=deactivated.user.pk).update(is_active=False)
+    assert check_approvals.delay().get() == 0
+    assert not Alert.objects.exists()
 
 
 def test_the_approvals_check_leaves_valid_approvals_alone(director, chef, croupier, regulator, administrator):

@@ -113,6 +113,13 @@ def test_a_casino_left_unverified_raises_an_alert_and_a_recent_intact_run_none(a
     assert "n'a pas été vérifié depuis le" in Alert.objects.filter(kind="journal").order_by("pk").last().message
 
 
+def test_a_journal_begun_less_than_36_hours_ago_raises_no_stale_alert(advanced):
+    """The alert is for a journal no intact run verified for 36 hours; one begun since has had no night yet."""
+    assert alert_stale_verifications(timezone.now() + datetime.timedelta(hours=35)) == 0
+    assert not Alert.objects.filter(kind="journal").exists()
+    assert alert_stale_verifications(timezone.now() + datetime.timedelta(hours=37)) == 1
+
+
 def test_the_last_proven_seal_is_a_metric(advanced, client, settings, other_casino):
     settings.METRICS_TOKEN = "t" * 32
     casino = advanced

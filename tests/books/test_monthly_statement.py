@@ -17,7 +17,7 @@ from cashbox import services
 from cashbox.models import Count, Interruption, RegisterAmendment, Signature
 from casino.models import Alert
 from casino.rules import ARTICLES, InvalidTransition, RoleForbidden, cite
-from seances.models import Seance
+from seances.models import GamingDay, Seance
 from tests.conftest import PASSWORD
 from tests.helpers.books_helpers import day_of_play, signed_register, staff_fixture  # noqa: F401
 from tests.helpers.cash_helpers import chips_for, main_box
@@ -137,6 +137,14 @@ def test_r26_an_alert_on_the_3rd_when_the_statement_is_not_signed(api, staff, ca
         assert check_monthly_statements() == 0
     alert = Alert.objects.get(kind="statement_unsigned")
     assert alert.rule == "R26" and ARTICLES["R26"] in alert.message and "avant le 5" in alert.message
+
+
+def test_r26_no_alert_for_a_month_whose_gaming_days_held_no_seance(casino):
+    """A day the floor's pages read is recorded without séances: a month of such days has nothing to state."""
+    GamingDay.objects.create(casino=casino, date=datetime.date(2025, 1, 20))
+    with at((2, 3)):
+        assert check_monthly_statements() == 0
+    assert not Alert.objects.exists()
 
 
 def test_r26_no_alert_when_the_statement_is_signed_in_time(api, staff, january):
