@@ -79,6 +79,18 @@ def test_r23_the_end_of_a_gaming_day_seals_the_journal_head(world):
     assert Seal.objects.filter(casino=casino, reason=Seal.Reason.DAY_END).count() == before + 1
 
 
+def test_r23_each_casino_of_a_group_is_sealed_for_its_own_ended_gaming_day_after_midnight(casino, other_casino):
+    """At 02:00 in Paris on 2 December the gaming day of the 1st is still in play (it ends at 10:00): the day that
+    ended is the 30th; and one casino's seal of it does not stand for the other's."""
+    moment = datetime.datetime(2026, 12, 2, 2, 0, tzinfo=PARIS)
+    assert casino.gaming_date(moment) == datetime.date(2026, 12, 1)
+    written = seal_ended_days(moment)
+    ended = datetime.date(2026, 11, 30)
+    assert sorted((made.casino_id, made.gaming_day) for made in written) == sorted(
+        [(casino.pk, ended), (other_casino.pk, ended)]
+    )
+
+
 def test_r23_the_beat_schedules_the_day_end_seal(settings):
     tasks = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert "casino.tasks.seal_gaming_days" in tasks
