@@ -17,7 +17,10 @@ from django.utils import timezone
 
 from casino.celery import app as celery_app
 from casino.exports import build as exports
-from casino.exports.build import request_export, sweep_stuck_exports
+
+# The locked re-check of one export, called directly: the race it guards (a beat between the query and the lock)
+# cannot be timed from outside.
+from casino.exports.build import _fail_lost, request_export, sweep_stuck_exports
 from casino.models import Export, JournalEntry, Role
 from casino.rules import ARTICLES
 from casino.tasks import build_export
@@ -230,6 +233,19 @@ def test_the_sweeper_marks_failed_the_exports_whose_worker_was_lost(settings, re
     journaled = JournalEntry.objects.filter(casino=casino, action="export.failed")
     assert sorted(journaled.values_list("object_id", flat=True)) == sorted([str(lost.pk), str(never_taken.pk)])
     assert sweep_stuck_exports() == []  # nothing is marked twice
+
+
+def test_the_sweeper_spares_a_build_that_beat_between_its_query_and_its_lock(settings, regulator, casino):
+    """The sweeper's query only preselects; under the row lock it reads the build's sign of life again (the build may
+    beat at that very moment): a build started long ago that beat a minute ago is not lost."""
+    settings.EXPORT_LOST_MINUTES = 3
+    beating = stale_export(casino, regulator, Export.State.RUNNING, 30, heartbeat_minutes_ago=1)
+    now = timezone.now()
+    lost_limit = now - datetime.timedelta(minutes=settings.EXPORT_LOST_MINUTES)
+    stuck_limit = now - datetime.timedelta(minutes=settings.EXPORT_STUCK_MINUTES)
+    assert _fail_lost(beating.pk, now, lost_limit, stuck_limit) is False
+    beating.refresh_from_db()
+    assert beating.state == Export.State.RUNNING and not beating.error
 
 
 def test_a_lost_build_is_relaunched_at_once_as_a_new_export_journaled_by_the_system(settings, regulator, casino):
