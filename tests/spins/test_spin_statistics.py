@@ -145,6 +145,34 @@ def test_only_the_last_n_spins_are_judged(chef, croupier, open_day, boule, casin
 
 
 @pytest.mark.django_db
+def test_the_bias_check_reads_the_spins_as_corrected(chef, croupier, open_day, boule, casino):
+    """Sixty sevens entered by mistake and corrected (R23): the plateau is judged on the numbers that came out."""
+    casino.spin_bias_window = 1000
+    casino.save()
+    boule.refresh_from_db()
+    bulk_spins(open_day, boule, croupier, chef, [1, 2, 3, 4, 5, 6, 7, 8, 9] * 20 + [7] * 60)
+    mistaken = Spin.objects.filter(apparatus=boule, sequence__gt=180).order_by("sequence")
+    Spin.objects.bulk_create(
+        Spin(
+            seance=open_day,
+            apparatus=boule,
+            sequence=spin.sequence,
+            launched_at=spin.launched_at,
+            rien_ne_va_plus_at=spin.rien_ne_va_plus_at,
+            launcher=croupier,
+            number=(1, 2, 3, 4, 5, 6, 8, 9)[index % 8],
+            corrects=spin,
+            reason="Numéro mal saisi",
+            recorded_by=chef,
+        )
+        for index, spin in enumerate(mistaken)
+    )
+    assert len(spin_stats.last_window(boule, 1000)) == 240
+    assert check_bias(boule) == 0
+    assert not Alert.objects.filter(kind="spin_bias").exists()
+
+
+@pytest.mark.django_db
 def test_the_statistics_api_answers_frequencies_chi_square_run_and_refusals(
     api, regulator, chef, open_day, vingt_trois
 ):
