@@ -204,6 +204,11 @@ def test_r21_the_carnet_prints_the_seance_with_its_result(
     assert "modèle 10" in page and "1\u202f000,00\u00a0€" in page and "« exact »" in page
 
 
+def test_r21_another_casino_s_carnet_is_not_found(as_user, outsider, boule_tableau):
+    """The director of another casino finds no carnet of the first (404, as if it were not there)."""
+    assert as_user(outsider).get(f"/caisse/carnets/{main_box(boule_tableau).pk}/").status_code == 404
+
+
 def test_r22_the_register_is_drawn_up_and_signed_twice_in_the_browser(
     as_user, api, cash_staff, chef, director, codir, open_day, boule_tableau, casino
 ):
