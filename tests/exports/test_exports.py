@@ -13,10 +13,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from cashbox import services as cash_services
+from cashbox.models import Signature
 from casino.audit import journal, verification
 from casino.exports.build import request_export, signing_key
 from casino.models import CasinoKey, Export, JournalEntry, Role
-from seances.models import Seance
+from seances.models import GamingDay, Seance
 from seances.services import change_seance_state
 from tests.conftest import make_employee
 from tests.helpers.cash_helpers import open_seance, post_advance, post_final_count
@@ -350,6 +351,13 @@ def test_r23_a_rewritten_manifest_breaks_the_signature(export, settings, tmp_pat
 
 
 # The pages ---------------------------------------------------------------------------------------------------
+
+
+def test_r23_the_export_carries_every_signature_of_its_gaming_days(export, casino):
+    """signatures.csv holds the signatures made from the first day's opening to the end of the last day."""
+    day = GamingDay.objects.get(casino=casino, date=export.date_to)
+    signed = Signature.objects.filter(casino=casino, signed_at__gte=day.starts_at, signed_at__lt=day.ends_at)
+    assert signed.count() >= 4 and export.row_counts["data/signatures.csv"] == signed.count()
 
 
 def test_r23_the_regulator_requests_an_export_and_downloads_it(
