@@ -120,6 +120,14 @@ def test_a_journal_begun_less_than_36_hours_ago_raises_no_stale_alert(advanced):
     assert alert_stale_verifications(timezone.now() + datetime.timedelta(hours=37)) == 1
 
 
+def test_each_casino_left_unverified_raises_its_own_alert(advanced, outsider, other_casino):
+    """The alert's key names the day, not the casino: one casino's open alert does not stand for another's."""
+    assert JournalEntry.objects.filter(casino=other_casino).exists()
+    assert alert_stale_verifications(timezone.now() + datetime.timedelta(hours=40)) == 2
+    alerted = Alert.objects.filter(kind="journal").values_list("casino_id", flat=True)
+    assert sorted(alerted) == sorted([advanced.pk, other_casino.pk])
+
+
 def test_the_last_proven_seal_is_a_metric(advanced, client, settings, other_casino):
     settings.METRICS_TOKEN = "t" * 32
     casino = advanced

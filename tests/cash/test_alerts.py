@@ -109,6 +109,20 @@ def test_alerts_are_listed_until_acknowledged_with_who_and_when(api, chef, direc
     assert len(api.get("/api/v1/alerts/").json()["results"]) == 1
 
 
+def test_an_alert_acknowledged_twice_keeps_who_acknowledged_it_first_and_when(api, chef, director, open_day, casino):
+    """An acknowledgement is recorded once (R23): a second one, by anyone, changes nothing."""
+    check_control_registers((timezone.now() + datetime.timedelta(days=1)).isoformat())
+    alert = Alert.objects.get()
+    api.force_authenticate(chef)
+    first = api.post(f"/api/v1/alerts/{alert.pk}/acknowledge/").json()
+    api.force_authenticate(director)
+    again = api.post(f"/api/v1/alerts/{alert.pk}/acknowledge/")
+    alert.refresh_from_db()
+    first_at = datetime.datetime.fromisoformat(first["acknowledged_at"])
+    assert (alert.acknowledged_by, alert.acknowledged_at) == (chef, first_at)
+    assert again.json()["acknowledged_by"] == "chef"
+
+
 def test_a_croupier_cannot_acknowledge_an_alert(api, croupier, director, open_day, casino):
     check_control_registers((timezone.now() + datetime.timedelta(days=1)).isoformat())
     alert = Alert.objects.get()
