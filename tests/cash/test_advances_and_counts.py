@@ -476,6 +476,26 @@ def test_r17_r18_a_tableau_left_interrupted_in_another_seance_does_not_hold_this
     assert box_state.closing_blockers(open_day) == []
 
 
+def test_r15_the_advance_is_counted_by_a_croupier_never_by_the_chef_de_partie(cash_staff, open_day, boule_tableau):
+    amount = boule_tableau.casino.advance_amount(boule_tableau.game)
+    error = refusal(
+        ValidationError,
+        lambda: services.record_advance(
+            cash_staff["chef"],
+            main_box(boule_tableau),
+            open_day,
+            "initial",
+            chips_for(amount),
+            "chef",
+            "directeur",
+            PASSWORD,
+        ),
+    )
+    (shown,) = error.error_dict["counted_by"]
+    assert (shown.code, shown.message) == ("R15", cite("R15", "Celui qui compte l'avance doit être : croupier"))
+    assert not Advance.objects.exists()
+
+
 # R15, R20: an entry as entered without its optional fields ---------------------------------------------------------
 
 
