@@ -236,6 +236,8 @@ MODULE_TESTS = {
         "accounts/test_r28_no_account_takeover.py",
         "accounts/test_approvals.py",
         "accounts/test_staff.py",
+        # Each service called directly, as a command does: its refusals word for word, what it journals, in whose name.
+        "accounts/test_r28_r29_account_services.py",
     ],
     # The levies and the monthly statement (modèle 13, modèle 5), the regulator's observations and signature.
     "books/services.py": [
