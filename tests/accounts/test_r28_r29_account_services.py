@@ -24,6 +24,7 @@ from casino.accounts.services import (
     propose_deactivation,
     propose_password_reset,
     propose_second_factor_reset,
+    require_key_holder,
     revoke_passkey,
     revokes_by_key,
     save_employee,
@@ -42,7 +43,7 @@ from casino.models import (
     Role,
 )
 from casino.rules import InvalidTransition, RoleForbidden, cite
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, make_employee
 from tests.helpers.journal_helpers import account_events
 from tests.helpers.passkey_helpers import enrolled_key, use_keys
 from tests.helpers.second_factor import totp_code
@@ -871,3 +872,54 @@ def test_r28_who_revokes_with_a_key(director, codir, croupier, casino):
     assert not revokes_by_key(director, key)
     revoke_passkey(codir, codirs, "Perdue", PASSWORD)
     assert not revokes_by_key(codir, key)
+
+
+def test_r28_a_key_of_the_direction_in_another_casino_or_pending_does_not_revoke_by_key(
+    director, codir, croupier, outsider, casino, other_casino
+):
+    use_keys(casino)
+    _, key = enrolled_key(croupier, casino)
+    # The director of the other casino holds a confirmed key there, not here.
+    other_codir = make_employee("codir2", Role.CODIR, other_casino).user
+    enrolled_key(outsider, other_casino, confirmed_by=other_codir)
+    assert not revokes_by_key(outsider, key)
+    # The director's own key, still pending.
+    enrolled_key(director, casino)
+    assert not revokes_by_key(director, key)
+
+
+def test_r28_a_key_is_enrolled_only_in_ones_own_casino(croupier, outsider, casino, other_casino):
+    stranger = make_employee("croupier_ailleurs", Role.CROUPIER, other_casino).user
+    message = cite("R28", "Seul le personnel qui signe enrôle une clé de signature, pour lui-même")
+    assert refused(RoleForbidden, require_key_holder, stranger, casino) == ("R28", message)
+    require_key_holder(croupier, casino)
+
+
+@pytest.mark.parametrize("proposal", ["role", "password", "second_factor", "deactivation"])
+def test_r29_a_proposal_is_recorded_under_the_name_of_who_proposed_it(administrator, codir, proposal):
+    employee = codir.employee
+    change = {
+        "role": lambda: propose(administrator, employee, state_of(employee) | {"role": Role.CHEF}),
+        "password": lambda: propose_password_reset(administrator, employee),
+        "second_factor": lambda: propose_second_factor_reset(administrator, employee),
+        "deactivation": lambda: propose_deactivation(administrator, employee),
+    }[proposal]()
+    row = JournalEntry.objects.get(object_type="casino.accountchange", object_id=str(change.pk))
+    assert row.actor == administrator
+
+
+def test_r29_every_entry_an_act_journals_names_who_acted(administrator, director, codir, croupier, casino):
+    def authors(act):
+        last = JournalEntry.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+        act()
+        entries = JournalEntry.objects.filter(pk__gt=last)
+        assert entries.exists()
+        return set(entries.values_list("actor__username", flat=True))
+
+    assert authors(lambda: save_employee(administrator, None, NEW, [casino], {"role": Role.AFFICHEUR})) == {"admin"}
+    change = propose(administrator, croupier.employee, state_of(croupier.employee) | {"role": Role.CHEF})
+    assert authors(lambda: decide(director, change, True, PASSWORD)) == {"directeur"}
+    _, key = enrolled_key(croupier, casino)
+    assert authors(lambda: confirm_passkey(codir, key, PASSWORD)) == {"codir"}
+    values = casino.latest_settings() | {"launch_share_threshold": 35}
+    assert authors(lambda: change_settings(director, casino, values, "Motif", PASSWORD)) == {"directeur"}
