@@ -13,6 +13,7 @@ from knox.models import AuthToken
 
 from cashbox.models import Signature
 from casino.accounts.services import (
+    change_memberships,
     change_settings,
     confirm_passkey,
     confirms_by_key,
@@ -923,3 +924,43 @@ def test_r29_every_entry_an_act_journals_names_who_acted(administrator, director
     assert authors(lambda: confirm_passkey(codir, key, PASSWORD)) == {"codir"}
     values = casino.latest_settings() | {"launch_share_threshold": 35}
     assert authors(lambda: change_settings(director, casino, values, "Motif", PASSWORD)) == {"directeur"}
+
+
+@pytest.mark.parametrize("act", ["save", "propose", "password", "second_factor", "deactivation"])
+def test_r29_nobody_acts_on_their_own_account(codir, act):
+    employee = codir.employee
+    call = {
+        "save": lambda: save_employee(codir, employee, {"first_name": "Moi"}, None, {}),
+        "propose": lambda: propose(codir, employee, state_of(employee) | {"role": Role.DIRECTOR}),
+        "password": lambda: propose_password_reset(codir, employee),
+        "second_factor": lambda: propose_second_factor_reset(codir, employee),
+        "deactivation": lambda: propose_deactivation(codir, employee),
+    }[act]
+    assert refused(RoleForbidden, call) == ("R29", cite("R29", OWN))
+    assert not AccountChange.objects.exists()
+
+
+def test_r29_who_decides_a_director_proposed_is_named_word_for_word(administrator, chef, croupier):
+    change = propose(administrator, croupier.employee, state_of(croupier.employee) | {"role": Role.DIRECTOR})
+    names = "directeur responsable, membre du comité de direction"
+    message = cite("R29", f"Seul peut décider de cette proposition : {names}")
+    assert refused(RoleForbidden, decision_signing_options, chef, change, True) == ("R29", message)
+    assert refused(RoleForbidden, decide, chef, change, True, PASSWORD) == ("R29", message)
+
+
+def test_r29_the_memberships_alone_nobody_changes_their_own_and_each_change_names_who(
+    administrator, codir, croupier, casino, other_casino
+):
+    # change_memberships keeps its own guard and names its actor, whoever calls it (save_employee does both too).
+    assert refused(RoleForbidden, change_memberships, codir, codir.employee, []) == ("R29", cite("R29", OWN))
+    Membership.objects.create(employee=administrator.employee, casino=other_casino)
+    change_memberships(administrator, croupier.employee, [casino, other_casino])
+    assert {(event[1], event[2]) for event in account_events(croupier.employee)} == {
+        ("account.membership_changed", administrator.pk)
+    }
+
+
+def test_r29_the_director_saved_with_his_casinos_unchanged_stays(administrator, director, casino):
+    employee, change = save_employee(administrator, director.employee, {"first_name": "Denis"}, [casino], {})
+    assert change is None and employee.user.first_name == "Denis"
+    assert list(director.employee.memberships.values_list("casino_id", "active")) == [(casino.pk, True)]
