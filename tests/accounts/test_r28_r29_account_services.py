@@ -290,9 +290,9 @@ def test_r28_the_refusals_of_a_keys_signing_options_word_for_word(croupier, chef
         "R28",
         cite("R28", "Cette confirmation se signe par mot de passe (établissement au mot de passe, ou amorçage)"),
     )
-    for reason in (None, " "):
+    for reason in ({}, {"reason": None}, {"reason": " "}):
         with pytest.raises(ValidationError) as caught:
-            key_signing_options(codir, key, revoking=True, reason=reason)
+            key_signing_options(codir, key, revoking=True, **reason)
         assert [(e.code, e.message) for e in caught.value.error_dict["reason"]] == [
             ("R29", cite("R29", "Indiquez le motif de la révocation"))
         ]
@@ -964,3 +964,22 @@ def test_r29_the_director_saved_with_his_casinos_unchanged_stays(administrator, 
     employee, change = save_employee(administrator, director.employee, {"first_name": "Denis"}, [casino], {})
     assert change is None and employee.user.first_name == "Denis"
     assert list(director.employee.memberships.values_list("casino_id", "active")) == [(casino.pk, True)]
+
+
+@pytest.mark.parametrize("proposal", ["password", "second_factor", "deactivation"])
+def test_r29_a_proposal_that_keeps_the_role_carries_the_role_and_approval_in_force(administrator, codir, proposal):
+    employee = codir.employee
+    change = {
+        "password": propose_password_reset,
+        "second_factor": propose_second_factor_reset,
+        "deactivation": propose_deactivation,
+    }[proposal](administrator, employee)
+    assert state_of(change) == state_of(employee)
+    assert change.previous == {
+        "role": "codir",
+        "approval_number": "AGR-codir",
+        "approval_date": "2020-01-01",
+        "approval_end": None,
+        "suspended_from": None,
+        "suspended_until": None,
+    }
