@@ -47,6 +47,7 @@ from casino.rules import InvalidTransition, RoleForbidden, cite
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.journal_helpers import account_events
 from tests.helpers.passkey_helpers import enrolled_key, use_keys
+from tests.helpers.personas import end_memberships
 from tests.helpers.second_factor import totp_code
 
 pytestmark = pytest.mark.django_db
@@ -983,3 +984,17 @@ def test_r29_a_proposal_that_keeps_the_role_carries_the_role_and_approval_in_for
         "suspended_from": None,
         "suspended_until": None,
     }
+
+
+def test_r29_a_confirmed_key_of_the_floor_or_of_a_member_gone_elsewhere_is_no_key_of_the_direction(
+    director, codir, croupier, casino, other_casino
+):
+    # Confirmed by password in a casino that signs with passwords: a croupier's key is not the direction's.
+    enrolled_key(croupier, casino, confirmed_by=director)
+    assert not direction_holds_a_key(casino)
+    # The CoDir member's key confirmed here, then his membership here ended while he stays a member elsewhere.
+    Membership.objects.create(employee=codir.employee, casino=other_casino)
+    enrolled_key(codir, casino, confirmed_by=director)
+    assert direction_holds_a_key(casino)
+    end_memberships(Membership.objects.filter(employee=codir.employee, casino=casino))
+    assert not direction_holds_a_key(casino)
