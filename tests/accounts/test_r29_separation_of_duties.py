@@ -426,6 +426,9 @@ def test_r29_the_installation_gives_a_role_to_an_existing_user_without_one(casin
     user = get_user_model().objects.create_user(username="deja_la", password=PASSWORD)
     employee = bootstrap_employee("create_director", casino, "deja_la", Role.DIRECTOR, approval=APPROVAL)
     assert employee.user == user and Employee.objects.get(user=user).role == Role.DIRECTOR
+    # Without names given, the new account has none.
+    named = bootstrap_employee("create_director", casino, "sans_nom", Role.CODIR, approval=APPROVAL).user
+    assert (named.first_name, named.last_name, named.has_usable_password()) == ("", "", False)
     assert [event[1] for event in account_events(employee)] == [
         "account.created",
         "account.role_granted",
