@@ -998,3 +998,37 @@ def test_r29_a_confirmed_key_of_the_floor_or_of_a_member_gone_elsewhere_is_no_ke
     assert direction_holds_a_key(casino)
     end_memberships(Membership.objects.filter(employee=codir.employee, casino=casino))
     assert not direction_holds_a_key(casino)
+
+
+def test_r29_a_membership_ended_by_the_memberships_alone_names_who_ended_it(
+    administrator, croupier, casino, other_casino
+):
+    Membership.objects.create(employee=administrator.employee, casino=other_casino)
+    Membership.objects.create(employee=croupier.employee, casino=other_casino)
+    change_memberships(administrator, croupier.employee, [other_casino])
+    assert account_events(croupier.employee) == [
+        (
+            casino.pk,
+            "account.membership_changed",
+            administrator.pk,
+            {"username": "croupier1", "casino": casino.pk, "active": False},
+        ),
+        (
+            other_casino.pk,
+            "account.membership_changed",
+            administrator.pk,
+            {"username": "croupier1", "casino": casino.pk, "active": False},
+        ),
+    ]
+
+
+def test_r28_a_decisions_options_without_a_reason_sign_an_empty_one(keyed, administrator, director, croupier):
+    change = propose(administrator, croupier.employee, state_of(croupier.employee) | {"role": Role.CHEF})
+    assert decision_signing_options(director, change, True)["act"]["figures"]["reason"] == ""
+
+
+def test_r29_a_key_of_the_direction_counts_only_in_its_own_casino(director, codir, casino, other_casino):
+    # The director is a member of both casinos; his key, confirmed in the first, is no key of the second's direction.
+    Membership.objects.create(employee=director.employee, casino=other_casino)
+    enrolled_key(director, casino, confirmed_by=codir)
+    assert direction_holds_a_key(casino) and not direction_holds_a_key(other_casino)
