@@ -216,6 +216,29 @@ MODULE_TESTS = {
         "accounts/test_r28_key_assertion.py",
         "cash/test_r28_signing_with_a_key.py",
     ],
+    # R29 separation of duties: accounts changed only in the actor's casinos, a role or approval effective only once the
+    # direction confirms the proposal with its signature, one director per casino, the direction deactivated by the
+    # direction, the settings changed by the director; R28 resets proposed and decided, keys confirmed and revoked by
+    # the direction (with a key where the casino signs with keys). Not test_r29_concurrency.py (threads, PostgreSQL).
+    "casino/accounts/services.py": [
+        "accounts/test_r29_separation_of_duties.py",
+        "accounts/test_r29_role_changes_only_by_a_confirmed_proposal.py",
+        "accounts/test_r29_one_director.py",
+        "accounts/test_r29_direction_deactivation.py",
+        "accounts/test_r29_personas_beyond_the_happy_path.py",
+        "accounts/test_r29_casino_settings_by_the_director.py",
+        "accounts/test_r29_generated_workflows.py",
+        "accounts/test_r28_r29_direction_acts_with_a_key.py",
+        "accounts/test_r28_r29_direction_acts_with_a_key_pages.py",
+        "accounts/test_r28_r29_passkey_enrolment.py",
+        "accounts/test_r28_r29_shell_commands.py",
+        "accounts/test_r28_second_factor_reset.py",
+        "accounts/test_r28_no_account_takeover.py",
+        "accounts/test_approvals.py",
+        "accounts/test_staff.py",
+        # Each service called directly, as a command does: its refusals word for word, what it journals, in whose name.
+        "accounts/test_r28_r29_account_services.py",
+    ],
     # The levies and the monthly statement (modèle 13, modèle 5), the regulator's observations and signature.
     "books/services.py": [
         "books/test_prelevements.py",

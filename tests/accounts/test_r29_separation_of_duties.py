@@ -1,9 +1,11 @@
 """R29: the administrator creates accounts and proposes roles; a role that signs, counts, holds a key or regulates,
 and any approval change, takes effect only once the direction confirms it with its signature."""
 
+import datetime
 import io
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils.html import escape
@@ -20,8 +22,11 @@ from casino.models import AccountChange, AccountDecision, Employee, JournalEntry
 from casino.rules import ARTICLES, InvalidTransition, RoleForbidden, cite
 from tests.conftest import PASSWORD, make_employee
 from tests.helpers.cash_helpers import post_advance
+from tests.helpers.journal_helpers import account_events
 
 pytestmark = pytest.mark.django_db
+
+APPROVAL = {"approval_number": "AGR-INSTALL", "approval_date": datetime.date(2024, 1, 1)}
 
 
 def new_account(casino, **overrides):
@@ -352,8 +357,83 @@ def test_r29_the_first_director_comes_from_the_installation_command_journaled(ot
 
 
 def test_r29_the_bootstrap_is_only_for_installation_and_demonstration(casino):
-    with pytest.raises(RoleForbidden):
+    with pytest.raises(RoleForbidden) as caught:
         bootstrap_employee("api", casino, "intrus", Role.DIRECTOR)
+    assert (caught.value.rule, caught.value.message) == (
+        "R29",
+        cite("R29", "Seules l'installation et la démonstration créent un rôle sans confirmation"),
+    )
+    assert not Employee.objects.filter(user__username="intrus").exists()
+
+
+def test_r29_the_demonstration_creates_a_role_at_once_journaled_with_its_source(casino, other_casino):
+    approval = {"approval_number": "AGR-DEMO", "approval_date": datetime.date(2024, 1, 2)}
+    employee = bootstrap_employee(
+        "seed_demo",
+        casino,
+        "demo",
+        Role.CHEF,
+        first_name="Dora",
+        last_name="Morel",
+        password="s3cret-demo",
+        approval=approval,
+    )
+    employee.refresh_from_db()
+    user = employee.user
+    assert (user.username, user.first_name, user.last_name) == ("demo", "Dora", "Morel")
+    assert user.check_password("s3cret-demo")
+    assert (employee.role, employee.approval_number, employee.approval_date) == (
+        Role.CHEF,
+        "AGR-DEMO",
+        approval["approval_date"],
+    )
+    assert list(employee.memberships.values_list("casino_id", "active")) == [(casino.pk, True)]
+    assert account_events(employee) == [
+        (casino.pk, "account.created", None, {"username": "demo", "source": "seed_demo", "casinos": [casino.pk]}),
+        (
+            casino.pk,
+            "account.role_granted",
+            None,
+            {"username": "demo", "source": "seed_demo", "before": "", "role": "chef"},
+        ),
+        (
+            casino.pk,
+            "account.approval_changed",
+            None,
+            {
+                "username": "demo",
+                "source": "seed_demo",
+                "after": {"approval_number": "AGR-DEMO", "approval_date": "2024-01-02"},
+            },
+        ),
+    ]
+    # Run again (the demonstration seeded twice, or a second casino): the same person, a membership more, journaled.
+    assert bootstrap_employee("seed_demo", casino, "demo", Role.CROUPIER) == employee
+    again = bootstrap_employee("seed_demo", other_casino, "demo", Role.CROUPIER)
+    assert again == employee and Employee.objects.get(pk=employee.pk).role == Role.CHEF
+    assert sorted(employee.memberships.values_list("casino_id", "active")) == [
+        (casino.pk, True),
+        (other_casino.pk, True),
+    ]
+    membership = {"username": "demo", "source": "seed_demo", "casino": other_casino.pk, "active": True}
+    assert account_events(employee)[3:] == [
+        (casino.pk, "account.membership_changed", None, membership),
+        (other_casino.pk, "account.membership_changed", None, membership),
+    ]
+
+
+def test_r29_the_installation_gives_a_role_to_an_existing_user_without_one(casino):
+    user = get_user_model().objects.create_user(username="deja_la", password=PASSWORD)
+    employee = bootstrap_employee("create_director", casino, "deja_la", Role.DIRECTOR, approval=APPROVAL)
+    assert employee.user == user and Employee.objects.get(user=user).role == Role.DIRECTOR
+    # Without names given, the new account has none.
+    named = bootstrap_employee("create_director", casino, "sans_nom", Role.CODIR, approval=APPROVAL).user
+    assert (named.first_name, named.last_name, named.has_usable_password()) == ("", "", False)
+    assert [event[1] for event in account_events(employee)] == [
+        "account.created",
+        "account.role_granted",
+        "account.approval_changed",
+    ]
 
 
 def test_r29_each_step_is_journaled(api, administrator, croupier, director, casino):

@@ -27,3 +27,11 @@ def entries_of(instance):
 
 # A moment with microseconds, to show how the journal writes a time.
 MOMENT = datetime.datetime(2026, 11, 30, 21, 15, 30, 123456, tzinfo=datetime.UTC)
+
+
+def account_events(employee):
+    """(casino, action, actor, payload) of each account entry (`account.…`) of `employee`, in the order journaled."""
+    entries = JournalEntry.objects.filter(
+        object_type="casino.employee", object_id=str(employee.pk), action__startswith="account."
+    ).order_by("pk")
+    return [(entry.casino_id, entry.action, entry.actor_id, json.loads(entry.document)["payload"]) for entry in entries]
