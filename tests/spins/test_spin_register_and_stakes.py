@@ -165,7 +165,12 @@ def test_r9_r23_the_register_of_an_apparatus_in_a_seance(chef, open_day, boule):
         register = spins.spin_register(open_day, boule)
         # Everything the register page shows of each entry, read with it.
         shown = [
-            (e.launcher.username, e.recorded_by.username, e.announcement.announced_by.username, e.corrects_id)
+            (
+                e.launcher.username,
+                e.recorded_by.username,
+                e.announcement.announced_by.username,
+                e.corrects.sequence if e.corrects_id else None,
+            )
             for e in register["entries"]
         ]
         shown += [(s.tableau.number, s.recorded_by.username) for e in register["entries"] for s in e.stakes]
