@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from casino.rules import DomainError, cite
-from seances.models import Seance, Spin
+from seances.models import Roster, Seance, Spin
 from seances.services import plan_seances
 from seances.spins import services as spins
 from tables.games.rules import Game
@@ -257,3 +257,11 @@ def test_r9_r23_spins_entered_at_one_clock_reading_follow_their_numbers(
     third = play(chef, evening, vingt_trois, designated(evening, vingt_trois), pocket=4, direction="horaire")
     correction = spins.correct_spin(chef, third, "Case mal saisie", pocket=7)
     assert (correction.sequence, correction.pocket, correction.direction) == (1, 7, "horaire")
+
+
+def test_r4_the_panel_before_the_seance_opened_names_no_launcher_and_lists_the_published_order(open_day, boule):
+    opened = Seance.objects.get(pk=open_day.pk).actual_start
+    panel = spins.spin_panel(open_day, boule, moment=opened - datetime.timedelta(minutes=1))
+    roster = Roster.objects.published().get(seance=open_day, apparatus=boule)
+    assert panel["expected"] is None
+    assert panel["launchers"] == [member.user for member in roster.members.order_by("position")]

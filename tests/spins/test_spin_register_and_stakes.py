@@ -124,6 +124,12 @@ def test_a_moment_is_read_in_the_casinos_time_zone():
     assert utc == datetime.datetime(2026, 12, 6, 14, 30, tzinfo=datetime.UTC)
 
 
+def test_a_moment_is_read_in_the_casinos_time_zone_whatever_the_current_one():
+    paris = timezone.get_default_timezone()
+    with timezone.override("Asia/Tokyo"):
+        assert spins.parse_moment("2026-12-06T14:30", "at") == datetime.datetime(2026, 12, 6, 14, 30, tzinfo=paris)
+
+
 @pytest.mark.parametrize("value", ["hier", "06/12/2026", "2026-13-01"])
 def test_a_moment_that_is_no_date_is_refused_on_its_field(value):
     assert refusal(ValidationError, lambda: spins.parse_moment(value, "until")).message_dict == {"until": [MOMENT]}
