@@ -113,6 +113,8 @@ MODULE_TESTS = {
         "spins/test_spin_pages.py",
         "spins/test_spin_rotation.py",
         "spins/test_spin_register_and_stakes.py",
+        "spins/test_r9_r23_latest_spin_and_neighbours.py",
+        "spins/test_spin_refusals_word_for_word.py",
     ],
     # Taken out of seances/rosters/services.py (issue 34): the roster loaders, read by the same tests.
     "seances/rosters/plans.py": [

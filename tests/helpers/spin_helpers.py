@@ -1,7 +1,10 @@
 """Spins as the table plays them: « Rien ne va plus » announced (by the chef), then the spin recorded (R9)."""
 
 from casino.models import Role
+from seances.models import Seance
+from seances.services import change_seance_state
 from seances.spins import services as spins
+from tests.helpers.cash_helpers import open_seance
 
 
 def play(user, seance, apparatus, launcher, announcer=None, **outcome):
@@ -32,3 +35,12 @@ def chef_of(user):
     return (
         type(user).objects.filter(employee__role=Role.CHEF, employee__memberships__casino=casino).order_by("pk").first()
     )
+
+
+def evening_after(director, afternoon):
+    """Close the afternoon, open the evening."""
+    change_seance_state(director, afternoon, Seance.State.CLOSED)
+    seance = afternoon.gaming_day.seances.get(kind=Seance.Kind.EVENING)
+    open_seance(director, seance)
+    seance.refresh_from_db()
+    return seance

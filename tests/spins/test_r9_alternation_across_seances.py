@@ -7,23 +7,13 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from casino.rules import ARTICLES, DomainError
-from seances.models import Roster, Seance, Spin
+from seances.models import Roster, Spin
 from seances.rosters.services import designated_launcher
-from seances.services import change_seance_state, plan_seances
+from seances.services import plan_seances
 from seances.spins import services as spins
-from tests.helpers.cash_helpers import open_seance
-from tests.helpers.spin_helpers import play, post_announcement
+from tests.helpers.spin_helpers import evening_after, play, post_announcement
 
 pytestmark = pytest.mark.django_db
-
-
-def evening_after(director, afternoon):
-    """Close the afternoon, open the evening."""
-    change_seance_state(director, afternoon, Seance.State.CLOSED)
-    seance = afternoon.gaming_day.seances.get(kind=Seance.Kind.EVENING)
-    open_seance(director, seance)
-    seance.refresh_from_db()
-    return seance
 
 
 @pytest.fixture

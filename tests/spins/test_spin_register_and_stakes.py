@@ -124,6 +124,12 @@ def test_a_moment_is_read_in_the_casinos_time_zone():
     assert utc == datetime.datetime(2026, 12, 6, 14, 30, tzinfo=datetime.UTC)
 
 
+def test_a_moment_is_read_in_the_casinos_time_zone_whatever_the_current_one():
+    paris = timezone.get_default_timezone()
+    with timezone.override("Asia/Tokyo"):
+        assert spins.parse_moment("2026-12-06T14:30", "at") == datetime.datetime(2026, 12, 6, 14, 30, tzinfo=paris)
+
+
 @pytest.mark.parametrize("value", ["hier", "06/12/2026", "2026-13-01"])
 def test_a_moment_that_is_no_date_is_refused_on_its_field(value):
     assert refusal(ValidationError, lambda: spins.parse_moment(value, "until")).message_dict == {"until": [MOMENT]}
@@ -165,7 +171,12 @@ def test_r9_r23_the_register_of_an_apparatus_in_a_seance(chef, open_day, boule):
         register = spins.spin_register(open_day, boule)
         # Everything the register page shows of each entry, read with it.
         shown = [
-            (e.launcher.username, e.recorded_by.username, e.announcement.announced_by.username, e.corrects_id)
+            (
+                e.launcher.username,
+                e.recorded_by.username,
+                e.announcement.announced_by.username,
+                e.corrects.sequence if e.corrects_id else None,
+            )
             for e in register["entries"]
         ]
         shown += [(s.tableau.number, s.recorded_by.username) for e in register["entries"] for s in e.stakes]
