@@ -251,6 +251,43 @@ MODULE_TESTS = {
         # The same acts signed with keys (R28): the two steps' options and the assertions in place of passwords.
         "books/test_r28_books_signed_with_a_key.py",
     ],
+    # The prélèvements sheet (R26): the progressive brackets, the signed registers' latest version, a month's sheet.
+    "books/prelevements.py": [
+        "books/test_prelevements.py",
+        "books/test_levy_paths.py",
+        "books/test_monthly_statement.py",
+        "books/test_regulator_signature.py",
+        "books/test_books_over_generated_months.py",
+    ],
+    # The situation mensuelle (modèle 13, modèle 5): a month's bounds, its rows, who signed, the document's hash.
+    "books/statements.py": [
+        "books/test_monthly_statement.py",
+        "books/test_regulator_signature.py",
+        "books/test_prelevements.py",
+        "books/test_levy_paths.py",
+        "books/test_books_over_generated_months.py",
+    ],
+    # The spins' statistics (R9 alternation, the bias check) and the launch shares of the rotation order (R4).
+    "seances/spins/stats.py": [
+        "spins/test_spin_statistics.py",
+        "spins/test_spins.py",
+        "spins/test_spin_rotation.py",
+        "rosters/test_compliance_report.py",
+        "rosters/test_r4_launch_in_turn.py",
+    ],
+    # Lockouts of logins and of signatures, the second factor, the signers' secrets (R28), tokens ended, the session's
+    # limits and the security headers.
+    "casino/accounts/security.py": [
+        "accounts/test_security.py",
+        "accounts/test_lockout.py",
+        "accounts/test_r28_shared_tablet_lockout.py",
+        "accounts/test_tokens.py",
+        "accounts/test_tokens_kept.py",
+        "accounts/test_signing_secrets.py",
+        "accounts/test_r28_second_factor_at_login.py",
+        "accounts/test_r28_no_account_takeover.py",
+        "cash/test_signers.py",
+    ],
 }
 # Modules with code for each database (casino/audit/journal.py appends on PostgreSQL in one SQL statement, elsewhere in
 # Python; casino/rows.py locks rows where the database has row locks; casino/accounts/passkeys.py consumes a signature's
