@@ -199,8 +199,9 @@ def levy_schedule_act(casino, signer, season, name, parsed):
 
 
 def schedule_entered(user, season, name, brackets):
-    if role_of(user) not in DIRECTING:
-        raise RoleForbidden("R25", "Seule la direction saisit le barème des prélèvements")
+    # The director alone, as the page (books.add_levyschedule, the director's only) and the signature it carries.
+    if role_of(user) != Role.DIRECTOR:
+        raise RoleForbidden("R25", "Seul le directeur responsable saisit le barème des prélèvements")
     name = (name or "").strip()
     if not name:
         raise invalid("name", "R25", "Nommez le prélèvement (ex. « prélèvement progressif de l'État »)")

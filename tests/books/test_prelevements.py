@@ -222,6 +222,13 @@ def test_r25_only_the_director_signs_a_schedule_and_only_the_director_reaches_th
 
     with pytest.raises(RoleForbidden):
         book_services.enter_levy_schedule(staff["codir"], casino, SEASON, "P", BRACKETS, "codir", PASSWORD)
+    # Nor by a CoDir member who holds the director's signature: the service refuses whom the page refuses.
+    with pytest.raises(RoleForbidden) as refusal:
+        book_services.enter_levy_schedule(staff["codir"], casino, SEASON, "P", BRACKETS, "directeur", PASSWORD)
+    assert refusal.value.message == cite("R25", "Seul le directeur responsable saisit le barème des prélèvements")
+    with pytest.raises(RoleForbidden):
+        book_services.levy_schedule_signing_options(staff["codir"], casino, SEASON, "P", BRACKETS, "directeur")
+    assert not LevySchedule.objects.exists()
     assert as_user(staff["codir"]).get("/livres/prelevements/bareme/").status_code == 403
     client = as_user(staff["director"])
     body = {
@@ -344,9 +351,9 @@ def test_r25_a_schedule_is_read_in_cents_and_ten_thousandths_of_a_percent_from_0
             "Prélèvement",
             "RoleForbidden",
             None,
-            "Seule la direction saisit le barème des prélèvements",
+            "Seul le directeur responsable saisit le barème des prélèvements",
         ),
-        ("chef", SEASON, "Prélèvement", "RoleForbidden", None, "Seule la direction saisit le barème des prélèvements"),
+        ("chef", SEASON, "Prélèvement", "RoleForbidden", None, "Seul le directeur responsable saisit le barème des prélèvements"),
         (
             "director",
             SEASON,

@@ -170,7 +170,7 @@ def test_r25_r26_r27_r28_each_book_s_act_is_its_canonical_statement(staff, regul
         )
         brackets = [{"lower": "0", "upper": "1000", "rate": "10"}, {"lower": "1000", "upper": "", "rate": "20.5"}]
         schedule_act = book_services.levy_schedule_signing_options(
-            staff["codir"], casino, 2025, " Prélèvement ", brackets, "directeur"
+            staff["director"], casino, 2025, " Prélèvement ", brackets, "directeur"
         )
         statement_act = book_services.statement_signing_options(staff["codir"], casino, 2025, 1, "directeur")
         digest = content_hash(statement_of(casino, 2025, 1))
