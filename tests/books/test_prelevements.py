@@ -353,7 +353,14 @@ def test_r25_a_schedule_is_read_in_cents_and_ten_thousandths_of_a_percent_from_0
             None,
             "Seul le directeur responsable saisit le barème des prélèvements",
         ),
-        ("chef", SEASON, "Prélèvement", "RoleForbidden", None, "Seul le directeur responsable saisit le barème des prélèvements"),
+        (
+            "chef",
+            SEASON,
+            "Prélèvement",
+            "RoleForbidden",
+            None,
+            "Seul le directeur responsable saisit le barème des prélèvements",
+        ),
         (
             "director",
             SEASON,
