@@ -335,3 +335,37 @@ def test_r9_a_spin_carries_its_announcer_and_the_stakes_pushed_back_after_it(
     # Without a stake pushed back: none counted, no total.
     third = play(chef, open_day, boule, designated(open_day, boule), number=6)
     assert (third.announced_by_name, third.pushed_back_count, third.pushed_back_total) == ("chef", 0, None)
+
+
+def test_two_tableaux_of_the_apparatus_interrupted_the_refusal_names_the_first_by_number(
+    api, cash_staff, director, casino, chef, boule, boule_table, boule_tableau, vingt_trois_tableau
+):
+    """Tableaux n° 3 then n° 2 of the boule interrupted, in that order: the refusal names n° 2, the lowest number,
+    not the interruption recorded first (R18)."""
+    # Imported here, not at the top: the roster and opening steps serve this test only.
+    from seances.models import GamingDay
+    from seances.rosters import services as roster_services
+    from seances.services import open_tableau, plan_seances
+    from tables.services import register_tableau
+    from tests.conftest import PASSWORD
+    from tests.helpers.cash_helpers import open_seance
+
+    third, second = register_tableau(boule_table, 3), register_tableau(boule_table, 2)
+    make_employee("croupier3", Role.CROUPIER, casino)
+    today = GamingDay.date_at(casino)
+    seance, _evening = plan_seances(director, casino, today)
+    serving = {"croupier1": 1, "croupier2": 2, "croupier3": 3}
+    roster = roster_services.create_roster(director, seance, boule, "chef", list(serving), serving)
+    roster_services.publish_roster(director, roster, "directeur", PASSWORD)
+    open_seance(director, seance)
+    for tableau in (boule_tableau, third, second):
+        open_tableau(director, tableau, today, "2.00", "200.00", "1000.00")
+    for tableau, counter in ((third, "croupier3"), (second, "croupier2")):
+        sent = post_advance(api, chef, tableau, seance, counted_by=counter)
+        assert sent.status_code == 201, sent.json()
+        assert post_short_interruption(api, chef, tableau, seance).status_code == 201
+    caught = refusal(InvalidTransition, lambda: spins.record_spin(chef, seance, boule, "croupier1", number=3))
+    assert (caught.rule, caught.message) == (
+        "R18",
+        cite("R18", "Le tableau n° 2 est interrompu : aucun coup avant la reprise de la partie"),
+    )
