@@ -20,7 +20,7 @@ from cashbox.signatures import act_of, require_keys, sign
 from casino.accounts import passkeys
 from casino.accounts.activation import has_second_factor, issue_activation_code, reset_second_factor, was_activated
 from casino.accounts.roles import role_of
-from casino.accounts.security import end_sessions, end_tokens, journal, refuse_own_account
+from casino.accounts.security import end_sessions, journal, refuse_own_account
 from casino.audit.actors import actor_named
 from casino.audit.canonical import canonical
 from casino.audit.journal import casinos_of
@@ -409,8 +409,8 @@ def apply(employee, state, actor, **payload):
     employee._history_user = actor
     employee.save()
     if before["role"] != state["role"]:
-        # A token carries the rights of the role it was issued under.
-        end_tokens(employee.user, "role_changed", actor=actor)
+        # A token carries the rights of the role it was issued under: the save above has ended them, journaled in the
+        # actor's name (casino.accounts.security's signal on every save of an employee, the admin's and a shell's too).
         journal(employee, "role_granted", actor, before=before["role"], role=state["role"], **payload)
     if any(before[name] != state[name] for name in APPROVAL_FIELDS):
         journal(

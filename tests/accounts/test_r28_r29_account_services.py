@@ -3,6 +3,7 @@ with its rule, and what each act journals, under whose name."""
 
 import datetime
 import hashlib
+import json
 from decimal import Decimal
 
 import pytest
@@ -763,16 +764,33 @@ def test_r29_an_act_of_the_direction_is_refused_with_a_wrong_password_or_without
 # After the decision -------------------------------------------------------------------------------------------------
 
 
+def revoked_tokens(user):
+    """(casino, actor, payload) of each journaled end of the person's tokens."""
+    entries = JournalEntry.objects.filter(
+        object_type="auth.user", object_id=str(user.pk), action="account.token_revoked"
+    ).order_by("pk")
+    return [(entry.casino_id, entry.actor_id, json.loads(entry.document)["payload"]) for entry in entries]
+
+
 def test_r29_a_role_confirmed_ends_the_tokens_an_approval_change_keeps_them(administrator, director, croupier):
-    AuthToken.objects.create(user=croupier)
+    token, _key = AuthToken.objects.create(user=croupier)
     change = propose(
         administrator, croupier.employee, state_of(croupier.employee) | {"approval_end": datetime.date(2031, 1, 1)}
     )
     decide(director, change, True, PASSWORD)
     assert AuthToken.objects.filter(user=croupier).count() == 1
+    assert not revoked_tokens(croupier)
     change = propose(administrator, croupier.employee, state_of(croupier.employee) | {"role": Role.CHEF})
     decide(director, change, True, PASSWORD)
     assert not AuthToken.objects.filter(user=croupier).exists()
+    # Journaled once, as the role's change, in the name of the director who confirmed it.
+    assert revoked_tokens(croupier) == [
+        (
+            croupier.employee.casinos.get().pk,
+            director.pk,
+            {"username": "croupier1", "tokens": [token.token_key], "reason": "role_changed"},
+        )
+    ]
 
 
 def test_r28_a_second_factor_reset_confirmed_renews_the_device_and_the_code_goes_to_the_decider(
