@@ -265,6 +265,15 @@ def test_r25_progressive_levy_by_brackets():
     assert progressive(Decimal("2500"), brackets) == Decimal("400.00")
 
 
+@pytest.mark.parametrize(("base", "levy"), [("0.25", "0.03"), ("0.35", "0.04"), ("0.24", "0.02"), ("-0.25", "0.00")])
+def test_r25_a_levy_is_rounded_to_the_cent_half_up_not_to_the_even_cent(base, levy):
+    """0.25 € at 10 % is 0.025 €: 0.03 € (half up, as a cashier rounds), not 0.02 € (a Decimal's default, half even)."""
+    from types import SimpleNamespace as B
+
+    brackets = [B(lower=Decimal(0), upper=None, rate=Decimal(10))]
+    assert str(progressive(Decimal(base), brackets)) == levy
+
+
 def brackets_refusal(brackets):
     from django.core.exceptions import ValidationError
 
@@ -435,3 +444,71 @@ def test_r25_the_director_enters_a_schedule_its_brackets_and_its_signed_statemen
         f"{euros(Decimal('0.00'))} à {euros(Decimal('1000.00'))} : 10.0000 % ; "
         f"{euros(Decimal('1000.00'))} à ∞ : 20.0000 %"
     )
+
+
+def test_r25_the_sheet_as_the_api_and_the_export_give_it_word_for_word(
+    api, staff, casino, boule_tableau, vingt_trois_tableau
+):
+    """Every field of a sheet (books.prelevements.sheet_json): a day from its register, a day from its signed
+    rectificatif, a day not carried (its register signed once), the month's and the season's totals per game, the
+    levy base, the schedule with its brackets, the month's levy and the season's to date."""
+    tableaux = (boule_tableau, vingt_trois_tableau)
+    signed_register(staff, play(staff, casino, tableaux, datetime.date(2024, 12, 5), 9500, 10000))
+    signed_register(staff, play(staff, casino, tableaux, datetime.date(2025, 1, 5), 9000, 10300))
+    amended = play(staff, casino, tableaux, datetime.date(2025, 1, 9), 9000, 10000)
+    signed_register(staff, amended)
+    count = Count.objects.get(seance__gaming_day=amended, kind="final", cashbox__tableau__game="boule")
+    services.correct(
+        staff["chef"], count, chips_for("8500"), "Erreur", "huit mille cinq cents euros", "directeur", PASSWORD
+    )
+    amendment = RegisterAmendment.objects.get()
+    services.sign_amendment(amendment, "directeur", PASSWORD)
+    services.sign_amendment(amendment, "codir", PASSWORD)
+    once = play(staff, casino, tableaux, datetime.date(2025, 1, 20), 9000, 10000)
+    register, _ = services.draw_up_register(staff["director"], once)
+    services.sign_register(register, "directeur", PASSWORD)
+    schedule = book_services.enter_levy_schedule(
+        staff["director"], casino, SEASON, "Prélèvement progressif", BRACKETS, "directeur", PASSWORD
+    )
+    api.force_authenticate(staff["director"])
+    # Boule advance 8 000 €, vingt-trois 10 000 €: 5 January 1 000 € + 300 €, 9 January 500 € + 0 € once corrected;
+    # December 1 500 € before. To date, 3 300 €: 10 % of 1 000 € + 20 % of 2 300 € = 560 €, of which 200 € in December.
+    assert api.get(f"/api/v1/prelevements/{SEASON}/3/").json() == {
+        "casino": casino.pk,
+        "season": 2024,
+        "number": 3,
+        "month": "2025-01",
+        "days": [
+            {
+                "date": "2025-01-05",
+                "games": {"boule": "1000.00", "vingt_trois": "300.00"},
+                "total": "1300.00",
+                "from": "registre",
+                "rectificatif": None,
+            },
+            {
+                "date": "2025-01-09",
+                "games": {"boule": "500.00", "vingt_trois": "0.00"},
+                "total": "500.00",
+                "from": "rectificatif",
+                "rectificatif": 1,
+            },
+        ],
+        "not_carried": ["2025-01-20"],
+        "month_totals": {"games": {"boule": "1500.00", "vingt_trois": "300.00"}, "total": "1800.00"},
+        "season_totals": {"games": {"boule": "3000.00", "vingt_trois": "300.00"}, "total": "3300.00"},
+        "levy_base": {"before": "1500.00", "month": "1800.00", "season_to_date": "3300.00"},
+        "levies": [
+            {
+                "name": "Prélèvement progressif",
+                "schedule": schedule.pk,
+                "brackets": [
+                    {"lower": "0.00", "upper": "1000.00", "rate": "10.0000"},
+                    {"lower": "1000.00", "upper": None, "rate": "20.0000"},
+                ],
+                "month": "360.00",
+                "season_to_date": "560.00",
+            }
+        ],
+        "levy_schedule_entered": True,
+    }
