@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from books import services as book_services
 from books.models import LevySchedule
-from books.prelevements import progressive, sheet, sheet_month
+from books.prelevements import progressive, sheet, sheet_month, sheet_number
 from cashbox import services
 from cashbox.models import Count, RegisterAmendment, Signature
 from casino.rules import ARTICLES, cite
@@ -37,6 +37,23 @@ def play(staff, casino, tableaux, date, boule, vingt_trois):
 def test_r25_november_is_sheet_1_and_october_sheet_12():
     assert sheet_month(2024, 1) == (2024, 11) and sheet_month(2024, 2) == (2024, 12)
     assert sheet_month(2024, 3) == (2025, 1) and sheet_month(2024, 12) == (2025, 10)
+
+
+@pytest.mark.parametrize(
+    ("date", "number"),
+    [
+        ("2024-11-01", 1),
+        ("2024-11-30", 1),
+        ("2024-12-31", 2),
+        ("2025-01-01", 3),
+        ("2025-09-30", 11),
+        ("2025-10-31", 12),
+    ],
+)
+def test_r25_a_date_falls_on_the_sheet_of_its_month_counted_from_november(date, number):
+    day = datetime.date.fromisoformat(date)
+    assert sheet_number(day) == number
+    assert sheet_month(day.year if day.month >= 11 else day.year - 1, number) == (day.year, day.month)
 
 
 DAY = st.tuples(
