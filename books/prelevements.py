@@ -43,7 +43,7 @@ def progressive(base, brackets):
     levy = ZERO
     for bracket in brackets:
         upper = base if bracket.upper is None else min(base, bracket.upper)
-        if upper > bracket.lower:
+        if upper > bracket.lower:  # pragma: no mutate (>=: a bracket reached at its lower bound adds 0)
             levy += (upper - bracket.lower) * bracket.rate / Decimal(100)
     return levy.quantize(CENT, rounding=ROUND_HALF_UP)
 
