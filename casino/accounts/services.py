@@ -562,11 +562,12 @@ def require_key_holder(user, casino):
 
 
 def _key_statement(verb, passkey):
+    # Every key holds its AAGUID: enrolment stores py_webauthn's, all zeros for an authenticator that keeps it back.
     holder = passkey.user.get_full_name() or passkey.user.username
     fingerprint = hashlib.sha256(passkey.public_key_spki.encode()).hexdigest()
     return (
         f"Je {verb} la clé de signature n° {passkey.pk} « {passkey.name or 'sans nom'} » de {holder} "
-        f"({passkey.user.username}) — identifiant {passkey.credential_id} — modèle (AAGUID) {passkey.aaguid or '—'} "
+        f"({passkey.user.username}) — identifiant {passkey.credential_id} — modèle (AAGUID) {passkey.aaguid} "
         f"— empreinte SHA-256 de la clé publique {fingerprint}"
     )
 

@@ -450,7 +450,7 @@ def described(key, holder):
     fingerprint = hashlib.sha256(key.public_key_spki.encode()).hexdigest()
     return (
         f"la clé de signature n° {key.pk} « {key.name or 'sans nom'} » de {holder} — identifiant "
-        f"{key.credential_id} — modèle (AAGUID) {key.aaguid or '—'} — empreinte SHA-256 de la clé publique {fingerprint}"
+        f"{key.credential_id} — modèle (AAGUID) {key.aaguid} — empreinte SHA-256 de la clé publique {fingerprint}"
     )
 
 
