@@ -111,6 +111,14 @@ def test_r25_the_sheet_equals_the_sum_of_the_signed_registers_of_a_generated_mon
         transaction.set_rollback(True)
 
 
+def test_r25_a_month_without_a_day_carried_totals_zero_euros_as_amounts_in_cents(staff, casino):
+    """Nothing played in January: every total is 0.00 €, an amount in cents (a Decimal), never a bare integer 0."""
+    data = sheet(casino, SEASON, 3)
+    totals = [data["month_totals"]["total"], *data["month_totals"]["games"].values()]
+    totals += [data["season_totals"]["total"], *data["season_totals"]["games"].values()]
+    assert [(type(total), str(total)) for total in totals] == [(Decimal, "0.00")] * 6
+
+
 def test_r25_a_gaming_day_without_seances_is_no_day_missing_from_the_sheet(
     staff, casino, boule_tableau, vingt_trois_tableau
 ):
