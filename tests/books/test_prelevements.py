@@ -119,6 +119,20 @@ def test_r25_a_month_without_a_day_carried_totals_zero_euros_as_amounts_in_cents
     assert [(type(total), str(total)) for total in totals] == [(Decimal, "0.00")] * 6
 
 
+def test_r25_another_casinos_day_of_play_is_not_missing_from_this_casinos_sheet(
+    staff, casino, other_casino, outsider, boule_tableau, vingt_trois_tableau
+):
+    from seances.services import plan_seances
+
+    signed_register(
+        staff, play(staff, casino, (boule_tableau, vingt_trois_tableau), datetime.date(2025, 1, 5), 9000, 10000)
+    )
+    plan_seances(outsider, other_casino, datetime.date(2025, 1, 8))  # played there, its register not signed
+    data = sheet(casino, SEASON, 3)
+    assert ([day["date"] for day in data["days"]], data["missing"]) == ([datetime.date(2025, 1, 5)], [])
+    assert sheet(other_casino, SEASON, 3)["missing"] == [datetime.date(2025, 1, 8)]
+
+
 def test_r25_a_gaming_day_without_seances_is_no_day_missing_from_the_sheet(
     staff, casino, boule_tableau, vingt_trois_tableau
 ):
