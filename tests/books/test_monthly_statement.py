@@ -270,3 +270,112 @@ def test_r26_the_statement_carries_nothing_of_another_casino(casino, open_day, e
     other = statement_of(other_casino, date.year, date.month)
     assert [i["tableau"] for i in other["interruptions"]] == [elsewhere.number]
     assert [a["message"] for a in other["alerts"]] == ["Ailleurs"]
+
+
+def test_r26_the_statement_s_content_word_for_word(staff, casino, january):
+    """Every field of modèle 5 for January 2025: the content the director signs the hash of (times in Paris)."""
+    signed = "2025-01-16T16:00:00+01:00"
+    director = {"signer": "Directeur", "role": "Directeur responsable", "signed_at": signed}
+    codir = {"signer": "Codir", "role": "Membre du comité de direction", "signed_at": signed}
+    assert statement_of(casino, 2025, 1) == {
+        "casino": "Casino Test",
+        "month": "2025-01",
+        "results": [{"date": "2025-01-15", "games": {"boule": "900.00", "vingt_trois": "0.00"}, "total": "900.00"}],
+        "month_total": "900.00",
+        "seances": [
+            {
+                "date": "2025-01-15",
+                "kind": "Séance de l'après-midi",
+                "state": "Close",
+                "held": True,
+                "not_held_reason": "",
+            },
+            {
+                "date": "2025-01-15",
+                "kind": "Séance de la soirée",
+                "state": "Non tenue",
+                "held": False,
+                "not_held_reason": "Fermeture exceptionnelle",
+            },
+        ],
+        "registers": [
+            {
+                "date": "2025-01-15",
+                "total": "1000.00",
+                "total_in_words": "mille euros",
+                "first_signature": director,
+                "second_signature": codir,
+                "rectified": True,
+                "rectificatifs": [
+                    {
+                        "number": 1,
+                        "total": "900.00",
+                        "total_in_words": "neuf cents euros",
+                        "first_signature": director,
+                        "second_signature": codir,
+                        "difference": "-100.00",
+                        "reason": "Erreur",
+                    }
+                ],
+                "carried": "rectificatif n° 1",
+            }
+        ],
+        "corrections": [
+            {
+                "recorded_at": signed,
+                "original": "Comptage de fin de séance — caisse n° 1",
+                "previous_amount": "9000.00",
+                "amount": "8900.00",
+                "reason": "Erreur",
+                "approved_by": "Directeur",
+            }
+        ],
+        "interruptions": [],
+        "alerts": [{"raised_at": signed, "rule": "R18", "message": "Interruption trop longue", "acknowledged": False}],
+    }
+
+
+def test_r26_the_interruptions_in_the_statement_word_for_word(
+    casino, open_day, boule_tableau, vingt_trois_tableau, chef
+):
+    """One interruption resumed and one still going, in the order they began (not as recorded), times in Paris."""
+    date = open_day.gaming_day.date
+    start = timezone.make_aware(datetime.datetime.combine(date, datetime.time(15, 5)))
+    for tableau, minutes, resumed in ((vingt_trois_tableau, 30, None), (boule_tableau, 0, 20)):
+        count = Count.objects.create(
+            cashbox=main_box(tableau),
+            seance=open_day,
+            kind="interruption",
+            chips={},
+            amount=0,
+            advances_total=0,
+            counted_by=chef,
+            recorded_by=chef,
+        )
+        began = start + datetime.timedelta(minutes=minutes)
+        Interruption.objects.create(
+            tableau=tableau,
+            seance=open_day,
+            kind=Interruption.Kind.FULL,
+            count=count,
+            logged_by=chef,
+            started_at=began,
+            resumed_at=None if resumed is None else began + datetime.timedelta(minutes=resumed),
+        )
+    day = date.isoformat()
+    assert statement_of(casino, date.year, date.month)["interruptions"] == [
+        {
+            "date": day,
+            "tableau": boule_tableau.number,
+            "kind": "Interruption avec comptage",
+            "started_at": f"{day}T15:05:00+01:00",
+            "resumed_at": f"{day}T15:25:00+01:00",
+        },
+        {
+            "date": day,
+            "tableau": vingt_trois_tableau.number,
+            "kind": "Interruption avec comptage",
+            "started_at": f"{day}T15:35:00+01:00",
+            "resumed_at": None,
+        },
+    ]
