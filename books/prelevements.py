@@ -140,7 +140,6 @@ def sheet(casino, season, number):
         "year": year,
         "month": month,
         "first": first,
-        "last": last,
         "days": days,
         "missing": missing,
         "month_totals": month_totals,

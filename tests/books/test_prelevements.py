@@ -133,6 +133,12 @@ def test_r25_another_casinos_day_of_play_is_not_missing_from_this_casinos_sheet(
     assert sheet(other_casino, SEASON, 3)["missing"] == [datetime.date(2025, 1, 8)]
 
 
+def test_r25_the_sheet_page_names_its_month_and_its_season(as_user, staff, casino):
+    page = as_user(staff["director"]).get(f"/livres/prelevements/{SEASON}/3/").content.decode()
+    assert "feuille n° 3 · janvier 2025" in page
+    assert "mois de janvier 2025 · saison du 1er novembre 2024 au 31 octobre 2025" in page
+
+
 def test_r25_a_gaming_day_without_seances_is_no_day_missing_from_the_sheet(
     staff, casino, boule_tableau, vingt_trois_tableau
 ):
