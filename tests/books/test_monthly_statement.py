@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from books import services as book_services
 from books.models import MonthlyStatement
-from books.statements import content_hash, statement_of
+from books.statements import content_hash, next_month, previous_month, statement, statement_of
 from books.tasks import check_monthly_statements
 from cashbox import services
 from cashbox.models import Count, Interruption, RegisterAmendment, Signature
@@ -126,7 +126,37 @@ def test_r26_a_signed_statement_is_signed_again_only_when_its_content_changed(ap
         assert changed["signed"] is False and changed["signatures"][0]["matches"] is False
         assert changed["statement"]["month_total"] == "1000.00"
         assert sign(api, staff["director"]).status_code == 201
+        # Both signed at the same instant: the later one, on the new content, comes first and the statement is signed.
+        again = api.get(URL).json()
+        assert again["signed"] is True and [s["matches"] for s in again["signatures"]] == [True, False]
     assert MonthlyStatement.objects.count() == 2
+
+
+def test_r26_the_month_after_and_the_month_before_across_the_new_year():
+    assert [next_month(2024, 12), next_month(2025, 1), next_month(2025, 11)] == [(2025, 1), (2025, 2), (2025, 12)]
+    assert [
+        previous_month(datetime.date(*day)) for day in ((2025, 1, 1), (2025, 1, 31), (2025, 3, 1), (2025, 12, 31))
+    ] == [
+        (2024, 12),
+        (2024, 12),
+        (2025, 2),
+        (2025, 11),
+    ]
+
+
+def test_r26_a_statement_lists_the_signatures_of_its_casino_and_month_only(api, staff, casino, other_casino, january):
+    with at((2, 3)):
+        assert sign(api, staff["director"]).status_code == 201
+    signed = statement(casino, 2025, 1)
+    assert (signed["label"], signed["signed"], len(signed["signatures"])) == ("janvier 2025", True, 1)
+    for elsewhere, year, month, label in (
+        (casino, 2025, 2, "février 2025"),
+        (casino, 2024, 1, "janvier 2024"),
+        (casino, 2024, 12, "décembre 2024"),
+        (other_casino, 2025, 1, "janvier 2025"),
+    ):
+        other = statement(elsewhere, year, month)
+        assert (other["label"], other["signed"], other["signatures"]) == (label, False, [])
 
 
 def test_r26_an_alert_on_the_3rd_when_the_statement_is_not_signed(api, staff, casino, january):
