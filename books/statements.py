@@ -90,8 +90,6 @@ def _result_rows(casino, first, last):
     """The signed result of each gaming day of the month, per game and in all."""
     days = []
     for date, entry in sorted(signed_results(casino, first, last).items()):
-        if date < first:
-            continue
         games = {game.value: f"{amount:.2f}" for game, amount in entry["games"].items()}
         days.append({"date": date.isoformat(), "games": games, "total": f"{sum(entry['games'].values(), ZERO):.2f}"})
     return days

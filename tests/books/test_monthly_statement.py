@@ -7,6 +7,8 @@ import datetime
 import pytest
 import time_machine
 from django.core.exceptions import ValidationError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from books import services as book_services
@@ -14,7 +16,7 @@ from books.models import MonthlyStatement
 from books.statements import content_hash, next_month, previous_month, statement, statement_of
 from books.tasks import check_monthly_statements
 from cashbox import services
-from cashbox.models import Count, Interruption, RegisterAmendment, Signature
+from cashbox.models import ControlRegister, Count, Interruption, RegisterAmendment, Signature
 from casino.models import Alert
 from casino.rules import ARTICLES, InvalidTransition, RoleForbidden, cite
 from seances.models import GamingDay, Seance
@@ -409,3 +411,40 @@ def test_r26_the_interruptions_in_the_statement_word_for_word(
             "resumed_at": None,
         },
     ]
+
+
+def test_r26_the_statement_carries_the_registers_of_its_casino_only(staff, casino, other_casino, outsider, january):
+    ControlRegister.objects.create(
+        gaming_day=GamingDay.objects.create(casino=other_casino, date=datetime.date(2025, 1, 20)),
+        total="500.00",
+        total_in_words="cinq cents euros",
+        drawn_up_by=outsider,
+    )
+    assert [register["date"] for register in statement_of(casino, 2025, 1)["registers"]] == ["2025-01-15"]
+    assert [register["date"] for register in statement_of(other_casino, 2025, 1)["registers"]] == ["2025-01-20"]
+
+
+def test_r26_the_statement_is_read_in_as_many_queries_whatever_its_registers_and_rectificatifs(
+    staff, casino, boule_tableau, vingt_trois_tableau, january, django_assert_num_queries
+):
+    with CaptureQueriesContext(connection) as one_register:
+        statement_of(casino, 2025, 1)
+    with at((1, 21)):
+        day = day_of_play(
+            staff,
+            casino,
+            datetime.date(2025, 1, 20),
+            {"apres_midi": [(boule_tableau, "9000"), (vingt_trois_tableau, "10000")]},
+            ["soiree"],
+        )
+        signed_register(staff, day)
+        count = Count.objects.get(seance__gaming_day=day, kind="final", cashbox__tableau__game="boule")
+        services.correct(
+            staff["chef"], count, chips_for("8800"), "Erreur", "huit mille huit cents euros", "directeur", PASSWORD
+        )
+        amendment = RegisterAmendment.objects.get(register__gaming_day=day)
+        services.sign_amendment(amendment, "directeur", PASSWORD)
+        services.sign_amendment(amendment, "codir", PASSWORD)
+    with django_assert_num_queries(len(one_register)):
+        document = statement_of(casino, 2025, 1)
+    assert [register["carried"] for register in document["registers"]] == ["rectificatif n° 1", "rectificatif n° 1"]
