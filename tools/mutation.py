@@ -170,6 +170,8 @@ MODULE_TESTS = {
         "audit/test_journal_reconciliation.py",
         "audit/test_record_comparison.py",
         "audit/test_seals.py",
+        # The refusal path called directly: its tableau (issue 40), its counter, its retries and their delays.
+        "audit/test_journal_refusals_direct.py",
     ],
     # The installed triggers of the reused test database were written before the mutation: these tests rebuild
     # them from the code under test (test_journal.py only meets the installed ones).
