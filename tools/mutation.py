@@ -174,6 +174,8 @@ MODULE_TESTS = {
         "audit/test_journal_refusals_direct.py",
         # The head the seals and the key rotation lock (lock_head), and its rebuilding from the last entry.
         "audit/test_journal_head_direct.py",
+        # The tableau a record belongs to (tableau_of), a tableau's own entries included.
+        "audit/test_journal_records_direct.py",
     ],
     # The installed triggers of the reused test database were written before the mutation: these tests rebuild
     # them from the code under test (test_journal.py only meets the installed ones).
