@@ -170,10 +170,18 @@ MODULE_TESTS = {
         "audit/test_journal_reconciliation.py",
         "audit/test_record_comparison.py",
         "audit/test_seals.py",
+        # The refusal path called directly: its tableau (issue 40), its counter, its retries and their delays.
+        "audit/test_journal_refusals_direct.py",
+        # The head the seals and the key rotation lock (lock_head), and its rebuilding from the last entry.
+        "audit/test_journal_head_direct.py",
+        # The tableau a record belongs to (tableau_of), a tableau's own entries included.
+        "audit/test_journal_records_direct.py",
     ],
     # The installed triggers of the reused test database were written before the mutation: these tests rebuild
     # them from the code under test (test_journal.py only meets the installed ones).
-    "casino/audit/append_only.py": ["audit/test_append_only_guards.py"],
+    # The guards that read another table (the journal's head, a role, a key…): installed from the code under test on
+    # bare copies of their tables.
+    "casino/audit/append_only.py": ["audit/test_append_only_guards.py", "audit/test_guards_reading_other_tables.py"],
     "casino/accounts/roles.py": [
         "accounts/test_role_groups.py",
         "accounts/test_roles_and_isolation.py",
