@@ -69,6 +69,9 @@ MODULE_TESTS = {
         "rosters/test_rosters.py",
         "spins/test_spins.py",
         "spins/test_r9_stakes_after_rien_ne_va_plus.py",
+        # The models called directly: R9's announcement in force (spins recorded before announcements were records),
+        # R31's rosters staffing a tableau for their own séance, what the register shows of an announcement.
+        "seances/test_seance_models_direct.py",
     ],
     # The signatures file: a « non tenue » signed with a key (R24, R28), whose first step is not_held_options; the
     # R30 file: a séance opened before its planned start less the casino's lead (refuse_early_opening).
