@@ -1,0 +1,69 @@
+"""The models of casino/models.py called directly: what the services and pages read from them, checked value by value
+(R28, R29's signing keys: which sign, which wait; what a key and a journal verification read as)."""
+
+import datetime
+from decimal import Decimal
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from casino.accounts.services import revoke_passkey
+from casino.models import DIRECTED_SETTINGS, Casino, JournalVerification, Passkey
+from tests.conftest import PASSWORD
+from tests.helpers.passkey_helpers import enrolled_key
+
+pytestmark = pytest.mark.django_db
+
+
+# R28, R29: a key signs once another member of the direction confirmed it, until it is revoked ------------------------
+
+
+def test_r29_only_a_confirmed_key_not_revoked_signs_and_only_an_unconfirmed_one_not_revoked_waits(
+    casino, director, codir, chef, croupier
+):
+    _, waiting = enrolled_key(chef, casino)
+    _, signing = enrolled_key(croupier, casino, confirmed_by=director)
+    _, revoked = enrolled_key(codir, casino, confirmed_by=director)
+    _, withdrawn = enrolled_key(croupier, casino)
+    revoke_passkey(director, revoked, "Clé perdue", PASSWORD)
+    revoke_passkey(croupier, withdrawn, "Enrôlée par erreur", PASSWORD)
+    assert list(Passkey.objects.usable()) == [signing]
+    assert list(Passkey.objects.pending()) == [waiting]
+
+
+def test_r28_a_key_reads_as_its_name_and_its_holder(chef):
+    nameless = get_user_model().objects.create_user(username="sans-nom")
+    assert str(Passkey(user=chef, name="Clé du bureau")) == "Clé du bureau de Chef"
+    assert str(Passkey(user=chef)) == "Clé de Chef"
+    chef.last_name = "Martin"
+    assert str(Passkey(user=chef)) == "Clé de Chef Martin"
+    assert str(Passkey(user=nameless, name="Clé USB")) == "Clé USB de sans-nom"
+
+
+# R23: the nightly verification of the journal, as its list shows it ---------------------------------------------------
+
+
+def test_r23_a_journal_verification_reads_as_full_or_incremental_with_its_casino_and_day(casino):
+    finished = timezone.make_aware(datetime.datetime(2026, 3, 10, 3, 15), timezone.get_default_timezone())
+    full = JournalVerification(casino=casino, full=True, finished_at=finished)
+    incremental = JournalVerification(casino=casino, full=False, finished_at=finished)
+    assert str(full) == "Vérification complète — Casino Test (10/03/2026)"
+    assert str(incremental) == "Vérification incrémentale — Casino Test (10/03/2026)"
+
+
+# R29: the settings the director's signed act starts from ---------------------------------------------------------------
+
+
+def test_r29_a_casino_not_yet_saved_starts_its_settings_from_its_own_values():
+    casino = Casino(
+        name="Casino neuf",
+        arrete_reference="Arrêté neuf",
+        arrete_date=datetime.date(2026, 1, 5),
+        min_stake_boule=Decimal("3.00"),
+        min_stake_vingt_trois=Decimal("2.00"),
+        short_interruption_minutes=25,
+    )
+    latest = casino.latest_settings()
+    assert latest == {name: getattr(casino, name) for name in DIRECTED_SETTINGS}
+    assert (latest["min_stake_boule"], latest["short_interruption_minutes"]) == (Decimal("3.00"), 25)
