@@ -10,7 +10,9 @@ from django.utils import timezone
 
 from casino.accounts.services import revoke_passkey
 from casino.models import DIRECTED_SETTINGS, Casino, JournalVerification, Passkey
+from seances.models import GamingDay
 from tests.conftest import PASSWORD
+from tests.helpers.days import DATE, at
 from tests.helpers.passkey_helpers import enrolled_key
 
 pytestmark = pytest.mark.django_db
@@ -67,3 +69,28 @@ def test_r29_a_casino_not_yet_saved_starts_its_settings_from_its_own_values():
     latest = casino.latest_settings()
     assert latest == {name: getattr(casino, name) for name in DIRECTED_SETTINGS}
     assert (latest["min_stake_boule"], latest["short_interruption_minutes"]) == (Decimal("3.00"), 25)
+
+
+# R11: the gaming day a moment belongs to; a stored day keeps its hours, from its start to its end excluded ------------
+
+DAY = datetime.timedelta(days=1)
+
+
+def test_r11_a_stored_day_holds_the_moment_of_its_start_even_before_the_start_hour(casino):
+    # Stored with an earlier start than the casino's start hour (10:00): its own hours hold, its start included.
+    GamingDay.objects.create(casino=casino, date=DATE, start=at(DATE, 8))
+    assert casino.gaming_date(at(DATE, 8)) == DATE
+    assert casino.gaming_date(at(DATE, 9)) == DATE
+    assert casino.gaming_date(at(DATE, 7, 59)) == DATE - DAY
+
+
+def test_r11_the_moment_a_stored_day_ends_belongs_to_the_next_day(casino):
+    GamingDay.objects.create(casino=casino, date=DATE, end=at(DATE + DAY, 12))
+    assert casino.gaming_date(at(DATE + DAY, 11, 59)) == DATE
+    assert casino.gaming_date(at(DATE + DAY, 12)) == DATE + DAY
+    # Ended early, the same evening: from its end on, the moment belongs to the day after it.
+    short = DATE + 3 * DAY
+    GamingDay.objects.create(casino=casino, date=short, end=at(short, 20))
+    assert casino.gaming_date(at(short, 19, 59)) == short
+    assert casino.gaming_date(at(short, 20)) == short + DAY
+    assert casino.gaming_date(at(short, 23)) == short + DAY
