@@ -76,6 +76,11 @@ def test_r29_a_casino_not_yet_saved_starts_its_settings_from_its_own_values():
 DAY = datetime.timedelta(days=1)
 
 
+def test_r11_without_a_stored_day_a_day_starts_at_the_start_hour_itself(casino):
+    assert casino.gaming_date(at(DATE, 9, 59)) == DATE - DAY
+    assert casino.gaming_date(at(DATE, 10)) == DATE
+
+
 def test_r11_a_stored_day_holds_the_moment_of_its_start_even_before_the_start_hour(casino):
     # Stored with an earlier start than the casino's start hour (10:00): its own hours hold, its start included.
     GamingDay.objects.create(casino=casino, date=DATE, start=at(DATE, 8))
