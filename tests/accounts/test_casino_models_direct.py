@@ -9,11 +9,12 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from casino.accounts.services import revoke_passkey
-from casino.models import DIRECTED_SETTINGS, Casino, JournalVerification, Passkey
+from casino.models import DIRECTED_SETTINGS, Casino, JournalVerification, Membership, Passkey, Role
 from seances.models import GamingDay
 from tests.conftest import PASSWORD
 from tests.helpers.days import DATE, at
 from tests.helpers.passkey_helpers import enrolled_key
+from tests.helpers.role_helpers import confirmed_role
 
 pytestmark = pytest.mark.django_db
 
@@ -99,3 +100,20 @@ def test_r11_the_moment_a_stored_day_ends_belongs_to_the_next_day(casino):
     assert casino.gaming_date(at(short, 19, 59)) == short
     assert casino.gaming_date(at(short, 20)) == short + DAY
     assert casino.gaming_date(at(short, 23)) == short + DAY
+
+
+# R29: one director per casino; the membership's flag follows the role, with a history row (the journal's source) -----
+
+
+def latest_flag(employee):
+    return Membership.history.filter(employee_id=employee.pk).order_by("-history_id").first().director
+
+
+def test_r29_a_director_demoted_or_appointed_leaves_a_history_row_of_his_membership_with_the_flag(
+    director, codir, casino
+):
+    assert latest_flag(director.employee) is True and latest_flag(codir.employee) is False
+    confirmed_role(director.employee, Role.CODIR, decider=codir)
+    assert latest_flag(director.employee) is False
+    confirmed_role(codir.employee, Role.DIRECTOR, decider=director)
+    assert latest_flag(codir.employee) is True
