@@ -11,7 +11,7 @@ from django.utils import timezone
 from casino.accounts.services import revoke_passkey
 from casino.models import DIRECTED_SETTINGS, Casino, JournalVerification, Membership, Passkey, Role
 from seances.models import GamingDay
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, make_employee
 from tests.helpers.days import DATE, at
 from tests.helpers.passkey_helpers import enrolled_key
 from tests.helpers.role_helpers import confirmed_role
@@ -117,3 +117,45 @@ def test_r29_a_director_demoted_or_appointed_leaves_a_history_row_of_his_members
     assert latest_flag(director.employee) is False
     confirmed_role(codir.employee, Role.DIRECTOR, decider=director)
     assert latest_flag(codir.employee) is True
+
+
+# R23: a partial save describes the row as it is stored (its history row, hence its journal entry) --------------------
+
+
+def latest_history(record):
+    return record.history.order_by("-history_id").first()
+
+
+def test_r23_a_partial_save_of_an_employee_puts_back_the_stored_values_of_the_columns_it_does_not_write(casino):
+    employee = make_employee("chef9", Role.CHEF, casino)
+    employee.approval_number = "AGR-AUTRE"
+    employee.approval_end = datetime.date(2030, 1, 1)
+    employee.save(update_fields=["approval_end"])
+    assert (employee.approval_number, employee.approval_end) == ("AGR-chef9", datetime.date(2030, 1, 1))
+    written = latest_history(employee)
+    assert (written.approval_number, written.approval_end, written.role) == (
+        "AGR-chef9",
+        datetime.date(2030, 1, 1),
+        Role.CHEF,
+    )
+
+
+def test_r23_a_partial_save_of_a_casino_puts_back_the_stored_values_of_the_columns_it_does_not_write(casino):
+    casino.name = "Casino Renommé"
+    casino.advance_multiple_boule = 9000
+    casino.save(update_fields=["name"])
+    assert (casino.name, casino.advance_multiple_boule) == ("Casino Renommé", 4000)
+    written = latest_history(casino)
+    assert (written.name, written.advance_multiple_boule) == ("Casino Renommé", 4000)
+
+
+def test_r23_a_partial_save_of_a_membership_puts_back_the_stored_values_of_the_columns_it_does_not_write(
+    casino, other_casino, croupier
+):
+    membership = croupier.employee.memberships.get()
+    membership.casino = other_casino
+    membership.active = False
+    membership.save(update_fields=["active"])
+    assert (membership.casino_id, membership.active) == (casino.pk, False)
+    written = latest_history(membership)
+    assert (written.casino_id, written.active, written.director) == (casino.pk, False, False)
