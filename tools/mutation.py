@@ -207,6 +207,9 @@ MODULE_TESTS = {
         "seances/test_day_fixed.py",
         "audit/test_seals.py",
         "accounts/test_r29_separation_of_duties.py",
+        # The models called directly: R28/R29 keys that sign or wait, R11's gaming day of a moment, R29's director flag
+        # in the membership's history, R23's partial saves describing the stored row, what a record reads as.
+        "accounts/test_casino_models_direct.py",
     ],
     # R30: a client never dates an act, at every entry point (the API's parsers and the pages' middleware).
     "casino/web/clock.py": [

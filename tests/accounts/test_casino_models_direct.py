@@ -119,6 +119,14 @@ def test_r29_a_director_demoted_or_appointed_leaves_a_history_row_of_his_members
     assert latest_flag(codir.employee) is True
 
 
+def test_r29_a_role_change_that_leaves_the_direction_alone_writes_no_membership_row(casino, director, croupier):
+    membership = croupier.employee.memberships.get()
+    rows = membership.history.count()
+    confirmed_role(croupier.employee, Role.CAISSIER, decider=director)
+    croupier.employee.save()
+    assert membership.history.count() == rows
+
+
 # R23: a partial save describes the row as it is stored (its history row, hence its journal entry) --------------------
 
 
