@@ -72,6 +72,23 @@ def test_r29_a_casino_not_yet_saved_starts_its_settings_from_its_own_values():
     assert (latest["min_stake_boule"], latest["short_interruption_minutes"]) == (Decimal("3.00"), 25)
 
 
+def test_r29_a_settings_change_saved_with_the_directors_act_is_recorded_in_his_name_once(casino, director):
+    casino.min_stake_boule = Decimal("3.00")
+    casino.signed_settings = {
+        "recorded_by": director,
+        "reason": "Nouvel arrêté",
+        "regulatory": {"short_interruption_minutes": 20},
+    }
+    casino.save()
+    version = casino.day_settings.order_by("-pk").first()
+    assert (version.recorded_by, version.reason) == (director, "Nouvel arrêté")
+    assert (version.min_stake_boule, version.short_interruption_minutes) == (Decimal("3.00"), 20)
+    assert casino.signed_settings is None
+    # Saved again without a new act: nothing else is recorded in his name.
+    casino.save()
+    assert casino.day_settings.count() == 2
+
+
 # R11: the gaming day a moment belongs to; a stored day keeps its hours, from its start to its end excluded ------------
 
 DAY = datetime.timedelta(days=1)
