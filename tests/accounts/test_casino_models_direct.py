@@ -144,6 +144,18 @@ def test_r29_a_role_change_that_leaves_the_direction_alone_writes_no_membership_
     assert membership.history.count() == rows
 
 
+def role_groups(user):
+    return sorted(user.groups.values_list("name", flat=True))
+
+
+def test_r29_a_user_is_in_the_group_of_his_confirmed_role_and_in_no_other(casino, director, croupier):
+    assert role_groups(croupier) == ["Croupier"]
+    confirmed_role(croupier.employee, Role.CAISSIER, decider=director)
+    assert role_groups(croupier) == ["Caissier"]
+    newcomer = make_employee("nouveau", "", casino, approved=False)
+    assert role_groups(newcomer.user) == []
+
+
 # R23: a partial save describes the row as it is stored (its history row, hence its journal entry) --------------------
 
 
