@@ -69,6 +69,9 @@ MODULE_TESTS = {
         "rosters/test_rosters.py",
         "spins/test_spins.py",
         "spins/test_r9_stakes_after_rien_ne_va_plus.py",
+        # The models called directly: R9's announcement in force (spins recorded before announcements were records),
+        # R31's rosters staffing a tableau for their own séance, what the register shows of an announcement.
+        "seances/test_seance_models_direct.py",
     ],
     # The signatures file: a « non tenue » signed with a key (R24, R28), whose first step is not_held_options; the
     # R30 file: a séance opened before its planned start less the casino's lead (refuse_early_opening).
@@ -212,6 +215,9 @@ MODULE_TESTS = {
         "seances/test_day_fixed.py",
         "audit/test_seals.py",
         "accounts/test_r29_separation_of_duties.py",
+        # The models called directly: R28/R29 keys that sign or wait, R11's gaming day of a moment, R29's director flag
+        # in the membership's history, R23's partial saves describing the stored row, what a record reads as.
+        "accounts/test_casino_models_direct.py",
     ],
     # R30: a client never dates an act, at every entry point (the API's parsers and the pages' middleware).
     "casino/web/clock.py": [
