@@ -40,6 +40,30 @@ def test_r25_november_is_sheet_1_and_october_sheet_12():
 
 
 @pytest.mark.parametrize(
+    ("season", "number", "field", "message"),
+    [
+        (1999, 1, "season", "Saison inconnue : indiquez l'année où elle commence, de 2000 à 2100"),
+        (
+            2101,
+            1,
+            "season",
+            "Saison inconnue : indiquez l'année où elle commence, de 2000 à 2100",
+        ),
+        (SEASON, 0, "n", "Le carnet des prélèvements compte une feuille par mois : n° 1 (novembre) à 12"),
+        (SEASON, 13, "n", "Le carnet des prélèvements compte une feuille par mois : n° 1 (novembre) à 12"),
+    ],
+)
+def test_r25_an_unknown_season_or_sheet_is_refused_word_for_word(season, number, field, message):
+    from django.core.exceptions import ValidationError
+
+    # Imported here like the other refusal tests of this file: ValidationError serves the refusals only.
+    with pytest.raises(ValidationError) as refusal:
+        sheet_month(season, number)
+    assert [(e.code, e.message) for e in refusal.value.error_dict[field]] == [("R25", cite("R25", message))]
+    assert list(refusal.value.error_dict) == [field]
+
+
+@pytest.mark.parametrize(
     ("date", "number"),
     [
         ("2024-11-01", 1),
