@@ -261,10 +261,11 @@ def test_r26_a_month_is_signed_from_the_first_of_the_next_in_paris_and_by_the_di
 
 def test_r26_the_statement_carries_the_alerts_of_its_months_first_and_last_day_and_no_others(casino):
     # In Paris time: 31 December 23:50 and 1 February 00:30 are not January's; 1 January 00:10 and 31 January 23:30 are.
+    # Recorded out of order (the last day's first): the statement lists them in the order they were raised.
     for moment, message in [
+        ((2025, 1, 31, 22, 30), "31 janvier"),
         ((2024, 12, 31, 22, 50), "31 décembre"),
         ((2024, 12, 31, 23, 10), "1er janvier"),
-        ((2025, 1, 31, 22, 30), "31 janvier"),
         ((2025, 1, 31, 23, 30), "1er février"),
     ]:
         with time_machine.travel(datetime.datetime(*moment, tzinfo=datetime.UTC), tick=False):
@@ -395,6 +396,7 @@ def test_r26_the_interruptions_in_the_statement_word_for_word(
             resumed_at=None if resumed is None else began + datetime.timedelta(minutes=resumed),
         )
     day = date.isoformat()
+    assert statement_of(casino, *previous_month(date))["interruptions"] == []
     assert statement_of(casino, date.year, date.month)["interruptions"] == [
         {
             "date": day,
@@ -448,3 +450,15 @@ def test_r26_the_statement_is_read_in_as_many_queries_whatever_its_registers_and
     with django_assert_num_queries(len(one_register)):
         document = statement_of(casino, 2025, 1)
     assert [register["carried"] for register in document["registers"]] == ["rectificatif n° 1", "rectificatif n° 1"]
+
+
+@pytest.mark.parametrize(("year", "month"), [(2000, 1), (2100, 12)])
+def test_r26_a_statement_is_of_a_month_of_2000_to_2100(casino, year, month):
+    assert statement_of(casino, year, month)["month"] == f"{year}-{month:02d}"
+
+
+@pytest.mark.parametrize(("year", "month"), [(1999, 12), (2101, 1), (2025, 0), (2025, 13)])
+def test_r26_a_month_outside_2000_to_2100_is_refused_word_for_word(casino, year, month):
+    with pytest.raises(ValidationError) as refusal:
+        statement_of(casino, year, month)
+    assert [(e.code, e.message) for e in refusal.value.error_dict["month"]] == [("R26", cite("R26", "Mois inconnu"))]
