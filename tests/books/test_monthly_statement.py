@@ -21,7 +21,7 @@ from casino.models import Alert
 from casino.rules import ARTICLES, InvalidTransition, RoleForbidden, cite
 from seances.models import GamingDay, Seance
 from tests.conftest import PASSWORD
-from tests.helpers.books_helpers import day_of_play, signed_register, staff_fixture  # noqa: F401
+from tests.helpers.books_helpers import day_of_play, rectified_day, signed_register, staff_fixture  # noqa: F401
 from tests.helpers.cash_helpers import chips_for, main_box
 
 pytestmark = pytest.mark.django_db
@@ -45,14 +45,7 @@ def january(staff, casino, boule_tableau, vingt_trois_tableau):
             {"apres_midi": [(boule_tableau, "9000"), (vingt_trois_tableau, "10000")]},
             ["soiree"],
         )
-        signed_register(staff, day)
-        count = Count.objects.get(seance__gaming_day=day, kind="final", cashbox__tableau__game="boule")
-        services.correct(
-            staff["chef"], count, chips_for("8900"), "Erreur", "huit mille neuf cents euros", "directeur", PASSWORD
-        )
-        amendment = RegisterAmendment.objects.get()
-        services.sign_amendment(amendment, "directeur", PASSWORD)
-        services.sign_amendment(amendment, "codir", PASSWORD)
+        rectified_day(staff, day, "8900", "huit mille neuf cents euros")
         Alert.objects.create(casino=casino, rule="R18", kind="test", key="k", message="Interruption trop longue")
     return day
 
@@ -280,22 +273,27 @@ def test_r26_a_seance_open_or_still_planned_is_not_held(casino, open_day):
     assert seances == {"Séance de l'après-midi": ("Ouverte", False), "Séance de la soirée": ("Prévue", False)}
 
 
-def test_r26_the_statement_carries_nothing_of_another_casino(casino, open_day, elsewhere, outsider, other_casino):
-    # The other casino's séance of the same day is interrupted and raises an alert: neither is in our statement.
-    theirs = Seance.objects.filter(gaming_day__casino=other_casino).order_by("planned_start").first()
+def full_interruption(tableau, seance, by, **times):
+    """An interruption with its count of nothing, written as the books read it (`times`: started_at, resumed_at)."""
     count = Count.objects.create(
-        cashbox=main_box(elsewhere),
-        seance=theirs,
+        cashbox=main_box(tableau),
+        seance=seance,
         kind="interruption",
         chips={},
         amount=0,
         advances_total=0,
-        counted_by=outsider,
-        recorded_by=outsider,
+        counted_by=by,
+        recorded_by=by,
     )
-    Interruption.objects.create(
-        tableau=elsewhere, seance=theirs, kind=Interruption.Kind.FULL, count=count, logged_by=outsider
+    return Interruption.objects.create(
+        tableau=tableau, seance=seance, kind=Interruption.Kind.FULL, count=count, logged_by=by, **times
     )
+
+
+def test_r26_the_statement_carries_nothing_of_another_casino(casino, open_day, elsewhere, outsider, other_casino):
+    # The other casino's séance of the same day is interrupted and raises an alert: neither is in our statement.
+    theirs = Seance.objects.filter(gaming_day__casino=other_casino).order_by("planned_start").first()
+    full_interruption(elsewhere, theirs, outsider)
     Alert.objects.create(casino=other_casino, rule="R18", kind="test", key="ailleurs", message="Ailleurs")
     date = open_day.gaming_day.date
     ours = statement_of(casino, date.year, date.month)
@@ -375,26 +373,9 @@ def test_r26_the_interruptions_in_the_statement_word_for_word(
     date = open_day.gaming_day.date
     start = timezone.make_aware(datetime.datetime.combine(date, datetime.time(15, 5)))
     for tableau, minutes, resumed in ((vingt_trois_tableau, 30, None), (boule_tableau, 0, 20)):
-        count = Count.objects.create(
-            cashbox=main_box(tableau),
-            seance=open_day,
-            kind="interruption",
-            chips={},
-            amount=0,
-            advances_total=0,
-            counted_by=chef,
-            recorded_by=chef,
-        )
         began = start + datetime.timedelta(minutes=minutes)
-        Interruption.objects.create(
-            tableau=tableau,
-            seance=open_day,
-            kind=Interruption.Kind.FULL,
-            count=count,
-            logged_by=chef,
-            started_at=began,
-            resumed_at=None if resumed is None else began + datetime.timedelta(minutes=resumed),
-        )
+        resumed_at = None if resumed is None else began + datetime.timedelta(minutes=resumed)
+        full_interruption(tableau, open_day, chef, started_at=began, resumed_at=resumed_at)
     day = date.isoformat()
     assert statement_of(casino, *previous_month(date))["interruptions"] == []
     assert statement_of(casino, date.year, date.month)["interruptions"] == [
@@ -439,14 +420,7 @@ def test_r26_the_statement_is_read_in_as_many_queries_whatever_its_registers_and
             {"apres_midi": [(boule_tableau, "9000"), (vingt_trois_tableau, "10000")]},
             ["soiree"],
         )
-        signed_register(staff, day)
-        count = Count.objects.get(seance__gaming_day=day, kind="final", cashbox__tableau__game="boule")
-        services.correct(
-            staff["chef"], count, chips_for("8800"), "Erreur", "huit mille huit cents euros", "directeur", PASSWORD
-        )
-        amendment = RegisterAmendment.objects.get(register__gaming_day=day)
-        services.sign_amendment(amendment, "directeur", PASSWORD)
-        services.sign_amendment(amendment, "codir", PASSWORD)
+        rectified_day(staff, day, "8800", "huit mille huit cents euros")
     with django_assert_num_queries(len(one_register)):
         document = statement_of(casino, 2025, 1)
     assert [register["carried"] for register in document["registers"]] == ["rectificatif n° 1", "rectificatif n° 1"]

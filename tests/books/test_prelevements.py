@@ -18,7 +18,7 @@ from casino.rules import ARTICLES, cite
 from casino.web.formats import euros
 from seances.models import GamingDay
 from tests.conftest import PASSWORD
-from tests.helpers.books_helpers import day_of_play, signed_register, staff_fixture  # noqa: F401
+from tests.helpers.books_helpers import day_of_play, rectified_day, signed_register, staff_fixture  # noqa: F401
 from tests.helpers.cash_helpers import chips_for
 
 pytestmark = pytest.mark.django_db
@@ -525,14 +525,7 @@ def test_r25_the_sheet_as_the_api_and_the_export_give_it_word_for_word(
     signed_register(staff, play(staff, casino, tableaux, datetime.date(2024, 12, 5), 9500, 10000))
     signed_register(staff, play(staff, casino, tableaux, datetime.date(2025, 1, 5), 9000, 10300))
     amended = play(staff, casino, tableaux, datetime.date(2025, 1, 9), 9000, 10000)
-    signed_register(staff, amended)
-    count = Count.objects.get(seance__gaming_day=amended, kind="final", cashbox__tableau__game="boule")
-    services.correct(
-        staff["chef"], count, chips_for("8500"), "Erreur", "huit mille cinq cents euros", "directeur", PASSWORD
-    )
-    amendment = RegisterAmendment.objects.get()
-    services.sign_amendment(amendment, "directeur", PASSWORD)
-    services.sign_amendment(amendment, "codir", PASSWORD)
+    rectified_day(staff, amended, "8500", "huit mille cinq cents euros")
     once = play(staff, casino, tableaux, datetime.date(2025, 1, 20), 9000, 10000)
     register, _ = services.draw_up_register(staff["director"], once)
     services.sign_register(register, "directeur", PASSWORD)

@@ -5,7 +5,7 @@ from decimal import Decimal
 import pytest
 
 from cashbox import services
-from cashbox.models import ControlRegister, ControlRegisterLine, Correction, Signature
+from cashbox.models import ControlRegister, ControlRegisterLine, Correction, Count, RegisterAmendment, Signature
 from seances.models import GamingDay, Opening, Seance
 from seances.services import change_seance_state, plan_seances
 from tests.conftest import PASSWORD, make_employee
@@ -70,6 +70,18 @@ def signed_register(staff, day, first="directeur", second="codir"):
     register, _ = services.draw_up_register(staff["director"], day)
     services.sign_register(register, first, PASSWORD)
     return services.sign_register(register, second, PASSWORD)
+
+
+def rectified_day(staff, day, boule_encaisse, in_words):
+    """The day's register signed by two, then its boule final count corrected to `boule_encaisse` and the
+    rectificatif that follows signed by two (R24); returns the rectificatif."""
+    signed_register(staff, day)
+    count = Count.objects.get(seance__gaming_day=day, kind="final", cashbox__tableau__game="boule")
+    services.correct(staff["chef"], count, chips_for(boule_encaisse), "Erreur", in_words, "directeur", PASSWORD)
+    amendment = RegisterAmendment.objects.get(register__gaming_day=day)
+    services.sign_amendment(amendment, "directeur", PASSWORD)
+    services.sign_amendment(amendment, "codir", PASSWORD)
+    return amendment
 
 
 BOOK_MODELS = [Signature, Correction, ControlRegister, ControlRegisterLine, Seance]
