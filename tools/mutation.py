@@ -748,8 +748,9 @@ def main(argv):
             if retry:
                 result = figures(module)
                 names = result[2] if result is not None else ()
-                if result is not None and not names:
-                    continue  # nothing left to kill
+                if result is not None and not names and not result[3]:
+                    continue  # nothing left to kill, nothing left to try
+                # No survivor but mutants never tried (functions edited since their verdicts): a whole run tries them.
             for variant in variants(module):
                 if only_postgresql and variant != "postgresql":
                     continue

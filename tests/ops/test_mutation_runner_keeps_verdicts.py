@@ -163,3 +163,22 @@ def test_a_function_text_is_the_one_ast_reads_so_the_saved_text_hashes_still_mat
     assert len(nodes) > 10
     for node in nodes:
         assert tool.source_segment(lines, node) == ast.get_source_segment(source, node)
+
+
+@pytest.mark.parametrize(
+    ("figures", "expected"),
+    [
+        ((10, 10, [], 5), [()]),  # nothing survived, five never tried: a whole run
+        ((8, 10, ["m.x_f__mutmut_1"], 0), [("m.x_f__mutmut_1",)]),  # survivors only
+        ((8, 10, ["m.x_f__mutmut_1"], 5), [("m.x_f__mutmut_1",), ()]),  # survivors, then a whole run
+        ((10, 10, [], 0), []),  # nothing to kill nor to try: no run
+    ],
+)
+def test_retry_tries_the_survivors_and_the_mutants_never_tried(monkeypatch, figures, expected):
+    runs = []
+    monkeypatch.setattr(tool, "figures", lambda module: figures)
+    monkeypatch.setattr(tool, "run", lambda module, children, names=(), variant="": runs.append(tuple(names)))
+    monkeypatch.setattr(tool, "report", lambda modules: None)
+    monkeypatch.setattr(tool, "write_docs", lambda: None)
+    tool.main(["--retry", "cashbox/state.py"])
+    assert runs == expected
