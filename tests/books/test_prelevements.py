@@ -16,10 +16,16 @@ from cashbox import services
 from cashbox.models import Count, RegisterAmendment, Signature
 from casino.rules import ARTICLES, cite
 from casino.web.formats import euros
-from seances.models import GamingDay
+from seances.models import GamingDay, Seance
 from tests.conftest import PASSWORD
-from tests.helpers.books_helpers import day_of_play, rectified_day, signed_register, staff_fixture  # noqa: F401
-from tests.helpers.cash_helpers import chips_for
+from tests.helpers.books_helpers import (  # noqa: F401
+    day_of_play,
+    play_seance,
+    rectified_day,
+    signed_register,
+    staff_fixture,
+)
+from tests.helpers.cash_helpers import chips_for, open_seance
 
 pytestmark = pytest.mark.django_db
 
@@ -573,4 +579,31 @@ def test_r25_the_sheet_as_the_api_and_the_export_give_it_word_for_word(
             }
         ],
         "levy_schedule_entered": True,
+    }
+
+
+def test_r25_two_tableaux_of_one_game_on_one_day_are_both_carried(
+    staff, casino, boule, boule_tableau, vingt_trois_tableau
+):
+    """A day on which two boule tableaux played: the sheet carries the sum of both tableaux' results for boule, not
+    the last one read."""
+    from seances.services import change_seance_state, declare_not_held, plan_seances
+    from tables.models import Table
+    from tables.services import register_tableau
+
+    second = register_tableau(Table.objects.create(apparatus=boule, name="Table B"), 2)
+    afternoon, evening = plan_seances(staff["director"], casino, datetime.date(2025, 1, 5))
+    declare_not_held(staff["director"], evening, "Fermeture exceptionnelle", "directeur", PASSWORD)
+    open_seance(staff["director"], afternoon)
+    # The roster spreads the two croupiers over the boule's two tableaux: the chef de partie serves both (R20).
+    for tableau, encaisse in ((boule_tableau, "9000"), (second, "9500"), (vingt_trois_tableau, "10000")):
+        play_seance(staff, tableau, afternoon, encaisse, witnesses=["chef"])
+    change_seance_state(staff["director"], afternoon, Seance.State.CLOSED)
+    register = signed_register(staff, afternoon.gaming_day)
+    by_tableau = {line.cashbox.tableau: line.result for line in register.lines.all()}
+    assert by_tableau[boule_tableau] != by_tableau[second]
+    games = sheet(casino, SEASON, 3)["days"][0]["games"]
+    assert games == {
+        "boule": by_tableau[boule_tableau] + by_tableau[second],
+        "vingt_trois": by_tableau[vingt_trois_tableau],
     }

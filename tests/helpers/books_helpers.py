@@ -24,8 +24,9 @@ def codir2_fixture(casino):
     return make_employee("codir2", Role.CODIR, casino).user
 
 
-def play_seance(staff, tableau, seance, encaisse, top_ups=0):
-    """Open the tableau if needed, enter its advance and top-ups, and count the encaisse, by the services."""
+def play_seance(staff, tableau, seance, encaisse, top_ups=0, witnesses=("croupier2",)):
+    """Open the tableau if needed, enter its advance and top-ups, and count the encaisse before `witnesses` (employees
+    serving the tableau, R20), by the services."""
     casino = tableau.casino
     Opening.objects.get_or_create(
         tableau=tableau,
@@ -45,7 +46,7 @@ def play_seance(staff, tableau, seance, encaisse, top_ups=0):
         services.record_advance(staff["chef"], box, seance, "top_up", advance, "croupier1", "codir", PASSWORD)
     chips = chips_for(encaisse) if Decimal(encaisse) else {}
     return services.record_final_count(
-        staff["chef"], box, seance, chips, "croupier1", ["croupier2"], "caissier", "directeur", PASSWORD
+        staff["chef"], box, seance, chips, "croupier1", list(witnesses), "caissier", "directeur", PASSWORD
     )
 
 
