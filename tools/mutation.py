@@ -185,13 +185,20 @@ MODULE_TESTS = {
     # The guards that read another table (the journal's head, a role, a key…): installed from the code under test on
     # bare copies of their tables.
     "casino/audit/append_only.py": ["audit/test_append_only_guards.py", "audit/test_guards_reading_other_tables.py"],
+    # The authorization matrix takes part by its permission-level half (test_permission_matrix.py: every route × role
+    # × method asked of the views' permission checks, about a second); the whole matrix, which sends each request
+    # through the middleware, costs minutes a mutant under mutmut's tracing on this machine.
     "casino/accounts/roles.py": [
         "accounts/test_role_groups.py",
         "accounts/test_roles_and_isolation.py",
+        "accounts/test_permission_matrix.py",
         "cash/test_cash_roles.py",
     ],
-    # Not test_authorization_matrix.py: under mutmut's tracing it costs minutes a mutant on this machine.
-    "casino/accounts/permissions.py": ["accounts/test_api_role_check.py", "accounts/test_roles_and_isolation.py"],
+    "casino/accounts/permissions.py": [
+        "accounts/test_api_role_check.py",
+        "accounts/test_roles_and_isolation.py",
+        "accounts/test_permission_matrix.py",
+    ],
     # The offline verifier an inspector runs on an export (R23): the chain, its seams, the seals, the records. Not
     # test_exports.py nor test_books_export.py: they run the verifier as an inspector does, in another interpreter
     # that mutmut does not see, and their exports cost seconds a mutant; test_verify_units.py checks every part and
