@@ -566,8 +566,7 @@ def _build():
 
 def build_demo(api, capture_on_commit_callbacks, cash_staff, open_day, casino, regulator, administrator):
     """Yesterday closed with its register drawn up; today's afternoon open with an advance, an interruption, a
-    corrected count; tomorrow's roster; an export and an alert (also built once per module by
-    tests/accounts/test_each_role_on_each_route.py)."""
+    corrected count; tomorrow's roster; an export and an alert."""
     director, chef = cash_staff["director"], cash_staff["chef"]
     boule_tableau, vingt_trois_tableau = Tableau.objects.order_by("number")
     today = open_day.gaming_day.date
