@@ -611,3 +611,25 @@ def test_r25_two_tableaux_of_one_game_on_one_day_are_both_carried(
         "boule": by_tableau[boule_tableau] + by_tableau[second],
         "vingt_trois": by_tableau[vingt_trois_tableau],
     }
+
+
+def test_r25_a_sheet_costs_the_same_queries_whatever_its_number_of_days(
+    staff, casino, boule_tableau, vingt_trois_tableau
+):
+    """The registers' lines are read with the registers, not one query per day carried."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    tableaux = (boule_tableau, vingt_trois_tableau)
+
+    def queries():
+        with CaptureQueriesContext(connection) as captured:
+            sheet(casino, SEASON, 3)
+        return len(captured)
+
+    signed_register(staff, play(staff, casino, tableaux, datetime.date(2025, 1, 5), 9000, 10000))
+    one_day = queries()
+    for day in (6, 7):
+        signed_register(staff, play(staff, casino, tableaux, datetime.date(2025, 1, day), 9000, 10000))
+    assert len(sheet(casino, SEASON, 3)["days"]) == 3
+    assert queries() == one_day
