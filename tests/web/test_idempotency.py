@@ -143,9 +143,7 @@ def test_the_same_key_on_another_path_is_refused(api, staff, open_day, boule_tab
     assert response.json()["message"] == reused_message("k-2", "autre adresse")
 
 
-def test_the_same_key_and_the_same_body_on_another_path_is_refused_not_replayed(
-    api, staff, open_day, boule_tableau
-):
+def test_the_same_key_and_the_same_body_on_another_path_is_refused_not_replayed(api, staff, open_day, boule_tableau):
     # The body alone does not identify a request: the advance's very body sent as a count must not be told that the
     # count succeeded with the advance's answer.
     first = post_advance(api, staff["chef"], boule_tableau, open_day, headers=key("k-same"))
