@@ -223,6 +223,30 @@ def test_r26_an_unchanged_statement_is_not_signed_twice_in_words(staff, casino, 
     assert MonthlyStatement.objects.count() == 1 and Signature.objects.count() == before
 
 
+def test_r26_a_statement_signed_again_on_its_new_content_is_not_signed_a_third_time(staff, casino, january):
+    # The latest signature decides whether the content is unchanged, not the first one (on the content before).
+    with at((2, 3)):
+        first = book_services.sign_statement(staff["director"], casino, 2025, 1, "directeur", PASSWORD)
+        count = Count.objects.get(kind="final", cashbox__tableau__game="vingt_trois")
+        services.correct(
+            staff["chef"], count, chips_for("10100"), "Plaque", "dix mille cent euros", "directeur", PASSWORD
+        )
+        amendment = RegisterAmendment.objects.get(number=2)
+        services.sign_amendment(amendment, "directeur", PASSWORD)
+        services.sign_amendment(amendment, "codir", PASSWORD)
+    with at((2, 4)):
+        second = book_services.sign_statement(staff["director"], casino, 2025, 1, "directeur", PASSWORD)
+        assert second.content_hash != first.content_hash
+        before = Signature.objects.count()
+        with pytest.raises(InvalidTransition) as refusal:
+            book_services.sign_statement(staff["director"], casino, 2025, 1, "directeur", PASSWORD)
+    assert (refusal.value.rule, refusal.value.message) == (
+        "R26",
+        cite("R26", "La situation de 01/2025 est déjà signée, et inchangée depuis"),
+    )
+    assert MonthlyStatement.objects.count() == 2 and Signature.objects.count() == before
+
+
 def test_r26_a_month_is_signed_from_the_first_of_the_next_in_paris_and_by_the_direction_only_in_words(staff, casino):
     before = Signature.objects.count()
     # 31 January 2025 at 22:00 UTC is 23:00 in Paris: January is not over, December is.

@@ -12,11 +12,12 @@ from books import services as book_services
 from books.models import Observation, ObservationAction
 from books.tasks import check_observations
 from cashbox.models import Signature
-from casino.models import Alert, JournalEntry, Role
+from casino.models import Alert, JournalEntry, Membership, Role
 from casino.rules import ARTICLES, RoleForbidden, cite
 from tests.conftest import PASSWORD
 from tests.helpers.books_helpers import staff_fixture  # noqa: F401
 from tests.helpers.passkey_helpers import use_keys
+from tests.helpers.personas import end_memberships
 
 pytestmark = pytest.mark.django_db
 
@@ -219,6 +220,17 @@ def test_r27_the_regulator_s_entry_is_written_as_signed_stripped_dated_and_with_
     )
 
 
+def test_r27_the_deadline_runs_from_the_day_the_injunction_is_entered_not_from_the_visit(regulator, casino):
+    # A visit written up two days later: the direction has its 8 days from the entry it can read, not from the visit.
+    visited = NOW - datetime.timedelta(days=2)
+    with time_machine.travel(NOW, tick=False):
+        observation = book_services.record_observation(
+            regulator, casino, visited, "Tableaux conformes.", "Afficher les limites.", PASSWORD
+        )
+    assert timezone.localdate(NOW) == datetime.date(2026, 3, 2)
+    assert observation.deadline == datetime.date(2026, 3, 10)
+
+
 def test_r27_a_visit_may_be_dated_the_moment_it_is_written_and_without_injunction(regulator, casino):
     with time_machine.travel(NOW, tick=False):
         observation = book_services.record_observation(regulator, casino, NOW, "Rien à signaler.", None, PASSWORD)
@@ -265,6 +277,19 @@ def test_r27_only_the_police_des_jeux_of_the_casino_s_district_writes_in_words(s
     )
     with pytest.raises(RoleForbidden) as refusal:
         book_services.record_observation(regulator, other_casino, NOW, "Visite.", "", PASSWORD)
+    assert (refusal.value.rule, refusal.value.message) == (
+        "R27",
+        cite("R27", "Cet établissement n'est pas dans votre ressort"),
+    )
+    assert counts() == before
+
+
+def test_r27_a_regulator_whose_remit_of_the_casino_ended_no_longer_writes_there(regulator, casino):
+    # The regulator was scoped to the casino once: the membership ended, the casino left their district.
+    end_memberships(Membership.objects.filter(employee=regulator.employee, casino=casino))
+    before = counts()
+    with time_machine.travel(NOW, tick=False), pytest.raises(RoleForbidden) as refusal:
+        book_services.record_observation(regulator, casino, NOW, "Visite.", "", PASSWORD)
     assert (refusal.value.rule, refusal.value.message) == (
         "R27",
         cite("R27", "Cet établissement n'est pas dans votre ressort"),

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from casino.models import JournalEntry, Role
-from casino.rules import ARTICLES, InvalidTransition, RoleForbidden
+from casino.rules import ARTICLES, InvalidTransition, RoleForbidden, cite
 from seances.models import Announcement, Seance, Spin
 from seances.services import change_seance_state
 from seances.spins import services as spins
@@ -166,6 +166,21 @@ def test_r18_no_announcement_while_a_tableau_of_the_apparatus_is_interrupted(
     response = post_announcement(api, chef, boule)
     assert response.status_code == 409 and response.json()["code"] == "R18"
     assert not Announcement.objects.exists()
+
+
+def test_r18_an_interrupted_tableau_stops_its_own_apparatus_only(
+    api, chef, cash_staff, open_day, boule, boule_tableau, vingt_trois
+):
+    # The boule's tableau is locked under key; the vingt-trois, another apparatus of the casino, plays on.
+    assert post_advance(api, chef, boule_tableau, open_day).status_code == 201
+    assert post_short_interruption(api, chef, boule_tableau, open_day).status_code == 201
+    response = post_announcement(api, chef, vingt_trois)
+    assert response.status_code == 201, response.json()
+    assert Announcement.objects.get().apparatus == vingt_trois
+    refused = post_announcement(api, chef, boule)
+    assert refused.status_code == 409 and refused.json()["message"] == cite(
+        "R18", f"Le tableau n° {boule_tableau.number} est interrompu : aucun coup avant la reprise de la partie"
+    )
 
 
 def test_an_announcement_of_another_casinos_apparatus_is_not_found(api, other_casino, open_day, boule):

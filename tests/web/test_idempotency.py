@@ -143,6 +143,29 @@ def test_the_same_key_on_another_path_is_refused(api, staff, open_day, boule_tab
     assert response.json()["message"] == reused_message("k-2", "autre adresse")
 
 
+def test_the_same_key_and_the_same_body_on_another_path_is_refused_not_replayed(api, staff, open_day, boule_tableau):
+    # The body alone does not identify a request: the advance's very body sent as a count must not be told that the
+    # count succeeded with the advance's answer.
+    first = post_advance(api, staff["chef"], boule_tableau, open_day, headers=key("k-same"))
+    assert first.status_code == 201
+    body = {
+        "cashbox": first.json()["cashbox"],
+        "seance": open_day.pk,
+        "kind": "initial",
+        "chips": chips_for(boule_tableau.casino.advance_amount(boule_tableau.game)),
+        "counted_by": "croupier1",
+        "brought_by": "caissier",
+        "signer": "directeur",
+        "password": PASSWORD,
+    }
+    assert IdempotentRequest.objects.get(key="k-same").body_hash == body_hash(SimpleNamespace(data=body))
+    response = api.post("/api/v1/counts/", body, format="json", **key("k-same"))
+    assert response.status_code == 422, response.json()
+    assert response.json()["message"] == reused_message("k-same", "autre adresse")
+    assert "Idempotent-Replayed" not in response.headers
+    assert Advance.objects.count() == 1
+
+
 def test_a_key_belongs_to_its_user(api, staff, open_day, boule_tableau):
     assert post_advance(api, staff["chef"], boule_tableau, open_day, headers=key("shared")).status_code == 201
     # Another user's same key is another request: here refused by R15 (the initial advance exists), not replayed.
