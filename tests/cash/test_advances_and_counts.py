@@ -567,6 +567,31 @@ def test_r10_r15_a_tableau_takes_an_advance_by_its_own_opening_of_the_day_and_it
     )
 
 
+def test_r10_limits_fixed_yesterday_do_not_open_a_tableau_today(cash_staff, casino, boule_tableau, vingt_trois_tableau):
+    """The vingt-trois was opened yesterday (its day recorded first, as days are); today only the boule is opened: the
+    vingt-trois's cash box takes no advance until the director fixes today's limits (R10, R11: the limits hold for
+    their day only)."""
+    director = cash_staff["director"]
+    yesterday = GamingDay.objects.create(casino=casino, date=GamingDay.date_at(casino) - datetime.timedelta(days=1))
+    Opening.objects.create(
+        tableau=vingt_trois_tableau,
+        gaming_day=yesterday,
+        minimum=Decimal("1.00"),
+        max_plein=Decimal("50.00"),
+        max_chances=Decimal("250.00"),
+        decided_by=director,
+        decided_role=Role.DIRECTOR,
+    )
+    seance = open_afternoon(director, casino, (boule_tableau, "2.00", "200.00", "1000.00"))
+    assert seance.gaming_day.pk > yesterday.pk
+    error = refusal(DomainError, lambda: advance(cash_staff, vingt_trois_tableau, seance))
+    assert (error.rule, error.message) == (
+        "R10",
+        cite("R10", f"Le tableau n° {vingt_trois_tableau.number} n'est pas ouvert : fixez d'abord ses limites"),
+    )
+    assert not Advance.objects.filter(cashbox=main_box(vingt_trois_tableau)).exists()
+
+
 @pytest.mark.parametrize(
     "witness",
     # Assigned to the vingt-trois; chef of the vingt-trois; assigned to this boule, but in the evening's roster.

@@ -200,3 +200,27 @@ def test_r23_an_export_made_before_these_files_existed_still_verifies(exported, 
     assert not set(RECORD_FILES) & set(members(older))
     code, output = run_script(older)
     assert code == 0, output
+
+
+def test_r9_a_spin_moved_to_another_seance_of_its_apparatus_is_named(exported):
+    """The announcement is that of the spin's own séance, not only of its apparatus: a spin whose séance was changed in
+    the export, its apparatus kept, no longer follows its announcement (R9)."""
+    module = verifier()
+    files = members(exported)
+    rows = files["data/spins.csv"].decode().splitlines()
+    header = rows[0].split(",")
+    first = rows[1].split(",")
+    first[header.index("seance")] = str(int(first[header.index("seance")]) + 1)
+    files["data/spins.csv"] = ("\n".join([rows[0], ",".join(first), *rows[2:]]) + "\n").encode()
+
+    class Bag:
+        def open(self, name):
+            import io
+
+            return io.BytesIO(files[name])
+
+    spin, sequence, announcement = (first[header.index(column)] for column in ("id", "sequence", "announcement"))
+    assert module.check_rien_ne_va_plus(Bag(), set(files)) == [
+        f"data/spins.csv, coup n° {sequence} (id {spin}) : l'annonce n° {announcement} est d'un autre appareil ou "
+        "d'une autre séance"
+    ]

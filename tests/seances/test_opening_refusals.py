@@ -204,6 +204,26 @@ def test_r13_the_maximum_of_the_tableau_played_alone_applies(api, chef, boule, t
     assert check_stakes(api, chef, boule, stakes).json()["accepted"] is True
 
 
+def test_r10_each_stake_meets_its_own_tableaus_minimum_not_the_lowest_of_the_apparatus(
+    api, chef, director, boule, boule_table, casino
+):
+    """Two tableaux of one boule with different minimums: a stake between the two meets the lower one only, and is
+    refused on the tableau whose minimum the director raised (R10)."""
+    low, raised = register_tableau(boule_table, 1), register_tableau(boule_table, 2)
+    staff(low, raised)
+    open_tableau(director, low, today(casino), "2.00", "100.00", "500.00")
+    open_tableau(director, raised, today(casino), "5.00", "250.00", "1250.00")
+    on_low = [{"tableau": low.pk, "bet": "rouge", "stake": "3.00"}]
+    assert check_stakes(api, chef, boule, on_low).json()["accepted"] is True
+    body = check_stakes(api, chef, boule, [{"tableau": raised.pk, "bet": "rouge", "stake": "3.00"}]).json()
+    assert body["accepted"] is False, body
+    [breach] = body["breaches"]
+    assert (breach["rule"], breach["stakes"]) == ("R10", [0])
+    assert breach["message"] == cite(
+        "R10", f"Mise de {euros(Decimal('3.00'))} inférieure au minimum de {euros(Decimal('5.00'))}"
+    )
+
+
 # Roles: the service's own check ------------------------------------------------------------------------------
 
 
