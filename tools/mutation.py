@@ -203,7 +203,12 @@ MODULE_TESTS = {
     # test_exports.py nor test_books_export.py: they run the verifier as an inspector does, in another interpreter
     # that mutmut does not see, and their exports cost seconds a mutant; test_verify_units.py checks every part and
     # whole signed bags in this process.
-    "tools/verify_export.py": ["audit/test_verify_units.py", "audit/test_verify_parallel.py", "audit/test_seals.py"],
+    "tools/verify_export.py": [
+        "audit/test_verify_units.py",
+        "audit/test_verify_parallel.py",
+        "audit/test_seals.py",
+        "exports/test_r28_offline_key_checks.py",
+    ],
     # The hand-written key lookups and the cash box's lock (the API's casino boundary on every signed write).
     "casino/rows.py": ["ops/test_rows.py", "accounts/test_no_disclosure.py", "cash/test_lock_scope.py"],
     # Every request passes through it: only the fast tests of its parts, and the journal's own.
