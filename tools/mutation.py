@@ -312,6 +312,7 @@ MODULE_TESTS = {
         "accounts/test_signing_secrets.py",
         "accounts/test_r28_second_factor_at_login.py",
         "accounts/test_r28_no_account_takeover.py",
+        "accounts/test_security_log_word_for_word.py",
         "cash/test_signers.py",
     ],
 }

@@ -1,0 +1,63 @@
+"""The security log, event by event and field by field: what an inspector reads of logins, failures, refusals,
+logouts and lockouts (casino.accounts.security.log_event), and the session clock a login starts."""
+
+import logging
+
+import pytest
+import time_machine
+
+from tests.conftest import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+MOMENT = 1_800_000_000.0  # a fixed instant (January 2027): the session's clock as a login starts it
+
+
+@pytest.fixture
+def events(caplog):
+    """The security log's events as logged, without their time (checked to be UTC, with its Z)."""
+    security = logging.getLogger("casino.accounts.security")
+    security.addHandler(caplog.handler)  # the security logger does not propagate to the root logger
+    caplog.set_level("INFO", logger="casino.accounts.security")
+
+    def read():
+        records = [r for r in caplog.records if r.name == "casino.accounts.security"]
+        assert all(r.event["time"].endswith("Z") and r.getMessage() == r.event["action"] for r in records)
+        return [{key: value for key, value in r.event.items() if key != "time"} for r in records]
+
+    yield read
+    security.removeHandler(caplog.handler)
+
+
+def login(client, username, password, address="10.0.0.7"):
+    return client.post("/connexion/", {"username": username, "password": password}, REMOTE_ADDR=address)
+
+
+def test_a_failure_a_login_a_refusal_and_a_logout_are_logged_with_who_where_and_what(client, croupier, events):
+    login(client, "croupier1", "mauvais")
+    with time_machine.travel(MOMENT, tick=False):
+        login(client, "croupier1", PASSWORD)
+        assert (client.session["login_at"], client.session["last_activity"]) == (MOMENT, MOMENT)
+    client.post("/registre/appareils/nouveau/", {}, REMOTE_ADDR="10.0.0.7")
+    client.post("/deconnexion/", REMOTE_ADDR="10.0.0.7")
+    where = {"address": "10.0.0.7", "method": "POST"}
+    assert events() == [
+        {"action": "login_failed", "user": "croupier1", "path": "/connexion/", **where},
+        {"action": "login", "user": "croupier1", "path": "/connexion/", **where},
+        {"action": "forbidden", "user": "croupier1", "path": "/registre/appareils/nouveau/", "status": 403, **where},
+        {"action": "logout", "user": "croupier1", "path": "/deconnexion/", **where},
+    ]
+
+
+def test_a_lockout_is_logged_with_the_username_and_the_address_locked(client, croupier, events, settings):
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        login(client, "croupier1", "mauvais", address="10.0.0.9")
+    lockouts = [event for event in events() if event["action"] == "lockout"]
+    assert lockouts[0] == {
+        "action": "lockout",
+        "user": "croupier1",
+        "address": "10.0.0.9",
+        "method": "POST",
+        "path": "/connexion/",
+        "ip": "10.0.0.9",
+    }
