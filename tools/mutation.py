@@ -313,6 +313,7 @@ MODULE_TESTS = {
         "accounts/test_r28_second_factor_at_login.py",
         "accounts/test_r28_no_account_takeover.py",
         "accounts/test_security_log_word_for_word.py",
+        "accounts/test_security_direct.py",
         "cash/test_signers.py",
     ],
 }
