@@ -74,3 +74,59 @@ def test_r28_a_signature_that_succeeds_clears_its_earlier_failures(api, cash_sta
     refused = post_advance(api, cash_staff["chef"], boule_tableau, open_day, kind="top_up", password="mauvais")
     assert refused.status_code == 400
     assert post_advance(api, cash_staff["chef"], boule_tableau, open_day, kind="top_up").status_code == 201
+
+
+def test_r28_a_signature_lockout_is_journaled_once_with_the_signer_the_address_and_who_typed(
+    api, cash_staff, casino, open_day, boule_tableau
+):
+    import json
+
+    from casino.models import JournalEntry
+
+    wrong(api, cash_staff["chef"], boule_tableau, open_day)
+    assert post_advance(api, cash_staff["chef"], boule_tableau, open_day).status_code == 403  # refused, locked
+    lockouts = [
+        json.loads(entry.document)["payload"] for entry in JournalEntry.objects.filter(action="account.lockout")
+    ]
+    assert lockouts == [{"username": "directeur", "address": "127.0.0.1", "minutes": 15, "signature_typed_by": "chef"}]
+
+
+def attempts(**failures):
+    for username, count in failures.items():
+        AccessAttempt.objects.create(
+            username=username.replace("__", "|"),
+            ip_address="10.0.0.1",
+            user_agent="",
+            http_accept="",
+            path_info="/",
+            get_data="",
+            post_data="",
+            failures_since_start=count,
+        )
+
+
+def test_r28_the_ceiling_counts_the_failures_against_each_signer_alone_within_the_window(
+    cash_staff, casino, monkeypatch
+):
+    """Failures against the CoDir member stay under the ceiling, the director's reach it: only the director is
+    alerted, with his count word for word; the failures against another signer or from before the window do not
+    count."""
+    monkeypatch.setattr(security, "SIGNER_ALERT_FAILURES", 8)
+    # Failures older than the window (15 minutes) no longer count.
+    attempts(directeur__caissier=9)
+    AccessAttempt.objects.update(attempt_time=timezone.now() - datetime.timedelta(minutes=16))
+    security.alert_signer_ceiling({"directeur"})
+    assert not Alert.objects.exists()
+    attempts(codir__chef=3, directeur__chef=5, directeur__croupier1=3, directeur2__chef=9)
+    attempts(codir__croupier1=4)
+    security.alert_signer_ceiling({"codir", "directeur"})
+    assert list(Alert.objects.values_list("casino", "rule", "kind", "key", "message")) == [
+        (
+            casino.pk,
+            "R28",
+            "signature_failures",
+            "signature-failures:directeur",
+            "8 mots de passe erronés en 15 minutes pour signer au nom de directeur, depuis plusieurs comptes : sa "
+            "signature n'est pas bloquée, vérifiez qui essaie (arts. 69 et 80 de l'arrêté du 14 mai 2007).",
+        )
+    ]

@@ -1,11 +1,13 @@
 """The security log, event by event and field by field: what an inspector reads of logins, failures, refusals,
 logouts and lockouts (casino.accounts.security.log_event), and the session clock a login starts."""
 
+import json
 import logging
 
 import pytest
 import time_machine
 
+from casino.models import JournalEntry
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -52,6 +54,12 @@ def test_a_failure_a_login_a_refusal_and_a_logout_are_logged_with_who_where_and_
 def test_a_lockout_is_logged_with_the_username_and_the_address_locked(client, croupier, events, settings):
     for _ in range(settings.AXES_FAILURE_LIMIT):
         login(client, "croupier1", "mauvais", address="10.0.0.9")
+    login(client, "croupier1", PASSWORD, address="10.0.0.9")  # refused during the lockout: logged, not journaled
+    # Journaled once, when it began (R29), in the person's casino.
+    journaled = [
+        json.loads(entry.document)["payload"] for entry in JournalEntry.objects.filter(action="account.lockout")
+    ]
+    assert journaled == [{"username": "croupier1", "address": "10.0.0.9", "minutes": 15}]
     lockouts = [event for event in events() if event["action"] == "lockout"]
     assert lockouts[0] == {
         "action": "lockout",
