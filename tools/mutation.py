@@ -295,6 +295,7 @@ MODULE_TESTS = {
         "spins/test_spin_rotation.py",
         "rosters/test_compliance_report.py",
         "rosters/test_r4_launch_in_turn.py",
+        "spins/test_spin_stats_direct.py",
     ],
     # Lockouts of logins and of signatures, the second factor, the signers' secrets (R28), tokens ended, the session's
     # limits and the security headers.
