@@ -337,16 +337,17 @@ def test_r1_r9_the_statistics_of_an_apparatus_are_those_of_its_period(announced,
     alternation = "« Vingt-trois » : le cylindre doit tourner dans le sens opposé au coup précédent (art. 46)."
     refusal(casino.pk, "R9", alternation, START - SECOND)
     refusal(casino.pk, "R9", alternation, START)
+    refusal(casino.pk, "R9", alternation, END - SECOND)
     refusal(casino.pk, "R9", alternation, END)
     summary = spin_stats.apparatus_statistics(vingt_trois, START, END)
     assert summary["spins"] == 1 and summary["longest_run"] == {"number": 3, "length": 1}
     assert [row["pocket"] for row in summary["pockets"] if row["observed"]] == [5]
-    assert summary["r9_refusals"] == 1
+    assert summary["r9_refusals"] == 2
     assert summary["pushed_back"] == {"count": 2, "total": Decimal("20.00")}
     assert summary["announcements"] == {"count": 2, "without_spin": 1}
     assert (summary["apparatus"], summary["from"], summary["to"]) == (vingt_trois, START, END)
     everything = spin_stats.apparatus_statistics(vingt_trois)
-    assert (everything["spins"], everything["r9_refusals"], everything["from"], everything["to"]) == (3, 3, None, None)
+    assert (everything["spins"], everything["r9_refusals"], everything["from"], everything["to"]) == (3, 4, None, None)
     assert everything["announcements"] == {"count": 4, "without_spin": 3}
     assert everything["pushed_back"]["count"] == 4
 
@@ -398,26 +399,38 @@ def test_r4_r9_the_launches_by_direction_name_each_launcher_in_name_order(
 def test_r4_the_launch_shares_compare_each_launcher_with_the_roster_spin_by_spin(
     casino, director, chef, croupier, croupier2, evening, boule
 ):
-    """Croupier1 then croupier2, 20 minutes each: croupier2 launches once in croupier1's turn and once at the same
-    clock reading by croupier1's side; croupier3, absent from the plan, launches once; a spin before the séance's
-    start is named to nobody."""
+    """Croupier1, croupier2 then croupier4, 20 minutes each: croupier2 launches once in croupier1's turn and once at
+    the same clock reading by croupier1's side; croupier3, absent from the plan, launches once; croupier1 launches in
+    croupier4's turn, so that croupier4 never launches; a spin before the séance's start is named to nobody."""
     c1, c2 = croupier, croupier2
     c3 = make_employee("croupier3", Role.CROUPIER, casino).user
-    roster = roster_by_hand(director, evening, boule, chef, [c1, c2])
+    c4 = make_employee("croupier4", Role.CROUPIER, casino).user
+    roster = roster_by_hand(director, evening, boule, chef, [c1, c2, c4])
     spin(evening, boule, 1, START - SECOND, 1, c1)
     spin(evening, boule, 2, START + SECOND, 2, c1)
     spin(evening, boule, 4, START + 2 * SECOND, 3, c2)
     spin(evening, boule, 3, START + 2 * SECOND, 4, c3)
     spin(evening, boule, 5, moment(DAY, 20, 25), 5, c2)
+    spin(evening, boule, 6, moment(DAY, 20, 45), 6, c1)
     shares = spin_stats.launch_shares(spin_stats.spins_by_roster([roster]))
     assert shares == {
-        "total": 5,
+        "total": 6,
         "shares": {
-            c1.pk: {"actual": 2, "planned": 3, "actual_share": 0.4, "planned_share": 0.6},
-            c2.pk: {"actual": 2, "planned": 1, "actual_share": 0.4, "planned_share": 0.2},
-            c3.pk: {"actual": 1, "planned": 0, "actual_share": 0.2, "planned_share": 0.0},
+            c1.pk: {"actual": 3, "planned": 3, "actual_share": 0.5, "planned_share": 0.5},
+            c2.pk: {
+                "actual": 2,
+                "planned": 1,
+                "actual_share": pytest.approx(1 / 3),
+                "planned_share": pytest.approx(1 / 6),
+            },
+            c3.pk: {"actual": 1, "planned": 0, "actual_share": pytest.approx(1 / 6), "planned_share": 0.0},
+            c4.pk: {"actual": 0, "planned": 1, "actual_share": 0.0, "planned_share": pytest.approx(1 / 6)},
         },
-        "mismatches": [(c3.pk, c1.pk, START + 2 * SECOND), (c2.pk, c1.pk, START + 2 * SECOND)],
+        "mismatches": [
+            (c3.pk, c1.pk, START + 2 * SECOND),
+            (c2.pk, c1.pk, START + 2 * SECOND),
+            (c1.pk, c4.pk, moment(DAY, 20, 45)),
+        ],
     }
     assert spin_stats.launch_shares([]) == {"total": 0, "shares": {}, "mismatches": []}
 
