@@ -300,6 +300,7 @@ MODULE_TESTS = {
         "spins/test_spin_rotation.py",
         "rosters/test_compliance_report.py",
         "rosters/test_r4_launch_in_turn.py",
+        "spins/test_spin_stats_direct.py",
     ],
     # Lockouts of logins and of signatures, the second factor, the signers' secrets (R28), tokens ended, the session's
     # limits and the security headers.
@@ -319,10 +320,11 @@ MODULE_TESTS = {
 }
 # Modules with code for each database (casino/audit/journal.py appends on PostgreSQL in one SQL statement, elsewhere in
 # Python; casino/rows.py locks rows where the database has row locks; casino/accounts/passkeys.py consumes a signature's
-# challenge and locks its key in one round trip on PostgreSQL): their mutants are run once on SQLite and once on PostgreSQL (DATABASE_URL), each in its own scratch
+# challenge and locks its key in one round trip on PostgreSQL; seances/spins/stats.py reads the outcomes as text and
+# tallies the rosters without changes in SQL on PostgreSQL): their mutants are run once on SQLite and once on PostgreSQL (DATABASE_URL), each in its own scratch
 # directory, and a mutant counts as killed when the tests kill it on either database. Without a PostgreSQL
 # DATABASE_URL only the SQLite run is made, and the PostgreSQL-only code shows as not tested.
-BOTH_DATABASES = {"casino/audit/journal.py", "casino/rows.py", "casino/accounts/passkeys.py"}
+BOTH_DATABASES = {"casino/audit/journal.py", "casino/rows.py", "casino/accounts/passkeys.py", "seances/spins/stats.py"}
 # Each module's verdicts, kept in the repository: .mutation/ is scratch that a clean clone or a new machine does not
 # have, and a complete run of the largest module takes longer than the CPU a session can spare for it. A verdict is
 # reused only for a function whose syntax (mutmut's hash) and text (function_texts) are those of the code at hand: an
