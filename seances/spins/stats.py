@@ -232,19 +232,25 @@ def apparatus_statistics(apparatus, start=None, end=None):
 
 def launches_by_direction(apparatus, start=None, end=None):
     """{launcher's name: {direction: spins}} over the period, effective spins only (R4, R9): whether each croupier
-    launches in both directions, as the alternation makes them when the rotation is followed."""
+    launches in both directions, as the alternation makes them when the rotation is followed. A name two launchers
+    share is followed by each one's username."""
     spins = Spin.objects.filter(apparatus=apparatus).effective()
     if start is not None:
         spins = spins.filter(launched_at__gte=start)
     if end is not None:
         spins = spins.filter(launched_at__lt=end)
-    tallies = {}
-    rows = spins.values_list("launcher__first_name", "launcher__last_name", "launcher__username", "direction")
-    for first, last, username, direction in rows.order_by("launcher__last_name", "launcher__username"):
-        name = f"{first} {last}".strip() or username
-        tallies.setdefault(name, {}).setdefault(direction, 0)
-        tallies[name][direction] += 1
-    return tallies
+    tallies, names = {}, {}
+    rows = spins.values_list("launcher__username", "launcher__first_name", "launcher__last_name", "direction")
+    for username, first, last, direction in rows.order_by("launcher__last_name", "launcher__username"):
+        names[username] = f"{first} {last}".strip() or username
+        tallies.setdefault(username, {}).setdefault(direction, 0)
+        tallies[username][direction] += 1
+    # Counted by person: two launchers of one name keep a bar each, told apart by their usernames.
+    labels = list(names.values())
+    return {
+        (f"{names[username]} ({username})" if labels.count(names[username]) > 1 else names[username]): directions
+        for username, directions in tallies.items()
+    }
 
 
 def last_window(apparatus, size):

@@ -461,3 +461,22 @@ def test_r4_the_recent_rosters_are_the_published_ones_of_the_apparatus_over_thir
     assert sorted(r.pk for r in spin_stats.recent_rosters(boule, now, days=7)) == sorted(
         made[k].pk for k in ("now", "a_week_ago")
     )
+
+
+def test_r4_r9_two_launchers_of_one_name_keep_a_tally_each(casino, croupier, evening, vingt_trois):
+    """Counted by person, not by the name shown: two croupiers called Jean Dupont are two bars, each named with
+    their username."""
+    twins = []
+    for username in ("dupont_j1", "dupont_j2"):
+        user = make_employee(username, Role.CROUPIER, casino).user
+        user.first_name, user.last_name = "Jean", "Dupont"
+        user.save()
+        twins.append(user)
+    h, a = "horaire", "antihoraire"
+    spin(evening, vingt_trois, 1, START, 1, twins[0], pocket=1, direction=h)
+    spin(evening, vingt_trois, 2, START + SECOND, 1, twins[1], pocket=1, direction=a)
+    spin(evening, vingt_trois, 3, START + 2 * SECOND, 1, twins[1], pocket=1, direction=h)
+    assert spin_stats.launches_by_direction(vingt_trois, START, END) == {
+        "Jean Dupont (dupont_j1)": {h: 1},
+        "Jean Dupont (dupont_j2)": {a: 1, h: 1},
+    }
