@@ -10,6 +10,7 @@ from cashbox.models import Signature
 from casino.models import Role
 from casino.rules import DomainError
 from seances.models import GamingDay, Roster, RosterChange, RosterMember, Seance, Spin
+from tests.helpers.spin_helpers import spin_on_record
 
 DAY = datetime.date(2026, 3, 10)
 
@@ -84,16 +85,7 @@ def roster_by_hand(director, seance, apparatus, chef, members, changes=(), spins
             recorded_by=director,
         )
     for sequence, (at, launcher) in enumerate(spins, start=Spin.objects.filter(seance=seance).count() + 1):
-        Spin.objects.create(
-            seance=seance,
-            apparatus=apparatus,
-            sequence=sequence,
-            launched_at=at,
-            rien_ne_va_plus_at=at,
-            launcher=launcher,
-            number=3,
-            recorded_by=director,
-        )
+        spin_on_record(seance, apparatus, sequence, at, 3, launcher, recorded_by=director)
     return roster
 
 

@@ -1,7 +1,7 @@
 """Spins as the table plays them: « Rien ne va plus » announced (by the chef), then the spin recorded (R9)."""
 
 from casino.models import Role
-from seances.models import Seance
+from seances.models import Seance, Spin
 from seances.services import change_seance_state
 from seances.spins import services as spins
 from tests.helpers.cash_helpers import open_seance
@@ -44,3 +44,21 @@ def evening_after(director, afternoon):
     open_seance(director, seance)
     seance.refresh_from_db()
     return seance
+
+
+def spin_on_record(seance, apparatus, sequence, at, number, launcher, pocket=None, direction="", **extra):
+    """A spin written straight into the register as it holds them (« Rien ne va plus » at its launch, recorded by its
+    launcher unless `recorded_by` says otherwise), past the service's checks: for the tests of what reads spins."""
+    return Spin.objects.create(
+        seance=seance,
+        apparatus=apparatus,
+        sequence=sequence,
+        launched_at=at,
+        rien_ne_va_plus_at=at,
+        launcher=launcher,
+        number=number,
+        pocket=pocket,
+        direction=direction,
+        recorded_by=extra.pop("recorded_by", launcher),
+        **extra,
+    )

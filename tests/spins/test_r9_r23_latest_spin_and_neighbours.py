@@ -20,7 +20,7 @@ from seances.spins import services as spins
 from tables.games.rules import Game
 from tests.helpers.cash_steps import refusal
 from tests.helpers.roster_helpers import designated
-from tests.helpers.spin_helpers import evening_after, play
+from tests.helpers.spin_helpers import evening_after, play, spin_on_record
 
 pytestmark = pytest.mark.django_db
 
@@ -32,17 +32,8 @@ def number_of(pocket):
 def spun(seance, apparatus, sequence, hours_ago, direction, launcher, chef, pocket=1):
     """A spin of an earlier séance, as the register holds it."""
     moment = timezone.now() - datetime.timedelta(hours=hours_ago)
-    return Spin.objects.create(
-        seance=seance,
-        apparatus=apparatus,
-        sequence=sequence,
-        launched_at=moment,
-        rien_ne_va_plus_at=moment,
-        launcher=launcher,
-        number=number_of(pocket),
-        pocket=pocket,
-        direction=direction,
-        recorded_by=chef,
+    return spin_on_record(
+        seance, apparatus, sequence, moment, number_of(pocket), launcher, pocket, direction, recorded_by=chef
     )
 
 

@@ -16,6 +16,7 @@ from tables.games.rules import DEFAULT_LAYOUTS, Game
 from tables.models import Apparatus
 from tests.conftest import make_employee
 from tests.helpers.roster_helpers import DAY, moment, roster_by_hand, seance_of
+from tests.helpers.spin_helpers import spin_on_record as spin
 
 CASES = [pocket.number for pocket in DEFAULT_LAYOUTS[Game.VINGT_TROIS].pockets]
 START, END = moment(DAY, 20), moment(DAY, 22)
@@ -160,22 +161,6 @@ def test_r4_the_launcher_named_is_none_before_the_start_and_in_a_gap_and_goes_on
 
 
 # From the database -------------------------------------------------------------------------------------------------
-
-
-def spin(seance, apparatus, sequence, at, number, launcher, pocket=None, direction="", **extra):
-    return Spin.objects.create(
-        seance=seance,
-        apparatus=apparatus,
-        sequence=sequence,
-        launched_at=at,
-        rien_ne_va_plus_at=at,
-        launcher=launcher,
-        number=number,
-        pocket=pocket,
-        direction=direction,
-        recorded_by=extra.pop("recorded_by", launcher),
-        **extra,
-    )
 
 
 def correction(original, number, recorder, pocket=None, direction=None):
