@@ -210,16 +210,20 @@ def test_r26_the_signed_statement_names_its_month_its_casino_and_its_content_s_h
     )
 
 
+def assert_unchanged_refusal(refusal):
+    assert (refusal.value.rule, refusal.value.message) == (
+        "R26",
+        cite("R26", "La situation de 01/2025 est déjà signée, et inchangée depuis"),
+    )
+
+
 def test_r26_an_unchanged_statement_is_not_signed_twice_in_words(staff, casino, january):
     with at((2, 3)):
         book_services.sign_statement(staff["director"], casino, 2025, 1, "directeur", PASSWORD)
         before = Signature.objects.count()
         with pytest.raises(InvalidTransition) as refusal:
             book_services.sign_statement(staff["director"], casino, 2025, 1, "directeur", PASSWORD)
-    assert (refusal.value.rule, refusal.value.message) == (
-        "R26",
-        cite("R26", "La situation de 01/2025 est déjà signée, et inchangée depuis"),
-    )
+    assert_unchanged_refusal(refusal)
     assert MonthlyStatement.objects.count() == 1 and Signature.objects.count() == before
 
 
@@ -240,10 +244,7 @@ def test_r26_a_statement_signed_again_on_its_new_content_is_not_signed_a_third_t
         before = Signature.objects.count()
         with pytest.raises(InvalidTransition) as refusal:
             book_services.sign_statement(staff["director"], casino, 2025, 1, "directeur", PASSWORD)
-    assert (refusal.value.rule, refusal.value.message) == (
-        "R26",
-        cite("R26", "La situation de 01/2025 est déjà signée, et inchangée depuis"),
-    )
+    assert_unchanged_refusal(refusal)
     assert MonthlyStatement.objects.count() == 2 and Signature.objects.count() == before
 
 
