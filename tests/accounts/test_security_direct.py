@@ -137,3 +137,23 @@ def test_r28_a_caissier_made_in_another_casino_is_journaled_there_only(other_cas
     caissier = make_employee("caissier9", Role.CAISSIER, other_casino)
     security.journal(caissier, "created", actor=director)
     assert [casino for casino, *_ in entries("account.created")] == [other_casino.pk]
+
+
+def test_r28_a_signature_s_lockout_key_names_the_signer_and_who_typed_or_a_dash(director, in_request):
+    assert security.signature_lockout_key(None, "directeur") == "directeur|-"  # a command: nobody typed
+    assert security.signature_lockout_key(in_request(AnonymousUser()), "directeur") == "directeur|-"
+    assert security.signature_lockout_key(in_request(director), "codir") == "codir|directeur"
+
+
+def test_the_forwarded_address_counts_only_from_a_trusted_proxy_given_with_its_host_bits(settings):
+    """A proxy network written with host bits (10.0.0.1/8) is read as its network; a peer that is no address (a unix
+    socket) is no trusted proxy: its forwarded header is ignored."""
+    settings.TRUSTED_PROXY_COUNT = 1
+    settings.TRUSTED_PROXY_ADDRESSES = ["10.0.0.1/8"]
+    factory = RequestFactory()
+    behind = factory.get("/", REMOTE_ADDR="10.1.2.3", HTTP_X_FORWARDED_FOR="203.0.113.5")
+    assert security.client_address(behind) == "203.0.113.5"
+    socket = factory.get("/", REMOTE_ADDR="unix:/run/gunicorn.sock", HTTP_X_FORWARDED_FOR="203.0.113.5")
+    assert security.client_address(socket) == "unix:/run/gunicorn.sock"
+    direct = factory.get("/", REMOTE_ADDR="192.0.2.9", HTTP_X_FORWARDED_FOR="203.0.113.5")
+    assert security.client_address(direct) == "192.0.2.9"
