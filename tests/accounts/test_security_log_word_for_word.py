@@ -9,6 +9,7 @@ import time_machine
 
 from casino.models import JournalEntry
 from tests.conftest import PASSWORD
+from tests.helpers.cash_helpers import post_advance
 
 pytestmark = pytest.mark.django_db
 
@@ -69,3 +70,21 @@ def test_a_lockout_is_logged_with_the_username_and_the_address_locked(client, cr
         "path": "/connexion/",
         "ip": "10.0.0.9",
     }
+
+
+def test_r28_a_signature_refused_for_its_lockout_is_logged_with_the_signer_and_the_typist(
+    api, cash_staff, open_day, boule_tableau, events, settings
+):
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        assert post_advance(api, cash_staff["chef"], boule_tableau, open_day, password="mauvais").status_code == 400
+    assert post_advance(api, cash_staff["chef"], boule_tableau, open_day).status_code == 403
+    refused = [event for event in events() if event["action"] == "signature_locked_out"]
+    assert refused == [
+        {
+            "action": "signature_locked_out",
+            "user": "directeur",
+            "address": "127.0.0.1",
+            "method": "POST",
+            "path": "/api/v1/advances/",
+        }
+    ]
