@@ -448,6 +448,7 @@ def test_r4_the_recent_rosters_are_the_published_ones_of_the_apparatus_over_thir
     )
 
 
+@pytest.mark.django_db
 def test_r4_r9_two_launchers_of_one_name_keep_a_tally_each(casino, croupier, evening, vingt_trois):
     """Counted by person, not by the name shown: two croupiers called Jean Dupont are two bars, each named with
     their username."""
