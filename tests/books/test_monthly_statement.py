@@ -50,6 +50,15 @@ def january(staff, casino, boule_tableau, vingt_trois_tableau):
     return day
 
 
+def second_rectificatif(staff):
+    """January's vingt-trois final count corrected to 10 100 €, and the rectificatif n° 2 that follows signed by two."""
+    count = Count.objects.get(kind="final", cashbox__tableau__game="vingt_trois")
+    services.correct(staff["chef"], count, chips_for("10100"), "Plaque", "dix mille cent euros", "directeur", PASSWORD)
+    amendment = RegisterAmendment.objects.get(number=2)
+    services.sign_amendment(amendment, "directeur", PASSWORD)
+    services.sign_amendment(amendment, "codir", PASSWORD)
+
+
 def sign(api, user, signer="directeur", password=PASSWORD):
     api.force_authenticate(user)
     return api.post(URL, {"signer": signer, "password": password}, format="json")
@@ -109,13 +118,7 @@ def test_r26_a_signed_statement_is_signed_again_only_when_its_content_changed(ap
         assert sign(api, staff["director"]).status_code == 201
         again = sign(api, staff["director"])
         assert again.status_code == 409 and again.json()["code"] == "R26"
-        count = Count.objects.get(kind="final", cashbox__tableau__game="vingt_trois")
-        services.correct(
-            staff["chef"], count, chips_for("10100"), "Plaque", "dix mille cent euros", "directeur", PASSWORD
-        )
-        amendment = RegisterAmendment.objects.get(number=2)
-        services.sign_amendment(amendment, "directeur", PASSWORD)
-        services.sign_amendment(amendment, "codir", PASSWORD)
+        second_rectificatif(staff)
         api.force_authenticate(staff["director"])
         changed = api.get(URL).json()
         assert changed["signed"] is False and changed["signatures"][0]["matches"] is False
@@ -231,13 +234,7 @@ def test_r26_a_statement_signed_again_on_its_new_content_is_not_signed_a_third_t
     # The latest signature decides whether the content is unchanged, not the first one (on the content before).
     with at((2, 3)):
         first = book_services.sign_statement(staff["director"], casino, 2025, 1, "directeur", PASSWORD)
-        count = Count.objects.get(kind="final", cashbox__tableau__game="vingt_trois")
-        services.correct(
-            staff["chef"], count, chips_for("10100"), "Plaque", "dix mille cent euros", "directeur", PASSWORD
-        )
-        amendment = RegisterAmendment.objects.get(number=2)
-        services.sign_amendment(amendment, "directeur", PASSWORD)
-        services.sign_amendment(amendment, "codir", PASSWORD)
+        second_rectificatif(staff)
     with at((2, 4)):
         second = book_services.sign_statement(staff["director"], casino, 2025, 1, "directeur", PASSWORD)
         assert second.content_hash != first.content_hash
