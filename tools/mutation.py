@@ -315,6 +315,7 @@ MODULE_TESTS = {
         "accounts/test_r28_no_account_takeover.py",
         "accounts/test_security_log_word_for_word.py",
         "accounts/test_security_direct.py",
+        "accounts/test_session_limits_and_headers.py",
         "cash/test_signers.py",
     ],
 }
