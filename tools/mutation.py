@@ -317,6 +317,7 @@ MODULE_TESTS = {
         "accounts/test_security_direct.py",
         "accounts/test_session_limits_and_headers.py",
         "accounts/test_signature_lockout_fast_path.py",
+        "accounts/test_check_secrets_word_for_word.py",
         "cash/test_signers.py",
     ],
 }
