@@ -128,6 +128,23 @@ def test_r29_create_director_refuses_a_second_director(director, casino):
     assert not get_user_model().objects.filter(username="deuxieme").exists()
 
 
+def test_r29_create_director_gives_the_group_s_other_casino_its_first_director(director, casino, other_casino):
+    """One director per casino (R29): the first casino's director is no refusal for the other casino's first."""
+    out = io.StringIO()
+    call_command(
+        "create_director",
+        casino=str(other_casino.pk),
+        username="directrice2",
+        approval_number="AGR-3",
+        approval_date="2020-01-01",
+        stdout=out,
+    )
+    assert f"Directeur responsable de {other_casino} : directrice2." in out.getvalue()
+    created = Employee.objects.get(user__username="directrice2")
+    assert created.role == Role.DIRECTOR
+    assert Membership.objects.filter(employee=created, casino=other_casino, active=True).exists()
+
+
 def test_r29_admin_changes_no_role(client, director, caissier, settings):
     settings.REQUIRE_2FA = False
     root = get_user_model().objects.create_superuser("root", password=PASSWORD)

@@ -144,3 +144,27 @@ def test_the_last_proven_seal_is_a_metric(advanced, client, settings, other_casi
     )
     assert float(samples[f"casino_last_verified_sequence{label}"]) == proven.sequence
     assert f'casino_last_verified_sequence{{casino="{other_casino.pk}"}}' not in text  # never verified: no sample
+
+
+def test_the_last_proven_run_is_the_newest_intact_one(advanced):
+    """Two intact runs, 30 hours apart: the newer one is the last proven (R23), so 40 hours after the first the casino
+    is not left unverified, and the next run reads only what was written after the newer run's seal."""
+    import time_machine
+
+    from casino.audit.verification import last_proven
+
+    casino = advanced
+    start = timezone.now()
+    sealed(casino)
+    verify_casino_journal(casino.pk)
+    with time_machine.travel(start + datetime.timedelta(hours=30), tick=False):
+        newer_seal = sealed(casino)
+        verify_casino_journal(casino.pk)
+    first, second = runs(casino)
+    assert second.seal == newer_seal and second.problems == 0
+    assert last_proven(casino) == second
+    assert alert_stale_verifications(start + datetime.timedelta(hours=40)) == 0
+    assert not Alert.objects.filter(kind="journal").exists()
+    with time_machine.travel(start + datetime.timedelta(hours=31), tick=False):
+        verify_casino_journal(casino.pk)
+    assert runs(casino)[-1].from_sequence == newer_seal.sequence

@@ -308,3 +308,25 @@ def test_r23_a_seal_signs_the_canonical_bytes_of_its_casino_sequence_hash_and_ti
     expected = b'{"at":"2026-11-30T14:00:01.000250Z","casino":3,"hash":"' + b"ab" * 32 + b'","sequence":17}'
     assert seal_message(3, 17, "ab" * 32, at) == expected
     assert Seal(casino_id=3, sequence=17, hash="ab" * 32, sealed_at=at).message() == expected
+
+
+def test_r23_a_group_s_seals_file_checks_each_casino_against_its_own_seals_only(casino, other_casino):
+    """The regulator of a group downloads one seals file: each casino's chain is checked against its own seals, the
+    other casino's are no problem of it."""
+    seal_ended_days(datetime.datetime(2026, 12, 2, 12, 0, tzinfo=PARIS))
+    documents = [as_document(s) for s in Seal.objects.all()]
+    assert sorted(d["casino"] for d in documents) == sorted([casino.pk, other_casino.pk])
+    for each in (casino, other_casino):
+        assert verify_casino(each, reconcile=False, seals=documents)[1] == []
+
+
+def test_r23_a_casino_s_key_rotation_leaves_the_group_s_other_keys_in_service(casino, other_casino):
+    seal_ended_days(datetime.datetime(2026, 12, 2, 12, 0, tzinfo=PARIS))
+    kept = other_casino.signing_key
+    assert kept is not None and casino.signing_key is not None
+    with as_owner(connection):
+        call_command("create_signing_key", "--casino", str(casino.pk))
+    kept.refresh_from_db()
+    assert kept.retired_at is None and other_casino.signing_key == kept
+    assert not JournalEntry.objects.filter(casino=other_casino, action=signing.KEY_RETIRED).exists()
+    assert seal(other_casino, Seal.Reason.DAY_END).key == kept

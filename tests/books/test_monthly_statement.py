@@ -175,6 +175,19 @@ def test_r26_no_alert_for_a_month_whose_gaming_days_held_no_seance(casino):
     assert not Alert.objects.exists()
 
 
+def test_r26_another_casino_s_signed_statement_does_not_silence_this_casino_s_alert(
+    staff, casino, other_casino, outsider, january
+):
+    """Each casino signs its own statement (R26): the group's other casino signing its January is no answer here."""
+    with at((2, 1)):
+        book_services.sign_statement(outsider, other_casino, 2025, 1, "directeur2", PASSWORD)
+    assert MonthlyStatement.objects.filter(casino=other_casino, year=2025, month=1).exists()
+    with at((2, 3)):
+        assert check_monthly_statements() == 1
+    alert = Alert.objects.get(kind="statement_unsigned")
+    assert (alert.casino, alert.key) == (casino, "statement-unsigned:2025-01")
+
+
 def test_r26_no_alert_when_the_statement_is_signed_in_time(api, staff, january):
     with at((2, 1)):
         assert sign(api, staff["director"]).status_code == 201

@@ -145,3 +145,15 @@ def test_r18_open_alerts_are_those_not_acknowledged(casino, director):
     )
     assert list(Alert.objects.open()) == [open_alert]
     assert str(open_alert) == "Ouverte"
+
+
+def test_r22_after_midnight_the_gaming_day_still_in_play_is_not_alerted_as_unsigned(director, open_day, casino):
+    """The register is due once the next gaming day has begun, not at the calendar's midnight: in the small hours the
+    day is still in play (its end is the next day's start hour)."""
+    day = open_day.gaming_day
+    small_hours = day.ends_at - datetime.timedelta(minutes=1)
+    assert timezone.localdate(small_hours) > day.date and casino.gaming_date(small_hours) == day.date
+    assert check_control_registers(small_hours.isoformat()) == 0
+    assert not Alert.objects.exists()
+    assert check_control_registers((day.ends_at + datetime.timedelta(minutes=1)).isoformat()) == 1
+    assert Alert.objects.get().key == f"register-unsigned:{day.pk}"

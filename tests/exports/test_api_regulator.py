@@ -275,3 +275,21 @@ def test_an_export_of_another_casino_is_not_seen(api, outsider, casino, regulato
     assert api.get(f"{EXPORTS}{export.pk}/").status_code == 404
     assert api.get(EXPORTS).json()["count"] == 0
     assert all(key["casino"] != casino.pk for key in api.get(f"{EXPORTS}keys/").json())
+
+
+def test_the_journal_is_no_longer_read_by_a_regulator_whose_scope_of_the_casino_ended(
+    api, regulator, casino, boule_tableau
+):
+    from casino.models import Membership
+
+    api.force_authenticate(regulator)
+    entry = JournalEntry.objects.filter(casino=casino).latest("sequence")
+    assert api.get(JOURNAL).json()["count"] == JournalEntry.objects.filter(casino=casino).count() > 0
+    membership = Membership.objects.get(employee=regulator.employee, casino=casino)
+    membership.active = False
+    membership.save()
+
+    response = api.get(JOURNAL)
+
+    assert response.status_code == 200 and response.json()["count"] == 0
+    assert api.get(f"{JOURNAL}{entry.pk}/").status_code == 404

@@ -67,3 +67,34 @@ def test_r24_to_r27_the_export_carries_the_books_beyond_the_day(
     out = io.StringIO()
     call_command("verify_export", str(path), "--public-key", str(key), stdout=out)
     assert "Export intègre" in out.getvalue()
+
+
+def test_r27_the_export_s_observations_are_those_of_its_gaming_days_from_paris_midnight(staff, regulator, casino):
+    """A visit in the first hour of the period's first day (Paris time, still the previous day in UTC) is in the
+    export; one in the first hour of the day after its last day is not."""
+    from books.exports import export_documents
+
+    paris = datetime.datetime(2025, 1, 15, 0, 30)
+    for moment, text in ((paris, "Visite de la nuit"), (paris + datetime.timedelta(days=2), "Visite d'après")):
+        book_services.record_observation(regulator, casino, timezone.make_aware(moment), text, "", PASSWORD)
+
+    documents = export_documents(casino, datetime.date(2025, 1, 15), datetime.date(2025, 1, 16))
+
+    assert [o["text"] for o in documents["observations.json"]] == ["Visite de la nuit"]
+
+
+def test_r24_the_export_s_seances_not_held_are_its_casino_s_only(staff, casino, other_casino, outsider):
+    from books.exports import export_documents
+    from seances.services import declare_not_held, plan_seances
+
+    date = datetime.date(2025, 1, 15)
+    day_of_play(staff, casino, date, {}, ["soiree", "apres_midi"])
+    for seance in plan_seances(outsider, other_casino, date):
+        declare_not_held(outsider, seance, "Fermeture d'ailleurs", "directeur2", PASSWORD)
+
+    documents = export_documents(casino, date, date)
+
+    assert [(s["kind"], s["reason"]) for s in documents["seances-non-tenues.json"]] == [
+        ("apres_midi", "Fermeture exceptionnelle"),
+        ("soiree", "Fermeture exceptionnelle"),
+    ]

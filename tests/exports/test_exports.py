@@ -528,3 +528,15 @@ def test_the_exported_carnets_and_registers_write_amounts_the_french_way(export,
     assert all(thousand in html and "700,00\u00a0€" in html for html in registers)  # a line and the day's total
     english = [(name, m) for name, html in books.items() for m in re.findall(r"\d+\.\d\d\s?€", html)]
     assert english == []
+
+
+def test_r23_a_regulator_exports_only_the_casinos_of_their_scope(regulator, casino, other_casino):
+    """The police des jeux of one casino holds the right to export, but not for another casino of the group: the
+    request is refused before anything is written (no export, no journal entry)."""
+    from django.core.exceptions import PermissionDenied
+
+    entries = JournalEntry.objects.count()
+    with pytest.raises(PermissionDenied) as refusal:
+        request_export(regulator, other_casino, *(2 * [other_casino.arrete_date]))
+    assert str(refusal.value) == "Seul le contrôle peut exporter les registres de ses établissements."
+    assert not Export.objects.exists() and JournalEntry.objects.count() == entries
