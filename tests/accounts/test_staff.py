@@ -2,6 +2,7 @@
 number, when an approval or its suspension is valid (R15, R20), an employee's name, group and pending proposals (R29)."""
 
 import datetime
+import re
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -91,3 +92,22 @@ def test_the_api_creates_an_account_only_in_the_administrators_casinos(api, admi
     foreign = api.post("/api/v1/employees/", body | {"username": "x2", "casinos": [other_casino.pk]}, format="json")
     assert foreign.status_code == 400
     assert not get_user_model().objects.filter(username="x2").exists()
+
+
+def test_the_edit_form_ticks_only_the_casinos_the_employee_still_belongs_to(
+    as_user, administrator, croupier, casino, other_casino
+):
+    from casino.models import Membership
+
+    Membership.objects.create(employee=administrator.employee, casino=other_casino)
+    left = Membership.objects.create(employee=croupier.employee, casino=other_casino)
+    left.active = False
+    left.save()
+
+    response = as_user(administrator).get(f"/personnel/{croupier.employee.pk}/modifier/")
+
+    assert response.status_code == 200
+    assert response.context["form"].initial["casinos"] == [casino.pk]
+    page = response.content.decode()
+    ticked = re.findall(r'<input type="checkbox" name="casinos" value="(\d+)"[^>]*\bchecked\b', page)
+    assert ticked == [str(casino.pk)]

@@ -157,6 +157,20 @@ def test_r26_a_statement_lists_the_signatures_of_its_casino_and_month_only(api, 
         assert (other["label"], other["signed"], other["signatures"]) == (label, False, [])
 
 
+def test_r26_the_list_of_statements_shows_a_month_signed_only_in_the_casino_that_signed_it(
+    api, as_user, staff, casino, other_casino, outsider, january
+):
+    with at((2, 3)):
+        assert sign(api, staff["director"]).status_code == 201
+        ours = as_user(staff["director"]).get(f"/livres/situations/?casino={casino.pk}")
+        theirs = as_user(outsider).get(f"/livres/situations/?casino={other_casino.pk}")
+
+    january_2025 = {"year": 2025, "month": 1, "label": "janvier 2025"}
+    assert ours.context["months"][0] == {**january_2025, "signed": True}
+    assert theirs.context["months"][0] == {**january_2025, "signed": False}
+    assert 'janvier 2025</a> — <span class="red">non signée</span>' in theirs.content.decode()
+
+
 def test_r26_an_alert_on_the_3rd_when_the_statement_is_not_signed(api, staff, casino, january):
     with at((2, 2)):
         assert check_monthly_statements() == 0

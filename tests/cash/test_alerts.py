@@ -132,6 +132,18 @@ def test_a_croupier_cannot_acknowledge_an_alert(api, croupier, director, open_da
     assert alert.acknowledged_at is None
 
 
+def test_another_casinos_alerts_are_neither_listed_nor_acknowledged_through_the_api(api, chef, casino, other_casino):
+    ours = Alert.objects.create(casino=casino, rule="R18", kind="test", key="ours", message="Ici")
+    theirs = Alert.objects.create(casino=other_casino, rule="R18", kind="test", key="theirs", message="Ailleurs")
+    api.force_authenticate(chef)
+
+    assert [a["id"] for a in api.get("/api/v1/alerts/").json()["results"]] == [ours.pk]
+    assert api.get(f"/api/v1/alerts/{theirs.pk}/").status_code == 404
+    assert api.post(f"/api/v1/alerts/{theirs.pk}/acknowledge/").status_code == 404
+    theirs.refresh_from_db()
+    assert (theirs.acknowledged_at, theirs.acknowledged_by) == (None, None)
+
+
 def test_r18_open_alerts_are_those_not_acknowledged(casino, director):
     open_alert = Alert.objects.create(casino=casino, rule="R18", kind="test", key="a", message="Ouverte")
     Alert.objects.create(

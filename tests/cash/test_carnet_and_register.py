@@ -52,6 +52,26 @@ def test_r21_the_carnet_api_takes_the_season(api, staff, casino, boule_tableau):
     assert api.get(url, {"season": 2024}).json()["days"] == []
 
 
+def test_r21_the_carnets_listed_are_one_per_cash_box_of_advances_never_the_interruption_box(
+    api, director, boule_tableau, vingt_trois_tableau
+):
+    from tables.models import Cashbox
+
+    # Boule: a mobile open box and the box of R18; vingt-trois: its built-in box (R3).
+    assert set(boule_tableau.cashboxes.values_list("kind", flat=True)) == {
+        Cashbox.Kind.MOBILE_OPEN,
+        Cashbox.Kind.INTERRUPTION_BOX,
+    }
+    api.force_authenticate(director)
+
+    listed = api.get("/api/v1/carnets/").json()
+
+    assert [(c["cashbox"], c["number"], c["kind"]) for c in listed] == [
+        (main_box(boule_tableau).pk, 1, Cashbox.Kind.MOBILE_OPEN),
+        (main_box(vingt_trois_tableau).pk, 5, Cashbox.Kind.BUILT_IN),
+    ]
+
+
 def test_r21_the_carnet_totals_each_day_over_its_seances(staff, casino, boule_tableau):
     kinds = [kind for kind, _ in Seance.Kind.choices]
     date = datetime.date(2024, 12, 5)

@@ -218,3 +218,24 @@ def test_r21_a_count_at_interruption_is_not_the_seances_result(api, staff, open_
     (row,) = day["rows"]
     assert row["final"] is None and row["result"] is None and day["complete"] is False
     assert [count["amount"] for count in row["interruption_counts"]] == [Decimal("9000.00")]
+
+
+def test_r21_r22_a_day_of_the_carnet_links_to_no_register_of_another_casino_of_the_same_date(
+    as_user, director, two_months, other_casino, outsider
+):
+    from cashbox.models import ControlRegister
+    from seances.models import GamingDay
+
+    # Another casino drew up its register of 4 November; ours of that day is not drawn up yet.
+    elsewhere = GamingDay.objects.create(casino=other_casino, date=NOVEMBER)
+    ControlRegister.objects.create(
+        gaming_day=elsewhere, total=Decimal("0.00"), total_in_words="zéro euro", drawn_up_by=outsider
+    )
+
+    response = page(as_user(director), two_months, mois="2024-11")
+
+    (day,) = response.context["carnet"]["days"]
+    assert (day["date"], day["register"], day["pending"], day["correctable"]) == (NOVEMBER, None, None, True)
+    body = response.content.decode()
+    assert "registre de contrôle" not in body and "en attente de signatures" not in body
+    assert ">corriger</a>" in body

@@ -235,3 +235,20 @@ def test_r22_the_register_is_drawn_up_and_signed_twice_in_the_browser(
         client.post(url, {"action": "sign", "confirm": "1", "signer": "codir", "password": PASSWORD}).status_code == 302
     )
     assert ControlRegister.objects.get().signed
+
+
+def test_r22_the_registers_page_lists_the_days_with_seances_latest_first(as_user, director, casino):
+    import datetime
+
+    from seances.models import GamingDay
+    from seances.services import plan_seances
+
+    days = [datetime.date(2027, 1, 10) + datetime.timedelta(days=n) for n in range(3)]
+    for day in days:
+        plan_seances(director, casino, day)
+    GamingDay.objects.create(casino=casino, date=datetime.date(2027, 1, 20))  # read by a page, no séance
+
+    response = as_user(director).get(f"/caisse/registres/?casino={casino.pk}")
+
+    assert response.status_code == 200
+    assert [day.date for day in response.context["registers"]] == days[::-1]

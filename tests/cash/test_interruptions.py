@@ -337,6 +337,22 @@ def test_r17_an_interruption_resumes_once(cash_staff, open_day, vingt_trois_tabl
     assert (again.resumed_at, again.resumed_by) == (resumed.resumed_at, cash_staff["chef"])
 
 
+def test_r17_the_interruptions_listed_as_resumed_are_those_resumed_and_the_others_still_run(
+    api, cash_staff, open_day, boule_tableau, vingt_trois_tableau
+):
+    running = interrupted(cash_staff, boule_tableau, open_day)
+    resumed = services.resume(cash_staff["chef"], interrupted(cash_staff, vingt_trois_tableau, open_day))
+    api.force_authenticate(cash_staff["chef"])
+
+    def listed(value):
+        response = api.get("/api/v1/interruptions/", {"resumed": value})
+        assert response.status_code == 200, response.content
+        return [i["id"] for i in response.json()["results"]]
+
+    assert listed("true") == [resumed.pk]
+    assert listed("false") == [running.pk]
+
+
 @pytest.mark.parametrize("lids_off", [None, False, "oui"])
 def test_r19_play_resumes_at_boule_only_once_the_lids_are_attested_off(cash_staff, open_day, boule_tableau, lids_off):
     interruption = interrupted(cash_staff, boule_tableau, open_day)

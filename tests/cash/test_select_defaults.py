@@ -46,6 +46,23 @@ def test_the_signer_list_starts_with_the_logged_in_signer(
     assert {"directeur", "codir", "bernard"} <= {value for value, _ in listed}
 
 
+def test_nobody_whose_membership_of_the_casino_ended_is_proposed_to_count_or_sign(
+    as_user, director, floor_staff, open_day, boule_tableau, casino
+):
+    from casino.models import Membership
+
+    make_employee("ancien", Role.CROUPIER, casino)
+    for username in ("ancien", "bernard"):
+        membership = Membership.objects.get(employee__user__username=username, casino=casino)
+        membership.active = False
+        membership.save()
+
+    page = as_user(director).get(f"/caisse/tableaux/{boule_tableau.pk}/avance/").content.decode()
+
+    assert [value for value, _ in options(page, "counted_by")] == ["croupier1", "croupier2"]
+    assert [value for value, _ in options(page, "signer")] == ["", "directeur", "codir"]
+
+
 def test_a_chef_is_proposed_no_signer(as_user, chef, floor_staff, open_day, boule_tableau):
     page = as_user(chef).get(f"/caisse/tableaux/{boule_tableau.pk}/avance/").content.decode()
     assert [value for value, selected in options(page, "signer") if selected] in ([], [""])

@@ -122,3 +122,16 @@ def test_a_cards_number_never_wraps_away_from_its_sign(as_user, chef, open_day, 
     assert f"N° {boule_tableau.number}</strong>" not in page
     css = (settings.BASE_DIR / "static" / "css" / "app.css").read_text()
     assert re.search(r"\.tableau-card header strong \{[^}]*white-space: nowrap", css)
+
+
+def test_the_floor_shows_the_open_alerts_of_its_casino_only(as_user, chef, open_day, casino, other_casino):
+    from casino.models import Alert
+
+    ours = Alert.objects.create(casino=casino, rule="R17", kind="test", key="ours", message="Alerte du casino choisi")
+    Alert.objects.create(casino=other_casino, rule="R17", kind="test", key="theirs", message="Alerte du casino voisin")
+
+    response = as_user(chef).get(f"/caisse/plancher/?casino={casino.pk}", **HTMX)
+
+    assert list(response.context["alerts"]) == [ours]
+    page = response.content.decode()
+    assert "Alerte du casino choisi" in page and "Alerte du casino voisin" not in page

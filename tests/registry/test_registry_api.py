@@ -8,6 +8,7 @@ from casino.models import Role
 from casino.rules import ARTICLES
 from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
+from tables.services import register_tableau
 from tests.conftest import PASSWORD, make_employee
 
 pytestmark = pytest.mark.django_db
@@ -108,6 +109,20 @@ def test_r2_a_table_with_two_tableaux_has_two_order_numbers_each_carried_by_its_
     assert sorted(t["number"] for t in results) == [2, 3]
     for tableau in results:
         assert {box["number"] for box in tableau["cashbox_set"]} == {tableau["number"]}
+
+
+def test_r2_the_tableaux_listed_by_apparatus_are_exactly_those_of_its_tables(
+    api_director, boule, boule_tableau, vingt_trois, vingt_trois_tableau
+):
+    second = register_tableau(Table.objects.create(apparatus=boule, name="Table B"), 2)
+
+    def listed(apparatus):
+        response = api_director.get(TABLEAUX, {"apparatus": apparatus.pk})
+        assert response.status_code == 200, response.content
+        return sorted(t["id"] for t in response.json()["results"])
+
+    assert listed(boule) == sorted([boule_tableau.pk, second.pk])
+    assert listed(vingt_trois) == [vingt_trois_tableau.pk]
 
 
 # R3

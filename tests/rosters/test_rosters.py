@@ -599,3 +599,16 @@ def test_a_roster_member_is_shown_by_rank_and_full_name_or_username(casino, crou
     assert str(named) == "2. Croupier1"
     croupier.first_name = ""
     assert str(named) == "2. croupier1"
+
+
+def test_r4_the_rosters_are_listed_latest_seance_first(
+    api, director, casino, seance, boule, boule_table, chef, launchers
+):
+    evening = seance.gaming_day.seances.get(kind=Seance.Kind.EVENING)
+    following = plan_seances(director, casino, seance.gaming_day.date + datetime.timedelta(days=1))[0]
+    for planned in (evening, seance, following):
+        assert post_roster(api, director, planned, boule, chef, launchers).status_code == 201
+
+    listed = [r["seance"] for r in api.get("/api/v1/rosters/").json()["results"]]
+
+    assert listed == [following.pk, evening.pk, seance.pk]

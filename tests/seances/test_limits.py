@@ -273,3 +273,21 @@ def test_r13_a_tableau_not_yet_opened_has_no_limits_in_force(api, chef, boule, b
     tableau = register_tableau(boule_table, 7)
     response = check_stakes(api, chef, boule, [{"tableau": tableau.pk, "bet": "rouge", "stake": "5.00"}])
     assert response.status_code == 409 and response.json()["code"] == "R10"
+
+
+def test_r13_a_stake_at_a_tableau_of_another_apparatus_of_the_casino_is_refused_by_check_stakes(
+    api, chef, boule, two_open_tableaux, vingt_trois_tableau
+):
+    first, _ = two_open_tableaux
+    stakes = [
+        {"tableau": first.pk, "bet": "rouge", "stake": "5.00"},
+        {"tableau": vingt_trois_tableau.pk, "bet": "plein", "number": 3, "stake": "5.00"},
+    ]
+
+    response = check_stakes(api, chef, boule, stakes)
+
+    assert response.status_code == 400, response.content
+    message = f"Ce tableau n'appartient pas à l'appareil ({ARTICLES['R13']})."
+    body = response.json()
+    assert (body["code"], body["message"]) == ("R13", message)
+    assert body["errors"] == {"stakes": {"1": {"tableau": [{"message": message, "code": "R13"}]}}}

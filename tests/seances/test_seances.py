@@ -4,6 +4,7 @@ import datetime
 import zoneinfo
 
 import pytest
+import time_machine
 
 from seances.models import GamingDay, Seance
 from tests.helpers.cash_helpers import publish_rosters
@@ -104,3 +105,42 @@ def test_the_day_page_opens_and_closes_a_seance(as_user, director, casino, boule
     client.post(f"/seances/{seance.pk}/ouvrir/")
     seance.refresh_from_db()
     assert seance.state == "open"
+
+
+def test_the_seances_are_listed_newest_gaming_day_first_the_afternoon_before_the_evening(api, director, casino):
+    for day in (datetime.date(2026, 12, 1), datetime.date(2026, 12, 2)):
+        assert plan(api, director, casino, day).status_code == 201
+
+    listed = [(s["gaming_day"], s["kind"]) for s in api.get("/api/v1/seances/").json()["results"]]
+
+    assert listed == [
+        ("2026-12-02", "apres_midi"),
+        ("2026-12-02", "soiree"),
+        ("2026-12-01", "apres_midi"),
+        ("2026-12-01", "soiree"),
+    ]
+
+
+def test_after_midnight_the_day_page_shows_the_gaming_day_still_running_not_the_calendar_date(
+    as_user, director, casino
+):
+    # The gaming day runs from 10:00 to 10:00 the next morning: at 02:30 on the 2nd, it is still the 1st's.
+    assert casino.gaming_day_start == datetime.time(10, 0)
+    with time_machine.travel(datetime.datetime(2026, 12, 2, 2, 30, tzinfo=PARIS), tick=False):
+        response = as_user(director).get(f"/seances/?casino={casino.pk}")
+
+    assert response.status_code == 200
+    assert response.context["date"] == datetime.date(2026, 12, 1)
+    assert "Journée de jeu du mardi 1 décembre 2026" in response.content.decode()
+
+
+def test_the_day_page_lists_no_tableau_out_of_service_among_those_still_to_open(
+    as_user, director, casino, boule_tableau, vingt_trois_tableau
+):
+    boule_tableau.in_service = False
+    boule_tableau.save()
+
+    response = as_user(director).get(f"/seances/?casino={casino.pk}")
+
+    assert [row["tableau"] for row in response.context["to_open"]] == [vingt_trois_tableau]
+    assert "1 tableau encore à ouvrir : n° 5." in response.content.decode()

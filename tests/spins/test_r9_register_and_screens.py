@@ -12,11 +12,12 @@ from django.utils import timezone
 
 from casino.models import Role
 from casino.rules import ARTICLES
+from casino.web.formats import euros
 from seances.models import Announcement, PushedBackStake, Roster, RosterChange, Spin
 from seances.rosters import services as roster_services
 from seances.spins import services as spins
 from tests.conftest import PASSWORD, make_employee
-from tests.helpers.days import reach
+from tests.helpers.days import at, reach
 from tests.helpers.roster_helpers import designated
 from tests.helpers.spin_helpers import play
 
@@ -224,6 +225,23 @@ def check_stake(client, apparatus, tableau, stake="10.00", bet="plein", number="
         f"/coups/{apparatus.pk}/controle-mise/",
         {"tableau": tableau.pk, "bet": bet, "bet_number": number, "stake": stake},
     )
+
+
+def test_r13_after_midnight_the_stake_check_page_holds_a_stake_to_the_limits_of_the_gaming_day_still_running(
+    as_user, chef, open_day, boule, boule_tableau
+):
+    # The gaming day runs until 10:00 the next morning: at 01:30 its limits (plein at most 200 €) are in force.
+    after_midnight = at(open_day.gaming_day.date + datetime.timedelta(days=1), 1, 30)
+    with time_machine.travel(after_midnight, tick=True):
+        response = check_stake(as_user(chef), boule, boule_tableau, "250.00")
+
+    assert response.status_code == 200
+    page = text(response)
+    refused = html.unescape(page[page.index('id="stake-refused"') :])
+    assert (
+        f"<strong>R11</strong> · Les mises du joueur sur le plein 5 totalisent {euros('250.00')} pour ce coup, tous "
+        f"tableaux confondus : le maximum est {euros('200.00')} ({ARTICLES['R11']}).</li>"
+    ) in refused
 
 
 def test_r9_the_stake_check_page_refuses_a_stake_after_rien_ne_va_plus_and_prefills_its_push_back(

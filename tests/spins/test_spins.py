@@ -14,8 +14,9 @@ from seances.spins import services as spins
 from tables.games.rules import DEFAULT_LAYOUTS, Game
 from tests.conftest import make_employee
 from tests.helpers.cash_helpers import post_advance, post_short_interruption
+from tests.helpers.days import at
 from tests.helpers.guard_helpers import drop_guard
-from tests.helpers.spin_helpers import chef_of, play, post_announcement
+from tests.helpers.spin_helpers import chef_of, play, post_announcement, spin_on_record
 
 pytestmark = pytest.mark.django_db
 
@@ -294,6 +295,23 @@ def test_the_spins_are_listed_by_apparatus_seance_and_period(api, chef, regulato
     assert api.get(f"/api/v1/spins/?apparatus={boule.pk}").json()["results"][0]["number"] == 3
     assert api.get(f"/api/v1/spins/?seance={open_day.pk}").json()["count"] == 2
     assert api.get("/api/v1/spins/?from=2000-01-01T00:00:00&to=2000-01-02T00:00:00").json()["count"] == 0
+
+
+def test_the_spins_listed_by_gaming_day_are_those_of_its_seances_even_launched_after_midnight(
+    api, regulator, croupier, open_day, boule
+):
+    day = open_day.gaming_day.date
+    evening = open_day.gaming_day.seances.get(kind=Seance.Kind.EVENING)
+    afternoon_spin = spin_on_record(open_day, boule, 1, at(day, 15), 3, croupier)
+    # The gaming day runs until 10:00 the next morning: a spin of its evening at 00:30 belongs to it.
+    late_spin = spin_on_record(evening, boule, 1, at(day + datetime.timedelta(days=1), 0, 30), 4, croupier)
+    api.force_authenticate(regulator)
+
+    def listed(date):
+        return {s["id"] for s in api.get("/api/v1/spins/", {"gaming_day": date.isoformat()}).json()["results"]}
+
+    assert listed(day) == {afternoon_spin.pk, late_spin.pk}
+    assert listed(day + datetime.timedelta(days=1)) == set()
 
 
 def test_the_director_of_another_casino_lists_none_of_our_spins(api, chef, outsider, open_day, boule):
