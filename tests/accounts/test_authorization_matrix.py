@@ -52,6 +52,7 @@ from tests.helpers.cash_helpers import (
 )
 from tests.helpers.days import NOW
 from tests.helpers.passkey_helpers import enrolled_key
+from tests.helpers.personas import inactive_member
 from tests.helpers.spin_helpers import play
 
 pytestmark = pytest.mark.django_db
@@ -801,3 +802,49 @@ def test_the_director_of_another_casino_finds_nothing_of_the_first(client, world
         if status != 404:
             failures.append(f"outsider GET {reverse(name)}?casino={first_casino}: {status}, expected 404")
     assert failures == [], "\n".join(failures)
+
+
+# Words only the first casino's demo day holds (its alert, its corrections, its observation, its tables and
+# croupier): none may appear on any page or API answer the director of another casino reads.
+FIRST_CASINO_WORDS = (
+    "Alerte de test",
+    "Jeton mal compté",
+    "Plaque comptée deux fois",
+    "Afficher les limites",
+    "croupier1",
+    "Table A",
+    "Table D",
+)
+
+
+@pytest.mark.parametrize(
+    "reader", ["director of another casino", "regulator whose remit ended", "former chef de partie"]
+)
+def test_nothing_a_stranger_to_the_casino_reads_holds_a_word_of_the_first(client, world, other_casino, reader):
+    """Every page and API read of every route (each dated page on the first casino's days, each list, the floor,
+    the alerts), as the director of another casino, or as a person whose membership of the first casino ended:
+    a scope forgotten in one query, or a membership read without its `active`, shows the first casino's words,
+    whatever the route answers."""
+    casino = world["objects"][Casino]
+    user = {
+        "director of another casino": lambda: make_employee("directeur2", Role.DIRECTOR, other_casino).user,
+        "regulator whose remit ended": lambda: inactive_member(casino, "controleur2", Role.CONTROLEUR),
+        "former chef de partie": lambda: inactive_member(casino, "chef2", Role.CHEF),
+    }[reader]()
+    client.force_login(user)
+    day = world["objects"]["date"]
+    leaks, read = [], 0
+    for name, url in world["routes"]:
+        if name.startswith(ADMIN_NAMESPACE) or name in ("logout", "login"):
+            continue
+        for query in ({}, {"date": day.isoformat()}, {"gaming_day": day.isoformat()}):
+            response = client.get(url, query)
+            if response.status_code != 200 or response.get("Content-Type", "").startswith("application/pdf"):
+                continue
+            read += 1
+            text = b"".join(response) if response.streaming else response.content
+            words = [word for word in FIRST_CASINO_WORDS if word.encode() in text]
+            if words:
+                leaks.append(f"{url}?{'&'.join(f'{k}={v}' for k, v in query.items())} ({name}): {words}")
+    assert read > 100, f"only {read} answers read: the routes are not walked"
+    assert leaks == [], "\n".join(leaks)
