@@ -9,7 +9,7 @@ from django.test import Client
 from knox.models import AuthToken
 
 from casino.models import AccountChange, AccountDecision, Role
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, make_employee
 
 pytestmark = pytest.mark.django_db
 
@@ -75,6 +75,33 @@ def test_r29_a_codir_member_s_deactivation_is_confirmed_by_another_member(api, a
     assert decide(api, director, change.pk).status_code == 200
     codir.refresh_from_db()
     assert not codir.is_active
+
+
+def test_r29_a_codir_member_s_deactivation_is_confirmed_by_another_codir_member(
+    api, administrator, director, codir, casino
+):
+    """Not only the director: another CoDir member confirms it too (a director away must not block it)."""
+    other = make_employee("codir2", Role.CODIR, casino).user
+    api.force_authenticate(administrator)
+    api.patch(f"/api/v1/employees/{codir.employee.pk}/", {"is_active": False}, format="json")
+    change = AccountChange.objects.get()
+    response = decide(api, other, change.pk)
+    assert response.status_code == 200, response.content
+    codir.refresh_from_db()
+    assert not codir.is_active
+    assert AccountDecision.objects.get(change=change).decided_by == other
+
+
+def test_r29_a_codir_member_confirms_no_croupier_s_role(api, administrator, director, codir, croupier):
+    """The other way round: a role proposed for the floor staff is the director's to confirm, not a CoDir member's."""
+    api.force_authenticate(administrator)
+    body = {"role": "chef", "approval_number": "AGR-croupier1", "approval_date": "2020-01-01"}
+    api.patch(f"/api/v1/employees/{croupier.employee.pk}/", body, format="json")
+    change = AccountChange.objects.get()
+    response = decide(api, codir, change.pk)
+    assert response.status_code == 403
+    assert response.json()["code"] == "R29"
+    assert "Seul peut décider de cette proposition : directeur responsable" in response.json()["message"]
 
 
 def test_r29_a_refused_deactivation_changes_nothing(api, administrator, director, codir):

@@ -229,3 +229,15 @@ def test_the_api_history_keeps_the_stored_values_for_machines(api, regulator, op
 
     changes = {change["field"]: change for row in rows for change in row["changes"]}
     assert changes["état"]["new"] == "open"
+
+
+def test_a_history_shows_a_changed_time_in_paris_time(as_user, regulator, open_day):
+    """A time is stored in UTC; the regulator reads it as the casino's clock showed it (a late-evening act in UTC is
+    already the next day in Paris)."""
+    from casino.audit.history import display_value
+
+    late = datetime.datetime(2026, 12, 7, 23, 30, tzinfo=datetime.UTC)
+    assert display_value(open_day, "actual_start", late) == "08/12/2026 00:30:00"
+    open_day.refresh_from_db()
+    page = as_user(regulator).get(open_day.get_absolute_url()).content.decode()
+    assert f"— → {timezone.localtime(open_day.actual_start):%d/%m/%Y %H:%M:%S}" in page

@@ -168,3 +168,25 @@ def test_the_last_proven_run_is_the_newest_intact_one(advanced):
     with time_machine.travel(start + datetime.timedelta(hours=31), tick=False):
         verify_casino_journal(casino.pk)
     assert runs(casino)[-1].from_sequence == newer_seal.sequence
+
+
+def test_an_incremental_run_names_a_journal_head_moved_off_the_last_entry(advanced):
+    """The head is checked every night, not only by the month's full run: a head moved behind the database's back
+    (every later write refused or chained wrongly) is named by the incremental run, then released so that the
+    casino writes again."""
+    casino = advanced
+    sealed(casino)
+    verify_casino_journal(casino.pk)
+    last = JournalEntry.objects.filter(casino=casino).order_by("-sequence").first()
+    drop_guard("casino_journalhead")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE casino_journalhead SET sequence = %s, hash = %s WHERE casino_id = %s",
+            [last.sequence - 1, "0" * 64, casino.pk],
+        )
+    assert verify_casino_journal(casino.pk) == 1
+    run = runs(casino)[-1]
+    assert not run.full and run.problems == 1 and run.seal is None
+    message = Alert.objects.get(kind="journal", casino=casino).message
+    assert f"la tête du journal (n° {last.sequence - 1}, empreinte {'0' * 12}…) ne correspond pas" in message
+    assert f"(n° {last.sequence}, empreinte {last.hash[:12]}…)" in message

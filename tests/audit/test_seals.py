@@ -330,3 +330,32 @@ def test_r23_a_casino_s_key_rotation_leaves_the_group_s_other_keys_in_service(ca
     assert kept.retired_at is None and other_casino.signing_key == kept
     assert not JournalEntry.objects.filter(casino=other_casino, action=signing.KEY_RETIRED).exists()
     assert seal(other_casino, Seal.Reason.DAY_END).key == kept
+
+
+def test_r23_a_provisioned_private_key_is_recorded_at_first_use_not_replaced(casino, monkeypatch, settings, tmp_path):
+    """A key injected by the secrets store (CASINO_SIGNING_KEY_<id>) is the casino's key: its public half is recorded
+    at first need, even where autocreation is on (the demo, the tests); no other key is created beside it."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    provisioned = Ed25519PrivateKey.generate()
+    pem = provisioned.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    settings.CASINO_SIGNING_KEY_DIR = tmp_path  # no key file of an earlier test's casino of the same id
+    monkeypatch.setenv(f"CASINO_SIGNING_KEY_{casino.pk}", pem.decode())
+    assert casino.signing_key is None
+    key = signing.active_key(casino)
+    assert key.public_key_pem == signing.public_pem(provisioned)
+    assert CasinoKey.objects.filter(casino=casino).count() == 1
+    assert not signing.private_key_path(casino.pk).exists()
+    assert seal(casino, Seal.Reason.DAY_END).key == key
+
+
+@pytest.mark.parametrize("signature", ["pas du base64 !", "AAAA", ""])
+def test_r23_a_signature_that_is_not_one_reads_as_not_verified(signature):
+    """A seals file's signature that is no base64 or no Ed25519 signature is a forged seal, never an error."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    public = signing.public_pem(Ed25519PrivateKey.generate())
+    assert signing.verify(public, signature, b"message") is False

@@ -8,14 +8,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from cashbox import services as cash_services
 from cashbox.models import Advance
+from casino.audit import journal
 from casino.audit.labels import action_label
-from casino.models import Export, JournalEntry
+from casino.models import Export, JournalEntry, Role
 from seances.models import Seance
 from seances.services import change_seance_state
+from tests.conftest import make_employee
 from tests.helpers.cash_helpers import open_seance, post_advance, post_final_count
 
 pytestmark = pytest.mark.django_db
@@ -293,3 +296,18 @@ def test_the_journal_is_no_longer_read_by_a_regulator_whose_scope_of_the_casino_
 
     assert response.status_code == 200 and response.json()["count"] == 0
     assert api.get(f"{JOURNAL}{entry.pk}/").status_code == 404
+
+
+def test_the_journal_filters_by_the_actor_s_whole_username_whatever_its_case(api, regulator, casino, croupier):
+    """?actor= names one person: croupier1's acts, never those of croupier12 whose username begins the same way."""
+    namesake = make_employee("croupier12", Role.CROUPIER, casino).user
+    with transaction.atomic():
+        for actor in (croupier, namesake, croupier):
+            journal.append(casino.pk, "test.act", actor=actor, role=Role.CROUPIER.value)
+    api.force_authenticate(regulator)
+    entries = all_pages(api, JOURNAL, {"actor": "CROUPIER1", "action": "test.act"})
+    assert [e["actor"] for e in entries] == ["croupier1", "croupier1"]
+    assert [e["actor"] for e in all_pages(api, JOURNAL, {"actor": "croupier12", "action": "test.act"})] == [
+        "croupier12"
+    ]
+    assert api.get(JOURNAL, {"actor": "croupier"}).json()["count"] == 0

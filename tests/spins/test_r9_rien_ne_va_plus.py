@@ -245,3 +245,28 @@ def test_r9_the_floor_shows_the_apparatus_rien_ne_va_plus_until_the_number(clien
     assert 'id="floor-rnvp"' in live and f"{boule.name} : « Rien ne va plus »" in live
     spins.record_spin(chef, open_day, boule, "croupier1", number=4)
     assert 'id="floor-rnvp"' not in client.get(reverse("floor"), headers={"HX-Request": "true"}).content.decode()
+
+
+@pytest.mark.parametrize("spun_before", [False, True], ids=["apparatus-first-spin", "after-a-spin"])
+def test_r9_an_announcement_left_unspun_in_a_closed_seance_lets_no_spin_of_the_next_one(
+    director, chef, open_day, boule, spun_before
+):
+    """The evening's spin follows an evening announcement: the afternoon's last « Rien ne va plus », never followed by
+    a spin, closed with its séance, stands for no spin of the evening (409 R9, nothing written)."""
+    from django.contrib.auth import get_user_model
+
+    from seances.models import Roster
+    from seances.rosters.services import designated_launcher
+    from tests.helpers.spin_helpers import evening_after, play
+
+    if spun_before:
+        play(chef, open_day, boule, "croupier1", number=3)
+    spins.announce(chef, open_day, boule)
+    evening = evening_after(director, open_day)
+    roster = Roster.objects.published().get(seance=evening, apparatus=boule)
+    launcher = get_user_model().objects.get(pk=designated_launcher(roster.pk, timezone.now())).username
+    with pytest.raises(InvalidTransition) as refusal:
+        spins.record_spin(chef, evening, boule, launcher, number=4)
+    assert refusal.value.rule == "R9"
+    assert "« Rien ne va plus » n'a pas été annoncé" in refusal.value.message
+    assert not Spin.objects.filter(seance=evening).exists()
