@@ -17,7 +17,7 @@ from casino.models import Casino, Role
 from casino.rules import DomainError
 from casino.web.form_tokens import keep_form_token
 from casino.web.mixins import RoleRequiredMixin, ScopedDetailView, posted_key
-from seances.models import Roster, RosterChange, Seance
+from seances.models import GamingDay, Roster, RosterChange, Seance
 from seances.rosters import services
 from seances.views import chosen_casino, chosen_date
 from tables.models import Apparatus
@@ -245,7 +245,7 @@ class RosterPrintView(RosterDetailView):
 
 
 def report_period(request, casino):
-    today = timezone.localdate()
+    today = GamingDay.date_at(casino, timezone.now())  # after midnight, the gaming day still running (as the API)
     try:
         date_to = datetime.date.fromisoformat(request.GET["to"]) if request.GET.get("to") else today
         date_from = (
