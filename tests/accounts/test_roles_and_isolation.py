@@ -342,6 +342,24 @@ def test_a_staff_member_whose_membership_was_deactivated_is_no_longer_listed(dir
     assert [e.user.username for e in Employee.objects.for_user(director)] == ["directeur"]
 
 
+def test_a_staff_member_who_left_for_another_casino_of_the_group_is_listed_there_only(
+    api, client, director, croupier, outsider, casino, other_casino
+):
+    # The croupier's membership of the first casino ended; they are an active member of the other one: their active
+    # membership is not of the first casino, their membership of the first casino is not active.
+    Membership.objects.create(employee=croupier.employee, casino=other_casino)
+    end_memberships(Membership.objects.filter(employee=croupier.employee, casino=casino))
+    assert [e.user.username for e in Employee.objects.for_user(director)] == ["directeur"]
+    assert sorted(e.user.username for e in Employee.objects.for_user(outsider)) == ["croupier1", "directeur2"]
+    api.force_authenticate(director)
+    assert api.get(f"/api/v1/employees/{croupier.employee.pk}/").status_code == 404
+    listed = api.get("/api/v1/employees/").json()
+    rows = listed["results"] if isinstance(listed, dict) else listed
+    assert [row["id"] for row in rows] == [director.employee.pk]
+    client.force_login(director)
+    assert client.get(croupier.employee.get_absolute_url()).status_code == 404
+
+
 def approval(casino, username, number="AGR-1", start=datetime.date(2020, 1, 1), end=None, sfrom=None, suntil=None):
     employee = make_employee(username, Role.CROUPIER, casino)
     employee.approval_number = number

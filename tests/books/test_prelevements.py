@@ -167,6 +167,25 @@ def test_r25_another_casinos_day_of_play_is_not_missing_from_this_casinos_sheet(
     )
 
 
+def test_r25_february_29_of_a_leap_year_is_on_february_s_sheet_of_the_season_before(
+    staff, casino, boule_tableau, vingt_trois_tableau
+):
+    # Season 2023 runs from 1 November 2023 to 31 October 2024: its February (sheet n° 4) is of 2024, a leap year.
+    tableaux = (boule_tableau, vingt_trois_tableau)
+    signed_register(staff, play(staff, casino, tableaux, datetime.date(2024, 2, 28), 9000, 10000))
+    signed_register(staff, play(staff, casino, tableaux, datetime.date(2024, 2, 29), 9100, 10000))
+    play(staff, casino, tableaux, datetime.date(2024, 3, 1), 9000, 10000)  # played, its register not signed
+    assert sheet_month(2023, 4) == (2024, 2)
+    february = sheet(casino, 2023, 4)
+    assert [day["date"] for day in february["days"]] == [datetime.date(2024, 2, 28), datetime.date(2024, 2, 29)]
+    # Results 1 000 € and 1 100 € (the vingt-trois's 10 000 € is its advance back).
+    assert (february["missing"], february["month_totals"]["total"]) == ([], Decimal("2100.00"))
+    march = sheet(casino, 2023, 5)
+    assert (march["days"], march["missing"]) == ([], [datetime.date(2024, 3, 1)])
+    # The 29th is carried in the season's months before March.
+    assert (march["base"]["before"], march["season_totals"]["total"]) == (Decimal("2100.00"), Decimal("2100.00"))
+
+
 def test_r25_the_sheet_page_names_its_month_and_its_season(as_user, staff, casino):
     page = as_user(staff["director"]).get(f"/livres/prelevements/{SEASON}/3/").content.decode()
     assert "feuille n° 3 · janvier 2025" in page

@@ -267,6 +267,30 @@ def test_r3_the_special_interruption_box_of_a_boule_tableau_takes_no_advance(cas
     assert not Advance.objects.exists() and not Signature.objects.filter(purpose="advance").exists()
 
 
+def test_r3_r15_a_boule_tableau_given_a_second_open_box_keeps_its_first_box_as_the_one_of_its_advance(
+    as_user, cash_staff, open_day, boule_tableau
+):
+    from tables.models import Cashbox
+    from tables.services import register_cashbox
+
+    first = main_box(boule_tableau)
+    second = register_cashbox(boule_tableau, Cashbox.Kind.MOBILE_OPEN)
+    assert second.pk > first.pk and box_state.main_cashbox(boule_tableau) == first
+    # The tablet's advance form names no cash box: the tableau's advance enters its first open box, the one that
+    # holds the takings, not the box added after it.
+    amount = boule_tableau.casino.advance_amount(boule_tableau.game)
+    form = {
+        "chips_100_00": str(int(amount / 100)),
+        "counted_by": "croupier1",
+        "brought_by": "caissier",
+        "signer": "directeur",
+        "password": PASSWORD,
+    }
+    response = as_user(cash_staff["chef"]).post(f"/caisse/tableaux/{boule_tableau.pk}/avance/", form)
+    assert response.status_code == 302
+    assert [(a.cashbox_id, a.kind, a.amount) for a in Advance.objects.all()] == [(first.pk, "initial", amount)]
+
+
 def test_r15_an_advance_in_another_casino_s_seance_is_refused(cash_staff, open_day, boule_tableau, other_casino):
     from casino.models import Membership
 
