@@ -3,6 +3,7 @@ expiring activation code, only for an account never activated, with which the pe
 their second factor (a lost password is a reset the direction confirms: test_r28_no_account_takeover.py)."""
 
 import datetime
+import html
 
 import pytest
 from django.test import Client
@@ -144,6 +145,20 @@ def test_r28_a_weak_password_is_refused_and_the_code_stays_usable(client, api, a
     never_activated(croupier)
     code = issue(api, administrator, croupier.employee).json()["code"]
     assert activate(client, "croupier1", code, password="court").status_code == 400
+    assert activate(client, "croupier1", code).status_code == 302
+
+
+def test_r28_a_password_made_of_the_person_s_username_is_refused_and_the_code_stays_usable(
+    client, api, administrator, croupier
+):
+    # Hand-made W18: the password checked without its account: the similarity to the username went unchecked.
+    never_activated(croupier)
+    code = issue(api, administrator, croupier.employee).json()["code"]
+    response = activate(client, "croupier1", code, password="croupier1-2026")
+    assert response.status_code == 400
+    assert "trop semblable" in html.unescape(response.content.decode())
+    croupier.refresh_from_db()
+    assert not croupier.has_usable_password()
     assert activate(client, "croupier1", code).status_code == 302
 
 

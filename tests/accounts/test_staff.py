@@ -111,3 +111,19 @@ def test_the_edit_form_ticks_only_the_casinos_the_employee_still_belongs_to(
     page = response.content.decode()
     ticked = re.findall(r'<input type="checkbox" name="casinos" value="(\d+)"[^>]*\bchecked\b', page)
     assert ticked == [str(casino.pk)]
+
+
+def test_the_api_never_renames_an_account_its_username_is_read_only_once_created(api, administrator, croupier):
+    # Hand-made W4: the username left writable on update renamed the account (its login, the name its signatures
+    # and the journal give).
+    api.force_authenticate(administrator)
+    employee = croupier.employee
+    before = croupier.username
+    response = api.patch(
+        f"/api/v1/employees/{employee.pk}/", {"username": "renomme", "last_name": "Durand"}, format="json"
+    )
+    assert response.status_code == 200, response.json()
+    assert response.json()["username"] == before and response.json()["last_name"] == "Durand"
+    croupier.refresh_from_db()
+    assert croupier.username == before and croupier.last_name == "Durand"
+    assert not get_user_model().objects.filter(username="renomme").exists()

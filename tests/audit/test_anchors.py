@@ -15,8 +15,8 @@ from casino.audit import anchors, signing
 from casino.audit.journal import GENESIS, chain_hash
 from casino.audit.seals import seal
 from casino.audit.verification import verify_casino
-from casino.models import CasinoKey, JournalEntry, Seal
-from tests.conftest import as_owner
+from casino.models import CasinoKey, JournalEntry, Role, Seal
+from tests.conftest import as_owner, make_employee
 from tests.helpers.guard_helpers import drop_guard
 
 pytestmark = pytest.mark.django_db
@@ -193,6 +193,20 @@ def test_r23_the_regulator_downloads_the_seals_files(sealed, api, regulator, dir
     assert api.get(entry["url"]).status_code == 403
     api.force_authenticate(outsider)
     assert api.get(f"/api/v1/seals/files/{casino.pk}/").status_code in (403, 404)
+
+
+def test_r23_a_regulator_of_another_casino_downloads_none_of_its_seals_files(sealed, api, regulator, other_casino):
+    # Hand-made W8: the file's casino was looked up among every casino (only the listing was scoped): a regulator
+    # whose remit is another casino downloaded this one's seals file by its address.
+    casino, _made = sealed
+    api.force_authenticate(regulator)
+    [entry] = api.get(f"/api/v1/seals/files/{casino.pk}/").json()
+    stranger = make_employee("controleur2", Role.CONTROLEUR, other_casino).user
+    api.force_authenticate(stranger)
+    assert api.get(f"/api/v1/seals/files/{casino.pk}/").status_code == 404
+    download = api.get(entry["url"])
+    assert download.status_code == 404
+    assert not hasattr(download, "streaming_content")
 
 
 def test_r23_the_migration_journals_the_keys_and_seals_made_before_they_were_journaled(keyed):

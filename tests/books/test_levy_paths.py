@@ -26,3 +26,13 @@ def test_r25_the_api_serves_the_seasons_its_schema_announces(api, regulator, sea
 )
 def test_r25_the_pages_answer_404_for_a_season_out_of_range(as_user, director, url):
     assert as_user(director).get(url).status_code == 404
+
+
+def test_r25_the_api_serves_no_sheet_of_a_casino_not_the_users(api, regulator, casino, other_casino):
+    # Hand-made W2: ?casino= read among every casino of the group served another casino's carnet des prélèvements.
+    api.force_authenticate(regulator)
+    own = api.get(f"/api/v1/prelevements/2025/1/?casino={casino.pk}")
+    assert own.status_code == 200 and own.json()["casino"] == casino.pk
+    response = api.get(f"/api/v1/prelevements/2025/1/?casino={other_casino.pk}")
+    assert response.status_code == 404
+    assert "casino" not in response.json()

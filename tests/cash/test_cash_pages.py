@@ -237,6 +237,53 @@ def test_r22_the_register_is_drawn_up_and_signed_twice_in_the_browser(
     assert ControlRegister.objects.get().signed
 
 
+def drawn_up_register(as_user, api, chef, director, open_day, boule_tableau, casino):
+    """The day's register drawn up by the director, its séances closed; the page's address."""
+    from seances.services import change_seance_state
+
+    post_advance(api, chef, boule_tableau, open_day)
+    post_final_count(api, chef, boule_tableau, open_day, "9000")
+    for seance in open_day.gaming_day.seances.order_by("planned_start"):
+        if seance.state == "planned":
+            open_seance(director, seance)
+        change_seance_state(director, seance, "closed")
+    url = f"/caisse/registres/{open_day.gaming_day.date.isoformat()}/?casino={casino.pk}"
+    assert as_user(director).post(url, {"action": "draw_up"}).status_code == 302
+    return url
+
+
+def test_r22_a_role_that_only_reads_the_register_cannot_have_it_signed_by_posting_the_confirmation(
+    as_user, api, cash_staff, chef, director, open_day, boule_tableau, casino
+):
+    # Hand-made W15: the role check made at the confirmation step was missing from the confirmed POST: the chef de
+    # partie, who reads the register, had the director sign it from his session with the director's password.
+    url = drawn_up_register(as_user, api, chef, director, open_day, boule_tableau, casino)
+    client = as_user(chef)
+    assert client.get(url).status_code == 200
+    response = client.post(url, {"action": "sign", "confirm": "1", "signer": "directeur", "password": PASSWORD})
+    assert response.status_code == 403
+    assert "Votre rôle ne permet pas de présenter le registre à la signature" in response.content.decode()
+    register = ControlRegister.objects.get()
+    assert (register.first_signature_id, register.second_signature_id) == (None, None)
+
+
+def test_r22_the_register_s_confirmation_page_names_the_first_then_the_second_signature(
+    as_user, api, cash_staff, chef, director, codir, open_day, boule_tableau, casino
+):
+    # Hand-made W16: the rank was read from the second signature's slot: the second signer was told they gave the
+    # first signature.
+    url = drawn_up_register(as_user, api, chef, director, open_day, boule_tableau, casino)
+    client = as_user(director)
+    first = client.post(url, {"action": "sign", "signer": "directeur"}).content.decode()
+    assert "en première signature de" in first and "seconde signature" not in first
+    assert (
+        client.post(url, {"action": "sign", "confirm": "1", "signer": "directeur", "password": PASSWORD}).status_code
+        == 302
+    )
+    second = client.post(url, {"action": "sign", "signer": "codir"}).content.decode()
+    assert "en seconde signature de" in second and "première signature" not in second
+
+
 def test_r22_the_registers_page_lists_the_days_with_seances_latest_first(as_user, director, casino):
     import datetime
 

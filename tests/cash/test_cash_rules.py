@@ -592,6 +592,21 @@ def test_r24_no_correction_while_the_drawn_up_register_awaits_its_signatures(
     assert Count.objects.values().get(pk=final_count.pk) == original
 
 
+def test_r23_a_correction_naming_both_an_advance_and_a_count_is_refused_and_writes_nothing(
+    api, staff, final_count, boule_tableau
+):
+    # Hand-made W7: the serializer checked only that one of them was given; the advance was corrected, the count
+    # named beside it silently left aside.
+    advance = Advance.objects.get(cashbox=main_box(boule_tableau))
+    before = rows()
+    response = post_correction(api, staff["chef"], final_count, "9100", "neuf mille cent euros", advance=advance.pk)
+    assert response.status_code == 400, response.json()
+    assert response.json()["errors"]["advance"] == [
+        {"message": "Une correction porte sur une seule inscription : une avance ou un comptage.", "code": "invalid"}
+    ]
+    assert rows() == before
+
+
 def test_r23_an_advance_is_corrected_and_the_result_follows(api, staff, playing, boule_tableau):
     advance = Advance.objects.get(cashbox=main_box(boule_tableau))
     original = Advance.objects.values().get(pk=advance.pk)

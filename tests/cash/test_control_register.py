@@ -431,3 +431,21 @@ def test_r22_the_register_is_drawn_up_once_by_its_author(cash_staff, casino, bou
     assert created and register.drawn_up_by == cash_staff["codir"]
     assert register.history.get().history_user == cash_staff["codir"]
     assert services.draw_up_register(cash_staff["director"], day) == (register, False)
+
+
+def test_r22_the_registers_api_period_bounds_include_their_own_days(api, cash_staff, register_day):
+    # Hand-made W19: ?gaming_day_to= compared with < left its own day's register out of the period.
+    day = register_day.gaming_day.date
+    api.force_authenticate(cash_staff["director"])
+
+    def listed(query):
+        response = api.get(f"/api/v1/control-registers/?{query}")
+        assert response.status_code == 200, response.json()
+        return [item["id"] for item in response.json()["results"]]
+
+    before, after = day - datetime.timedelta(days=1), day + datetime.timedelta(days=1)
+    assert listed(f"gaming_day_to={day}") == [register_day.pk]
+    assert listed(f"gaming_day_from={day}") == [register_day.pk]
+    assert listed(f"gaming_day_from={day}&gaming_day_to={day}") == [register_day.pk]
+    assert listed(f"gaming_day_to={before}") == []
+    assert listed(f"gaming_day_from={after}") == []

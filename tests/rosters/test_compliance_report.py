@@ -1,11 +1,12 @@
 """The compliance report of the rotation (R4), from rosters made by hand with known times, changes and spins: each
 launcher's minutes, shares, flags and spins, per apparatus, and an even rotation whose spins were swapped."""
 
+import csv
 import datetime
 
 import pytest
 
-from casino.models import Role
+from casino.models import DaySettings, Membership, Role
 from seances.models import RosterChange, Seance
 from seances.rosters import services as roster_services
 from tables.games.rules import Game
@@ -230,6 +231,58 @@ def test_r4_the_report_of_one_apparatus_counts_only_its_rosters(casino, boule, r
         ["chef"],
         [],
     )
+
+
+def test_r4_the_report_s_csv_puts_each_flag_under_its_own_column(as_user, director, report_world):
+    # Hand-made W20: the « au-delà du seuil » and « séances consécutives au-delà du maximum » columns swapped went
+    # unseen: the CSV was checked by its header and its first cells only. Here a launcher above the threshold in
+    # the whole casino (croupier1) is not flagged for consecutive séances there, and is for the boule.
+    response = as_user(director).get("/roulement/rapport.csv?from=2026-03-09&to=2026-03-10")
+    assert response.status_code == 200
+    head, *lines = csv.reader(response.content.decode("utf-8-sig").splitlines(), delimiter=";")
+    rows = {(line[0], line[1]): dict(zip(head, line, strict=True)) for line in lines}
+    flags = ("au-delà du seuil", "séances consécutives au-delà du maximum", "jamais lanceur")
+    assert [rows[("Tout l'établissement", "croupier1")][f] for f in flags] == ["oui", "non", "non"]
+    assert [rows[("Boule", "croupier1")][f] for f in flags] == ["oui", "oui", "non"]
+    assert [rows[("Vingt-trois", "croupier3")][f] for f in flags] == ["oui", "non", "non"]
+    assert [rows[("Tout l'établissement", "croupier4")][f] for f in flags] == ["non", "non", "oui"]
+
+
+def test_r4_the_report_s_api_refuses_an_apparatus_of_another_casino_of_the_user(
+    api, regulator, casino, other_casino, report_world
+):
+    # Hand-made W10: ?apparatus= looked up among all the user's apparatus, not the report's casino's: a regulator
+    # of two casinos got the first casino's report « for » the other's apparatus.
+    Membership.objects.create(employee=regulator.employee, casino=other_casino)
+    elsewhere = Apparatus.objects.get(casino=other_casino)
+    api.force_authenticate(regulator)
+    period = "from=2026-03-09&to=2026-03-10"
+    response = api.get(f"/api/v1/rosters/report/?{period}&casino={casino.pk}&apparatus={elsewhere.pk}")
+    assert response.status_code == 404
+    assert "sections" not in response.json()
+    there = api.get(f"/api/v1/rosters/report/?{period}&casino={other_casino.pk}&apparatus={elsewhere.pk}")
+    assert there.status_code == 200 and (there.json()["casino"], there.json()["apparatus"]) == (
+        other_casino.pk,
+        elsewhere.pk,
+    )
+
+
+def test_r4_r29_the_report_s_api_gives_the_thresholds_in_force_on_the_period_s_last_day(
+    api, director, casino, report_world
+):
+    # Hand-made W11: the API gave the thresholds of the period's first day while the report judged by its last: a
+    # change signed in the middle of the period showed the old threshold beside flags judged by the new one.
+    version = DaySettings.of(casino, report_world["to"])
+    version.launch_share_threshold, version.consecutive_seances_max = 50, 3
+    version.save()
+    api.force_authenticate(director)
+    body = api.get("/api/v1/rosters/report/?from=2026-03-09&to=2026-03-10").json()
+    assert (body["threshold_percent"], body["consecutive_seances_max"]) == (50, 3)
+    # Judged by them: croupier1's 40 % of the boule is not above 50 %, nor two séances in a row above 3.
+    boule = body["sections"][1]
+    assert (boule["over_threshold"], boule["consecutive"]) == ([], [])
+    before = api.get("/api/v1/rosters/report/?from=2026-03-09&to=2026-03-09").json()
+    assert (before["threshold_percent"], before["consecutive_seances_max"]) == (35, 1)
 
 
 def test_r4_a_launcher_more_than_even_in_every_seance_of_the_casino_is_not_flagged_for_consecutive_seances(

@@ -369,3 +369,26 @@ def test_two_tableaux_of_the_apparatus_interrupted_the_refusal_names_the_first_b
         "R18",
         cite("R18", "Le tableau n° 2 est interrompu : aucun coup avant la reprise de la partie"),
     )
+
+
+def test_r1_check_stakes_refuses_a_stake_with_its_rule_code_word_for_word(api, chef, open_day, boule, boule_tableau):
+    # Hand-made W12: every refusal of a stake carried « invalid »: the rule (R1 here) lost from the payload's code.
+    api.force_authenticate(chef)
+    stakes = [
+        {"tableau": boule_tableau.pk, "bet": "plein", "number": 10, "stake": "10.00"},
+        {"tableau": boule_tableau.pk, "bet": "plein", "stake": "10.00"},
+    ]
+    response = api.post(f"/api/v1/apparatus/{boule.pk}/check-stakes/", {"stakes": stakes}, format="json")
+    message = cite("R1", "La boule n'a que les numéros 1 à 9")
+    assert response.status_code == 400
+    assert response.json() == {
+        "code": "R1",
+        "message": message,
+        "rule": "R1",
+        "errors": {
+            "stakes": {
+                "0": {"number": [{"message": message, "code": "R1"}]},
+                "1": {"number": [{"message": "Indiquez le numéro du plein.", "code": "invalid"}]},
+            }
+        },
+    }

@@ -191,6 +191,24 @@ def test_the_statistics_api_answers_frequencies_chi_square_run_and_refusals(
 
 
 @pytest.mark.django_db
+def test_the_statistics_api_takes_a_date_alone_as_its_whole_day(api, regulator, chef, open_day, boule):
+    # Hand-made W13: ?to= a date alone ended at that day's midnight: the day asked was left out (and ?from=D&to=D
+    # refused as a period that begins after its end).
+    spin = play(chef, open_day, boule, "croupier1", number=3)
+    day = timezone.localtime(spin.launched_at).date()
+    api.force_authenticate(regulator)
+    url = f"/api/v1/apparatus/{boule.pk}/statistics/"
+    response = api.get(f"{url}?from={day}&to={day}")
+    assert response.status_code == 200, response.json()
+    assert response.json()["spins"] == 1
+    assert api.get(f"{url}?from={day - datetime.timedelta(days=3)}&to={day}").json()["spins"] == 1
+    assert (
+        api.get(f"{url}?from={day - datetime.timedelta(days=3)}&to={day - datetime.timedelta(days=1)}").json()["spins"]
+        == 0
+    )
+
+
+@pytest.mark.django_db
 def test_the_statistics_follow_the_corrections(api, regulator, chef, open_day, boule):
     spin = play(chef, open_day, boule, "croupier1", number=3)
     spins.correct_spin(chef, spin, "Mal lu", number=8)
