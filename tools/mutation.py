@@ -318,6 +318,7 @@ MODULE_TESTS = {
         "accounts/test_session_limits_and_headers.py",
         "accounts/test_signature_lockout_fast_path.py",
         "accounts/test_check_secrets_word_for_word.py",
+        "accounts/test_token_signals_direct.py",
         "cash/test_signers.py",
     ],
 }
