@@ -8,7 +8,7 @@ from django_otp.oath import totp
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from casino.models import Alert, Casino, Membership
-from tables.models import Apparatus
+from tables.models import Apparatus, Cashbox, Tableau
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -180,3 +180,13 @@ def test_in_demo_mode_the_admin_opens_with_the_password(settings, staff_admin):
 def test_a_superuser_sees_every_casino(superuser, casino, lake):
     page = admin_client(superuser).get("/admin/casino/casino/").content.decode()
     assert "Casino Test" in page and "Autre Casino" in page
+
+
+def test_r3_a_tableau_added_in_the_admin_comes_with_the_cash_boxes_r3_prescribes(staff_admin, boule_table):
+    client = admin_client(staff_admin)
+    response = client.post("/admin/tables/tableau/add/", {"table": boule_table.pk, "number": 7, "in_service": "on"})
+    assert response.status_code == 302
+    tableau = Tableau.objects.get(number=7)
+    assert tableau.casino == boule_table.apparatus.casino and tableau.game == "boule"
+    kinds = sorted(Cashbox.objects.filter(tableau=tableau).values_list("kind", flat=True))
+    assert kinds == sorted(Cashbox.DEFAULT_KINDS["boule"])

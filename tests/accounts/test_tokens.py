@@ -212,3 +212,12 @@ def test_a_token_list_filter_that_does_not_parse_is_a_400_in_french(api, croupie
     api.force_authenticate(croupier)
     response = api.get("/api/v1/auth/tokens/", {"from": "hier"})
     assert response.status_code == 400 and "Indiquez une date" in str(response.json())
+
+
+def test_a_token_without_an_expiry_is_listed_as_still_valid_never_as_expired(api, administrator, croupier):
+    # knox stores no expiry for a token whose lifetime is unlimited: such a token is valid, not expired.
+    AuthToken.objects.create(user=croupier, expiry=None)
+    api.force_authenticate(administrator)
+    names = lambda params: [t["username"] for t in api.get("/api/v1/auth/tokens/", params).json()]  # noqa: E731
+    assert names({"active": "true"}) == ["croupier1"]
+    assert names({"active": "false"}) == []

@@ -359,3 +359,15 @@ def test_r23_a_signature_that_is_not_one_reads_as_not_verified(signature):
 
     public = signing.public_pem(Ed25519PrivateKey.generate())
     assert signing.verify(public, signature, b"message") is False
+
+
+def test_r23_the_seals_api_lists_each_casinos_seals_in_the_chains_order(world, api, regulator):
+    casino = world["casino"]
+    for _ in range(3):
+        seal(casino, Seal.Reason.EXPORT)
+    api.force_authenticate(regulator)
+    sequences = [s["sequence"] for s in api.get("/api/v1/seals/").json()["seals"]]
+    # Oldest first: a verifier walks the chain forward, each seal after the journal entries it covers.
+    assert len(sequences) >= 3 and sequences == sorted(sequences)
+    expected = list(Seal.objects.filter(casino=casino).order_by("sequence").values_list("sequence", flat=True))
+    assert sequences == expected

@@ -652,3 +652,12 @@ def test_r25_a_sheet_costs_the_same_queries_whatever_its_number_of_days(
         signed_register(staff, play(staff, casino, tableaux, datetime.date(2025, 1, day), 9000, 10000))
     assert len(sheet(casino, SEASON, 3)["days"]) == 3
     assert queries() == one_day
+
+
+def test_r25_the_season_page_lists_the_schedules_of_its_season_only(as_user, staff, casino):
+    for season, name in ((SEASON, "Barème de la saison 2024"), (SEASON + 1, "Barème de la saison 2025")):
+        book_services.enter_levy_schedule(staff["director"], casino, season, name, BRACKETS, "directeur", PASSWORD)
+    page = as_user(staff["director"]).get(f"/livres/prelevements/?casino={casino.pk}&saison={SEASON}")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "Barème de la saison 2024" in text and "Barème de la saison 2025" not in text

@@ -800,3 +800,16 @@ def test_r20_a_final_count_accounts_for_a_correction_of_an_advance_made_before_i
     api.force_authenticate(cash_staff["director"])
     row = api.get(f"/api/v1/carnets/{main_box(boule_tableau).pk}/").json()["days"][0]["rows"][0]
     assert row["result"] == "1100.00"
+
+
+def test_r15_the_advances_api_gives_each_amount_as_its_exact_decimal_string(
+    api, cash_staff, open_day, vingt_trois_tableau
+):
+    created = post_advance(api, cash_staff["chef"], vingt_trois_tableau, open_day)
+    assert created.status_code == 201
+    # Money is never a float (STYLE.md): the amount the cash box received, cents included, as a string.
+    assert created.json()["amount"] == "10000.00"
+    listed = api.get(f"/api/v1/advances/?seance={open_day.pk}").json()
+    rows = listed["results"] if isinstance(listed, dict) else listed
+    assert [row["amount"] for row in rows] == ["10000.00"]
+    assert api.get(f"/api/v1/advances/{created.json()['id']}/").json()["amount"] == "10000.00"

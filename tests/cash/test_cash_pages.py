@@ -95,6 +95,31 @@ def test_r18_the_tablet_logs_a_short_interruption_and_the_resumption(floor, open
     assert interruption.resumed_by.username == "chef" and interruption.lids_off is True
 
 
+def test_r18_the_director_or_a_codir_member_who_held_the_key_reopens_on_the_tablet(
+    floor, open_day, vingt_trois_tableau
+):
+    floor.post(f"/caisse/tableaux/{vingt_trois_tableau.pk}/avance/", advance_form(vingt_trois_tableau))
+    attested = {
+        "key_holder": "codir",
+        "password": PASSWORD,
+        "short": "on",
+        "boxes_at_table": "on",
+        "staff_at_post": "on",
+    }
+    assert (
+        floor.post(f"/caisse/tableaux/{vingt_trois_tableau.pk}/interruption-momentanee/", attested).status_code == 302
+    )
+    interruption = Interruption.objects.get()
+    resume_url = f"/caisse/interruptions/{interruption.pk}/reprise/"
+    # The key holders of R18 are the chef and the direction: the CoDir member who kept the key is offered, and chosen.
+    page = floor.get(resume_url)
+    assert page.context["form"].fields["unlocked_by"].initial == "codir"
+    assert "codir" in dict(page.context["form"].fields["unlocked_by"].choices)
+    assert floor.post(resume_url, {"unlocked_by": "codir", "password": PASSWORD}).status_code == 302
+    interruption.refresh_from_db()
+    assert interruption.resumed_at is not None and interruption.resumption.signer.username == "codir"
+
+
 def test_r20_the_final_count_form_certifies_and_the_floor_lists_what_blocks_the_close(
     floor, api, chef, open_day, boule_tableau
 ):

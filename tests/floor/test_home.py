@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from casino.models import Alert
+from casino.models import Alert, Membership
 from casino.web.formats import euros
 from seances.models import Seance
 from seances.services import change_seance_state
@@ -149,3 +149,13 @@ def test_the_home_lists_only_the_alerts_still_open(as_user, director, casino):
     assert list(response.context["alerts"]) == [still_open]
     page = response.content.decode()
     assert "Boîte restée fermée" in page and "Registre non signé, acquitté" not in page
+
+
+def test_a_director_of_two_casinos_gets_the_dashboard_of_the_casino_asked_for(as_user, director, casino, other_casino):
+    Membership.objects.create(employee=director.employee, casino=other_casino)
+    client = as_user(director)
+    for chosen in (casino, other_casino):
+        response = client.get(f"/?casino={chosen.pk}")
+        assert response.status_code == 200
+        assert response.context["casino"] == chosen
+        assert "Journée du" in response.content.decode() and f" · {chosen.name}</h2>" in response.content.decode()

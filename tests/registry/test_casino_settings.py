@@ -110,3 +110,19 @@ def test_a_refusal_page_offers_a_way_back(as_user, administrator, casino):
     page = response.content.decode()
     assert response.status_code == 403 and "Refusé" in page
     assert f'<a class="button" href="/etablissements/{casino.pk}/">← Retour</a>' in page
+
+
+def test_r29_the_casino_page_shows_today_the_settings_in_force_not_those_signed_for_the_next_day(
+    as_user, director, casino
+):
+    client = as_user(director)
+    changed = settings_form(casino, short_interruption_minutes="20", advance_multiple_boule="5000")
+    assert client.post(f"/etablissements/{casino.pk}/modifier/", changed).status_code == 302
+    response = client.get(f"/etablissements/{casino.pk}/")
+    page = response.content.decode()
+    assert response.context["thresholds"]["short_interruption_minutes"] == 30
+    assert response.context["in_force_settings"].advance_multiple_boule == 4000
+    assert "<dt>Interruption momentanée au plus</dt><dd>30 minutes</dd>" in page
+    assert "<dt>Avance à la boule</dt><dd>4000 × le minimum</dd>" in page
+    # The change signed for the next gaming day is shown apart, as pending.
+    assert [version.values["short_interruption_minutes"] for version in response.context["pending_settings"]] == [20]

@@ -144,3 +144,17 @@ def test_the_day_page_lists_no_tableau_out_of_service_among_those_still_to_open(
 
     assert [row["tableau"] for row in response.context["to_open"]] == [vingt_trois_tableau]
     assert "1 tableau encore à ouvrir : n° 5." in response.content.decode()
+
+
+def test_the_day_page_counts_only_the_openings_of_its_own_day(
+    as_user, director, casino, open_day, boule_tableau, vingt_trois_tableau
+):
+    date = open_day.gaming_day.date
+    client = as_user(director)
+    today = client.get(f"/seances/?casino={casino.pk}&date={date.isoformat()}")
+    tomorrow = client.get(f"/seances/?casino={casino.pk}&date={(date + datetime.timedelta(days=1)).isoformat()}")
+
+    assert today.context["to_open"] == []
+    # Today's openings say nothing of tomorrow: both tableaux are still to open that day, with no limits shown.
+    assert [row["tableau"] for row in tomorrow.context["to_open"]] == [boule_tableau, vingt_trois_tableau]
+    assert all(row["opening"] is None for row in tomorrow.context["rows"])

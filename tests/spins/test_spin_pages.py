@@ -127,3 +127,12 @@ def test_r9_the_entry_page_preselects_the_only_legal_direction(as_user, chef, op
     spins.announce(chef, open_day, vingt_trois)  # the number's form follows « Rien ne va plus »
     page = as_user(chef).get(f"/coups/{vingt_trois.pk}/").content.decode()
     assert re.search(r'<input type="radio" name="direction" value="horaire" checked>', page)
+
+
+def test_a_spin_posted_with_no_seance_open_is_a_409_that_says_so_and_writes_nothing(as_user, chef, boule):
+    response = as_user(chef).post(f"/coups/{boule.pk}/", {"launcher": "croupier1", "number": "3"})
+    assert response.status_code == 409
+    assert "Aucune séance ouverte : aucun coup ne peut être enregistré." in response.content.decode().replace(
+        "&#x27;", "'"
+    )
+    assert not Spin.objects.exists()
