@@ -149,3 +149,23 @@ def test_the_home_lists_only_the_alerts_still_open(as_user, director, casino):
     assert list(response.context["alerts"]) == [still_open]
     page = response.content.decode()
     assert "Boîte restée fermée" in page and "Registre non signé, acquitté" not in page
+
+
+def test_the_day_result_keeps_the_afternoon_once_the_evening_is_open(
+    api, as_user, cash_staff, open_day, boule_tableau, vingt_trois_tableau
+):
+    """The day's result on the director's home sums every séance of the gaming day, not the one in play only."""
+    from tests.helpers.spin_helpers import evening_after
+
+    chef = cash_staff["chef"]
+    assert post_advance(api, chef, vingt_trois_tableau, open_day).status_code == 201
+    assert post_final_count(api, chef, vingt_trois_tableau, open_day, "10500").status_code == 201
+    evening = evening_after(cash_staff["director"], open_day)
+    assert evening.state == Seance.State.OPEN
+
+    dashboard = as_user(cash_staff["director"]).get("/").context["dashboard"]
+
+    assert dashboard["seance"] == evening
+    assert dashboard["day_result"] == Decimal("500.00")
+    row = next(r for r in dashboard["rows"] if r["tableau"] == vingt_trois_tableau)
+    assert row["money"]["result"] == Decimal("500.00")
