@@ -5,6 +5,8 @@ deleted, a key added or retired past the rotation and a chain re-hashed without 
 
 import datetime
 import json
+import os
+import time
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -43,6 +45,31 @@ def test_r23_a_seal_writes_its_day_s_signed_file_in_the_export_storage(sealed, s
     assert anchors.file_problem(casino.pk, data) is None
     forged = dict(data, seals=data["seals"][:-1])
     assert anchors.file_problem(casino.pk, forged) == "signature du fichier invalide"
+
+
+def test_r23_a_seal_late_in_the_utc_day_goes_to_that_day_s_file(sealed, settings):
+    """The seals files are per UTC day: a moment at 23:30 UTC (past midnight in Paris) is the file of its UTC day,
+    which holds the seals of that day, never the next day's."""
+    casino, made = sealed
+    day = made.sealed_at.astimezone(datetime.UTC).date()
+    late = datetime.datetime.combine(day, datetime.time(23, 30), tzinfo=datetime.UTC)
+    # The process's own zone is Paris in production (Django sets TZ to TIME_ZONE); the fixtures' time travel set
+    # it to UTC, where a local day and a UTC day are one: Paris again for this call.
+    previous = os.environ.get("TZ")
+    os.environ["TZ"] = settings.TIME_ZONE
+    time.tzset()
+    try:
+        name = anchors.write_day(casino.pk, late)
+    finally:
+        if previous is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = previous
+        time.tzset()
+    assert name == anchors.file_name(casino.pk, day)
+    data = json.loads((settings.EXPORT_ROOT / name).read_text())
+    assert data["date"] == day.isoformat() and made.sequence in [s["sequence"] for s in data["seals"]]
+    assert not (settings.EXPORT_ROOT / anchors.file_name(casino.pk, day + datetime.timedelta(days=1))).exists()
 
 
 def test_r23_a_seal_deleted_from_the_database_is_named_and_kept_in_its_file(sealed, settings):

@@ -127,3 +127,18 @@ def test_r23_an_intact_database_has_every_guard_installed(world):
     tables = {model._meta.db_table for model, _guard in append_only.guarded_models()}
     guarded = {table for table, _name in append_only.existing_triggers(connection)}
     assert tables <= guarded
+
+
+def test_r23_the_mismatch_alert_counts_the_differences_after_the_first(casino):
+    """The alert names the first record that differs and counts the others: two differences, « 1 autre »."""
+    from casino.services import alert_journal_problems
+
+    first, second = "seances.opening n° 1 : « minimum » diffère", "seances.opening n° 2 : « minimum » diffère"
+    alert_journal_problems(casino, [(None, first), (None, second)])
+    alert = Alert.objects.get(kind="journal", casino=casino)
+    assert f"Un enregistrement ne correspond plus au journal : {first} (et 1 autre(s) écart(s))" in alert.message
+    assert second not in alert.message
+    # A single difference: no count at all.
+    alert_journal_problems(casino, [(None, second)])
+    alone = Alert.objects.filter(kind="journal", casino=casino).order_by("pk").last()
+    assert alone.message.count("autre(s) écart(s)") == 0 and second in alone.message

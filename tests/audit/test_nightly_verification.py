@@ -113,6 +113,16 @@ def test_a_casino_left_unverified_raises_an_alert_and_a_recent_intact_run_none(a
     assert "n'a pas été vérifié depuis le" in Alert.objects.filter(kind="journal").order_by("pk").last().message
 
 
+def test_a_stale_journal_alerted_once_a_day_however_often_the_check_runs(advanced):
+    """The alert's key names the day of the check, not its moment: the dispatcher runs again (a retry, a second
+    beat) while the alert is open, and no second alert is raised that day."""
+    # Noon (UTC) of a day well past the 36 hours: the second run falls on the same day, whenever the test runs.
+    later = (timezone.now() + datetime.timedelta(days=3)).replace(hour=12, minute=0)
+    assert alert_stale_verifications(later) == 1
+    assert alert_stale_verifications(later + datetime.timedelta(minutes=5)) == 0
+    assert Alert.objects.filter(kind="journal", casino=advanced).count() == 1
+
+
 def test_a_journal_begun_less_than_36_hours_ago_raises_no_stale_alert(advanced):
     """The alert is for a journal no intact run verified for 36 hours; one begun since has had no night yet."""
     # Counted from the journal's first entry: the casino was set up at the real clock's time, before the fixtures

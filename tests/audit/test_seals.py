@@ -233,6 +233,30 @@ def test_r23_a_private_key_that_does_not_match_the_published_one_signs_nothing(w
         seal(casino, Seal.Reason.DAY_END)
 
 
+def test_the_demo_key_replaces_a_private_key_that_no_longer_matches_the_recorded_one(
+    casino, other_casino, settings, tmp_path
+):
+    """create_signing_key --demo gives a usable key to every casino without one: a private key on disk that is
+    not the recorded key's other half is not one; a casino whose pair matches is left alone."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    settings.DEBUG = True
+    settings.CASINO_SIGNING_KEY_DIR = tmp_path
+    with as_owner(connection):
+        stale, kept = signing.create_key(casino), signing.create_key(other_casino)
+    intruder = Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    signing.private_key_path(casino.pk).write_bytes(intruder)
+    with as_owner(connection):
+        call_command("create_signing_key", "--demo")
+    casino.refresh_from_db()
+    assert casino.signing_key.key_id != stale.key_id
+    assert signing.public_pem(signing.load_private_key(casino.pk)) == casino.signing_key.public_key_pem
+    assert other_casino.signing_key.key_id == kept.key_id
+
+
 def test_the_demo_key_is_refused_without_debug(settings):
     settings.DEBUG = False
     with pytest.raises(CommandError):
@@ -287,6 +311,30 @@ def test_r23_a_missing_production_key_raises_an_alert_and_the_next_run_seals(wor
 
     settings.CASINO_SIGNING_KEY_DIR = key_dir  # the secret is back: the next run seals the day
     assert [s.casino_id for s in seal_ended_days(tomorrow)] == [casino.pk]
+
+
+def test_r23_a_casino_without_its_key_does_not_stop_the_next_casino_s_seal(
+    casino, other_casino, monkeypatch, settings, tmp_path
+):
+    """The day-end run goes on past a casino whose key is missing: that one is alerted, the casinos after it are
+    sealed all the same."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from casino.models import Alert
+
+    settings.CASINO_SIGNING_KEY_DIR = tmp_path  # no key file for either casino
+    settings.CASINO_SIGNING_KEY_AUTOCREATE = False
+    first, last = sorted([casino, other_casino], key=lambda c: c.name)  # the order the run reads them (by name)
+    pem = Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    monkeypatch.setenv(f"CASINO_SIGNING_KEY_{last.pk}", pem.decode())  # only the second casino's key is provisioned
+    moment = datetime.datetime(2026, 12, 2, 12, 0, tzinfo=PARIS)
+    written = seal_ended_days(moment)
+    assert [(made.casino_id, made.gaming_day) for made in written] == [(last.pk, datetime.date(2026, 12, 1))]
+    assert Alert.objects.open().filter(casino=first, kind="seal").count() == 1
+    assert not Alert.objects.open().filter(casino=last, kind="seal").exists()
 
 
 def test_r23_the_director_and_the_regulator_see_the_unsealed_day_alert(

@@ -135,3 +135,24 @@ def test_the_floor_shows_the_open_alerts_of_its_casino_only(as_user, chef, open_
     assert list(response.context["alerts"]) == [ours]
     page = response.content.decode()
     assert "Alerte du casino choisi" in page and "Alerte du casino voisin" not in page
+
+
+def test_a_caissier_s_tableau_of_the_afternoon_is_not_theirs_in_the_evening(
+    as_user, api, cash_staff, chef, caissier, open_day
+):
+    """Their own tableaux are those they serve in the séance in play: an advance brought in the afternoon makes
+    no tableau theirs once the evening is open."""
+    from tables.models import Tableau
+    from tests.helpers.spin_helpers import evening_after
+
+    boule_tableau, vingt_trois_tableau = Tableau.objects.order_by("table__apparatus__game", "number")
+    assert post_advance(api, chef, vingt_trois_tableau, open_day).status_code == 201  # brought by the caissier
+    assert post_final_count(api, chef, vingt_trois_tableau, open_day, "10500").status_code == 201
+    evening_after(cash_staff["director"], open_day)
+
+    page = as_user(caissier).get("/caisse/plancher/").content.decode()
+
+    assert "mon tableau" not in page
+    assert page.index(f'data-tableau="{boule_tableau.number}"') < page.index(
+        f'data-tableau="{vingt_trois_tableau.number}"'
+    )

@@ -13,6 +13,7 @@ from casino.web.formats import euros
 from seances.models import Seance
 from seances.services import change_seance_state
 from tests.helpers.cash_helpers import post_advance, post_final_count
+from tests.helpers.spin_helpers import evening_after
 
 pytestmark = pytest.mark.django_db
 
@@ -159,3 +160,21 @@ def test_a_director_of_two_casinos_gets_the_dashboard_of_the_casino_asked_for(as
         assert response.status_code == 200
         assert response.context["casino"] == chosen
         assert "Journée du" in response.content.decode() and f" · {chosen.name}</h2>" in response.content.decode()
+
+
+def test_the_day_result_keeps_the_afternoon_once_the_evening_is_open(
+    api, as_user, cash_staff, open_day, boule_tableau, vingt_trois_tableau
+):
+    """The day's result on the director's home sums every séance of the gaming day, not the one in play only."""
+    chef = cash_staff["chef"]
+    assert post_advance(api, chef, vingt_trois_tableau, open_day).status_code == 201
+    assert post_final_count(api, chef, vingt_trois_tableau, open_day, "10500").status_code == 201
+    evening = evening_after(cash_staff["director"], open_day)
+    assert evening.state == Seance.State.OPEN
+
+    dashboard = as_user(cash_staff["director"]).get("/").context["dashboard"]
+
+    assert dashboard["seance"] == evening
+    assert dashboard["day_result"] == Decimal("500.00")
+    row = next(r for r in dashboard["rows"] if r["tableau"] == vingt_trois_tableau)
+    assert row["money"]["result"] == Decimal("500.00")

@@ -50,6 +50,17 @@ def test_horizontal_bars_place_the_threshold_on_their_axis():
     assert a["x"] + b["width"] < chart["threshold_x"] < a["x"] + a["width"]
 
 
+def test_horizontal_bars_cover_a_threshold_above_every_share():
+    """The axis runs to the largest of the shares and the threshold: a threshold no one reaches stays on the chart."""
+    chart = horizontal_bars("t", "t", [{"label": "A", "value": 0.2}, {"label": "B", "value": 0.1}], threshold=0.5)
+    right = 640 - 12
+    assert chart["ticks"][-1]["label"] == "60 %"  # round ticks: 0, 20, 40, 60 %
+    assert chart["left"] < chart["threshold_x"] <= right
+    assert all(tick["x"] <= right for tick in chart["ticks"])
+    a, _b = chart["bars"]
+    assert a["x"] + a["width"] < chart["threshold_x"]
+
+
 def test_a_short_interruption_on_a_months_timeline_is_still_visible():
     start = datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC)
     end = start + datetime.timedelta(days=30)
