@@ -183,7 +183,10 @@ def test_the_api_token_of_a_director_needs_a_fresh_totp_code(api, director, two_
 def test_an_unverified_director_session_is_refused_by_the_api(client, director, two_factor):
     login(client, "directeur", PASSWORD)
     response = client.get("/api/v1/apparatus/")
-    assert response.status_code == 403 and response.json()["code"] == "otp_required"
+    assert (response.status_code, response.json()) == (
+        403,
+        {"code": "otp_required", "message": "Double authentification requise : validez votre code à usage unique."},
+    )
 
 
 def test_the_session_key_changes_at_login(client, director):

@@ -2,12 +2,17 @@
 act on one's own account, account events journaled in every casino of the person, API tokens and sessions ended, the
 actor of a request, the secrets a signing form carries (R28, R29)."""
 
+import datetime
 import json
+import logging
+import time
 
 import pytest
+import time_machine
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.sessions.models import Session
+from django.core.exceptions import ValidationError
 from django.test import RequestFactory
 from knox.models import AuthToken
 
@@ -157,3 +162,77 @@ def test_the_forwarded_address_counts_only_from_a_trusted_proxy_given_with_its_h
     assert security.client_address(socket) == "unix:/run/gunicorn.sock"
     direct = factory.get("/", REMOTE_ADDR="192.0.2.9", HTTP_X_FORWARDED_FOR="203.0.113.5")
     assert security.client_address(direct) == "192.0.2.9"
+
+
+def test_the_client_address_of_a_request_without_a_peer_is_empty_and_a_proxy_without_its_header_is_the_client(
+    settings,
+):
+    request = RequestFactory().get("/")
+    del request.META["REMOTE_ADDR"]
+    assert security.client_address(request) == ""
+    settings.TRUSTED_PROXY_COUNT = 1
+    settings.TRUSTED_PROXY_ADDRESSES = ["10.0.0.0/8"]
+    assert security.client_address(request) == ""
+    proxied = RequestFactory().get("/", REMOTE_ADDR="10.0.0.2")  # a trusted proxy that sent no X-Forwarded-For
+    assert security.client_address(proxied) == "10.0.0.2"
+
+
+def test_a_security_event_without_a_person_names_nobody(caplog):
+    log = logging.getLogger("casino.accounts.security")
+    log.addHandler(caplog.handler)
+    caplog.set_level("INFO", logger=log.name)
+    try:
+        security.log_event("essai")
+        security.on_login_failed(None, {})  # axes or a form with no username field
+        security.on_logout(None, request=None, user=None)  # a logout of nobody logged in
+        request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.3")  # no session: a token's login
+        security.on_login(None, request=request, user=type("U", (), {"username": "croupier1"})())
+    finally:
+        log.removeHandler(caplog.handler)
+    events = [(r.event["action"], r.event["user"]) for r in caplog.records if r.name == log.name]
+    assert events == [("essai", ""), ("login_failed", ""), ("logout", ""), ("login", "croupier1")]
+
+
+def test_a_security_event_is_dated_in_utc_to_the_microsecond_whatever_the_server_s_zone(caplog, monkeypatch):
+    monkeypatch.setenv("TZ", "Europe/Paris")
+    time.tzset()  # the server's zone Paris, as Django sets it in production
+    log = logging.getLogger("casino.accounts.security")
+    log.addHandler(caplog.handler)
+    caplog.set_level("INFO", logger=log.name)
+    try:
+        with time_machine.travel(datetime.datetime(2027, 1, 15, 8, 0, 0, 123456, tzinfo=datetime.UTC), tick=False):
+            record = security.log_event("essai")
+    finally:
+        log.removeHandler(caplog.handler)
+        monkeypatch.undo()
+        time.tzset()
+    assert record["time"] == "2027-01-15T08:00:00.123456Z"
+
+
+def test_tokens_ended_in_a_request_are_logged_with_its_address_and_path(casino, director, croupier, in_request, caplog):
+    AuthToken.objects.create(croupier)
+    request = in_request(director)
+    request.META["REMOTE_ADDR"] = "10.0.0.4"
+    log = logging.getLogger("casino.accounts.security")
+    log.addHandler(caplog.handler)
+    caplog.set_level("INFO", logger=log.name)
+    try:
+        security.end_tokens(croupier, "role_changed")
+    finally:
+        log.removeHandler(caplog.handler)
+    event = next(r.event for r in caplog.records if r.name == log.name)
+    assert (event["action"], event["user"], event["address"], event["path"]) == (
+        "tokens_ended",
+        "croupier1",
+        "10.0.0.4",
+        "/",
+    )
+
+
+def test_r28_an_unknown_signer_is_refused_on_the_signer_field_by_default():
+    with pytest.raises(ValidationError) as caught:
+        security.signer_among({}, "inconnu", "R15")
+    assert list(caught.value.message_dict) == ["signer"]
+    with pytest.raises(ValidationError) as caught:
+        security.signer_among({}, None, "R15", field="counted_by")
+    assert list(caught.value.message_dict) == ["counted_by"]

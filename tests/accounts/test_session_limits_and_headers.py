@@ -110,6 +110,18 @@ def test_r28_the_whole_session_ends_after_its_maximum_whatever_the_activity(clie
     assert [event["reason"] for event in expirations()] == ["max_age"]
 
 
+def test_r28_idle_for_exactly_the_limit_when_the_maximum_passes_the_reason_is_the_maximum(
+    client, director, expirations
+):
+    logged_in(client)
+    for seconds in range(IDLE, MAX, IDLE):  # each request exactly the idle limit after the one before
+        with at(seconds):
+            assert client.get("/").status_code == 200
+    with at(3 * IDLE):  # idle for exactly the limit (still alive for that), past the maximum
+        assert client.get("/").status_code == 302
+    assert [event["reason"] for event in expirations()] == ["max_age"]
+
+
 def test_r28_idle_and_past_its_maximum_the_reason_is_idle(client, director, expirations):
     logged_in(client)
     with at(MAX + IDLE):
