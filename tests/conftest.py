@@ -4,6 +4,7 @@ an administrator, and the director of another casino who must see nothing of the
 import contextlib
 import datetime
 import io
+import logging
 import os
 from decimal import Decimal
 
@@ -97,6 +98,17 @@ def make_employee(username, role, casino, approved=True):
     employee.save()
     Membership.objects.create(employee=employee, casino=casino)
     return employee
+
+
+@pytest.fixture
+def security_events(caplog):
+    """The security log's events (casino.accounts.security.log_event) the test has made so far, read by calling it:
+    each a dict with its time. The security logger does not propagate to the root logger: caplog listens to it here."""
+    log = logging.getLogger("casino.accounts.security")
+    log.addHandler(caplog.handler)
+    caplog.set_level("INFO", logger=log.name)
+    yield lambda: [record.event for record in caplog.records if record.name == log.name]
+    log.removeHandler(caplog.handler)
 
 
 @pytest.fixture

@@ -2,8 +2,6 @@
 status; and what each refusal leaves behind (a failure counted against the signer as typed by this person from this
 address, a line of the security log) — casino.accounts.security.check_secrets, through a signed advance (R15, R28)."""
 
-import logging
-
 import pytest
 from axes.models import AccessAttempt
 from django_otp.oath import totp
@@ -53,22 +51,16 @@ def test_r28_a_wrong_password_is_refused_on_its_field_and_counted_against_the_si
 
 
 def test_r28_a_signature_locked_out_is_refused_with_403_word_for_word_and_logged_with_the_signer(
-    api, cash_staff, open_day, boule_tableau, settings, caplog
+    api, cash_staff, open_day, boule_tableau, settings, security_events
 ):
     for _ in range(settings.AXES_FAILURE_LIMIT):
         advance(api, cash_staff, boule_tableau, open_day, password="mauvais")
-    log = logging.getLogger("casino.accounts.security")
-    log.addHandler(caplog.handler)
-    caplog.set_level("INFO", logger="casino.accounts.security")
-    try:
-        response = advance(api, cash_staff, boule_tableau, open_day)
-    finally:
-        log.removeHandler(caplog.handler)
+    response = advance(api, cash_staff, boule_tableau, open_day)
     assert (response.status_code, response.json()) == (
         403,
         refusal("trop d'échecs : cette signature est bloquée pour vous depuis ce poste pendant 15 minutes"),
     )
-    locked = [r.event for r in caplog.records if r.name == log.name and r.event["action"] == "signature_locked_out"]
+    locked = [event for event in security_events() if event["action"] == "signature_locked_out"]
     assert [(event["user"], event["address"], event["path"]) for event in locked] == [
         ("directeur", ADDRESS, "/api/v1/advances/")
     ]

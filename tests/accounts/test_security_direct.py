@@ -4,8 +4,6 @@ actor of a request, the secrets a signing form carries (R28, R29)."""
 
 import datetime
 import json
-import logging
-import time
 
 import pytest
 import time_machine
@@ -177,50 +175,30 @@ def test_the_client_address_of_a_request_without_a_peer_is_empty_and_a_proxy_wit
     assert security.client_address(proxied) == "10.0.0.2"
 
 
-def test_a_security_event_without_a_person_names_nobody(caplog):
-    log = logging.getLogger("casino.accounts.security")
-    log.addHandler(caplog.handler)
-    caplog.set_level("INFO", logger=log.name)
-    try:
-        security.log_event("essai")
-        security.on_login_failed(None, {})  # axes or a form with no username field
-        security.on_logout(None, request=None, user=None)  # a logout of nobody logged in
-        request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.3")  # no session: a token's login
-        security.on_login(None, request=request, user=type("U", (), {"username": "croupier1"})())
-    finally:
-        log.removeHandler(caplog.handler)
-    events = [(r.event["action"], r.event["user"]) for r in caplog.records if r.name == log.name]
+def test_a_security_event_without_a_person_names_nobody(security_events):
+    security.log_event("essai")
+    security.on_login_failed(None, {})  # axes or a form with no username field
+    security.on_logout(None, request=None, user=None)  # a logout of nobody logged in
+    request = RequestFactory().get("/", REMOTE_ADDR="10.0.0.3")  # no session: a token's login
+    security.on_login(None, request=request, user=type("U", (), {"username": "croupier1"})())
+    events = [(event["action"], event["user"]) for event in security_events()]
     assert events == [("essai", ""), ("login_failed", ""), ("logout", ""), ("login", "croupier1")]
 
 
-def test_a_security_event_is_dated_in_utc_to_the_microsecond_whatever_the_server_s_zone(caplog, monkeypatch):
-    monkeypatch.setenv("TZ", "Europe/Paris")
-    time.tzset()  # the server's zone Paris, as Django sets it in production
-    log = logging.getLogger("casino.accounts.security")
-    log.addHandler(caplog.handler)
-    caplog.set_level("INFO", logger=log.name)
-    try:
-        with time_machine.travel(datetime.datetime(2027, 1, 15, 8, 0, 0, 123456, tzinfo=datetime.UTC), tick=False):
-            record = security.log_event("essai")
-    finally:
-        log.removeHandler(caplog.handler)
-        monkeypatch.undo()
-        time.tzset()
-    assert record["time"] == "2027-01-15T08:00:00.123456Z"
+def test_a_security_event_is_dated_in_utc_to_the_microsecond(security_events):
+    with time_machine.travel(datetime.datetime(2027, 1, 15, 8, 0, 0, 123456, tzinfo=datetime.UTC), tick=False):
+        security.log_event("essai")
+    assert [event["time"] for event in security_events()] == ["2027-01-15T08:00:00.123456Z"]
 
 
-def test_tokens_ended_in_a_request_are_logged_with_its_address_and_path(casino, director, croupier, in_request, caplog):
+def test_tokens_ended_in_a_request_are_logged_with_its_address_and_path(
+    casino, director, croupier, in_request, security_events
+):
     AuthToken.objects.create(croupier)
     request = in_request(director)
     request.META["REMOTE_ADDR"] = "10.0.0.4"
-    log = logging.getLogger("casino.accounts.security")
-    log.addHandler(caplog.handler)
-    caplog.set_level("INFO", logger=log.name)
-    try:
-        security.end_tokens(croupier, "role_changed")
-    finally:
-        log.removeHandler(caplog.handler)
-    event = next(r.event for r in caplog.records if r.name == log.name)
+    security.end_tokens(croupier, "role_changed")
+    event = security_events()[0]
     assert (event["action"], event["user"], event["address"], event["path"]) == (
         "tokens_ended",
         "croupier1",

@@ -2,7 +2,6 @@
 logouts and lockouts (casino.accounts.security.log_event), and the session clock a login starts."""
 
 import json
-import logging
 
 import pytest
 import time_machine
@@ -17,19 +16,15 @@ MOMENT = 1_800_000_000.0  # a fixed instant (January 2027): the session's clock 
 
 
 @pytest.fixture
-def events(caplog):
+def events(security_events, caplog):
     """The security log's events as logged, without their time (checked to be UTC, with its Z)."""
-    security = logging.getLogger("casino.accounts.security")
-    security.addHandler(caplog.handler)  # the security logger does not propagate to the root logger
-    caplog.set_level("INFO", logger="casino.accounts.security")
 
     def read():
         records = [r for r in caplog.records if r.name == "casino.accounts.security"]
         assert all(r.event["time"].endswith("Z") and r.getMessage() == r.event["action"] for r in records)
-        return [{key: value for key, value in r.event.items() if key != "time"} for r in records]
+        return [{key: value for key, value in event.items() if key != "time"} for event in security_events()]
 
-    yield read
-    security.removeHandler(caplog.handler)
+    return read
 
 
 def login(client, username, password, address="10.0.0.7"):

@@ -3,7 +3,6 @@ to the second and word for word: a shared tablet left on the table must not keep
 must not outlive its working day (R28).  casino.accounts.security.SessionLimitsMiddleware and
 SecurityHeadersMiddleware."""
 
-import logging
 
 import pytest
 import time_machine
@@ -29,21 +28,13 @@ def clocks(settings):
 
 
 @pytest.fixture
-def expirations(caplog):
+def expirations(security_events):
     """The `session_expired` events of the security log, without their time."""
-    log = logging.getLogger("casino.accounts.security")
-    log.addHandler(caplog.handler)  # the security logger does not propagate to the root logger
-    caplog.set_level("INFO", logger="casino.accounts.security")
-
-    def read():
-        return [
-            {key: value for key, value in record.event.items() if key != "time"}
-            for record in caplog.records
-            if record.name == "casino.accounts.security" and record.event["action"] == "session_expired"
-        ]
-
-    yield read
-    log.removeHandler(caplog.handler)
+    return lambda: [
+        {key: value for key, value in event.items() if key != "time"}
+        for event in security_events()
+        if event["action"] == "session_expired"
+    ]
 
 
 def at(seconds):
@@ -183,17 +174,10 @@ def test_a_policy_a_view_chose_is_kept():
     assert response.headers["Permissions-Policy"] == "camera=()"
 
 
-def test_only_a_403_is_logged_as_forbidden(caplog):
-    log = logging.getLogger("casino.accounts.security")
-    log.addHandler(caplog.handler)
-    caplog.set_level("INFO", logger="casino.accounts.security")
-    try:
-        for status in (200, 302, 400, 401, 403, 404, 409):
-            request = RequestFactory().get(f"/page/{status}/")
-            security.SecurityHeadersMiddleware(lambda _request, status=status: HttpResponse(status=status))(request)
-    finally:
-        log.removeHandler(caplog.handler)
-    forbidden = [record.event for record in caplog.records if record.name == "casino.accounts.security"]
-    assert [(event["action"], event["path"], event["status"]) for event in forbidden] == [
+def test_only_a_403_is_logged_as_forbidden(security_events):
+    for status in (200, 302, 400, 401, 403, 404, 409):
+        request = RequestFactory().get(f"/page/{status}/")
+        security.SecurityHeadersMiddleware(lambda _request, status=status: HttpResponse(status=status))(request)
+    assert [(event["action"], event["path"], event["status"]) for event in security_events()] == [
         ("forbidden", "/page/403/", 403)
     ]

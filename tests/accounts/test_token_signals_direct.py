@@ -4,7 +4,6 @@ logged; a save that changes none of them, a save of other fields only, and a fix
 receivers are connected once, whatever the number of times the app's start-up connects them."""
 
 import json
-import logging
 
 import pytest
 from django.db.models.signals import post_save, pre_save
@@ -79,17 +78,10 @@ def test_r29_a_role_changed_ends_the_tokens_once_and_a_save_of_the_same_role_kee
     assert reasons() == ["role_changed"]
 
 
-def test_r28_tokens_ended_are_logged_with_the_person_the_reason_and_how_many(croupier, caplog):
+def test_r28_tokens_ended_are_logged_with_the_person_the_reason_and_how_many(croupier, security_events):
     for _ in range(3):
         AuthToken.objects.create(croupier)
-    log = logging.getLogger("casino.accounts.security")
-    log.addHandler(caplog.handler)
-    caplog.set_level("INFO", logger=log.name)
-    try:
-        security.end_tokens(croupier, "activation_code")
-    finally:
-        log.removeHandler(caplog.handler)
-    events = [record.event for record in caplog.records if record.name == log.name]
-    assert [{key: value for key, value in event.items() if key != "time"} for event in events] == [
+    security.end_tokens(croupier, "activation_code")
+    assert [{key: value for key, value in event.items() if key != "time"} for event in security_events()] == [
         {"action": "tokens_ended", "user": "croupier1", "address": "", "reason": "activation_code", "count": 3}
     ]
