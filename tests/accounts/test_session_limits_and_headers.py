@@ -3,7 +3,6 @@ to the second and word for word: a shared tablet left on the table must not keep
 must not outlive its working day (R28).  casino.accounts.security.SessionLimitsMiddleware and
 SecurityHeadersMiddleware."""
 
-
 import pytest
 import time_machine
 from django.contrib.messages import get_messages
