@@ -10,8 +10,10 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.test import RequestFactory
 from rest_framework.test import APIClient
 
+from casino.accounts import security
 from casino.models import Casino, Employee, Membership, Role
 from tables.games.rules import Game
 from tables.models import Apparatus, Table
@@ -109,6 +111,23 @@ def security_events(caplog):
     caplog.set_level("INFO", logger=log.name)
     yield lambda: [record.event for record in caplog.records if record.name == log.name]
     log.removeHandler(caplog.handler)
+
+
+@pytest.fixture
+def in_request():
+    """Serve as a request of `user` (`in_request(user, REMOTE_ADDR=…)`) for the code that reads the current request
+    (casino.accounts.security.current_request: the lockout's address, the actor of an account event)."""
+    tokens = []
+
+    def serve(user, **meta):
+        request = RequestFactory().post("/", **meta)
+        request.user = user
+        tokens.append(security._current_request.set(request))
+        return request
+
+    yield serve
+    for token in reversed(tokens):
+        security._current_request.reset(token)
 
 
 @pytest.fixture

@@ -34,22 +34,6 @@ def entries(action):
     ]
 
 
-@pytest.fixture
-def in_request():
-    """Serve as the request of `user` for the code that reads the current request."""
-    tokens = []
-
-    def serve(user):
-        request = RequestFactory().post("/")
-        request.user = user
-        tokens.append(security._current_request.set(request))
-        return request
-
-    yield serve
-    for token in reversed(tokens):
-        security._current_request.reset(token)
-
-
 def test_r29_nobody_acts_on_their_own_account_word_for_word(director, codir):
     with pytest.raises(RoleForbidden) as caught:
         security.refuse_own_account(director, director.employee)

@@ -23,22 +23,6 @@ pytestmark = pytest.mark.django_db
 ADDRESS = "10.0.0.7"
 
 
-@pytest.fixture
-def serving():
-    """Serve as the request of `user` from ADDRESS, for the code that reads the current request."""
-    tokens = []
-
-    def serve(user):
-        request = RequestFactory().post("/", REMOTE_ADDR=ADDRESS)
-        request.user = user
-        tokens.append(security._current_request.set(request))
-        return request
-
-    yield serve
-    for token in reversed(tokens):
-        security._current_request.reset(token)
-
-
 def attempt(username, failures, address=ADDRESS, minutes_ago=1):
     row = AccessAttempt.objects.create(
         username=username,
@@ -61,9 +45,9 @@ def failures_by_user(column):
 
 
 def test_r28_the_column_counts_the_failures_typed_by_this_person_from_this_address_within_the_window(
-    cash_staff, serving
+    cash_staff, in_request
 ):
-    serving(cash_staff["chef"])
+    in_request(cash_staff["chef"], REMOTE_ADDR=ADDRESS)
     attempt("directeur|chef", 3)
     attempt("directeur|chef", 1, minutes_ago=10)  # a second row of the same key within the window: summed
     attempt("directeur|chef", 4, address="10.0.0.8")  # another address
@@ -76,10 +60,10 @@ def test_r28_the_column_counts_the_failures_typed_by_this_person_from_this_addre
 
 
 def test_r28_the_column_is_left_to_axes_outside_a_request_with_the_lockout_off_or_keyed_otherwise(
-    cash_staff, serving, settings
+    cash_staff, in_request, settings
 ):
     assert security.signature_failures_column() is None  # a management command: no request, no address
-    serving(cash_staff["chef"])
+    in_request(cash_staff["chef"], REMOTE_ADDR=ADDRESS)
     assert security.signature_failures_column() is not None
     settings.AXES_ENABLED = False
     assert security.signature_failures_column() is None
