@@ -245,7 +245,7 @@ class RosterPrintView(RosterDetailView):
 
 
 def report_period(request, casino):
-    today = GamingDay.date_at(casino, timezone.now())  # after midnight, the gaming day still running (as the API)
+    today = GamingDay.date_at(casino)  # after midnight, the gaming day still running (as the API)
     try:
         date_to = datetime.date.fromisoformat(request.GET["to"]) if request.GET.get("to") else today
         date_from = (

@@ -10,8 +10,8 @@ from cashbox.models import Advance, ControlRegister, Count, Interruption
 from casino.web.formats import euros
 from tests.conftest import PASSWORD
 from tests.helpers.cash_helpers import (
+    close_a_counted_day,
     main_box,
-    open_seance,
     post_advance,
     post_final_count,
     post_short_interruption,
@@ -237,14 +237,7 @@ def test_r21_another_casino_s_carnet_is_not_found(as_user, outsider, boule_table
 def test_r22_the_register_is_drawn_up_and_signed_twice_in_the_browser(
     as_user, api, cash_staff, chef, director, codir, open_day, boule_tableau, casino
 ):
-    from seances.services import change_seance_state
-
-    post_advance(api, chef, boule_tableau, open_day)
-    post_final_count(api, chef, boule_tableau, open_day, "9000")
-    for seance in open_day.gaming_day.seances.order_by("planned_start"):
-        if seance.state == "planned":
-            open_seance(director, seance)
-        change_seance_state(director, seance, "closed")
+    close_a_counted_day(api, chef, director, boule_tableau, open_day)
     client = as_user(director)
     url = f"/caisse/registres/{open_day.gaming_day.date.isoformat()}/?casino={casino.pk}"
     assert client.post(url, {"action": "draw_up"}).status_code == 302
@@ -264,14 +257,7 @@ def test_r22_the_register_is_drawn_up_and_signed_twice_in_the_browser(
 
 def drawn_up_register(as_user, api, chef, director, open_day, boule_tableau, casino):
     """The day's register drawn up by the director, its séances closed; the page's address."""
-    from seances.services import change_seance_state
-
-    post_advance(api, chef, boule_tableau, open_day)
-    post_final_count(api, chef, boule_tableau, open_day, "9000")
-    for seance in open_day.gaming_day.seances.order_by("planned_start"):
-        if seance.state == "planned":
-            open_seance(director, seance)
-        change_seance_state(director, seance, "closed")
+    close_a_counted_day(api, chef, director, boule_tableau, open_day)
     url = f"/caisse/registres/{open_day.gaming_day.date.isoformat()}/?casino={casino.pk}"
     assert as_user(director).post(url, {"action": "draw_up"}).status_code == 302
     return url

@@ -163,3 +163,14 @@ def staffed_tableaux(director, seance, numbers, name="Boule du fond", kinds=None
     roster = roster_services.create_roster(director, seance, apparatus, chef.username, list(places), places)
     roster_services.publish_roster(director, roster, director.username, PASSWORD)
     return tableaux
+
+
+def close_a_counted_day(api, chef, director, tableau, seance):
+    """An advance and a final count of 9 000 € at the tableau in `seance`, then every séance of its day opened if
+    still planned and closed: a day whose control register may be drawn up (R22)."""
+    post_advance(api, chef, tableau, seance)
+    post_final_count(api, chef, tableau, seance, "9000")
+    for each in seance.gaming_day.seances.order_by("planned_start"):
+        if each.state == Seance.State.PLANNED:
+            open_seance(director, each)
+        change_seance_state(director, each, Seance.State.CLOSED)

@@ -158,15 +158,9 @@ def test_a_refused_final_count_confirmation_shows_the_password_error_on_the_form
 @pytest.fixture
 def drawn_up_register(api, cash_staff, chef, director, open_day, boule_tableau):
     from cashbox import services
-    from seances.services import change_seance_state
-    from tests.helpers.cash_helpers import open_seance, post_final_count
+    from tests.helpers.cash_helpers import close_a_counted_day
 
-    post_advance(api, chef, boule_tableau, open_day)
-    post_final_count(api, chef, boule_tableau, open_day, "9000")
-    for seance in open_day.gaming_day.seances.order_by("planned_start"):
-        if seance.state == "planned":
-            open_seance(director, seance)
-        change_seance_state(director, seance, "closed")
+    close_a_counted_day(api, chef, director, boule_tableau, open_day)
     register, _created = services.draw_up_register(director, open_day.gaming_day)
     return register
 
