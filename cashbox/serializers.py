@@ -159,6 +159,14 @@ class CountSerializer(RecordSerializer):
             "corrections",
         ]
 
+    def to_representation(self, instance):
+        # The witnesses in the order of their names, as the journal lists them: a many-to-many without an order
+        # comes back in whatever order the database finds its rows (on PostgreSQL, not the same from one plan to
+        # the next).
+        data = super().to_representation(instance)
+        data["witnesses"] = sorted(data["witnesses"])
+        return data
+
 
 def cosigner_assertion(who):
     return serializers.JSONField(

@@ -18,10 +18,15 @@ def _offsets(tables):
     return {table: (index + 1) * STRIDE + 1 for index, table in enumerate(sorted(tables))}
 
 
-def _sqlite(connection):
+def _sqlite_tables(connection):
     with connection.cursor() as cursor:
         cursor.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%AUTOINCREMENT%'")
-        tables = [row[0] for row in cursor.fetchall()]
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _sqlite(connection):
+    with connection.cursor() as cursor:
+        tables = _sqlite_tables(connection)
         cursor.execute("SELECT name, seq FROM sqlite_sequence")
         current = dict(cursor.fetchall())
         for table, first in _offsets(tables).items():
@@ -35,7 +40,7 @@ def _sqlite(connection):
 _SEQUENCES = {}  # per test database: the (table, column) -> sequence of Django's tables, which do not change
 
 
-def _postgresql(connection):
+def _sequences(connection):
     key = (connection.alias, connection.settings_dict["NAME"])
     if key not in _SEQUENCES:
         _SEQUENCES[key] = {
@@ -43,15 +48,21 @@ def _postgresql(connection):
             for entry in connection.introspection.sequence_list()
             if entry.get("name")
         }
-    sequences = _SEQUENCES[key]
+    return _SEQUENCES[key]
+
+
+def _postgresql(connection, restart=False):
+    sequences = _sequences(connection)
     offsets = _offsets({table for table, _column in sequences})
     quote = connection.ops.quote_name
     calls, params = [], []
     for (table, column), sequence in sorted(sequences.items()):
-        # Past the table's largest id in any case: setval never hands out an id twice.
+        # Past the table's largest id in any case: setval never hands out an id twice. (`restart`: not past the
+        # sequence's last value, which rolled-back rows moved.)
+        last_value = "" if restart else f", (SELECT last_value FROM {sequence})"
         calls.append(
-            f"setval(%s, GREATEST(%s, (SELECT COALESCE(MAX({quote(column)}), 0) + 1 FROM {quote(table)}), "
-            f"(SELECT last_value FROM {sequence})), false)"
+            f"setval(%s, GREATEST(%s, (SELECT COALESCE(MAX({quote(column)}), 0) + 1 FROM {quote(table)}){last_value}), "
+            "false)"
         )
         params += [sequence, offsets[table]]
     if calls:
@@ -66,3 +77,40 @@ def apply(using="default"):
         _sqlite(connection)
     elif connection.vendor == "postgresql":
         _postgresql(connection)
+
+
+def tables(using="default"):
+    """The tables whose ids the offsets spread, as `apply` reads them."""
+    connection = connections[using]
+    if connection.vendor == "sqlite":
+        return _sqlite_tables(connection)
+    return sorted({table for table, _column in _sequences(connection)})
+
+
+def restart(using="default"):
+    """Every table's sequence back at its offset (past the rows it holds): the next rows take the same ids whatever
+    ran before in this test database, as a golden file written once needs (tests/web/test_golden_reads.py). Inside a
+    transaction rolled back afterwards on SQLite; PostgreSQL's setval is not transactional, and the sequences go on
+    from where the rolled-back rows left them, past any id in use."""
+    connection = connections[using]
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            for table, first in _offsets(tables(using)).items():
+                quoted = connection.ops.quote_name(table)
+                cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {quoted}")
+                (largest,) = cursor.fetchone()
+                cursor.execute("DELETE FROM sqlite_sequence WHERE name = %s", [table])
+                cursor.execute(
+                    "INSERT INTO sqlite_sequence (name, seq) VALUES (%s, %s)", [table, max(first - 1, largest)]
+                )
+    elif connection.vendor == "postgresql":
+        _postgresql(connection, restart=True)
+
+
+def table_of_id(value, names):
+    """The table whose offset range holds `value` (an id handed out after `restart`), or None."""
+    index = value // STRIDE - 1
+    ordered = sorted(names)
+    if value % STRIDE == 0 or not 0 <= index < len(ordered):
+        return None
+    return ordered[index]
