@@ -209,8 +209,14 @@ MODULE_TESTS = {
         "audit/test_seals.py",
         "exports/test_r28_offline_key_checks.py",
     ],
-    # The hand-written key lookups and the cash box's lock (the API's casino boundary on every signed write).
-    "casino/rows.py": ["ops/test_rows.py", "accounts/test_no_disclosure.py", "cash/test_lock_scope.py"],
+    # The hand-written key lookups and the cash box's lock (the API's casino boundary on every signed write), and the
+    # row-id check of the pages, the history check and the export (test_row_ids.py).
+    "casino/rows.py": [
+        "ops/test_rows.py",
+        "accounts/test_no_disclosure.py",
+        "cash/test_lock_scope.py",
+        "audit/test_row_ids.py",
+    ],
     # Every request passes through it: only the fast tests of its parts, and the journal's own.
     "casino/web/middleware.py": [
         "web/test_nul_bytes_refused.py",

@@ -1,19 +1,24 @@
 """Every refused write attempt of a signed-in user is journaled with its rule, message, status, method and path,
-in each of the user's casinos, and only those (R23); the rule of a refusal is read from its error."""
+in each of the user's casinos, and only those (R23); the rule of a refusal is read from its error. The refusals the
+pages' middleware makes itself name their rule: a page form dated by the client (R30), a page's write that meets a
+journal head off its chain (R23)."""
 
 import json
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import ValidationError
+from django.db import IntegrityError
 from django.http import HttpResponse
 from django.test import RequestFactory
+from django.utils.html import escape
 
 from casino.audit import journal
 from casino.models import JournalEntry
-from casino.rules import DomainError
+from casino.rules import DomainError, cite
 from casino.web import middleware
 from casino.web.middleware import (
+    ActTimeMiddleware,
     RefusalJournalMiddleware,
     mark_form_refusal,
     mark_refusal,
@@ -105,6 +110,118 @@ def test_the_refusal_reaches_the_user_even_when_journaling_fails(director, casin
     logged = [record for record in caplog.records if record.name == "casino.web.middleware"]
     assert [record.getMessage() for record in logged] == ["could not journal a refusal"]
     assert "journal indisponible" in caplog.text
+
+
+def test_what_a_refusal_leaves_behind_is_recorded_after_it_even_when_one_of_them_fails(director, casino, caplog):
+    """A refusal's transaction rolls back: what it must leave behind all the same (a cloned key's alert, R28) is
+    recorded after it, each action in its own transaction; one that fails is logged, the others and the refusal
+    itself still happen."""
+    done = []
+
+    def broken():
+        raise RuntimeError("alerte impossible")
+
+    def view(request):
+        request._after_refusal = [lambda: done.append("alerte"), broken, lambda: done.append("compteur")]
+        return mark_refusal(HttpResponse(status=409), "R28", "Clé clonée")
+
+    response = RefusalJournalMiddleware(view)(request_of(director))
+    assert response.status_code == 409
+    assert done == ["alerte", "compteur"]
+    logged = [record for record in caplog.records if record.name == "casino.web.middleware"]
+    assert [record.getMessage() for record in logged] == ["could not record what a refusal leaves behind"]
+    assert "alerte impossible" in caplog.text
+    assert [(found["rule"], found["message"]) for found in refusals()] == [("R28", "Clé clonée")]
+
+
+# The refusals the pages' middleware makes itself ------------------------------------------------------------------
+
+NOW = "2026-11-30T15:00:00+01:00"
+
+
+def r30_refusal(name):
+    return cite(
+        "R30",
+        f"« {name} » : l'heure d'un acte est celle du serveur, jamais celle d'un client ; rien n'a été enregistré "
+        "(une correction porte l'heure corrigée comme donnée)",
+    )
+
+
+def test_r30_a_page_form_dated_by_the_client_is_refused_before_the_view_and_journaled_with_r30(
+    client, director, casino
+):
+    client.force_login(director)
+    body = {"casino": casino.pk, "date": "2026-12-20", "signed_at": NOW, "recorded_at": NOW}
+    response = client.post("/seances/planifier/", body)
+    assert response.status_code == 400
+    message = r30_refusal("recorded_at")  # the first name sent, in alphabetical order
+    page = response.content.decode()
+    assert f'<p class="lead">{escape(message)}</p>' in page
+    assert '<p class="error-code">Erreur 400</p>' in page and '<h1 id="error-title">Heure refusée</h1>' in page
+    assert f">{director.get_full_name() or director.username}</span>" in page  # the page of a signed-in user
+    assert response.journal_refusal == {"rule": "R30", "message": message}
+    assert not casino.gaming_days.exists()
+    assert refusals() == [
+        {"rule": "R30", "message": message, "status": 400, "method": "POST", "path": "/seances/planifier/"}
+    ]
+
+
+def test_r30_only_unsafe_page_requests_are_searched_for_an_act_s_time_and_the_api_is_left_to_its_parsers():
+    reached = []
+
+    def view(request):
+        reached.append(request.path)
+        return HttpResponse("vue")
+
+    check = ActTimeMiddleware(view)
+    factory = RequestFactory()
+    assert check(factory.get("/journal/", {"recorded_at": NOW})).content == b"vue"
+    assert check(factory.post("/api/v1/advances/", {"recorded_at": NOW})).content == b"vue"
+    assert check(factory.post("/seances/planifier/", {"date": "2026-12-20"})).content == b"vue"
+    assert reached == ["/journal/", "/api/v1/advances/", "/seances/planifier/"]
+    for method in ("post", "put", "patch", "delete"):
+        request = getattr(factory, method)("/seances/planifier/")
+        request.POST = factory.post("/", {"launched_at": NOW}).POST  # what a form body of that method would carry
+        request.user = AnonymousUser()
+        response = check(request)
+        assert response.status_code == 400, method
+        assert response.journal_refusal == {"rule": "R30", "message": r30_refusal("launched_at")}, method
+    assert len(reached) == 3
+
+
+HEAD_OFF_ITS_CHAIN = cite(
+    "R23",
+    "Refusé : la tête du journal ne correspond plus à sa dernière entrée (R23), rien n'est inscrit tant qu'elle "
+    "n'est pas libérée ; l'exploitant l'examine (python manage.py verify_journal) puis la libère (python manage.py "
+    "verify_journal --casino <n°> --release-head)",
+)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        "UNIQUE constraint failed: casino_journalentry.casino_id, casino_journalentry.sequence",
+        'duplicate key value violates unique constraint "r23_journal_chain_unique"',
+    ],
+)
+def test_r23_a_page_write_meeting_a_journal_head_off_its_chain_answers_409_naming_it_and_its_release(
+    director, casino, error
+):
+    response = RefusalJournalMiddleware(None).process_exception(request_of(director), IntegrityError(error))
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert f'<p class="lead">{escape(HEAD_OFF_ITS_CHAIN)}</p>' in page
+    assert '<p class="error-code">Erreur 409</p>' in page and '<h1 id="error-title">Journal bloqué</h1>' in page
+    assert f">{director.get_full_name() or director.username}</span>" in page  # the page of a signed-in user
+    assert response.journal_refusal == {"rule": "R23", "message": HEAD_OFF_ITS_CHAIN}
+
+
+def test_r23_any_other_exception_of_a_page_is_left_to_django(director, casino):
+    journaling = RefusalJournalMiddleware(None)
+    request = request_of(director)
+    assert journaling.process_exception(request, IntegrityError("UNIQUE constraint failed: tables_table.name")) is None
+    # The head's constraint named by an error that is not the database's refusal is no refusal either.
+    assert journaling.process_exception(request, ValueError("r23_journal_sequence_unique")) is None
 
 
 # The rule of a refusal ------------------------------------------------------------------------------------------

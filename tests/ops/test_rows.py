@@ -16,14 +16,17 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def sql_built_here():
-    """casino.rows builds each shape's SQL once per process: built again in each test, with the code under test."""
+    """casino.rows builds each shape's SQL once per process, and each model's converters once per connection: built
+    again in each test, with the code under test."""
     from casino import rows
 
     rows._select.cache_clear()
     rows._scope.cache_clear()
+    rows._CONVERTERS.clear()
     yield
     rows._select.cache_clear()
     rows._scope.cache_clear()
+    rows._CONVERTERS.clear()
 
 
 def test_timestamps_and_plain_columns_read_the_same_as_through_django(director, casino):
@@ -207,3 +210,123 @@ def test_the_first_and_the_last_key_of_the_column_s_range_are_found(casino):
 
 def _stakes(casino):
     return {"min_stake_boule": casino.min_stake_boule, "min_stake_vingt_trois": casino.min_stake_vingt_trois}
+
+
+def test_a_record_by_a_unique_key_is_what_filter_first_reads(director, codir, casino):
+    """unique_instance reads a signing key by its credential id as the ORM's filter().first() reads it, its holder in
+    the same query; where it locks, it locks the key's row alone (on PostgreSQL)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from casino.models import Passkey
+    from casino.rows import unique_instance
+    from tests.helpers.passkey_helpers import enrolled_key
+
+    keys = [enrolled_key(user, casino)[1] for user in (director, codir)]
+    for key in keys:
+        expected = Passkey.objects.select_related("user").filter(credential_id=key.credential_id).first()
+        for lock in (False, True):
+            with CaptureQueriesContext(connection) as queries:
+                found = unique_instance(
+                    Passkey, "credential_id", key.credential_id, ("user",), **({"lock": True} if lock else {})
+                )
+                assert _same(found, expected)
+                assert "user" in found._state.fields_cache  # read in the same query, not on access
+                assert _same(found.user, expected.user)
+            assert len(queries) == 1
+            locked = queries[0]["sql"].endswith('FOR UPDATE OF "casino_passkey"')
+            assert locked is (lock and connection.vendor == "postgresql")
+    assert unique_instance(Passkey, "credential_id", "pas-une-cle", ("user",)) is None
+    assert unique_instance(Passkey, "credential_id", str(keys[0].pk), ("user",)) is None  # a key, not an id
+
+
+def test_a_record_read_with_the_statement_before_it_is_what_select_related_reads_in_one_round_trip(
+    boule_tableau, elsewhere
+):
+    """counted_then_unique_instance (PostgreSQL: a key's challenge consumed and the key locked in one statement)
+    counts the rows of the statement before it and reads the record as select_related does, its row alone locked."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from casino.rows import counted_then_unique_instance
+    from tables.models import Cashbox
+    from tests.conftest import require_postgres
+    from tests.helpers.cash_helpers import main_box
+
+    require_postgres()
+    paths = ("tableau__casino", "tableau__table")
+    before = "SELECT generate_series(1, %s)"
+    for rows, box in enumerate((main_box(boule_tableau), main_box(elsewhere))):
+        expected = Cashbox.objects.select_related(*paths).get(pk=box.pk)
+        with CaptureQueriesContext(connection) as queries:
+            done, found = counted_then_unique_instance(before, [rows], Cashbox, "id", box.pk, paths)
+            assert done == rows
+            assert _same(found, expected)
+            assert _same(found.tableau, expected.tableau)
+            assert _same(found.tableau.casino, expected.tableau.casino)
+            assert _same(found.tableau.table, expected.tableau.table)
+        assert len(queries) == 1
+        assert 'FOR UPDATE OF "tables_cashbox")' in queries[0]["sql"]
+    assert counted_then_unique_instance(before, [2], Cashbox, "id", 10**6, paths) == (2, None)
+
+
+def test_the_casino_s_people_a_write_names_are_what_the_orm_reads(director, codir, outsider, casino):
+    """members (cashbox.signatures.people_of) reads the casino's active members among the usernames, each with their
+    employee and the extra columns, as the ORM's select_related("employee").filter(…).annotate(…) reads them."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.db.models.expressions import RawSQL
+    from django.test.utils import CaptureQueriesContext
+
+    from casino.rows import members
+    from tests.conftest import make_employee
+
+    gone = make_employee("parti", Role.CROUPIER, casino)
+    membership = gone.memberships.get()
+    membership.active = False
+    membership.save()
+    extra = {
+        "casino_name": ('SELECT "name" FROM "casino_casino" WHERE "id" = %s', [casino.pk]),
+        "members": ('SELECT count(*) FROM "casino_membership" WHERE "casino_id" = %s AND "active"', [casino.pk]),
+    }
+    names = [director.username, codir.username, outsider.username, gone.user.username, "personne", "", codir.username]
+    expected = {
+        user.username: user
+        for user in get_user_model()
+        .objects.select_related("employee")
+        .filter(
+            username__in=names,
+            is_active=True,
+            employee__memberships__casino=casino,
+            employee__memberships__active=True,
+        )
+        .annotate(**{name: RawSQL(sql, params) for name, (sql, params) in extra.items()})
+    }
+    assert sorted(expected) == sorted([director.username, codir.username])
+    with CaptureQueriesContext(connection) as queries:
+        found = members(casino.pk, names, extra)
+        assert sorted(found) == sorted(expected)
+        for username, user in found.items():
+            assert _same(user, expected[username])
+            assert _same(user.employee, expected[username].employee)  # read in the same query, not on access
+            assert user.employee.user is user
+            assert (user.casino_name, user.members) == (casino.name, expected[username].members)
+    assert len(queries) == 1
+    assert members(casino.pk, ["", ""], extra) == {}
+
+
+def test_each_model_s_converters_are_found_once_per_connection(casino):
+    """The column converters of a model, which the ORM's compiler finds anew for every query, are found once for each
+    connection and model, then reused."""
+    from django.db import connection, connections
+
+    from casino import rows
+    from casino.models import Casino, Employee
+
+    here = connections[connection.alias]
+    first = rows._converters(here, Casino)
+    assert rows._converters(here, Casino) is first
+    assert rows._converters(here, Employee) is not first
+    assert rows._CONVERTERS[here][Casino] is first
+    assert rows.instance(Casino, casino.pk) == casino  # read with the same converters
+    assert rows._converters(here, Casino) is first
