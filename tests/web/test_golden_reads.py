@@ -4,8 +4,10 @@ The other tests check what they were written to check: a total, an order, a filt
 make slips between them (a serializer field read from the wrong object, a page listing yesterday's rows, another
 casino's alert on the floor, a link to the wrong carnet): whatever a reader would see differently, this test sees.
 Each route is read by the seven roles, by a chef de partie whose membership ended and by the director of another
-casino (whose own casino holds data too, so that a scope forgotten shows it), without and with yesterday's date;
+casino (whose own casino holds data too, so that a scope forgotten shows it), the dated pages on yesterday too;
 the answers, as text (tests/helpers/readable.py), are compared with tests/web/__snapshots__/test_golden_reads/.
+Each filter of each API list, given each value the demo day's records hold for it (as tests/web/test_api_filters.py
+draws them), keeps the items its golden file names.
 
 The demo day is built with the clock stopped at NOW and every table's ids restarted at their offsets, so that two
 runs, on SQLite and on PostgreSQL, give the same answers; ids are written as their table and rank
@@ -27,17 +29,19 @@ from django.test import override_settings
 from django.urls import get_resolver
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from casino.models import Alert, Casino, Role
+from books.services import record_observation
+from casino.models import Alert, Casino, Membership, Role
 from seances.services import plan_seances
 from tables.games.rules import Game
 from tables.models import Apparatus, Table
 from tables.services import register_tableau
-from tests.accounts.test_authorization_matrix import ADMIN_NAMESPACE, ROLES, _build, walk
-from tests.conftest import as_owner, make_employee
+from tests.accounts.test_authorization_matrix import ADMIN_NAMESPACE, REGULATOR, ROLES, _build, walk
+from tests.conftest import PASSWORD, as_owner, make_employee
 from tests.helpers import id_offsets
 from tests.helpers.days import NOW
 from tests.helpers.personas import inactive_member
 from tests.helpers.readable import answer_text
+from tests.web.test_api_filters import FILTERS, LISTS, candidates, filters_of, items
 
 # One worker builds the world once (about 20 s of CPU) and reads every route in it.
 pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("golden_reads")]
@@ -47,6 +51,9 @@ PERSONAS = (*ROLES, FORMER_CHEF, OTHER_DIRECTOR)
 # Read by other tests: the schema and its documentation page (tests/web/test_api_schema.py), the health check, whose
 # answer holds its checks' durations (tests/ops/test_health.py); and the way out.
 NOT_READ = {"api-schema", "api-docs", "health", "logout", "metrics"}
+# The pages that show another day when asked `?date=`: read on yesterday's too. (Every other page answers the same
+# with it; tests/web/test_pages_after_midnight.py reads every page at two hours of the day.)
+DATED = {"day", "floor", "journal", "opening-create", "roster-list", "roster-report"}
 
 
 class GoldenText(SingleFileSnapshotExtension):
@@ -61,8 +68,10 @@ def golden(snapshot):
     return snapshot.use_extension(GoldenText)
 
 
-def _elsewhere():
-    """Another casino with a day of its own: its director, a tableau, its séances planned, an open alert."""
+def _elsewhere(regulator):
+    """Another casino with a day of its own, which the regulator also covers (the police des jeux of a district): its
+    director, a croupier without his approval, a tableau, its séances planned, an open alert and an observation. A
+    page or an answer that forgets the casino chosen, or the reader's, shows one of them."""
     other = Casino.objects.create(
         name="Casino d'Ailleurs",
         arrete_reference="Arrêté d'ailleurs",
@@ -71,16 +80,20 @@ def _elsewhere():
         min_stake_vingt_trois="2.00",
     )
     director = make_employee("directeur-ailleurs", Role.DIRECTOR, other).user
+    make_employee("croupier-ailleurs", Role.CROUPIER, other, approved=False)
+    Membership.objects.create(employee=regulator.employee, casino=other)
     apparatus = Apparatus.objects.create(casino=other, game=Game.BOULE, name="Boule d'ailleurs")
     register_tableau(Table.objects.create(apparatus=apparatus, name="Table d'ailleurs"), 2)
     plan_seances(director, other, NOW.date())
     Alert.objects.create(casino=other, rule="R20", kind="test", key="ailleurs", message="Alerte d'ailleurs")
+    record_observation(regulator, other, NOW, "Visite d'ailleurs", "Afficher le règlement d'ailleurs", PASSWORD)
     return director
 
 
 @pytest.fixture(scope="module")
 def golden_world(django_db_setup, django_db_blocker, tmp_path_factory):
-    """The matrix's demo day, another casino's, and a chef whose membership ended; built once, the clock stopped."""
+    """The matrix's demo day, another casino's (which the regulator covers too), and a chef whose membership ended;
+    built once, the clock stopped."""
     with django_db_blocker.unblock(), time_machine.travel(NOW, tick=False):
         outer = transaction.atomic()
         outer.__enter__()
@@ -91,7 +104,7 @@ def golden_world(django_db_setup, django_db_blocker, tmp_path_factory):
                 built = _build()
                 casino = built["objects"][Casino]
                 built["users"][FORMER_CHEF] = inactive_member(casino, "ancien-chef", Role.CHEF)
-                built["users"][OTHER_DIRECTOR] = _elsewhere()
+                built["users"][OTHER_DIRECTOR] = _elsewhere(built["users"][REGULATOR])
                 connection.check_constraints()
                 built["tables"] = id_offsets.tables()
                 yield built
@@ -141,7 +154,23 @@ def test_what_every_persona_reads(client, golden_world, golden, name):
     for url in urls:
         parts.append(f"##### GET {with_ids_named(url, golden_world['tables'])}\n")
         parts.append(answers(client, golden_world, url, {}))
-        if not name.startswith("api"):
+        if name in DATED:
             parts.append(f"##### GET {with_ids_named(url, golden_world['tables'])}?date={day}\n")
             parts.append(answers(client, golden_world, url, {"date": day}))
     assert "".join(parts) == golden
+
+
+@pytest.mark.parametrize("prefix, name", FILTERS, ids=[f"{prefix}-{name}" for prefix, name in FILTERS])
+def test_what_every_filter_of_every_list_keeps(api, golden_world, golden, prefix, name):
+    """The items (by table and rank) each value of the filter keeps, as the regulator lists them (the reader of every
+    record); the unfiltered list first."""
+    api.force_authenticate(golden_world["users"][REGULATOR])
+    url = f"/api/v1/{prefix}/"
+    flt = dict(filters_of(prefix))[name]
+    values = candidates(prefix, name, flt, dict(LISTS)[prefix].queryset.model)
+    lines = []
+    for query in [{}] + [{name: value} for value in values]:
+        kept = [item.get("id", item.get("cashbox")) for item in items(api, url, query)]
+        shown = "&".join(f"{key}={value}" for key, value in query.items())
+        lines.append(f"?{shown} → {' '.join(str(pk) for pk in kept) or '(rien)'}")
+    assert with_ids_named("\n".join(lines) + "\n", golden_world["tables"]) == golden
