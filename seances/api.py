@@ -44,7 +44,9 @@ class SeanceViewSet(RecordViewSet):
             super()
             .get_queryset()
             .select_related("gaming_day", "opened_by", "closed_by", "not_held_signature__signer")
-            .order_by("-gaming_day__date", "planned_start")
+            # The id last: two casinos' séances of a day start at the same hour, and PostgreSQL listed them in no
+            # fixed order (tests/web/test_golden_reads.py).
+            .order_by("-gaming_day__date", "planned_start", "pk")
         )
 
     @extend_schema(request=PlanSeancesSerializer, responses=SeanceSerializer(many=True))
