@@ -31,6 +31,7 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from books.services import record_observation
 from casino.models import Alert, Casino, Membership, Role
+from seances.models import Spin
 from seances.services import plan_seances
 from tables.games.rules import Game
 from tables.models import Apparatus, Table
@@ -41,6 +42,7 @@ from tests.helpers import id_offsets
 from tests.helpers.days import NOW
 from tests.helpers.personas import inactive_member
 from tests.helpers.readable import answer_text
+from tests.helpers.spin_helpers import play
 from tests.web.test_api_filters import FILTERS, LISTS, candidates, filters_of, items
 
 # One worker builds the world once (about 20 s of CPU) and reads every route in it.
@@ -92,8 +94,8 @@ def _elsewhere(regulator):
 
 @pytest.fixture(scope="module")
 def golden_world(django_db_setup, django_db_blocker, tmp_path_factory):
-    """The matrix's demo day, another casino's (which the regulator covers too), and a chef whose membership ended;
-    built once, the clock stopped."""
+    """The matrix's demo day with a second spin, another casino's (which the regulator covers too), and a chef whose
+    membership ended; built once, the clock stopped."""
     with django_db_blocker.unblock(), time_machine.travel(NOW, tick=False):
         outer = transaction.atomic()
         outer.__enter__()
@@ -103,6 +105,17 @@ def golden_world(django_db_setup, django_db_blocker, tmp_path_factory):
             with override_settings(EXPORT_ROOT=tmp_path_factory.mktemp("exports")):
                 built = _build()
                 casino = built["objects"][Casino]
+                # A second spin at the vingt-trois, by the launcher in turn: a list of spins in the wrong order, or
+                # a panel showing the first spin for the last, reads differently.
+                first = built["objects"][Spin]
+                play(
+                    built["users"]["chef"],
+                    first.seance,
+                    first.apparatus,
+                    "croupier1",
+                    pocket=7,
+                    direction="antihoraire",
+                )
                 built["users"][FORMER_CHEF] = inactive_member(casino, "ancien-chef", Role.CHEF)
                 built["users"][OTHER_DIRECTOR] = _elsewhere(built["users"][REGULATOR])
                 connection.check_constraints()
