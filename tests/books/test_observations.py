@@ -231,6 +231,22 @@ def test_r27_the_deadline_runs_from_the_day_the_injunction_is_entered_not_from_t
     assert observation.deadline == datetime.date(2026, 3, 10)
 
 
+def test_r27_the_period_filter_reads_the_visit_not_the_day_it_was_written_up(api, regulator, casino):
+    """A visit of 28 February written up on 2 March: asked for the visits of 28 February, the API lists it; asked for
+    those of 2 March, it does not (the regulator looks visits up by the day he came)."""
+    visited = NOW - datetime.timedelta(days=2)
+    with time_machine.travel(NOW, tick=False):
+        observation = book_services.record_observation(regulator, casino, visited, "Visite tardive.", "", PASSWORD)
+    api.force_authenticate(regulator)
+
+    def listed(day):
+        answer = api.get("/api/v1/observations/", {"from": day.isoformat(), "to": day.isoformat()}).json()
+        return [item["id"] for item in answer["results"]]
+
+    assert listed(timezone.localdate(visited)) == [observation.pk]
+    assert listed(timezone.localdate(NOW)) == []
+
+
 def test_r27_a_visit_may_be_dated_the_moment_it_is_written_and_without_injunction(regulator, casino):
     with time_machine.travel(NOW, tick=False):
         observation = book_services.record_observation(regulator, casino, NOW, "Rien à signaler.", None, PASSWORD)

@@ -169,3 +169,12 @@ def test_r22_after_midnight_the_gaming_day_still_in_play_is_not_alerted_as_unsig
     assert not Alert.objects.exists()
     assert check_control_registers((day.ends_at + datetime.timedelta(minutes=1)).isoformat()) == 1
     assert Alert.objects.get().key == f"register-unsigned:{day.pk}"
+
+
+def test_the_alerts_filtered_by_a_rule_are_that_rule_s_only(api, director, casino):
+    """?rule=R1 lists the alerts of R1, not those of R13 or R18 whose codes begin the same way."""
+    for rule in ("R1", "R13", "R18"):
+        Alert.objects.create(casino=casino, rule=rule, kind="test", key=f"filtre-{rule}", message=f"Alerte {rule}")
+    api.force_authenticate(director)
+    listed = api.get("/api/v1/alerts/", {"rule": "R1"}).json()["results"]
+    assert [alert["rule"] for alert in listed] == ["R1"]

@@ -11,15 +11,16 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
 
 from cashbox import services as cash_services
 from cashbox.models import Signature
 from casino.audit import journal, verification
-from casino.exports.build import request_export, signing_key
+from casino.exports.build import fingerprint, request_export, signing_key
 from casino.models import CasinoKey, Export, JournalEntry, Role
 from seances.models import GamingDay, Seance
 from seances.services import change_seance_state
-from tests.conftest import make_employee
+from tests.conftest import as_owner, make_employee
 from tests.helpers.cash_helpers import open_seance, post_advance, post_final_count
 
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -488,8 +489,6 @@ def test_r23_an_intact_export_reconciles_every_record_with_the_journal(export, s
 def test_r23_a_record_changed_behind_a_dropped_trigger_is_named_in_the_export_and_offline(
     regulator, casino, demo_day, settings, django_capture_on_commit_callbacks
 ):
-    from django.db import connection
-
     from casino.models import Alert
     from tests.helpers.guard_helpers import drop_guard
 
@@ -540,3 +539,16 @@ def test_r23_a_regulator_exports_only_the_casinos_of_their_scope(regulator, casi
         request_export(regulator, other_casino, *(2 * [other_casino.arrete_date]))
     assert str(refusal.value) == "Seul le contrôle peut exporter les registres de ses établissements."
     assert not Export.objects.exists() and JournalEntry.objects.count() == entries
+
+
+def test_r23_the_exports_page_publishes_the_key_in_service_only(as_user, regulator, casino):
+    """After a rotation, the regulator checks exports against the key in service: the page publishes it, and not the
+    retired one (whose fingerprint would have him verify new exports against a key that no longer signs)."""
+    old = signing_key(casino)
+    with as_owner(connection):  # the rotation is the owner's (the application's role cannot retire a key)
+        call_command("create_signing_key", "--casino", str(casino.pk), stdout=io.StringIO())
+    new = signing_key(casino)
+    assert new.pk != old.pk
+    page = as_user(regulator).get("/exports/").content.decode()
+    assert fingerprint(new) in page
+    assert fingerprint(old) not in page

@@ -41,6 +41,19 @@ def test_each_card_shows_the_advances_the_last_count_and_the_result(
     assert 'Résultat</dt><dd class="result">—' in card_of(page, vingt_trois_tableau.number)
 
 
+def test_a_tableau_in_play_offers_the_top_up_form_which_opens_on_a_top_up(
+    as_user, api, cash_staff, chef, open_day, boule_tableau
+):
+    """The card of a tableau in play links to the complementary advance's form, which opens as one (not as the
+    initial advance, already given)."""
+    post_advance(api, chef, boule_tableau, open_day)
+    client = as_user(chef)
+    card = card_of(client.get("/caisse/plancher/").content.decode(), boule_tableau.number)
+    [link] = re.findall(r'href="([^"]*)">Avance complémentaire<', card)
+    assert link == f"/caisse/tableaux/{boule_tableau.pk}/avance/?kind=top_up"
+    assert f"Avance complémentaire — tableau n° {boule_tableau.number}" in client.get(link).content.decode()
+
+
 def test_the_floor_polls_its_live_part_through_htmx_served_from_static(as_user, chef, open_day):
     page = as_user(chef).get("/caisse/plancher/").content.decode()
     assert 'hx-trigger="every 5s"' in page and 'id="floor-live"' in page

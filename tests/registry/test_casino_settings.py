@@ -126,3 +126,13 @@ def test_r29_the_casino_page_shows_today_the_settings_in_force_not_those_signed_
     assert "<dt>Avance à la boule</dt><dd>4000 × le minimum</dd>" in page
     # The change signed for the next gaming day is shown apart, as pending.
     assert [version.values["short_interruption_minutes"] for version in response.context["pending_settings"]] == [20]
+
+
+def test_r29_after_midnight_the_api_gives_the_settings_of_the_gaming_day_still_running(api, director, casino):
+    """At half past one in the morning the gaming day of the evening before is still running (until 10:00): the
+    settings in force are that day's, not those of the calendar date."""
+    small_hours = datetime.datetime(2026, 11, 30, 0, 30, tzinfo=datetime.UTC)  # 01:30 in Paris
+    api.force_authenticate(director)
+    with time_machine.travel(small_hours, tick=False):
+        answer = api.get(f"/api/v1/casinos/{casino.pk}/").json()
+    assert answer["settings_in_force"]["gaming_day"] == "2026-11-29"

@@ -209,6 +209,26 @@ def test_the_settle_form_refuses_a_plein_on_10_at_boule_in_french(as_user, croup
     ]
 
 
+def test_a_refused_bet_after_a_blank_row_is_marked_on_its_own_row(as_user, croupier):
+    """The croupier left the first row blank: the refusal of the bet on the third row is written on the third row,
+    not on the second one (the refusals count the filled rows only)."""
+    data = {
+        "game": "boule",
+        "outcome": "1",
+        "pocket": "",
+        "colour": "",
+        **rows(("", "", ""), ("rouge", "", "5"), ("plein", "10", "2")),
+    }
+    response = as_user(croupier).post(reverse("games-settle"), data)
+    assert response.status_code == 400
+    forms = response.context["rows"].forms
+    assert [dict(form.errors) for form in forms[:3]] == [
+        {},
+        {},
+        {"number": [f"La boule n'a que les numéros 1 à 9 ({ARTICLES['R1']})."]},
+    ]
+
+
 def test_the_settle_form_asks_for_the_pocket_when_rouge_needs_it(as_user, croupier):
     data = {"game": "vingt_trois", "outcome": "9", "pocket": "", "colour": "", **rows(("rouge", "", "2"))}
     response = as_user(croupier).post(reverse("games-settle"), data)

@@ -107,6 +107,16 @@ def test_the_day_page_opens_and_closes_a_seance(as_user, director, casino, boule
     assert seance.state == "open"
 
 
+def test_planning_another_day_s_seances_returns_to_that_day_s_page(as_user, director, casino):
+    """The director plans next week's séances from the day page: he is sent back to that day, where they now are,
+    not to today's (the day he asked for kept in the redirect)."""
+    day = GamingDay.date_at(casino) + datetime.timedelta(days=7)
+    response = as_user(director).post("/seances/planifier/", {"casino": casino.pk, "date": day.isoformat()})
+    assert response.status_code == 302
+    assert response["Location"] == f"/seances/?casino={casino.pk}&date={day.isoformat()}"
+    assert Seance.objects.filter(gaming_day__date=day).count() == 2
+
+
 def test_the_seances_are_listed_newest_gaming_day_first_the_afternoon_before_the_evening(api, director, casino):
     for day in (datetime.date(2026, 12, 1), datetime.date(2026, 12, 2)):
         assert plan(api, director, casino, day).status_code == 201
