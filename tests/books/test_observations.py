@@ -369,3 +369,14 @@ def test_r27_a_follow_up_by_the_floor_or_without_text_is_refused_in_words(
         (found,) = refusal.value.error_dict["text"]
         assert (found.code, found.message) == ("R27", cite("R27", message))
     assert counts() == before
+
+
+def test_r27_the_register_lists_each_observation_under_its_visit_and_its_entry_apart(as_user, regulator, casino):
+    """A visit of 28 February written up on 2 March: the register's first column is the visit, linked to the entry;
+    the day it was written up follows, apart."""
+    visited = NOW - datetime.timedelta(days=2)
+    with time_machine.travel(NOW, tick=False):
+        observation = book_services.record_observation(regulator, casino, visited, "Visite tardive.", "", PASSWORD)
+    page = as_user(regulator).get(f"/livres/observations/?casino={casino.pk}").content.decode()
+    assert f'href="/livres/observations/{observation.pk}/">28/02/2026 15:30</a>' in page
+    assert "inscrite le 02/03/2026 15:30" in page

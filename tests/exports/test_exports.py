@@ -552,3 +552,12 @@ def test_r23_the_exports_page_publishes_the_key_in_service_only(as_user, regulat
     page = as_user(regulator).get("/exports/").content.decode()
     assert fingerprint(new) in page
     assert fingerprint(old) not in page
+
+
+def test_r23_the_casino_s_public_key_downloads_under_the_casino_s_number(as_user, regulator, casino):
+    """The regulator keeps one key file per casino: it is named after the casino, whatever the key's own number."""
+    key = signing_key(casino)
+    assert key.pk != casino.pk
+    response = as_user(regulator).get(f"/exports/cles/{casino.pk}.pem")
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == f'attachment; filename="casino-{casino.pk}-ed25519.pem"'

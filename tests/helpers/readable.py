@@ -136,11 +136,14 @@ def json_text(data):
 
 
 def answer_text(response):
-    """What the response says to its reader: its status, its redirect, its type and its content as text."""
+    """What the response says to its reader: its status, its redirect, its type, its file name and its content as
+    text."""
     content_type = response.get("Content-Type", "").split(";")[0]
     head = f"{response.status_code} {content_type}"
     if response.get("Location"):
         head += f" → {response['Location']}"
+    if response.get("Content-Disposition"):  # a download's file name, as the reader's browser saves it
+        head += f" ({response['Content-Disposition']})"
     if content_type not in ("text/html", "application/json", "text/csv", "text/plain"):
         return head  # a PDF, an archive, a file: its bytes are another test's subject
     content = (b"".join(response.streaming_content) if response.streaming else response.content).decode()

@@ -612,3 +612,23 @@ def test_r4_the_rosters_are_listed_latest_seance_first(
     listed = [r["seance"] for r in api.get("/api/v1/rosters/").json()["results"]]
 
     assert listed == [following.pk, evening.pk, seance.pk]
+
+
+def test_r4_moving_a_launcher_changes_only_his_place_in_the_draft_order(as_user, director, roster_setup, boule):
+    """The draft order is not alphabetical: moving croupier2 up swaps him with the launcher just before him in the
+    order, and nobody else moves."""
+    client = as_user(director)
+    client.post(
+        "/roulement/nouveau/",
+        {
+            "seance": roster_setup["seance"].pk,
+            "apparatus": boule.pk,
+            "chef": "chef",
+            "members": ["croupier3", "croupier1", "croupier2"],
+        },
+    )
+    roster = Roster.objects.get()
+    assert [m.user.username for m in roster.members.order_by("position")] == ["croupier3", "croupier1", "croupier2"]
+    response = client.post(f"/roulement/{roster.pk}/deplacer/", {"member": "croupier2", "direction": "up"})
+    assert response.status_code == 302
+    assert [m.user.username for m in roster.members.order_by("position")] == ["croupier3", "croupier2", "croupier1"]
