@@ -92,10 +92,20 @@ def _elsewhere(regulator):
     return director
 
 
+def _readings_apart(casino, regulator):
+    """Records on which two readings a developer may confuse give two answers: a tableau numbered 3 registered after
+    n° 5 (creation order is not number order, its id not its number), a visit of yesterday written up today (the
+    visit is not the entry)."""
+    apparatus = Apparatus.objects.create(casino=casino, game=Game.BOULE, name="Boule du fond")
+    register_tableau(Table.objects.create(apparatus=apparatus, name="Table C"), 3)
+    visited = NOW - datetime.timedelta(days=1)
+    record_observation(regulator, casino, visited, "Visite de la veille", "", PASSWORD)
+
+
 @pytest.fixture(scope="module")
 def golden_world(django_db_setup, django_db_blocker, tmp_path_factory):
-    """The matrix's demo day with a second spin, another casino's (which the regulator covers too), and a chef whose
-    membership ended; built once, the clock stopped."""
+    """The matrix's demo day with a second spin and records whose readings differ, another casino's (which the
+    regulator covers too), and a chef whose membership ended; built once, the clock stopped."""
     with django_db_blocker.unblock(), time_machine.travel(NOW, tick=False):
         outer = transaction.atomic()
         outer.__enter__()
@@ -116,6 +126,7 @@ def golden_world(django_db_setup, django_db_blocker, tmp_path_factory):
                     pocket=7,
                     direction="antihoraire",
                 )
+                _readings_apart(casino, built["users"][REGULATOR])
                 built["users"][FORMER_CHEF] = inactive_member(casino, "ancien-chef", Role.CHEF)
                 built["users"][OTHER_DIRECTOR] = _elsewhere(built["users"][REGULATOR])
                 connection.check_constraints()
