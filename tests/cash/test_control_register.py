@@ -254,6 +254,21 @@ def test_r23_the_correction_recorded_last_prevails_even_when_its_number_is_lower
     assert box_state.effective_amount(prefetched) == Decimal("9200")
 
 
+def test_r23_an_amount_read_after_its_corrections_is_a_decimal_amount_of_money(cash_staff, open_day, boule_tableau):
+    # Read from the database, as the floor, the carnet and the register read it: a Decimal, whether or not the entry
+    # was corrected. SQLite gives back 9100 (an int) or 9100.5 (a float) for a column it is not told is money, and a
+    # float minus a Decimal advance is a TypeError.
+    written = advance(cash_staff, boule_tableau, open_day)
+    count = final_count(cash_staff, boule_tableau, open_day, "9000")
+    correct_count(cash_staff, count, "9100")
+    entries = [Advance.objects.get(pk=written.pk), Count.objects.get(pk=count.pk)]
+    amounts = [box_state.effective_amount(entry) for entry in entries]
+    assert [(type(amount), amount) for amount in amounts] == [
+        (Decimal, Decimal("8000.00")),
+        (Decimal, Decimal("9100.00")),
+    ]
+
+
 def test_r21_r23_the_day_s_lines_follow_the_seances_then_the_tableaux_and_the_latest_correction(
     cash_staff, open_day, boule_tableau, vingt_trois_tableau
 ):
