@@ -392,6 +392,14 @@ def test_r22_a_deputy_without_a_full_name_is_named_by_username(cash_staff, casin
     assert deputy.designation.statement == f"codir remplace le directeur responsable pour la {today}"
 
 
+def test_r22_r28_a_director_with_a_second_factor_signs_the_deputy_s_designation_with_his_totp_code(
+    cash_staff, casino, today, settings
+):
+    code = totp_code(settings, cash_staff["director"])
+    deputy = signatures.designate_deputy(cash_staff["director"], today, "codir", "Congé", "directeur", PASSWORD, code)
+    assert (deputy.deputy, deputy.designation.signer) == (cash_staff["codir"], cash_staff["director"])
+
+
 # R22, R24, R28: the rectificatif signed (sign_amendment) ----------------------------------------------------------
 
 
