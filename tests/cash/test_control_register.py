@@ -254,6 +254,21 @@ def test_r23_the_correction_recorded_last_prevails_even_when_its_number_is_lower
     assert box_state.effective_amount(prefetched) == Decimal("9200")
 
 
+def test_r23_an_amount_read_after_its_corrections_is_a_decimal_amount_of_money(cash_staff, open_day, boule_tableau):
+    # Read from the database, as the floor, the carnet and the register read it: a Decimal, whether or not the entry
+    # was corrected. SQLite gives back 9100 (an int) or 9100.5 (a float) for a column it is not told is money, and a
+    # float minus a Decimal advance is a TypeError.
+    written = advance(cash_staff, boule_tableau, open_day)
+    count = final_count(cash_staff, boule_tableau, open_day, "9000")
+    correct_count(cash_staff, count, "9100")
+    entries = [Advance.objects.get(pk=written.pk), Count.objects.get(pk=count.pk)]
+    amounts = [box_state.effective_amount(entry) for entry in entries]
+    assert [(type(amount), amount) for amount in amounts] == [
+        (Decimal, Decimal("8000.00")),
+        (Decimal, Decimal("9100.00")),
+    ]
+
+
 def test_r21_r23_the_day_s_lines_follow_the_seances_then_the_tableaux_and_the_latest_correction(
     cash_staff, open_day, boule_tableau, vingt_trois_tableau
 ):
@@ -375,6 +390,14 @@ def test_r22_a_deputy_without_a_full_name_is_named_by_username(cash_staff, casin
     codir.save()
     deputy = signatures.designate_deputy(cash_staff["director"], today, "codir", "", "directeur", PASSWORD)
     assert deputy.designation.statement == f"codir remplace le directeur responsable pour la {today}"
+
+
+def test_r22_r28_a_director_with_a_second_factor_signs_the_deputy_s_designation_with_his_totp_code(
+    cash_staff, casino, today, settings
+):
+    code = totp_code(settings, cash_staff["director"])
+    deputy = signatures.designate_deputy(cash_staff["director"], today, "codir", "Congé", "directeur", PASSWORD, code)
+    assert (deputy.deputy, deputy.designation.signer) == (cash_staff["codir"], cash_staff["director"])
 
 
 # R22, R24, R28: the rectificatif signed (sign_amendment) ----------------------------------------------------------

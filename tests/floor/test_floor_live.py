@@ -1,6 +1,7 @@
 """The live floor (issue 14, item 1): money on each card, the polled partial, a constant query count, own tableaux
 first, the carnet one tap away and a late short interruption's alert on its card."""
 
+import html
 import re
 from datetime import timedelta
 
@@ -12,7 +13,9 @@ from django.utils import timezone
 
 from cashbox.tasks import check_short_interruptions
 from casino.web.formats import euros
-from tests.helpers.cash_helpers import main_box, post_advance, post_final_count, post_short_interruption
+from seances.models import Seance
+from seances.services import change_seance_state
+from tests.helpers.cash_helpers import chips_for, main_box, post_advance, post_final_count, post_short_interruption
 
 pytestmark = pytest.mark.django_db
 
@@ -113,6 +116,58 @@ def test_a_caissier_sees_the_tableaux_they_serve_first(as_user, api, cash_staff,
 def test_the_chef_of_the_rosters_sees_his_tableaux_marked(as_user, chef, open_day, boule_tableau):
     page = as_user(chef).get("/caisse/plancher/").content.decode()
     assert "mon tableau" in card_of(page, boule_tableau.number)
+
+
+def card_state(page, number):
+    """(data-state, the words shown) of a tableau's card."""
+    card = card_of(page, number)
+    shown = re.search(r'<p class="tableau-state">(.*?)</p>', card, re.S).group(1)
+    return re.search(r'data-state="([^"]*)"', card).group(1), html.unescape(shown).strip()
+
+
+def test_r15_r17_r18_a_card_says_if_its_tableau_waits_plays_or_is_interrupted_its_encaisse_counted_or_locked(
+    as_user, api, cash_staff, chef, open_day, boule_tableau, vingt_trois_tableau
+):
+    client = as_user(chef)
+
+    def states():
+        page = client.get("/caisse/plancher/", **HTMX).content.decode()
+        return card_state(page, boule_tableau.number), card_state(page, vingt_trois_tableau.number)
+
+    waiting = ("attente", "Limites fixées, en attente d'avance")
+    assert states() == (waiting, waiting)
+    assert post_advance(api, chef, vingt_trois_tableau, open_day).status_code == 201
+    assert states() == (waiting, ("en_jeu", "En jeu"))
+    # R17: a full interruption counts the encaisse; R18: a short one (boule) locks it in its box.
+    response = api.post(
+        "/api/v1/interruptions/",
+        {
+            "tableau": vingt_trois_tableau.pk,
+            "seance": open_day.pk,
+            "kind": "full",
+            "chips": chips_for("8000"),
+            "counted_by": "croupier1",
+            "witnesses": ["croupier2"],
+        },
+        format="json",
+    )
+    assert response.status_code == 201
+    assert post_advance(api, chef, boule_tableau, open_day).status_code == 201
+    assert post_short_interruption(api, chef, boule_tableau, open_day).status_code == 201
+    assert states() == (
+        ("sous_cle", "Interrompu, encaisse sous clé"),
+        ("interrompu", "Interrompu, encaisse comptée"),
+    )
+
+
+def test_out_of_session_once_the_seance_closed_every_card_reads_hors_seance(
+    as_user, cash_staff, open_day, boule_tableau, vingt_trois_tableau
+):
+    # No séance open: the cards' advances are read over no séance at all.
+    change_seance_state(cash_staff["director"], open_day, Seance.State.CLOSED)
+    page = as_user(cash_staff["chef"]).get("/caisse/plancher/", **HTMX).content.decode()
+    out = ("hors_seance", "Hors séance")
+    assert [card_state(page, tableau.number) for tableau in (boule_tableau, vingt_trois_tableau)] == [out, out]
 
 
 def test_r18_a_short_interruption_past_its_limit_shows_its_alert_on_the_card_at_the_next_poll(
