@@ -485,3 +485,11 @@ def test_r26_a_month_outside_2000_to_2100_is_refused_word_for_word(casino, year,
     with pytest.raises(ValidationError) as refusal:
         statement_of(casino, year, month)
     assert [(e.code, e.message) for e in refusal.value.error_dict["month"]] == [("R26", cite("R26", "Mois inconnu"))]
+
+
+def test_r26_the_statement_names_its_month_as_aaaa_mm_with_the_leading_zero(api, staff, casino):
+    with at((2, 2)):
+        api.force_authenticate(staff["director"])
+        january = api.get(URL).json()
+        september = api.get("/api/v1/situations/2024/9/").json()
+    assert (january["month"], september["month"]) == ("2025-01", "2024-09")

@@ -5,6 +5,7 @@ import datetime
 from decimal import Decimal
 
 import pytest
+import time_machine
 from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -661,3 +662,17 @@ def test_r25_the_season_page_lists_the_schedules_of_its_season_only(as_user, sta
     assert page.status_code == 200
     text = page.content.decode()
     assert "Barème de la saison 2024" in text and "Barème de la saison 2025" not in text
+
+
+def test_r25_the_current_month_s_sheet_is_marked_in_the_current_season_only(as_user, staff, casino):
+    # 15 January 2026: the season of 2025 is in play (sheet n° 3), that of 2024 is past and that of 2026 to come.
+    with time_machine.travel(datetime.datetime(2026, 1, 15, 15, 0, tzinfo=datetime.UTC), tick=False):
+        client = as_user(staff["director"])
+        pages = {
+            season: client.get(f"/livres/prelevements/?casino={casino.pk}&saison={season}")
+            for season in (2024, 2025, 2026)
+        }
+    texts = {season: page.content.decode() for season, page in pages.items()}
+    assert "Feuille n° 3</a> — mois 1 (en cours)" in texts[2025]
+    assert texts[2025].count("(en cours)") == 1
+    assert "(en cours)" not in texts[2024] and "(en cours)" not in texts[2026]

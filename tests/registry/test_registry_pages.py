@@ -65,6 +65,14 @@ def test_the_registry_page_shows_every_apparatus_with_its_tables_tableaux_and_ca
     assert "Boîte mobile découverte" in page
 
 
+def test_r2_the_tables_page_lists_each_table_s_tableaux_by_their_order_number(as_user, chef, boule_table):
+    # Registered n° 4 first, then n° 2: the page reads them as the table numbers them, not as they were entered.
+    for number in (4, 2):
+        register_tableau(boule_table, number)
+    page = as_user(chef).get(reverse("table-list")).content.decode()
+    assert "<td>n° 2, n° 4</td>" in page
+
+
 def test_record_links_lead_to_the_registry_pages_not_to_the_api(boule_tableau):
     cashbox = boule_tableau.cashboxes.first()
 

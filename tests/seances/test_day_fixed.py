@@ -122,6 +122,20 @@ def test_r15_the_next_gaming_day_uses_the_new_settings(day_open, clock, director
     assert today.advance_boule == Decimal("8000.00") and today.vingt_trois_colours is None
 
 
+def test_r15_the_openings_of_a_past_day_announce_that_day_s_advance_after_a_settings_change(
+    day_open, clock, api, director, casino, boule_tableau
+):
+    change_settings(casino, advance_multiple_boule=5000)
+    # The next day, the new multiple is in force (5 000 × 2,00 € = 10 000 €); the 30th's opening keeps its 8 000 €.
+    clock.move_to(datetime.datetime(2026, 12, 1, 17, 0, tzinfo=PARIS))
+    assert casino.advance_amount("boule") == Decimal("10000.00")
+    opening = Opening.objects.get(tableau=boule_tableau, gaming_day__date=TODAY)
+    api.force_authenticate(director)
+    assert api.get(f"/api/v1/openings/{opening.pk}/").json()["advance"] == "8000.00"
+    listed = api.get("/api/v1/openings/", {"gaming_day": TODAY.isoformat()}).json()["results"]
+    assert {item["tableau"]: item["advance"] for item in listed}[boule_tableau.pk] == "8000.00"
+
+
 def test_r10_r11_a_new_start_hour_mid_day_does_not_reslice_the_day(day_open, director, casino, boule_tableau):
     # 15:00: with a start hour of 16:00 applied at once, 15:00 would belong to the 29th and a second opening of
     # the same tableau with other limits could be fixed (R10, R11).

@@ -186,6 +186,29 @@ def test_r12_the_opening_form_explains_the_refusal_in_french(as_user, director, 
     assert not Opening.objects.exists()
 
 
+def test_r12_the_opening_form_proposes_the_lowest_maximums_allowed_and_opens_the_tableau_as_proposed(
+    as_user, director, boule_tableau, casino
+):
+    staff(boule_tableau)  # served by the séance's order (R31)
+    client = as_user(director)
+    url = f"/seances/tableaux/{boule_tableau.pk}/ouvrir/"
+    form = client.get(url).context["form"]
+    proposed = {name: form[name].value() for name in ("gaming_day", "minimum", "max_plein", "max_chances")}
+    # Minimum 2,00 €: 40 times on a plein, 200 times on a simple chance.
+    assert (proposed["minimum"], proposed["max_plein"], proposed["max_chances"]) == (
+        Decimal("2.00"),
+        Decimal("80.00"),
+        Decimal("400.00"),
+    )
+    assert client.post(url, proposed).status_code == 302
+    opening = Opening.objects.get()
+    assert (opening.minimum, opening.max_plein, opening.max_chances) == (
+        Decimal("2.00"),
+        Decimal("80.00"),
+        Decimal("400.00"),
+    )
+
+
 def test_r11_the_opening_form_refuses_a_change_with_409(as_user, director, boule_tableau, casino):
     staff(boule_tableau)  # served by the séance's order (R31)
     client = as_user(director)

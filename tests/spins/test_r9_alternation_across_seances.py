@@ -116,3 +116,18 @@ def test_r9_the_floor_tablet_refuses_the_evenings_first_spin_in_the_afternoons_l
     page = response.content.decode().replace("&#x27;", "'").replace("&quot;", '"')
     assert "coup n° 2 (séance de l'après-midi" in page and ARTICLES["R9"] in page
     assert not Spin.objects.filter(seance=evening).exists()
+
+
+def test_r9_the_spins_api_lists_the_evenings_spins_before_the_afternoons_newest_first(
+    api, chef, regulator, open_day, vingt_trois, evening
+):
+    first = play(chef, evening, vingt_trois, in_turn(evening, vingt_trois), pocket=5, direction="antihoraire")
+    api.force_authenticate(regulator)
+    listed = api.get("/api/v1/spins/", {"apparatus": vingt_trois.pk}).json()["results"]
+    # Each séance numbers its spins from 1: the evening's n° 1 is the newest, above the afternoon's n° 2 and n° 1.
+    assert [(item["seance"], item["sequence"]) for item in listed] == [
+        (evening.pk, 1),
+        (open_day.pk, 2),
+        (open_day.pk, 1),
+    ]
+    assert listed[0]["id"] == first.pk

@@ -314,6 +314,25 @@ def test_the_spins_listed_by_gaming_day_are_those_of_its_seances_even_launched_a
     assert listed(day + datetime.timedelta(days=1)) == set()
 
 
+def test_the_spins_listed_from_and_to_a_date_are_those_launched_on_those_days_in_paris_time(
+    api, regulator, croupier, open_day, boule
+):
+    day = open_day.gaming_day.date
+    next_day = day + datetime.timedelta(days=1)
+    evening = open_day.gaming_day.seances.get(kind=Seance.Kind.EVENING)
+    before_midnight = spin_on_record(evening, boule, 1, at(day, 23, 30), 3, croupier)
+    # 00:30 in Paris is still the previous day in UTC: the spin is of the next day for whoever reads the register.
+    after_midnight = spin_on_record(evening, boule, 2, at(next_day, 0, 30), 4, croupier)
+    api.force_authenticate(regulator)
+
+    def listed(first, last):
+        period = {"from": first.isoformat(), "to": last.isoformat()}
+        return {s["id"] for s in api.get("/api/v1/spins/", period).json()["results"]}
+
+    assert listed(day, day) == {before_midnight.pk}
+    assert listed(next_day, next_day) == {after_midnight.pk}
+
+
 def test_the_director_of_another_casino_lists_none_of_our_spins(api, chef, outsider, open_day, boule):
     play(chef, open_day, boule, "croupier1", number=3)
     api.force_authenticate(outsider)
