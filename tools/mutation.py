@@ -147,6 +147,11 @@ MODULE_TESTS = {
         "cash/test_cash_rules.py",
         "cash/test_register_amendment.py",
         "rosters/test_roster_first.py",
+        # The key-signing path (R28): signs_with_key, require_keys, key_signing_options, deputy_act.
+        "signatures/test_r18_r22_r24_r28_not_held_deputy_resumption_signed_with_a_key.py",
+        "signatures/test_r18_r28_short_interruption_signed_with_a_key.py",
+        "signatures/test_r20_r28_final_count_cosigned.py",
+        "signatures/test_r23_r28_corrections_signed_with_a_key.py",
     ],
     "cashbox/state.py": [
         "cash/test_advances_and_counts.py",
