@@ -29,6 +29,13 @@ db_template.install()
 flush.install()
 
 
+def pytest_configure(config):
+    """A collection without a run (`--collect-only`, as CI warms the tests' bytecode) reads no golden file: syrupy
+    would count every one of tests/web/__snapshots__/ unused and fail the session. It warns instead."""
+    if config.option.collectonly:
+        config.option.warn_unused_snapshots = True
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
     """Keep `--dist loadgroup` working: pytest-xdist 3.8 marks a test of an xdist_group by appending « @group » to
