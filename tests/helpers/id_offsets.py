@@ -24,17 +24,22 @@ def _sqlite_tables(connection):
         return [row[0] for row in cursor.fetchall()]
 
 
-def _sqlite(connection):
+def _sqlite(connection, restart=False):
     with connection.cursor() as cursor:
         tables = _sqlite_tables(connection)
         cursor.execute("SELECT name, seq FROM sqlite_sequence")
         current = dict(cursor.fetchall())
         for table, first in _offsets(tables).items():
-            # sqlite_sequence holds the last id given: the next row takes seq + 1.
+            # sqlite_sequence holds the last id given: the next row takes seq + 1. (`restart`: back to the offset,
+            # or past the table's largest id, whatever earlier rows of the test database moved it to.)
+            last = first - 1
+            if restart:
+                cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {connection.ops.quote_name(table)}")
+                last = max(last, cursor.fetchone()[0])
             if table not in current:
-                cursor.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (%s, %s)", [table, first - 1])
-            elif current[table] < first - 1:
-                cursor.execute("UPDATE sqlite_sequence SET seq = %s WHERE name = %s", [first - 1, table])
+                cursor.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (%s, %s)", [table, last])
+            elif current[table] < last or (restart and current[table] != last):
+                cursor.execute("UPDATE sqlite_sequence SET seq = %s WHERE name = %s", [last, table])
 
 
 _SEQUENCES = {}  # per test database: the (table, column) -> sequence of Django's tables, which do not change
@@ -80,10 +85,10 @@ def apply(using="default"):
 
 
 def tables(using="default"):
-    """The tables whose ids the offsets spread, as `apply` reads them."""
+    """The tables whose ids the offsets spread, as `apply` reads them, in the order of their offsets."""
     connection = connections[using]
     if connection.vendor == "sqlite":
-        return _sqlite_tables(connection)
+        return sorted(_sqlite_tables(connection))
     return sorted({table for table, _column in _sequences(connection)})
 
 
@@ -94,23 +99,15 @@ def restart(using="default"):
     from where the rolled-back rows left them, past any id in use."""
     connection = connections[using]
     if connection.vendor == "sqlite":
-        with connection.cursor() as cursor:
-            for table, first in _offsets(tables(using)).items():
-                quoted = connection.ops.quote_name(table)
-                cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {quoted}")
-                (largest,) = cursor.fetchone()
-                cursor.execute("DELETE FROM sqlite_sequence WHERE name = %s", [table])
-                cursor.execute(
-                    "INSERT INTO sqlite_sequence (name, seq) VALUES (%s, %s)", [table, max(first - 1, largest)]
-                )
+        _sqlite(connection, restart=True)
     elif connection.vendor == "postgresql":
         _postgresql(connection, restart=True)
 
 
-def table_of_id(value, names):
-    """The table whose offset range holds `value` (an id handed out after `restart`), or None."""
+def table_of_id(value, ordered_tables):
+    """The table whose offset range holds `value` (an id handed out after `restart`), or None; `ordered_tables` as
+    `tables()` gives them."""
     index = value // STRIDE - 1
-    ordered = sorted(names)
-    if value % STRIDE == 0 or not 0 <= index < len(ordered):
+    if value % STRIDE == 0 or not 0 <= index < len(ordered_tables):
         return None
-    return ordered[index]
+    return ordered_tables[index]

@@ -47,9 +47,7 @@ class _Reader(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.lines, self.line = [], []
         self.skipping = 0
-        self.in_main = False
-        self.saw_main = False
-        self.body = []  # the <body>'s lines, for a page without <main>
+        self.main = None  # the lines of <main>, once it has ended; a page without one keeps every line
 
     def _emit(self, text):
         if self.skipping:
@@ -69,7 +67,6 @@ class _Reader(HTMLParser):
             return
         if tag == "main":
             self._break()
-            self.saw_main, self.in_main = True, True
             self.lines = []
             return
         if tag in BLOCKS:
@@ -108,8 +105,7 @@ class _Reader(HTMLParser):
             return
         if tag == "main":
             self._break()
-            self.body, self.lines = self.lines, []
-            self.in_main = False
+            self.main, self.lines = self.lines, []
             return
         if tag in BLOCKS:
             self._break()
@@ -119,7 +115,7 @@ class _Reader(HTMLParser):
 
     def text(self):
         self._break()
-        return self.body if self.saw_main else self.lines
+        return self.lines if self.main is None else self.main
 
 
 def page_text(html):
