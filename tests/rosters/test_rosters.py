@@ -417,18 +417,18 @@ def test_r5_the_roster_shows_where_the_chef_stands_or_why_not(as_user, director,
 # Pages -----------------------------------------------------------------------------------------------------------
 
 
+def draft_through_the_page(client, seance, apparatus, members):
+    """The director's « nouveau roulement » form, chef « chef », the launchers in the order given."""
+    return client.post(
+        "/roulement/nouveau/",
+        {"seance": seance.pk, "apparatus": apparatus.pk, "chef": "chef", "members": members},
+    )
+
+
 def test_r4_director_builds_reorders_and_publishes_through_the_pages(as_user, director, roster_setup, boule):
     client = as_user(director)
     assert client.get("/roulement/").status_code == 200
-    response = client.post(
-        "/roulement/nouveau/",
-        {
-            "seance": roster_setup["seance"].pk,
-            "apparatus": boule.pk,
-            "chef": "chef",
-            "members": ["croupier1", "croupier2", "croupier3"],
-        },
-    )
+    response = draft_through_the_page(client, roster_setup["seance"], boule, ["croupier1", "croupier2", "croupier3"])
     roster = Roster.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/roulement/{roster.pk}/"
     client.post(f"/roulement/{roster.pk}/deplacer/", {"member": "croupier3", "direction": "up"})
@@ -618,15 +618,7 @@ def test_r4_moving_a_launcher_changes_only_his_place_in_the_draft_order(as_user,
     """The draft order is not alphabetical: moving croupier2 up swaps him with the launcher just before him in the
     order, and nobody else moves."""
     client = as_user(director)
-    client.post(
-        "/roulement/nouveau/",
-        {
-            "seance": roster_setup["seance"].pk,
-            "apparatus": boule.pk,
-            "chef": "chef",
-            "members": ["croupier3", "croupier1", "croupier2"],
-        },
-    )
+    draft_through_the_page(client, roster_setup["seance"], boule, ["croupier3", "croupier1", "croupier2"])
     roster = Roster.objects.get()
     assert [m.user.username for m in roster.members.order_by("position")] == ["croupier3", "croupier1", "croupier2"]
     response = client.post(f"/roulement/{roster.pk}/deplacer/", {"member": "croupier2", "direction": "up"})
