@@ -1,0 +1,111 @@
+"""The shared fixtures' replay (tests/helpers/replay.py): a replay leaves the rows the build left, and a build is
+replayed only from the same state."""
+
+import datetime
+from decimal import Decimal
+
+import pytest
+import time_machine
+from django.db import connection, transaction
+from django.utils import timezone
+
+from casino.audit import journal
+from casino.models import Casino, Role
+from tables.games.rules import Game
+from tables.models import Apparatus, Table
+from tables.services import register_tableau
+from tests.conftest import make_employee
+from tests.helpers import replay
+from tests.helpers.cash_helpers import open_afternoon
+from tests.helpers.days import NOW
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _sqlite_only():
+    if connection.vendor != "sqlite":
+        pytest.skip("the fixtures are replayed on SQLite only (PostgreSQL's sequences are not rolled back)")
+
+
+def every_row():
+    """Every table's rows, sqlite_sequence and the journal included."""
+    with connection.cursor() as cursor:
+        tables = connection.introspection.table_names(cursor) + ["sqlite_sequence"]
+        rows = {}
+        for table in tables:
+            cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")
+            rows[table] = sorted(cursor.fetchall(), key=repr)
+    return rows
+
+
+def a_day():
+    casino = Casino.objects.create(
+        name="Casino Test",
+        arrete_reference="Arrêté test",
+        arrete_date=datetime.date(2020, 1, 1),
+        min_stake_boule=Decimal("2.00"),
+        min_stake_vingt_trois=Decimal("1.00"),
+    )
+    director = make_employee("directeur", Role.DIRECTOR, casino).user
+    make_employee("chef", Role.CHEF, casino)
+    make_employee("croupier1", Role.CROUPIER, casino)
+    make_employee("croupier2", Role.CROUPIER, casino)
+    boule = Apparatus.objects.create(casino=casino, game=Game.BOULE, name="Boule")
+    tableau = register_tableau(Table.objects.create(apparatus=boule, name="Table A"), 1)
+    seance = open_afternoon(director, casino, (tableau, "2.00", "200.00", "1000.00"))
+    return {"director": director, "tableau": tableau, "seance": seance}
+
+
+def test_a_replayed_day_leaves_every_row_its_build_left_and_gives_back_the_same_objects():
+    with time_machine.travel(NOW, tick=False):
+        before = transaction.savepoint()
+        built, statements, failed = replay.recorded(a_day)
+        rows = every_row()
+        record = replay.record_of(built, statements)  # read back from the rows, as the hook does
+        assert not failed and record is not None
+        transaction.savepoint_rollback(before)
+        assert every_row() != rows
+
+        again = replay.replay(*record)
+
+    assert every_row() == rows
+    assert rows["casino_journalentry"] and rows["seances_roster"]
+    assert replay.fields(again) == replay.fields(built)
+    # The objects come back with the related objects the build held (the user with its employee).
+    assert "employee" in again["director"]._state.fields_cache
+    assert again["seance"].state == built["seance"].state
+
+
+def test_only_the_statements_that_change_rows_are_replayed():
+    built, statements, failed = replay.recorded(a_day)
+
+    verbs = {sql.split()[0].upper() for sql, _params, _many in statements}
+    assert verbs <= {"INSERT", "UPDATE", "DELETE", "WITH"} and "INSERT" in verbs
+    assert not failed
+
+
+def test_the_key_follows_the_rows_the_journal_and_the_clock(casino, director):
+    state = replay._state()
+    Apparatus.objects.create(casino=casino, game=Game.BOULE, name="Boule")
+    assert replay._state() != state  # a row inserted moves its table's sequence
+
+    state = replay._state()
+    with transaction.atomic():
+        journal.lock_head(casino.pk)
+    assert replay._state() == state  # a lock is no change
+
+    with time_machine.travel(NOW, tick=False):
+        assert replay._clock() == ("still", timezone.now())
+    with time_machine.travel(NOW + datetime.timedelta(seconds=42), tick=True):
+        assert replay._clock() == ("runs", NOW)
+
+
+def test_a_build_is_not_recorded_when_its_objects_differ_from_their_rows(casino):
+    casino.name = "Changé sans être enregistré"
+    assert replay.record_of(casino, ()) is None
+    assert replay.record_of(Casino(name="jamais enregistré"), ()) is None
+    assert replay.record_of(object(), ()) is None
+
+    casino.refresh_from_db()
+    assert replay.record_of({"casino": casino, "n": 1}, ()) == ((), replay.describe({"casino": casino, "n": 1}))
