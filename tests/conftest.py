@@ -258,7 +258,7 @@ from tests.helpers.days import _back_to_the_present, clock  # noqa: E402, F401
 from tests.helpers.guard_helpers import world  # noqa: E402, F401
 from tests.helpers.openings import seance_of_today  # noqa: E402, F401
 
-# The shared fixtures' rows replayed instead of built again (SQLite): tests/helpers/replay.py.
+# The shared fixtures' rows replayed instead of built again: tests/helpers/replay.py.
 from tests.helpers.replay import pytest_fixture_setup  # noqa: E402, F401
 
 

@@ -70,10 +70,12 @@ def _postgresql(connection, restart=False):
             "false)"
         )
         params += [sequence, offsets[table]]
-    if calls:
-        # One statement for every sequence: this runs again after each transactional test's flush.
-        with connection.cursor() as cursor:
-            cursor.execute(f"SELECT {', '.join(calls)}", params)
+    if not calls:
+        return ()
+    # One statement for every sequence: this runs again after each transactional test's flush.
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {', '.join(calls)}", params)
+        return tuple(cursor.fetchone())
 
 
 def apply(using="default"):
@@ -96,12 +98,13 @@ def restart(using="default"):
     """Every table's sequence back at its offset (past the rows it holds): the next rows take the same ids whatever
     ran before in this test database, as a golden file written once needs (tests/web/test_golden_reads.py). Inside a
     transaction rolled back afterwards on SQLite; PostgreSQL's setval is not transactional, and the sequences go on
-    from where the rolled-back rows left them, past any id in use."""
+    from where the rolled-back rows left them, past any id in use. On PostgreSQL, returns the sequences' next values
+    (which the rows a test holds decide: tests/helpers/replay.py keys its replays on them)."""
     connection = connections[using]
     if connection.vendor == "sqlite":
         _sqlite(connection, restart=True)
     elif connection.vendor == "postgresql":
-        _postgresql(connection, restart=True)
+        return _postgresql(connection, restart=True)
 
 
 def table_of_id(value, ordered_tables):

@@ -1,4 +1,4 @@
-"""The shared fixtures' rows, replayed instead of built again (SQLite only).
+"""The shared fixtures' rows, replayed instead of built again.
 
 A test's casino, personas and open day are built through the product's services: about 200 ms of the ORM for the
 open day alone, in a thousand tests, where the database's own work is a tenth of it. The first time a worker builds
@@ -18,8 +18,9 @@ equal the objects it built, field by field and through the related objects it ho
 
 Hand-written: neither pytest-django nor Django has it (a TestCase's setUpTestData shares one build between the tests
 of a class, which here share their fixtures through pytest, test by test, in any combination).
-PostgreSQL runs every build (its sequences are not rolled back with a test's transaction: a replay's ids would
-differ), as does `REPLAY_FIXTURES=0`.
+On PostgreSQL, whose sequences are not rolled back with a test's transaction, each replayed fixture first starts
+the sequences again past the rows the test holds (tests/helpers/id_offsets.py: restart), so that the ids a build
+takes follow from the rows, as on SQLite. `REPLAY_FIXTURES=0` builds every fixture.
 """
 
 import datetime
@@ -33,7 +34,7 @@ from django.apps import apps
 from django.db import connection, models
 from django.utils import timezone
 
-from tests.helpers import days
+from tests.helpers import days, id_offsets
 
 # The fixtures whose build is replayed: each builds rows through the services and returns model objects (or None),
 # with no effect outside the database.
@@ -94,7 +95,7 @@ class NotReplayable(Exception):
 
 
 def enabled():
-    return os.environ.get("REPLAY_FIXTURES", "1") != "0" and connection.vendor == "sqlite"
+    return os.environ.get("REPLAY_FIXTURES", "1") != "0" and connection.vendor in ("sqlite", "postgresql")
 
 
 def _clock():
@@ -107,9 +108,19 @@ def _clock():
 
 
 def _state():
+    """The database's state as a build reads it: the ids the next rows take, and the journal heads."""
+    if connection.vendor == "postgresql":
+        # PostgreSQL's sequences are not rolled back with a test's transaction: each replayed fixture starts them
+        # again past the rows the test holds, so that the ids follow from the rows, as on SQLite.
+        from tests.conftest import as_owner  # tests/conftest.py imports this module before it defines as_owner
+
+        with as_owner(connection):
+            sequences = id_offsets.restart()
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT name, seq FROM sqlite_sequence ORDER BY name")
+            sequences = tuple(cursor.fetchall())
     with connection.cursor() as cursor:
-        cursor.execute("SELECT name, seq FROM sqlite_sequence ORDER BY name")
-        sequences = tuple(cursor.fetchall())
         cursor.execute("SELECT casino_id, sequence, hash FROM casino_journalhead ORDER BY casino_id")
         heads = tuple(cursor.fetchall())
     return sequences, heads

@@ -1,5 +1,5 @@
 """The shared fixtures' replay (tests/helpers/replay.py): a replay leaves the rows the build left, and a build is
-replayed only from the same state."""
+replayed only from the same state, on SQLite and on PostgreSQL."""
 
 import datetime
 from decimal import Decimal
@@ -22,16 +22,11 @@ from tests.helpers.days import NOW
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _sqlite_only():
-    if connection.vendor != "sqlite":
-        pytest.skip("the fixtures are replayed on SQLite only (PostgreSQL's sequences are not rolled back)")
-
-
 def every_row():
-    """Every table's rows, sqlite_sequence and the journal included."""
+    """Every table's rows, the journal included (and SQLite's sequences)."""
     with connection.cursor() as cursor:
-        tables = connection.introspection.table_names(cursor) + ["sqlite_sequence"]
+        tables = connection.introspection.table_names(cursor)
+        tables += ["sqlite_sequence"] if connection.vendor == "sqlite" else []
         rows = {}
         for table in tables:
             cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")
@@ -60,6 +55,7 @@ def a_day():
 def test_a_replayed_day_leaves_every_row_its_build_left_and_gives_back_the_same_objects():
     with time_machine.travel(NOW, tick=False):
         before = transaction.savepoint()
+        state = replay._state()  # the key's state (on PostgreSQL, the sequences started again past the rows)
         built, statements, failed = replay.recorded(a_day)
         rows = every_row()
         record = replay.record_of(built, statements)  # read back from the rows, as the hook does
@@ -67,6 +63,7 @@ def test_a_replayed_day_leaves_every_row_its_build_left_and_gives_back_the_same_
         transaction.savepoint_rollback(before)
         assert every_row() != rows
 
+        assert replay._state() == state
         again = replay.replay(*record)
 
     assert every_row() == rows
