@@ -259,7 +259,7 @@ from tests.helpers.guard_helpers import world  # noqa: E402, F401
 from tests.helpers.openings import seance_of_today  # noqa: E402, F401
 
 # The shared fixtures' rows replayed instead of built again: tests/helpers/replay.py.
-from tests.helpers.replay import pytest_fixture_setup  # noqa: E402, F401
+from tests.helpers.replay import pytest_fixture_setup, pytest_runtest_call  # noqa: E402, F401
 
 
 @pytest.fixture

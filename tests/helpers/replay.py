@@ -85,6 +85,8 @@ NEUTRAL = {
 }
 
 TRAIL = pytest.StashKey[list]()
+RESTARTED = pytest.StashKey[tuple]()
+IN_BODY = pytest.StashKey[bool]()
 _RECORDS = {}  # key -> (statements, description) of a build, or None: built again each time
 _UNRECORDED = object()
 COUNTS = {"built": 0, "replayed": 0, "not_recorded": 0}
@@ -107,15 +109,10 @@ def _clock():
     return ("runs", now.replace(second=0, microsecond=0))
 
 
-def _state():
+def _state(node=None):
     """The database's state as a build reads it: the ids the next rows take, and the journal heads."""
     if connection.vendor == "postgresql":
-        # PostgreSQL's sequences are not rolled back with a test's transaction: each replayed fixture starts them
-        # again past the rows the test holds, so that the ids follow from the rows, as on SQLite.
-        from tests.conftest import as_owner  # tests/conftest.py imports this module before it defines as_owner
-
-        with as_owner(connection):
-            sequences = id_offsets.restart()
+        sequences = _restarted(node)
     else:
         with connection.cursor() as cursor:
             cursor.execute("SELECT name, seq FROM sqlite_sequence ORDER BY name")
@@ -124,6 +121,23 @@ def _state():
         cursor.execute("SELECT casino_id, sequence, hash FROM casino_journalhead ORDER BY casino_id")
         heads = tuple(cursor.fetchall())
     return sequences, heads
+
+
+def _restarted(node):
+    """PostgreSQL's sequences are not rolled back with a test's transaction: the test's first replayed fixture starts
+    them again past the rows the test holds, so that the ids follow from the rows, as on SQLite. The fixtures set up
+    after it in the same test then start from where the fixtures before them (the trail) left the sequences: they
+    are not started again (6 ms each), except in the test's body, which may have written anything."""
+    first = node.stash.get(RESTARTED, None) if node is not None else None
+    if first is not None and not node.stash.get(IN_BODY, False):
+        return ("after", first)
+    from tests.conftest import as_owner  # tests/conftest.py imports this module before it defines as_owner
+
+    with as_owner(connection):
+        sequences = id_offsets.restart()
+    if node is not None and first is None:
+        node.stash[RESTARTED] = sequences
+    return sequences
 
 
 # What a fixture returned, described by its rows -------------------------------------------------------------------
@@ -226,7 +240,7 @@ def pytest_fixture_setup(fixturedef, request):
     # Its dependencies first, as pytest's own set-up does (they join the trail before it).
     for argname in fixturedef.argnames:
         request.getfixturevalue(argname)
-    key = (name, tuple(trail), _clock(), _state())
+    key = (name, tuple(trail), _clock(), _state(request.node))
     trail.append(name)
     record = _RECORDS.get(key, _UNRECORDED)
     if record is None or record is _UNRECORDED:
@@ -259,6 +273,12 @@ def recorded(build):
     with connection.execute_wrapper(recorder):
         result = build()
     return result, tuple(statements), bool(failed)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    item.stash[IN_BODY] = True
+    return (yield)
 
 
 def _build(fixturedef, request, key, first):
