@@ -20,7 +20,7 @@ Hand-written: neither pytest-django nor Django has it (a TestCase's setUpTestDat
 of a class, which here share their fixtures through pytest, test by test, in any combination).
 On PostgreSQL, whose sequences are not rolled back with a test's transaction, each replayed fixture first starts
 the sequences again past the rows the test holds (tests/helpers/id_offsets.py: restart), so that the ids a build
-takes follow from the rows, as on SQLite. `REPLAY_FIXTURES=0` builds every fixture.
+takes follow from the rows, as on SQLite. `REPLAY_FIXTURES=0` builds every fixture, as mutation runs do.
 """
 
 import datetime
@@ -87,7 +87,10 @@ NEUTRAL = {
 TRAIL = pytest.StashKey[list]()
 RESTARTED = pytest.StashKey[tuple]()
 IN_BODY = pytest.StashKey[bool]()
-_RECORDS = {}  # key -> (statements, description) of a build, or None: built again each time
+# Per pytest session (its config): key -> (statements, description, clock moved to) of a build, or None: built again
+# each time. Never per process: mutmut runs each mutant's session in a process forked from one that ran the tests
+# unmutated, whose records would replay the rows of unmutated services.
+RECORDS = pytest.StashKey[dict]()
 _UNRECORDED = object()
 COUNTS = {"built": 0, "replayed": 0, "not_recorded": 0}
 
@@ -97,7 +100,14 @@ class NotReplayable(Exception):
 
 
 def enabled():
-    return os.environ.get("REPLAY_FIXTURES", "1") != "0" and connection.vendor in ("sqlite", "postgresql")
+    """Not under mutmut (which sets MUTANT_UNDER_TEST in each of its runs): it picks the tests of a mutant by the
+    functions each test called in its statistics run, and a replayed fixture calls none of the services it built
+    with; every build there goes through the services, as the tests that catch a mutant in them need."""
+    return (
+        os.environ.get("REPLAY_FIXTURES", "1") != "0"
+        and "MUTANT_UNDER_TEST" not in os.environ
+        and connection.vendor in ("sqlite", "postgresql")
+    )
 
 
 def _clock():
@@ -242,9 +252,10 @@ def pytest_fixture_setup(fixturedef, request):
         request.getfixturevalue(argname)
     key = (name, tuple(trail), _clock(), _state(request.node))
     trail.append(name)
-    record = _RECORDS.get(key, _UNRECORDED)
+    records = request.config.stash.setdefault(RECORDS, {})
+    record = records.get(key, _UNRECORDED)
     if record is None or record is _UNRECORDED:
-        result = _build(fixturedef, request, key, record is _UNRECORDED)
+        result = _build(fixturedef, request, records, key, record is _UNRECORDED)
     else:
         result = replay(*record)
         COUNTS["replayed"] += 1
@@ -281,7 +292,7 @@ def pytest_runtest_call(item):
     return (yield)
 
 
-def _build(fixturedef, request, key, first):
+def _build(fixturedef, request, records, key, first):
     from _pytest.fixtures import pytest_fixture_setup as set_up  # pytest's own set-up, called from this hook
 
     travellers = len(days.TRAVELLERS)
@@ -292,8 +303,8 @@ def _build(fixturedef, request, key, first):
         # clock moved to where the build left it, as if it had just been built.
         moved = len(days.TRAVELLERS) - travellers
         record = record_of(result, statements) if not failed and moved in (0, 1) else None
-        _RECORDS[key] = record and (*record, timezone.now() if moved else None)
-        COUNTS["not_recorded"] += _RECORDS[key] is None
+        records[key] = record and (*record, timezone.now() if moved else None)
+        COUNTS["not_recorded"] += records[key] is None
     return result
 
 

@@ -106,3 +106,15 @@ def test_a_build_is_not_recorded_when_its_objects_differ_from_their_rows(casino)
 
     casino.refresh_from_db()
     assert replay.record_of({"casino": casino, "n": 1}, ()) == ((), replay.describe({"casino": casino, "n": 1}))
+
+
+def test_mutation_runs_and_replay_fixtures_0_build_every_fixture(monkeypatch):
+    """mutmut picks a mutant's tests by the functions each test called: a replayed fixture calls no service."""
+    monkeypatch.delenv("MUTANT_UNDER_TEST", raising=False)
+    monkeypatch.delenv("REPLAY_FIXTURES", raising=False)
+    assert replay.enabled()
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "stats")
+    assert not replay.enabled()
+    monkeypatch.delenv("MUTANT_UNDER_TEST")
+    monkeypatch.setenv("REPLAY_FIXTURES", "0")
+    assert not replay.enabled()
