@@ -118,3 +118,23 @@ def test_mutation_runs_and_replay_fixtures_0_build_every_fixture(monkeypatch):
     monkeypatch.delenv("MUTANT_UNDER_TEST")
     monkeypatch.setenv("REPLAY_FIXTURES", "0")
     assert not replay.enabled()
+
+
+def test_on_postgresql_the_sequences_start_again_at_the_first_replayed_fixture_and_in_the_body(request):
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's sequences only (SQLite rolls its sequences back with the test)")
+    node = request.node
+    node.stash[replay.IN_BODY] = False  # as while the test's fixtures are set up
+    first, _heads = replay._state(node)
+    Casino.objects.create(
+        name="Une ligne de plus",
+        arrete_reference="A",
+        arrete_date=datetime.date(2020, 1, 1),
+        min_stake_boule=Decimal("2.00"),
+        min_stake_vingt_trois=Decimal("1.00"),
+    )
+
+    assert replay._state(node)[0] == ("after", first)  # the fixtures after the first: the trail says the rest
+
+    node.stash[replay.IN_BODY] = True
+    assert replay._state(node)[0] != first  # the body may have written anything: started again past its rows
