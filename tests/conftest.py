@@ -137,8 +137,8 @@ def in_request():
         security._current_request.reset(token)
 
 
-@pytest.fixture
-def casino(db):
+def make_casino():
+    """The test casino (the `casino` fixture's), for the worlds built outside a test's fixtures."""
     return Casino.objects.create(
         name="Casino Test",
         arrete_reference="Arrêté test",
@@ -146,6 +146,11 @@ def casino(db):
         min_stake_boule=Decimal("2.00"),
         min_stake_vingt_trois=Decimal("1.00"),
     )
+
+
+@pytest.fixture
+def casino(db):
+    return make_casino()
 
 
 @pytest.fixture

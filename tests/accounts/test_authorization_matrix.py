@@ -13,7 +13,6 @@ code "not_authenticated" (API: the token authenticator comes first and names its
 import datetime
 import re
 from dataclasses import dataclass, field
-from decimal import Decimal
 
 import pytest
 import time_machine
@@ -40,7 +39,7 @@ from seances.spins import services as spins
 from tables.games.rules import Game
 from tables.models import Apparatus, Cashbox, Table, Tableau
 from tables.services import register_tableau
-from tests.conftest import PASSWORD, make_employee
+from tests.conftest import PASSWORD, make_casino, make_employee
 from tests.helpers.cash_helpers import (
     chips_for,
     main_box,
@@ -527,13 +526,7 @@ def world(django_db_setup, django_db_blocker, tmp_path_factory):
 
 
 def _build():
-    casino = Casino.objects.create(
-        name="Casino Test",
-        arrete_reference="Arrêté test",
-        arrete_date=datetime.date(2020, 1, 1),
-        min_stake_boule=Decimal("2.00"),
-        min_stake_vingt_trois=Decimal("1.00"),
-    )
+    casino = make_casino()
     users = {
         role: make_employee(username, kind, casino, approved).user
         for role, (username, kind, approved) in PERSONAS.items()

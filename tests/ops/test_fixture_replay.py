@@ -14,7 +14,7 @@ from casino.models import Casino, Role
 from tables.games.rules import Game
 from tables.models import Apparatus, Table
 from tables.services import register_tableau
-from tests.conftest import make_employee
+from tests.conftest import make_casino, make_employee
 from tests.helpers import replay
 from tests.helpers.cash_helpers import open_afternoon
 from tests.helpers.days import NOW
@@ -35,13 +35,7 @@ def every_row():
 
 
 def a_day():
-    casino = Casino.objects.create(
-        name="Casino Test",
-        arrete_reference="Arrêté test",
-        arrete_date=datetime.date(2020, 1, 1),
-        min_stake_boule=Decimal("2.00"),
-        min_stake_vingt_trois=Decimal("1.00"),
-    )
+    casino = make_casino()
     director = make_employee("directeur", Role.DIRECTOR, casino).user
     make_employee("chef", Role.CHEF, casino)
     make_employee("croupier1", Role.CROUPIER, casino)
