@@ -18,9 +18,9 @@ equal the objects it built, field by field and through the related objects it ho
 
 Hand-written: neither pytest-django nor Django has it (a TestCase's setUpTestData shares one build between the tests
 of a class, which here share their fixtures through pytest, test by test, in any combination).
-On PostgreSQL, whose sequences are not rolled back with a test's transaction, each replayed fixture first starts
-the sequences again past the rows the test holds (tests/helpers/id_offsets.py: restart), so that the ids a build
-takes follow from the rows, as on SQLite. `REPLAY_FIXTURES=0` builds every fixture, as mutation runs do.
+On PostgreSQL, whose sequences are not rolled back with a test's transaction, a test's first replayed fixture (and
+any one its body asks for) first starts the sequences again past the rows the test holds (tests/helpers/id_offsets.py:
+restart), so that the ids a build takes follow from the rows, as on SQLite. `REPLAY_FIXTURES=0` builds every fixture, as mutation runs do.
 """
 
 import datetime
@@ -92,7 +92,6 @@ IN_BODY = pytest.StashKey[bool]()
 # unmutated, whose records would replay the rows of unmutated services.
 RECORDS = pytest.StashKey[dict]()
 _UNRECORDED = object()
-COUNTS = {"built": 0, "replayed": 0, "not_recorded": 0}
 
 
 class NotReplayable(Exception):
@@ -258,9 +257,15 @@ def pytest_fixture_setup(fixturedef, request):
         result = _build(fixturedef, request, records, key, record is _UNRECORDED)
     else:
         result = replay(*record)
-        COUNTS["replayed"] += 1
     fixturedef.cached_result = (result, fixturedef.cache_key(request), None)
     return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """From here on the test's body runs: a fixture it asks for starts PostgreSQL's sequences again."""
+    item.stash[IN_BODY] = True
+    return (yield)
 
 
 def recorded(build):
@@ -286,25 +291,17 @@ def recorded(build):
     return result, tuple(statements), bool(failed)
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item):
-    item.stash[IN_BODY] = True
-    return (yield)
-
-
 def _build(fixturedef, request, records, key, first):
     from _pytest.fixtures import pytest_fixture_setup as set_up  # pytest's own set-up, called from this hook
 
     travellers = len(days.TRAVELLERS)
     result, statements, failed = recorded(lambda: set_up(fixturedef, request))
-    COUNTS["built"] += 1
     if first:
         # A build that moved the clock forward (R30: the séance opens at its planned start) is replayed with the
         # clock moved to where the build left it, as if it had just been built.
         moved = len(days.TRAVELLERS) - travellers
         record = record_of(result, statements) if not failed and moved in (0, 1) else None
         records[key] = record and (*record, timezone.now() if moved else None)
-        COUNTS["not_recorded"] += records[key] is None
     return result
 
 
